@@ -1,0 +1,188 @@
+/**
+ * Command templates and their RESP encoding. A bare name (`HSET`) means
+ * `HSET __key__ __data__` for writes and `HGET __key__` for reads; a template
+ * names its arguments with the placeholders of memtier and redis-benchmark.
+ * A template is parsed once; per request only the key, value and random
+ * numbers are written into a preallocated buffer.
+ */
+import { decimalDigits, fnv1a32, KeyStream, ValueFactory, writeKey } from './workload.js';
+
+export const PLACEHOLDERS = ['__key__', '__data__', '__rand_int__'] as const;
+const RAND_INT_DIGITS = 12;
+
+/** One piece of an argument: fixed bytes, or a placeholder filled per request. */
+export type Part =
+  | { kind: 'literal'; bytes: Buffer }
+  | { kind: 'key' }
+  | { kind: 'data' }
+  | { kind: 'randInt' };
+
+export interface Template {
+  /** The text the user gave. */
+  source: string;
+  args: Part[][];
+  usesKey: boolean;
+  usesData: boolean;
+  usesRandInt: boolean;
+}
+
+export class TemplateError extends Error {}
+
+/**
+ * Parses `--set-cmd` / `--get-cmd`. Arguments are separated by spaces; a
+ * single bare word is the kvstore shape (`NAME key value` or `NAME key`).
+ */
+export function parseTemplate(source: string, role: 'set' | 'get'): Template {
+  const words = source.trim().split(/\s+/).filter((w) => w.length > 0);
+  if (words.length === 0) throw new TemplateError('is empty');
+  if (words.length === 1 && !words[0].includes('__')) {
+    words.push('__key__');
+    if (role === 'set') words.push('__data__');
+  }
+  const args: Part[][] = [];
+  let usesKey = false;
+  let usesData = false;
+  let usesRandInt = false;
+  for (const word of words) {
+    const parts: Part[] = [];
+    const re = /__[A-Za-z_]*?__/g;
+    let last = 0;
+    for (let m = re.exec(word); m; m = re.exec(word)) {
+      if (m.index > last) parts.push({ kind: 'literal', bytes: Buffer.from(word.slice(last, m.index)) });
+      switch (m[0]) {
+        case '__key__':
+          parts.push({ kind: 'key' });
+          usesKey = true;
+          break;
+        case '__data__':
+          parts.push({ kind: 'data' });
+          usesData = true;
+          break;
+        case '__rand_int__':
+          parts.push({ kind: 'randInt' });
+          usesRandInt = true;
+          break;
+        default:
+          throw new TemplateError(`has unknown placeholder ${m[0]} (known: ${PLACEHOLDERS.join(', ')})`);
+      }
+      last = m.index + m[0].length;
+    }
+    if (last < word.length) parts.push({ kind: 'literal', bytes: Buffer.from(word.slice(last)) });
+    args.push(parts);
+  }
+  if (args[0].some((p) => p.kind !== 'literal')) throw new TemplateError('must start with a command name, not a placeholder');
+  if (!usesKey) throw new TemplateError('has no __key__ placeholder');
+  return { source, args, usesKey, usesData, usesRandInt };
+}
+
+/** Why a read template's replies cannot be checked against what was written, or null. */
+export function unverifiableReason(get: Template): string | null {
+  if (get.usesData) return 'a read command that sends __data__ cannot be verified';
+  if (get.usesRandInt) return 'a read command with __rand_int__ cannot be verified';
+  return null;
+}
+
+/**
+ * Encodes one template per request into a caller's buffer. Keeps a scratch
+ * buffer for the key so that its hash (and so the value) is known before the
+ * length headers are written.
+ */
+export class CommandEncoder {
+  private readonly header: Buffer;
+  private readonly keyScratch: Buffer;
+  /** Hash of the key of the last encoded request (what verification needs). */
+  lastKeyHash = 0;
+
+  constructor(
+    private readonly template: Template,
+    private readonly prefix: Buffer,
+    private readonly values: ValueFactory,
+    private readonly keyspace: number,
+  ) {
+    this.header = Buffer.from(`*${template.args.length}\r\n`);
+    this.keyScratch = Buffer.allocUnsafe(prefix.length + 20);
+  }
+
+  /** Upper bound of the bytes one request takes. */
+  maxBytes(): number {
+    let n = this.header.length;
+    for (const arg of this.template.args) {
+      n += 1 + 20 + 2 + 2;
+      for (const p of arg) {
+        if (p.kind === 'literal') n += p.bytes.length;
+        else if (p.kind === 'key') n += this.keyScratch.length;
+        else if (p.kind === 'data') n += this.values.sizes.max;
+        else n += RAND_INT_DIGITS;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Writes the request for key `keyIndex` at `at`; returns its length.
+   * `stream` supplies `__rand_int__` numbers, drawn in argument order.
+   */
+  encode(out: Buffer, at: number, keyIndex: number, stream: KeyStream): number {
+    const keyLen = writeKey(this.keyScratch, 0, this.prefix, keyIndex);
+    const h = fnv1a32(this.keyScratch, 0, keyLen);
+    this.lastKeyHash = h;
+    const dataLen = this.template.usesData ? this.values.sizeFor(h) : 0;
+    let pos = at + this.header.copy(out, at);
+    const args = this.template.args;
+    for (let a = 0; a < args.length; a++) {
+      const parts = args[a];
+      let len = 0;
+      for (let i = 0; i < parts.length; i++) {
+        const p = parts[i];
+        if (p.kind === 'literal') len += p.bytes.length;
+        else if (p.kind === 'key') len += keyLen;
+        else if (p.kind === 'data') len += dataLen;
+        else len += RAND_INT_DIGITS;
+      }
+      out[pos++] = 36; // '$'
+      pos += writeDecimal(out, pos, len);
+      out[pos++] = 13;
+      out[pos++] = 10;
+      for (let i = 0; i < parts.length; i++) {
+        const p = parts[i];
+        if (p.kind === 'literal') pos += p.bytes.copy(out, pos);
+        else if (p.kind === 'key') pos += this.keyScratch.copy(out, pos, 0, keyLen);
+        else if (p.kind === 'data') pos += this.values.writeValue(out, pos, h);
+        else pos += writePadded(out, pos, stream.nextKeyIndex(this.keyspace), RAND_INT_DIGITS);
+      }
+      out[pos++] = 13;
+      out[pos++] = 10;
+    }
+    return pos - at;
+  }
+}
+
+/** Writes `n` in decimal at `at`; returns the digit count. */
+export function writeDecimal(out: Buffer, at: number, n: number): number {
+  const digits = decimalDigits(n);
+  for (let i = digits - 1; i >= 0; i--) {
+    const q = Math.floor(n / 10);
+    out[at + i] = 48 + (n - q * 10);
+    n = q;
+  }
+  return digits;
+}
+
+function writePadded(out: Buffer, at: number, n: number, width: number): number {
+  for (let i = width - 1; i >= 0; i--) {
+    const q = Math.floor(n / 10);
+    out[at + i] = 48 + (n - q * 10);
+    n = q;
+  }
+  return width;
+}
+
+/** Encodes an arbitrary command (setup work, never the hot path). */
+export function encodeCommand(args: (string | Buffer)[]): Buffer {
+  const chunks: Buffer[] = [Buffer.from(`*${args.length}\r\n`)];
+  for (const a of args) {
+    const b = typeof a === 'string' ? Buffer.from(a) : a;
+    chunks.push(Buffer.from(`$${b.length}\r\n`), b, Buffer.from('\r\n'));
+  }
+  return Buffer.concat(chunks);
+}

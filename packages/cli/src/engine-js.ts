@@ -1,0 +1,381 @@
+/**
+ * The pure TypeScript engine over node:net: how requests are sent and replies
+ * counted. What to send comes from request-source.ts; the native engine does
+ * the same work in Rust with the same traffic.
+ *
+ * Per connection, a ring of `pipeline` slots holds what each in-flight request
+ * needs when its reply arrives (kind, key hash, key index, send time) in typed
+ * arrays, so a reply costs no allocation. Requests go out in one write per
+ * batch; a batch is whatever the window allows after each read.
+ */
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Histogram } from './histogram.js';
+import type { Engine, Failure, Plan, RawResult, RunOptions } from './plan.js';
+import { escapeBytes, ProtocolError, ReplyKind, ReplyScanner } from './resp.js';
+import { OP_GET, OP_SET, RequestSource, Workload } from './request-source.js';
+
+/** Bytes of requests encoded into one write at most (a larger value makes a larger write). */
+const MAX_BATCH_BYTES = 256 * 1024;
+
+interface Counters {
+  requests: number;
+  sets: number;
+  gets: number;
+  ok: number;
+  errors: number;
+  misses: number;
+  mismatches: number;
+  bytesOut: number;
+  bytesIn: number;
+  firstError: string | null;
+  firstMismatch: string | null;
+}
+
+function newCounters(): Counters {
+  return { requests: 0, sets: 0, gets: 0, ok: 0, errors: 0, misses: 0, mismatches: 0, bytesOut: 0, bytesIn: 0, firstError: null, firstMismatch: null };
+}
+
+/**
+ * Opens a connection and makes it ready for load. The one place that will
+ * grow TLS, unix sockets and a handshake (AUTH, SELECT, HELLO).
+ */
+export function openConnection(host: string, port: number, timeoutMs: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port, noDelay: true });
+    const timer = timeoutMs > 0 ? setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`connect to ${host}:${port} timed out after ${timeoutMs} ms`));
+    }, timeoutMs) : null;
+    socket.once('connect', () => {
+      if (timer) clearTimeout(timer);
+      socket.removeAllListeners('error');
+      resolve(socket);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      if (timer) clearTimeout(timer);
+      reject(new Error(connectErrorText(host, port, err)));
+    });
+  });
+}
+
+function connectErrorText(host: string, port: number, err: NodeJS.ErrnoException): string {
+  if (err.code === 'ECONNREFUSED') return `connection refused by ${host}:${port} (is the server running on that port?)`;
+  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return `cannot resolve host "${host}"`;
+  return `cannot connect to ${host}:${port}: ${err.message}`;
+}
+
+/** Drives one connection through its share of one phase. */
+class ConnectionRunner {
+  private readonly kinds: Uint8Array;
+  private readonly keyHashes: Uint32Array;
+  private readonly keyIndexes: Float64Array;
+  private readonly sentAt: Float64Array;
+  private head = 0;
+  private tail = 0;
+  private inflight = 0;
+  private carry: Buffer = Buffer.allocUnsafe(64 * 1024);
+  private carryLen = 0;
+  private readonly scanner = new ReplyScanner();
+  private done = false;
+  received = 0;
+
+  constructor(
+    readonly id: number,
+    private readonly socket: net.Socket,
+    private readonly source: RequestSource,
+    private readonly workload: Workload,
+    private readonly counters: Counters,
+    private readonly histogram: Histogram | null,
+    private readonly pipeline: number,
+    private readonly finish: (id: number, failure: Failure | null) => void,
+  ) {
+    this.kinds = new Uint8Array(pipeline);
+    this.keyHashes = new Uint32Array(pipeline);
+    this.keyIndexes = new Float64Array(pipeline);
+    this.sentAt = new Float64Array(pipeline);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (err) => this.fail({ kind: 'closed', message: `connection ${id}: ${err.message} after ${this.received} replies` }));
+    socket.on('close', () => {
+      if (!this.done) this.fail({ kind: 'closed', message: `connection ${id}: connection closed by server after ${this.received} replies` });
+    });
+  }
+
+  start(): void {
+    if (this.source.remaining === 0) {
+      this.complete();
+      return;
+    }
+    this.sendBatch();
+  }
+
+  /** Send time of the oldest request still waiting, or -1. */
+  oldestSentAt(): number {
+    return this.inflight > 0 ? this.sentAt[this.head] : -1;
+  }
+
+  stop(failure: Failure): void {
+    this.fail(failure);
+  }
+
+  private sendBatch(): void {
+    const source = this.source;
+    const free = this.pipeline - this.inflight;
+    let count = free < source.remaining ? free : source.remaining;
+    if (count <= 0) return;
+    const perRequest = this.workload.maxRequestBytes;
+    const fit = Math.max(1, Math.floor(MAX_BATCH_BYTES / perRequest));
+    if (count > fit) count = fit;
+    const out = Buffer.allocUnsafe(count * perRequest);
+    let pos = 0;
+    const now = performance.now();
+    for (let i = 0; i < count; i++) {
+      const slot = this.tail;
+      pos += source.next(out, pos);
+      this.kinds[slot] = source.lastKind;
+      this.keyHashes[slot] = source.lastKeyHash;
+      this.keyIndexes[slot] = source.lastKeyIndex;
+      this.sentAt[slot] = now;
+      this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
+    }
+    this.inflight += count;
+    this.counters.bytesOut += pos;
+    this.socket.write(pos === out.length ? out : out.subarray(0, pos));
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.done) return;
+    const now = performance.now();
+    this.counters.bytesIn += chunk.length;
+    let buf: Buffer;
+    let end: number;
+    if (this.carryLen === 0) {
+      buf = chunk;
+      end = chunk.length;
+    } else {
+      this.appendCarry(chunk, 0, chunk.length);
+      buf = this.carry;
+      end = this.carryLen;
+    }
+    let pos = 0;
+    try {
+      while (pos < end && this.inflight > 0) {
+        const next = this.scanner.scan(buf, pos, end);
+        if (next < 0) break;
+        this.onReply(buf, now);
+        pos = next;
+      }
+    } catch (err) {
+      if (err instanceof ProtocolError) {
+        this.fail({ kind: 'protocol', message: `connection ${this.id}: protocol error after ${this.received} replies: ${err.message}` });
+        return;
+      }
+      throw err;
+    }
+    if (pos < end && this.inflight === 0) {
+      this.fail({
+        kind: 'protocol',
+        message: `connection ${this.id}: protocol error after ${this.received} replies: unexpected bytes with no request waiting: "${escapeBytes(buf, pos, end)}"`,
+      });
+      return;
+    }
+    if (buf === chunk) {
+      if (pos < end) {
+        this.carryLen = 0;
+        this.appendCarry(chunk, pos, end);
+      }
+    } else if (pos > 0) {
+      this.carry.copy(this.carry, 0, pos, end);
+      this.carryLen = end - pos;
+    }
+    if (this.source.remaining > 0) this.sendBatch();
+    else if (this.inflight === 0) this.complete();
+  }
+
+  private appendCarry(src: Buffer, from: number, to: number): void {
+    const need = this.carryLen + (to - from);
+    if (need > this.carry.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, this.carry.length * 2));
+      this.carry.copy(grown, 0, 0, this.carryLen);
+      this.carry = grown;
+    }
+    src.copy(this.carry, this.carryLen, from, to);
+    this.carryLen = need;
+  }
+
+  private onReply(buf: Buffer, now: number): void {
+    const slot = this.head;
+    this.head = slot + 1 === this.pipeline ? 0 : slot + 1;
+    this.inflight--;
+    this.received++;
+    const c = this.counters;
+    if (this.histogram !== null) {
+      this.histogram.record((now - this.sentAt[slot]) * 1e6);
+      c.requests++;
+    }
+    const scanner = this.scanner;
+    const kind = this.kinds[slot];
+    if (kind === OP_SET) c.sets++;
+    else c.gets++;
+    if (scanner.kind === ReplyKind.Error) {
+      c.errors++;
+      if (c.firstError === null) c.firstError = buf.toString('latin1', scanner.payloadStart, scanner.payloadStart + Math.min(scanner.payloadLen, 200));
+      return;
+    }
+    c.ok++;
+    if (kind !== OP_GET) return;
+    if (scanner.kind === ReplyKind.Nil) {
+      c.misses++;
+      return;
+    }
+    if (!this.workload.verify) return;
+    const matches =
+      scanner.kind === ReplyKind.Bulk &&
+      this.workload.values.matches(buf, scanner.payloadStart, scanner.payloadLen, this.keyHashes[slot]);
+    if (!matches) {
+      c.mismatches++;
+      if (c.firstMismatch === null) c.firstMismatch = this.describeMismatch(buf, slot);
+    }
+  }
+
+  private describeMismatch(buf: Buffer, slot: number): string {
+    const key = this.workload.keyText(this.keyIndexes[slot]);
+    const expected = this.workload.valueText(this.keyIndexes[slot]);
+    const s = this.scanner;
+    const got = s.kind === ReplyKind.Bulk ? `"${escapeBytes(buf, s.payloadStart, s.payloadStart + s.payloadLen, 48)}"` : `a non-bulk reply "${escapeBytes(buf, s.payloadStart - 1, s.payloadStart + s.payloadLen + 2, 48)}"`;
+    return `key ${key}: expected "${escapeBytes(expected, 0, expected.length, 48)}", got ${got}`;
+  }
+
+  private complete(): void {
+    if (this.done) return;
+    this.done = true;
+    this.socket.end();
+    this.finish(this.id, null);
+  }
+
+  private fail(failure: Failure): void {
+    if (this.done) return;
+    this.done = true;
+    this.socket.destroy();
+    this.finish(this.id, failure);
+  }
+}
+
+interface PhaseOutcome {
+  elapsedNs: number;
+  failure: Failure | null;
+}
+
+/** Runs one phase (preload or timed) over fresh connections. */
+async function runPhase(
+  plan: Plan,
+  workload: Workload,
+  phase: 'preload' | 'run',
+  counters: Counters,
+  histogram: Histogram | null,
+  options: RunOptions,
+): Promise<PhaseOutcome> {
+  const sockets: net.Socket[] = [];
+  try {
+    for (let c = 0; c < plan.connections; c++) {
+      sockets.push(await openConnection(plan.host, plan.port, plan.timeoutMs > 0 ? plan.timeoutMs : 10_000));
+    }
+  } catch (err) {
+    for (const s of sockets) s.destroy();
+    return { elapsedNs: 0, failure: { kind: 'connect', message: (err as Error).message } };
+  }
+  return new Promise<PhaseOutcome>((resolve) => {
+    const runners: ConnectionRunner[] = [];
+    let open = plan.connections;
+    let failure: Failure | null = null;
+    const start = performance.now();
+    let timer: NodeJS.Timeout | null = null;
+    const onAbort = () => stopAll({ kind: 'interrupted', message: 'interrupted' });
+    const finish = (_id: number, f: Failure | null) => {
+      if (f && !failure) {
+        failure = f;
+        stopAll(f);
+      }
+      open--;
+      if (open === 0) {
+        const elapsedNs = (performance.now() - start) * 1e6;
+        if (timer) clearInterval(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        resolve({ elapsedNs, failure });
+      }
+    };
+    const stopAll = (f: Failure) => {
+      for (const r of runners) r.stop(f);
+    };
+    for (let c = 0; c < plan.connections; c++) {
+      const source = phase === 'preload' ? workload.preloadSource(c) : workload.runSource(c);
+      runners.push(new ConnectionRunner(c, sockets[c], source, workload, counters, histogram, plan.pipeline, finish));
+    }
+    const timeoutMs = plan.timeoutMs;
+    timer = setInterval(() => {
+      const now = performance.now();
+      if (timeoutMs > 0) {
+        for (const r of runners) {
+          const oldest = r.oldestSentAt();
+          if (oldest >= 0 && now - oldest > timeoutMs) {
+            r.stop({ kind: 'timeout', message: `connection ${r.id}: no reply within ${timeoutMs} ms (--timeout) after ${r.received} replies` });
+          }
+        }
+      }
+      if (options.onProgress) {
+        let done = 0;
+        for (const r of runners) done += r.received;
+        options.onProgress({ done, total: phase === 'run' ? plan.requests : workload.preloadTotal, errors: counters.errors, elapsedNs: (now - start) * 1e6, phase });
+      }
+    }, timeoutMs > 0 ? Math.min(250, Math.max(10, timeoutMs / 4)) : 250);
+    timer.unref();
+    if (options.signal) {
+      if (options.signal.aborted) queueMicrotask(onAbort);
+      else options.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    for (const r of runners) r.start();
+  });
+}
+
+export const jsEngine: Engine = {
+  name: 'js',
+  async run(plan: Plan, options: RunOptions = {}): Promise<RawResult> {
+    const workload = new Workload(plan);
+    const preloadCounters = newCounters();
+    const counters = newCounters();
+    const histogram = new Histogram();
+    let preloadElapsedNs = 0;
+    let failure: Failure | null = null;
+    if (workload.preloadTotal > 0) {
+      const pre = await runPhase(plan, workload, 'preload', preloadCounters, null, options);
+      preloadElapsedNs = pre.elapsedNs;
+      if (pre.failure) failure = { kind: pre.failure.kind, message: `preload: ${pre.failure.message}` };
+      else if (preloadCounters.errors > 0) failure = { kind: 'preload', message: `preload: the server answered ${preloadCounters.errors} writes with errors, first: ${preloadCounters.firstError}` };
+    }
+    let elapsedNs = 0;
+    if (!failure) {
+      const outcome = await runPhase(plan, workload, 'run', counters, histogram, options);
+      elapsedNs = outcome.elapsedNs;
+      failure = outcome.failure;
+    }
+    return {
+      engine: 'js',
+      requests: counters.requests,
+      sets: counters.sets,
+      gets: counters.gets,
+      ok: counters.ok,
+      errors: counters.errors,
+      misses: counters.misses,
+      mismatches: counters.mismatches,
+      bytesOut: counters.bytesOut,
+      bytesIn: counters.bytesIn,
+      elapsedNs,
+      histogram: histogram.toData(),
+      preloadRequests: preloadCounters.sets,
+      preloadElapsedNs,
+      firstError: counters.firstError ?? (failure ? preloadCounters.firstError : null),
+      firstMismatch: counters.firstMismatch,
+      failure,
+    };
+  },
+};

@@ -1,0 +1,142 @@
+/**
+ * A latency histogram with HdrHistogram's bucket layout (lowest discernible
+ * value 1 ns, highest 2^40 ns, 3 significant digits). Rust's `hdrhistogram`
+ * crate with the same bounds indexes values identically, so histograms from
+ * either engine, or from several machines, merge by adding counts.
+ *
+ * The serialised form is the sparse list of non-empty buckets as
+ * [lowest equivalent value in ns, count], ascending.
+ */
+
+const SUB_BUCKET_HALF_COUNT_MAGNITUDE = 10;
+const SUB_BUCKET_HALF_COUNT = 1 << SUB_BUCKET_HALF_COUNT_MAGNITUDE;
+const SUB_BUCKET_COUNT = SUB_BUCKET_HALF_COUNT * 2;
+export const HIGHEST_TRACKABLE_NS = 2 ** 40;
+const BUCKET_COUNT = 31;
+const COUNTS_LENGTH = (BUCKET_COUNT + 1) * SUB_BUCKET_HALF_COUNT;
+const TWO_POW_32 = 4294967296;
+
+export interface HistogramData {
+  /** Always "ns". */
+  unit: 'ns';
+  significantDigits: 3;
+  /** [lowest equivalent value, count] for each non-empty bucket, ascending. */
+  buckets: [number, number][];
+}
+
+export interface LatencySummary {
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+  mean: number;
+}
+
+function floorLog2(v: number): number {
+  return v >= TWO_POW_32 ? 63 - Math.clz32(Math.floor(v / TWO_POW_32)) : 31 - Math.clz32(v);
+}
+
+/** Index into the counts array for a value, as HdrHistogram's countsArrayIndex. */
+export function countsIndex(value: number): number {
+  const bucket = floorLog2(value < SUB_BUCKET_COUNT ? SUB_BUCKET_COUNT - 1 : value) - SUB_BUCKET_HALF_COUNT_MAGNITUDE;
+  const subBucket = Math.floor(value / 2 ** bucket);
+  return ((bucket + 1) << SUB_BUCKET_HALF_COUNT_MAGNITUDE) + (subBucket - SUB_BUCKET_HALF_COUNT);
+}
+
+/** Lowest value that lands in counts slot `index`. */
+export function valueFromIndex(index: number): number {
+  let bucket = (index >> SUB_BUCKET_HALF_COUNT_MAGNITUDE) - 1;
+  let subBucket = (index & (SUB_BUCKET_HALF_COUNT - 1)) + SUB_BUCKET_HALF_COUNT;
+  if (bucket < 0) {
+    subBucket -= SUB_BUCKET_HALF_COUNT;
+    bucket = 0;
+  }
+  return subBucket * 2 ** bucket;
+}
+
+function rangeSizeOfIndex(index: number): number {
+  const bucket = (index >> SUB_BUCKET_HALF_COUNT_MAGNITUDE) - 1;
+  return 2 ** (bucket < 0 ? 0 : bucket);
+}
+
+export class Histogram {
+  readonly counts = new Float64Array(COUNTS_LENGTH);
+  total = 0;
+
+  /** Records one value in ns; values beyond the range count at the top. */
+  record(ns: number): void {
+    let v = ns < 0 ? 0 : Math.round(ns);
+    if (v >= HIGHEST_TRACKABLE_NS) v = HIGHEST_TRACKABLE_NS - 1;
+    this.counts[countsIndex(v)]++;
+    this.total++;
+  }
+
+  recordCount(ns: number, count: number): void {
+    let v = ns < 0 ? 0 : Math.round(ns);
+    if (v >= HIGHEST_TRACKABLE_NS) v = HIGHEST_TRACKABLE_NS - 1;
+    this.counts[countsIndex(v)] += count;
+    this.total += count;
+  }
+
+  add(other: Histogram): void {
+    for (let i = 0; i < COUNTS_LENGTH; i++) this.counts[i] += other.counts[i];
+    this.total += other.total;
+  }
+
+  toData(): HistogramData {
+    const buckets: [number, number][] = [];
+    for (let i = 0; i < COUNTS_LENGTH; i++) {
+      if (this.counts[i] > 0) buckets.push([valueFromIndex(i), this.counts[i]]);
+    }
+    return { unit: 'ns', significantDigits: 3, buckets };
+  }
+
+  static fromData(data: HistogramData): Histogram {
+    const h = new Histogram();
+    for (const [value, count] of data.buckets) h.recordCount(value, count);
+    return h;
+  }
+
+  /** HdrHistogram's valueAtPercentile: highest equivalent value of the bucket reached. */
+  valueAtPercentile(percentile: number): number {
+    if (this.total === 0) return 0;
+    const p = Math.min(Math.max(percentile, 0), 100);
+    const target = Math.max(1, Math.floor((p / 100) * this.total + 0.5));
+    let seen = 0;
+    for (let i = 0; i < COUNTS_LENGTH; i++) {
+      seen += this.counts[i];
+      if (seen >= target) return valueFromIndex(i) + rangeSizeOfIndex(i) - 1;
+    }
+    return 0;
+  }
+
+  max(): number {
+    for (let i = COUNTS_LENGTH - 1; i >= 0; i--) {
+      if (this.counts[i] > 0) return valueFromIndex(i) + rangeSizeOfIndex(i) - 1;
+    }
+    return 0;
+  }
+
+  mean(): number {
+    if (this.total === 0) return 0;
+    let sum = 0;
+    for (let i = 0; i < COUNTS_LENGTH; i++) {
+      if (this.counts[i] > 0) sum += this.counts[i] * (valueFromIndex(i) + Math.floor(rangeSizeOfIndex(i) / 2));
+    }
+    return sum / this.total;
+  }
+
+  /** Percentiles in microseconds. */
+  summaryUs(): LatencySummary {
+    const us = (ns: number) => Math.round(ns) / 1000;
+    return {
+      p50: us(this.valueAtPercentile(50)),
+      p90: us(this.valueAtPercentile(90)),
+      p99: us(this.valueAtPercentile(99)),
+      p999: us(this.valueAtPercentile(99.9)),
+      max: us(this.max()),
+      mean: Math.round(this.mean()) / 1000,
+    };
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The contract both engines take and give back. A Plan is plain JSON: the
+ * native engine receives it through napi unchanged, and a study records it.
+ * RunResult field names are stable: scripts read them from `--json`.
+ */
+import type { HistogramData, LatencySummary } from './histogram.js';
+
+export type Mode = 'set' | 'get' | 'mixed';
+export type EngineName = 'js' | 'native';
+
+export interface Plan {
+  host: string;
+  port: number;
+  /** Connections, each with its own key stream and share of the requests. */
+  connections: number;
+  /** Requests in flight per connection (a sliding window). */
+  pipeline: number;
+  /** Total timed requests across all connections. */
+  requests: number;
+  mode: Mode;
+  keyspace: number;
+  valueSizeMin: number;
+  valueSizeMax: number;
+  /** Mixed mode: percentage of writes, 0..100. */
+  setRatio: number;
+  /** A bare command name or a template with __key__/__data__/__rand_int__. */
+  setCmd: string;
+  getCmd: string;
+  keyPrefix: string;
+  /** Unsigned 32-bit seed. */
+  seed: number;
+  verifyGet: boolean;
+  /** Get mode: write the keys it will read first (untimed). */
+  preload: boolean;
+  /** Native engine worker threads. */
+  threads: number;
+  /** Per-request reply timeout in ms; 0 disables it. */
+  timeoutMs: number;
+}
+
+/** Why a run ended early. */
+export type FailureKind = 'connect' | 'closed' | 'protocol' | 'timeout' | 'interrupted' | 'preload' | 'internal';
+
+export interface Failure {
+  kind: FailureKind;
+  message: string;
+}
+
+/** What an engine measured: counters and the histogram, nothing derived. */
+export interface RawResult {
+  engine: EngineName;
+  /** Timed requests that got a reply. */
+  requests: number;
+  sets: number;
+  gets: number;
+  /** Replies that were not errors (misses and mismatches included). */
+  ok: number;
+  errors: number;
+  /** Reads answered with nil. */
+  misses: number;
+  /** Reads whose value differed from the one derived from the key. */
+  mismatches: number;
+  bytesOut: number;
+  bytesIn: number;
+  elapsedNs: number;
+  histogram: HistogramData;
+  preloadRequests: number;
+  preloadElapsedNs: number;
+  /** Text of the first error reply, if any. */
+  firstError: string | null;
+  /** Text of the first mismatching value, escaped, if any. */
+  firstMismatch: string | null;
+  failure: Failure | null;
+}
+
+export interface RunResult extends RawResult {
+  target: { host: string; port: number };
+  workload: Plan;
+  elapsedSec: number;
+  opsPerSec: number;
+  /** elapsed / requests: the seed tool's "avg us/op" (inverse throughput). */
+  avgUsPerOp: number;
+  /** Per-request latency, reply parsed − request written. */
+  latencyUs: LatencySummary;
+  preloadElapsedSec: number;
+  /** True when every planned request got its reply. */
+  complete: boolean;
+}
+
+export interface Progress {
+  /** Timed requests answered so far. */
+  done: number;
+  total: number;
+  errors: number;
+  elapsedNs: number;
+  phase: 'preload' | 'run';
+}
+
+export interface RunOptions {
+  onProgress?: (p: Progress) => void;
+  signal?: AbortSignal;
+}
+
+export interface Engine {
+  name: EngineName;
+  run(plan: Plan, options?: RunOptions): Promise<RawResult>;
+}

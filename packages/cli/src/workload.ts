@@ -1,0 +1,211 @@
+/**
+ * What to send: the seeded key stream, the value derived from each key, and
+ * the command templates. This file is the TypeScript half of the workload
+ * contract in docs/workload.md; the Rust engine implements the same bytes and
+ * both are pinned by test/vectors/workload.json.
+ *
+ * Everything here that runs per request works on numbers and preallocated
+ * buffers only: no strings are built and nothing is allocated.
+ */
+
+const GOLDEN = 0x9e3779b9;
+const STREAM_SALT = 0x85ebca77;
+const FILL_SEED = 0x5eedf111;
+const TWO_POW_26 = 67108864;
+export const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const HEX = '0123456789abcdef';
+
+/** murmur3's 32-bit finaliser: a bijection that spreads every input bit. */
+export function fmix32(x: number): number {
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  x ^= x >>> 16;
+  return x >>> 0;
+}
+
+function rotl(x: number, k: number): number {
+  return ((x << k) | (x >>> (32 - k))) >>> 0;
+}
+
+/**
+ * xoshiro128** seeded through splitmix32. 32-bit operations only, so the
+ * TypeScript engine needs no BigInt and the Rust engine gets the same numbers.
+ */
+export class KeyStream {
+  private s0 = 0;
+  private s1 = 0;
+  private s2 = 0;
+  private s3 = 0;
+
+  /** One independent stream per connection: `connection` 0, 1, 2, … */
+  constructor(seed: number, connection: number) {
+    let sm = fmix32((seed ^ Math.imul(connection, STREAM_SALT)) >>> 0);
+    const next = (): number => {
+      sm = (sm + GOLDEN) >>> 0;
+      return fmix32(sm);
+    };
+    this.s0 = next();
+    this.s1 = next();
+    this.s2 = next();
+    this.s3 = next();
+    if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1;
+  }
+
+  /** Next unsigned 32-bit output. */
+  nextU32(): number {
+    const s1 = this.s1;
+    const result = Math.imul(rotl(Math.imul(s1, 5) >>> 0, 7), 9) >>> 0;
+    const t = (s1 << 9) >>> 0;
+    this.s2 = (this.s2 ^ this.s0) >>> 0;
+    this.s3 = (this.s3 ^ this.s1) >>> 0;
+    this.s1 = (this.s1 ^ this.s2) >>> 0;
+    this.s0 = (this.s0 ^ this.s3) >>> 0;
+    this.s2 = (this.s2 ^ t) >>> 0;
+    this.s3 = rotl(this.s3, 11);
+    return result;
+  }
+
+  /** A 53-bit integer from two outputs (high 27 bits, then low 26). Exact in a double. */
+  nextU53(): number {
+    const hi = this.nextU32() >>> 5;
+    const lo = this.nextU32() >>> 6;
+    return hi * TWO_POW_26 + lo;
+  }
+
+  /** Key index in [0, keyspace). */
+  nextKeyIndex(keyspace: number): number {
+    return this.nextU53() % keyspace;
+  }
+
+  /** Mixed mode: true for a write, with probability setRatio/100. */
+  nextIsSet(setRatio: number): boolean {
+    return this.nextU32() % 100 < setRatio;
+  }
+}
+
+/** How many of `total` requests connection `c` of `connections` sends. */
+export function requestsForConnection(total: number, connections: number, c: number): number {
+  const base = Math.floor(total / connections);
+  return base + (c < total % connections ? 1 : 0);
+}
+
+/**
+ * The bytes `<prefix><index>` written into `out` at `at`; returns the length.
+ * Decimal digits are written backwards from the end, no string made.
+ */
+export function writeKey(out: Buffer, at: number, prefix: Buffer, index: number): number {
+  prefix.copy(out, at);
+  let pos = at + prefix.length;
+  const digits = decimalDigits(index);
+  let n = index;
+  for (let i = digits - 1; i >= 0; i--) {
+    const q = Math.floor(n / 10);
+    out[pos + i] = 48 + (n - q * 10);
+    n = q;
+  }
+  pos += digits;
+  return pos - at;
+}
+
+export function decimalDigits(n: number): number {
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d++;
+  }
+  return d;
+}
+
+/** 32-bit FNV-1a over `len` bytes of `buf` from `at`. */
+export function fnv1a32(buf: Uint8Array, at: number, len: number): number {
+  let h = 0x811c9dc5;
+  for (let i = at; i < at + len; i++) {
+    h ^= buf[i];
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** Value sizes: a fixed size (min === max) or a range drawn per key. */
+export interface ValueSizeSpec {
+  min: number;
+  max: number;
+}
+
+/**
+ * Values are derived from the key bytes and the size spec alone, so any run
+ * can verify what an earlier run wrote. The first 8 bytes (or fewer) are the
+ * key's FNV-1a hash in hex; the rest is a slice of a fixed filler table
+ * starting at an offset taken from the hash.
+ */
+export class ValueFactory {
+  readonly fill: Buffer;
+  constructor(readonly sizes: ValueSizeSpec) {
+    this.fill = fillTable(sizes.max + 64);
+  }
+
+  /** Size of the value for a key whose hash is `h`. */
+  sizeFor(h: number): number {
+    const { min, max } = this.sizes;
+    if (min === max) return min;
+    return min + (fmix32(h) % (max - min + 1));
+  }
+
+  /** Writes the value for the key hashed to `h` into `out` at `at`; returns its length. */
+  writeValue(out: Buffer, at: number, h: number): number {
+    const size = this.sizeFor(h);
+    const head = size < 8 ? size : 8;
+    for (let i = 0; i < head; i++) {
+      out[at + i] = HEX.charCodeAt((h >>> (28 - 4 * i)) & 15);
+    }
+    if (size > 8) {
+      const off = h >>> 26;
+      this.fill.copy(out, at + 8, off + 8, off + size);
+    }
+    return size;
+  }
+
+  /** True when `len` bytes of `buf` at `at` are exactly the value for hash `h`. */
+  matches(buf: Uint8Array, at: number, len: number, h: number): boolean {
+    const size = this.sizeFor(h);
+    if (len !== size) return false;
+    const head = size < 8 ? size : 8;
+    for (let i = 0; i < head; i++) {
+      if (buf[at + i] !== HEX.charCodeAt((h >>> (28 - 4 * i)) & 15)) return false;
+    }
+    if (size > 8) {
+      const off = h >>> 26;
+      return this.fill.compare(buf, at + 8, at + size, off + 8, off + size) === 0;
+    }
+    return true;
+  }
+}
+
+let cachedFill: Buffer | null = null;
+
+/** The filler table: ALPHABET[x % 62] for the outputs x of stream (FILL_SEED, 0). */
+export function fillTable(length: number): Buffer {
+  if (cachedFill && cachedFill.length >= length) return cachedFill;
+  const out = Buffer.allocUnsafe(length);
+  const stream = new KeyStream(FILL_SEED, 0);
+  for (let i = 0; i < length; i++) out[i] = ALPHABET.charCodeAt(stream.nextU32() % 62);
+  cachedFill = out;
+  return out;
+}
+
+/** Convenience for tests and docs: the key as a string. */
+export function keyString(prefix: string, index: number): string {
+  return prefix + String(index);
+}
+
+/** Convenience for tests and docs: the value for a key, as a Buffer. */
+export function valueFor(key: string | Buffer, sizes: ValueSizeSpec): Buffer {
+  const k = typeof key === 'string' ? Buffer.from(key) : key;
+  const factory = new ValueFactory(sizes);
+  const h = fnv1a32(k, 0, k.length);
+  const out = Buffer.alloc(factory.sizeFor(h));
+  factory.writeValue(out, 0, h);
+  return out;
+}

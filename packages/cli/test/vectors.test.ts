@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CommandEncoder, parseTemplate } from '../src/command.js';
+import { fmix32, fnv1a32, KeyStream, requestsForConnection, valueFor, ValueFactory } from '../src/workload.js';
+import { RAND_INT_SALT } from '../src/request-source.js';
+
+const vectors = JSON.parse(readFileSync(new URL('../../../test/vectors/workload.json', import.meta.url), 'utf8'));
+
+describe('shared workload vectors (docs/workload.md)', () => {
+  it('fmix32 and fnv1a32 match', () => {
+    for (const [x, y] of vectors.fmix32) expect(fmix32(x)).toBe(y);
+    for (const [s, h] of vectors.fnv1a32) expect(fnv1a32(Buffer.from(s), 0, Buffer.byteLength(s))).toBe(h);
+  });
+
+  it('same seed and connection give the same PRNG outputs', () => {
+    for (const v of vectors.streams) {
+      const a = new KeyStream(v.seed, v.connection);
+      expect(v.u32.map(() => a.nextU32())).toEqual(v.u32);
+      const b = new KeyStream(v.seed, v.connection);
+      expect(v.u53.map(() => b.nextU53())).toEqual(v.u53);
+    }
+  });
+
+  it('draws the same operations and key indexes', () => {
+    for (const v of vectors.draws) {
+      const s = new KeyStream(v.seed, v.connection);
+      const ops = v.ops.map(() => {
+        const isSet = v.mode === 'mixed' ? s.nextIsSet(v.setRatio) : v.mode === 'set';
+        return [isSet ? 'set' : 'get', s.nextKeyIndex(v.keyspace)];
+      });
+      expect(ops).toEqual(v.ops);
+    }
+  });
+
+  it('derives the same value from a key and size', () => {
+    for (const v of vectors.values) {
+      expect(valueFor(v.key, { min: v.min, max: v.max }).toString('latin1')).toBe(v.value);
+    }
+  });
+
+  it('splits requests across connections the same way', () => {
+    for (const [total, conns, shares] of vectors.split) {
+      expect(shares.map((_: number, c: number) => requestsForConnection(total, conns, c))).toEqual(shares);
+    }
+  });
+
+  it('encodes the same command bytes', () => {
+    for (const v of vectors.commands) {
+      const sizes = { min: v.valueSize, max: v.valueSize };
+      const enc = new CommandEncoder(parseTemplate(v.template, v.role), Buffer.from(v.keyPrefix), new ValueFactory(sizes), v.keyspace ?? 100000);
+      const out = Buffer.alloc(enc.maxBytes());
+      const n = enc.encode(out, 0, v.keyIndex, new KeyStream(((v.seed ?? 0) ^ RAND_INT_SALT) >>> 0, v.connection ?? 0));
+      expect(out.subarray(0, n).toString('latin1')).toBe(v.bytes);
+    }
+  });
+});
