@@ -1,0 +1,35 @@
+/**
+ * Live progress on stderr while a run goes: ops/s now, done %, errors so far.
+ * Only when stderr is a terminal and not --quiet/--json; a single line
+ * rewritten in place, cleared before the result is printed.
+ */
+import type { Progress } from './plan.js';
+
+export class ProgressLine {
+  private lastDone = 0;
+  private lastNs = 0;
+  private shown = false;
+
+  constructor(
+    private readonly io: { stderr: (t: string) => void },
+    private readonly enabled: boolean,
+  ) {}
+
+  update(p: Progress): void {
+    if (!this.enabled) return;
+    if (p.elapsedNs < 1e9 && !this.shown) return;
+    const dt = (p.elapsedNs - this.lastNs) / 1e9;
+    const rate = dt > 0 && p.done >= this.lastDone ? (p.done - this.lastDone) / dt : 0;
+    this.lastDone = p.done;
+    this.lastNs = p.elapsedNs;
+    const pct = p.total > 0 ? ((100 * p.done) / p.total).toFixed(1) : '0.0';
+    const label = p.phase === 'preload' ? 'preload' : 'running';
+    this.io.stderr(`\r\x1b[2K${label}: ${pct}% · ${Math.round(rate)} ops/s · errors ${p.errors} · ${(p.elapsedNs / 1e9).toFixed(1)} s`);
+    this.shown = true;
+  }
+
+  clear(): void {
+    if (this.shown) this.io.stderr('\r\x1b[2K');
+    this.shown = false;
+  }
+}

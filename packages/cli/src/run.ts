@@ -1,0 +1,55 @@
+/**
+ * One run, end to end: an engine's RawResult turned into the RunResult users
+ * read (throughput, avg us/op, latency percentiles) and the exit status it
+ * deserves. Used by the CLI and by studies.
+ */
+import { Histogram } from './histogram.js';
+import type { Engine, Plan, RawResult, RunOptions, RunResult } from './plan.js';
+
+export const EXIT = {
+  ok: 0,
+  /** Could not run, or the run broke off: refused, closed, protocol error, timeout. */
+  failed: 1,
+  usage: 2,
+  /** The server answered some requests with error replies. */
+  errorReplies: 3,
+  /** Reads returned values that differ from what was written (or, in get mode with --verify-get, nothing). */
+  verifyFailed: 4,
+  sigint: 130,
+  sigterm: 143,
+} as const;
+
+export function finishResult(plan: Plan, raw: RawResult): RunResult {
+  const elapsedSec = raw.elapsedNs / 1e9;
+  const histogram = Histogram.fromData(raw.histogram);
+  return {
+    ...raw,
+    target: { host: plan.host, port: plan.port },
+    workload: plan,
+    elapsedSec,
+    opsPerSec: elapsedSec > 0 ? raw.requests / elapsedSec : 0,
+    avgUsPerOp: raw.requests > 0 ? (elapsedSec * 1e6) / raw.requests : 0,
+    latencyUs: histogram.summaryUs(),
+    preloadElapsedSec: raw.preloadElapsedNs / 1e9,
+    complete: raw.failure === null && raw.requests === plan.requests,
+  };
+}
+
+export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}): Promise<RunResult> {
+  return finishResult(plan, await engine.run(plan, options));
+}
+
+/** Reads that found nothing where get mode with --verify-get expected a value. */
+export function missingCountsAsVerifyFailure(result: RunResult): boolean {
+  return result.workload.verifyGet && result.workload.mode === 'get' && result.misses > 0;
+}
+
+export function exitCodeFor(result: RunResult): number {
+  if (result.failure) {
+    if (result.failure.kind === 'interrupted') return EXIT.sigint;
+    return EXIT.failed;
+  }
+  if (result.mismatches > 0 || missingCountsAsVerifyFailure(result)) return EXIT.verifyFailed;
+  if (result.errors > 0) return EXIT.errorReplies;
+  return EXIT.ok;
+}

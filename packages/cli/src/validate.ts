@@ -1,0 +1,154 @@
+/**
+ * Checking the options: every flag value is parsed strictly here, and a bad
+ * one becomes a UsageError whose message names the flag and what it accepts.
+ * The CLI prints that one line and exits 2.
+ */
+import { parseTemplate, TemplateError, unverifiableReason } from './command.js';
+import type { Mode, Plan } from './plan.js';
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export const LIMITS = {
+  port: [1, 65535],
+  requests: [1, 2 ** 40],
+  pipeline: [1, 65536],
+  keyspace: [1, 2 ** 48],
+  valueSize: [1, 64 * 1024 * 1024],
+  setRatio: [0, 100],
+  seed: [0, 4294967295],
+  connections: [1, 10000],
+  threads: [1, 256],
+} as const;
+
+export type EngineChoice = 'auto' | 'native' | 'js';
+
+function shown(raw: unknown): string {
+  return JSON.stringify(String(raw));
+}
+
+/** A whole number in [min, max], written in decimal digits only. */
+export function parseInteger(flag: string, raw: unknown, [min, max]: readonly [number, number]): number {
+  const text = String(raw).trim();
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max} (got ${shown(raw)})`);
+  }
+  return n;
+}
+
+export function parseChoice<T extends string>(flag: string, raw: unknown, choices: readonly T[]): T {
+  const text = String(raw);
+  if (!(choices as readonly string[]).includes(text)) {
+    throw new UsageError(`${flag} must be one of ${choices.join(', ')} (got ${shown(raw)})`);
+  }
+  return text as T;
+}
+
+/** `32` or a range `32-1024`. */
+export function parseValueSize(raw: unknown): { min: number; max: number } {
+  const text = String(raw).trim();
+  const [lo, max] = LIMITS.valueSize;
+  const m = /^(\d+)(?:-(\d+))?$/.exec(text);
+  const range = `--value-size must be a byte count from ${lo} to ${max}, or a range MIN-MAX within it (got ${shown(raw)})`;
+  if (!m) throw new UsageError(range);
+  const a = Number(m[1]);
+  const b = m[2] === undefined ? a : Number(m[2]);
+  if (a < lo || b > max || a > b) throw new UsageError(range);
+  return { min: a, max: b };
+}
+
+/** Durations as `500ms`, `10s`, `2m` or a bare number of seconds. */
+export function parseDurationMs(flag: string, raw: unknown, allowZero: boolean): number {
+  const text = String(raw).trim();
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
+  const unit = m?.[2] ?? 's';
+  const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000;
+  const ms = m ? Math.round(Number(m[1]) * factor) : NaN;
+  const limit = 24 * 3_600_000;
+  if (!Number.isFinite(ms) || ms > limit || (ms === 0 && !allowZero) || (ms < 1 && ms !== 0)) {
+    throw new UsageError(`${flag} must be a duration like 500ms, 10s or 2m, up to 24h${allowZero ? ' (0 turns it off)' : ''} (got ${shown(raw)})`);
+  }
+  return ms;
+}
+
+/** The raw option values commander hands over (strings, booleans). */
+export interface RawRunOptions {
+  host: string;
+  port: string;
+  mode: string;
+  requests: string;
+  pipeline: string;
+  keyspace: string;
+  valueSize: string;
+  setRatio: string;
+  setCmd: string;
+  getCmd: string;
+  keyPrefix: string;
+  seed?: string;
+  verifyGet?: boolean;
+  connections: string;
+  threads?: string;
+  engine: string;
+  preload: boolean;
+  timeout: string;
+}
+
+export function defaultSeed(): number {
+  return Date.now() % 4294967296 >>> 0;
+}
+
+/** Turns raw flag values into a Plan, or throws UsageError naming the flag. */
+export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoice } {
+  const host = String(raw.host).trim();
+  if (host.length === 0) throw new UsageError('--host must not be empty');
+  const mode = parseChoice<Mode>('--mode', raw.mode, ['set', 'get', 'mixed']);
+  const sizes = parseValueSize(raw.valueSize);
+  const connections = parseInteger('-c/--connections', raw.connections, LIMITS.connections);
+  const plan: Plan = {
+    host,
+    port: parseInteger('--port', raw.port, LIMITS.port),
+    connections,
+    pipeline: parseInteger('--pipeline', raw.pipeline, LIMITS.pipeline),
+    requests: parseInteger('--requests', raw.requests, LIMITS.requests),
+    mode,
+    keyspace: parseInteger('--keyspace', raw.keyspace, LIMITS.keyspace),
+    valueSizeMin: sizes.min,
+    valueSizeMax: sizes.max,
+    setRatio: parseInteger('--set-ratio', raw.setRatio, LIMITS.setRatio),
+    setCmd: String(raw.setCmd),
+    getCmd: String(raw.getCmd),
+    keyPrefix: String(raw.keyPrefix),
+    seed: raw.seed === undefined ? defaultSeed() : parseInteger('--seed', raw.seed, LIMITS.seed),
+    verifyGet: Boolean(raw.verifyGet),
+    preload: raw.preload !== false,
+    threads: raw.threads === undefined ? 1 : parseInteger('--threads', raw.threads, LIMITS.threads),
+    timeoutMs: parseDurationMs('--timeout', raw.timeout, true),
+  };
+  checkTemplates(plan);
+  const engine = parseChoice<EngineChoice>('--engine', raw.engine, ['auto', 'native', 'js']);
+  return { plan, engine };
+}
+
+/** The command templates must parse, and reads must be verifiable when asked. */
+export function checkTemplates(plan: Plan): void {
+  let get;
+  try {
+    parseTemplate(plan.setCmd, 'set');
+  } catch (err) {
+    if (err instanceof TemplateError) throw new UsageError(`--set-cmd ${err.message} (got ${shown(plan.setCmd)})`);
+    throw err;
+  }
+  try {
+    get = parseTemplate(plan.getCmd, 'get');
+  } catch (err) {
+    if (err instanceof TemplateError) throw new UsageError(`--get-cmd ${err.message} (got ${shown(plan.getCmd)})`);
+    throw err;
+  }
+  const reason = plan.verifyGet ? unverifiableReason(get) : null;
+  if (reason) throw new UsageError(`--get-cmd: ${reason} with --verify-get (got ${shown(plan.getCmd)})`);
+}

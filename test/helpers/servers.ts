@@ -1,0 +1,126 @@
+/**
+ * Real servers for end-to-end tests: a redis-server (Debian's package) on a
+ * free loopback port in a fresh temp directory, and the CLI run as a child
+ * process. Every server started here is stopped by the test that started it,
+ * and `liveChildren()` lets tests check nothing was left behind.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CLI = path.join(REPO, 'packages', 'cli', 'dist', 'bin.js');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const s = net.connect({ host: '127.0.0.1', port });
+      s.once('connect', () => {
+        s.destroy();
+        resolve();
+      });
+      s.once('error', () => {
+        s.destroy();
+        if (Date.now() > deadline) reject(new Error(`port ${port} did not open within ${timeoutMs} ms`));
+        else setTimeout(attempt, 50);
+      });
+    };
+    attempt();
+  });
+}
+
+export interface RedisServer {
+  port: number;
+  dir: string;
+  process: ChildProcess;
+  /** redis-cli against this server; returns stdout trimmed. */
+  cli(...args: string[]): string;
+  stop(): Promise<void>;
+}
+
+/** Starts redis-server on a free port; extra args are config directives (`--appendonly yes`). */
+export async function startRedis(extra: string[] = []): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'respbench-redis-'));
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extra], {
+    stdio: 'ignore',
+  });
+  await waitForPort(port);
+  return {
+    port,
+    dir,
+    process: child,
+    cli: (...args: string[]) => {
+      const r = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`redis-cli ${args.join(' ')} failed: ${r.stderr}`);
+      return r.stdout.trim();
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          rmSync(dir, { recursive: true, force: true });
+          resolve();
+        };
+        if (child.exitCode !== null || child.signalCode !== null) return done();
+        child.once('exit', done);
+        child.kill('SIGKILL');
+      }),
+  };
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs the built CLI with args; kills it after `timeoutMs`. */
+export function runCli(args: string[], timeoutMs = 60_000, env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
+
+/** Runs the CLI with --json and parses the result. */
+export async function runJson(args: string[], timeoutMs = 60_000): Promise<{ run: CliRun; result: any }> {
+  const run = await runCli([...args, '--json'], timeoutMs);
+  let result: any = null;
+  try {
+    result = JSON.parse(run.stdout);
+  } catch {
+    throw new Error(`no JSON from respbench ${args.join(' ')} (exit ${run.code}): ${run.stderr}${run.stdout}`);
+  }
+  return { run, result };
+}
+
+/** Processes whose command line mentions `needle` (for orphan checks). */
+export function liveProcesses(needle: string): string[] {
+  const r = spawnSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
+  return r.stdout.split('\n').filter((l) => l.includes(needle) && !l.includes('ps -eo'));
+}
