@@ -57,7 +57,7 @@ export interface RedisServer {
 export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'respbench-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...extra], {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes', ...extra], {
     stdio: 'ignore',
   });
   await waitForPort(port);
@@ -67,8 +67,9 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
     process: child,
     cli: (...args: string[]) => {
       const r = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`redis-cli ${args.join(' ')} failed: ${r.stderr}`);
-      return r.stdout.trim();
+      const out = r.stdout.trim();
+      if (r.status !== 0 || /^(ERR|WRONGTYPE|NOAUTH|OOM) /.test(out)) throw new Error(`redis-cli ${args.join(' ')} failed: ${r.stderr}${out}`);
+      return out;
     },
     stop: () =>
       new Promise<void>((resolve) => {
