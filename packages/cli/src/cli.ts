@@ -80,7 +80,12 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   program
     .description('Load generator for servers that speak the Redis protocol (RESP): pipelined, verified, per-request latency')
     .enablePositionalOptions()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .configureOutput({
+      writeOut: io.stdout,
+      writeErr: io.stderr,
+      // Commander's own usage errors, as one line in the same voice as ours.
+      outputError: (text, write) => write(`respbench: ${text.replace(/^error: /, '').trim()} (see --help)\n`),
+    })
     .exitOverride()
     .showSuggestionAfterError(true);
   addRunOptions(program)

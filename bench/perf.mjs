@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+/**
+ * Side by side on one redis-server: redis-benchmark and respbench (each
+ * engine that loads) with the same workload, one after another, alternating,
+ * several rounds. Prints median ops/s and client CPU per request (user+sys of
+ * the whole client process / requests) with ratios to redis-benchmark.
+ *
+ *   pnpm perf                      # 2,000,000 requests, 3 rounds
+ *   pnpm perf -- --requests 500000 --rounds 5 --pipeline 128 --keyspace 100000
+ *
+ * Figures only: nothing here passes or fails. The machine is shared and
+ * noisy, so compare the ratios measured in one run.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.join(here, '..', 'packages', 'cli', 'dist', 'bin.js');
+
+const { values: opts } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '2000000' },
+    rounds: { type: 'string', default: '3' },
+    pipeline: { type: 'string', default: '128' },
+    keyspace: { type: 'string', default: '100000' },
+    'value-size': { type: 'string', default: '32' },
+    tests: { type: 'string', default: 'set,get' },
+    engines: { type: 'string', default: 'native,js' },
+    memory: { type: 'boolean', default: false },
+  },
+});
+const N = Number(opts.requests);
+const ROUNDS = Number(opts.rounds);
+
+/** Runs a command, returns stdout and the child's CPU seconds and peak RSS (from getrusage). */
+function measured(cmd, args) {
+  const wrapper = [
+    'import json, resource, subprocess, sys',
+    'p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)',
+    'r = resource.getrusage(resource.RUSAGE_CHILDREN)',
+    'print(json.dumps({"code": p.returncode, "cpu": r.ru_utime + r.ru_stime, "maxrssKb": r.ru_maxrss, "out": p.stdout.decode(), "err": p.stderr.decode()}))',
+  ].join('\n');
+  const r = spawnSync('python3', ['-c', wrapper, cmd, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`measuring ${cmd} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitPort(port) {
+  for (let i = 0; i < 200; i++) {
+    const ok = await new Promise((res) => {
+      const c = net.connect(port, '127.0.0.1');
+      c.once('connect', () => (c.destroy(), res(true)));
+      c.once('error', () => res(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('redis-server did not start');
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function redisBenchmark(port, test) {
+  const r = measured('redis-benchmark', ['-p', String(port), '-P', opts.pipeline, '-c', '1', '-n', String(N), '-r', opts.keyspace, '-d', opts['value-size'], '-t', test, '--csv']);
+  const line = r.out.trim().split('\n').find((l) => l.startsWith(`"${test.toUpperCase()}"`));
+  if (!line) throw new Error(`no figures from redis-benchmark: ${r.out}${r.err}`);
+  return { ops: Number(line.split(',')[1].replace(/"/g, '')), cpuUsPerOp: (r.cpu * 1e6) / N, maxrssKb: r.maxrssKb };
+}
+
+function respbench(port, engine, test, requests = N) {
+  const args = [CLI, '--engine', engine, '--port', String(port), '--mode', test, '--requests', String(requests), '--pipeline', opts.pipeline, '--keyspace', opts.keyspace, '--value-size', opts['value-size'], '--seed', '1', '--json'];
+  if (test === 'get') args.push('--no-preload');
+  const r = measured(process.execPath, args);
+  if (r.code !== 0 && r.code !== 3) throw new Error(`respbench --engine ${engine} failed (${r.code}): ${r.err}`);
+  const result = JSON.parse(r.out);
+  return { ops: result.opsPerSec, cpuUsPerOp: (r.cpu * 1e6) / requests, maxrssKb: r.maxrssKb, engine: result.engine };
+}
+
+function engineLoads(port, engine) {
+  const r = spawnSync(process.execPath, [CLI, '--engine', engine, '--port', String(port), '--requests', '10', '--json'], { encoding: 'utf8' });
+  return r.status === 0;
+}
+
+const port = await freePort();
+const dir = mkdtempSync(path.join(tmpdir(), 'respbench-perf-'));
+const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+try {
+  await waitPort(port);
+  const engines = opts.engines.split(',').filter((e) => engineLoads(port, e));
+  const clients = ['redis-benchmark', ...engines.map((e) => `respbench ${e}`)];
+  console.log(`redis-server on 127.0.0.1:${port}; ${N} requests, pipeline ${opts.pipeline}, 1 connection, keyspace ${opts.keyspace}, ${opts['value-size']} B values, ${ROUNDS} rounds (medians)`);
+  const rows = [];
+  for (const test of opts.tests.split(',')) {
+    const samples = Object.fromEntries(clients.map((c) => [c, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? clients : [...clients].reverse();
+      for (const c of order) {
+        samples[c].push(c === 'redis-benchmark' ? redisBenchmark(port, test) : respbench(port, c.split(' ')[1], test));
+      }
+    }
+    const base = { ops: median(samples['redis-benchmark'].map((s) => s.ops)), cpu: median(samples['redis-benchmark'].map((s) => s.cpuUsPerOp)) };
+    for (const c of clients) {
+      const ops = median(samples[c].map((s) => s.ops));
+      const cpu = median(samples[c].map((s) => s.cpuUsPerOp));
+      rows.push([test.toUpperCase(), c, ops.toFixed(0), cpu.toFixed(3), (ops / base.ops).toFixed(2), (cpu / base.cpu).toFixed(2)]);
+    }
+  }
+  const head = ['test', 'client', 'ops/s', 'CPU us/op', 'ops ratio', 'CPU ratio'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const fmt = (r) => `| ${r.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
+  console.log(fmt(head));
+  console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
+  for (const r of rows) console.log(fmt(r));
+  if (opts.memory) {
+    for (const e of engines) {
+      const small = respbench(port, e, 'set', 500_000);
+      const big = respbench(port, e, 'set', 5_000_000);
+      console.log(`memory ${e}: peak RSS ${Math.round(small.maxrssKb / 1024)} MiB at 500,000 requests, ${Math.round(big.maxrssKb / 1024)} MiB at 5,000,000 (ratio ${(big.maxrssKb / small.maxrssKb).toFixed(2)})`);
+    }
+  }
+} finally {
+  server.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+}
