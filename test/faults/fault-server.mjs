@@ -1,0 +1,231 @@
+#!/usr/bin/env node
+/**
+ * A FAULT-INJECTING RESP SERVER, A TEST TARGET ONLY: it answers SET/GET-shaped
+ * commands (any `NAME key value` is a write answered +OK, any `NAME key` a read
+ * answered with the value last written or nil) and, after a number of good
+ * replies on a connection, misbehaves in one chosen way. The fault tests run
+ * respbench against it to pin what a user sees when a server dies, stalls or
+ * sends broken bytes.
+ *
+ *   node test/faults/fault-server.mjs --mode <fault> [--after N] [--every N] [--port 0]
+ *
+ * prints `fault-server (respbench test target) mode <fault> listening on 127.0.0.1:<port>`
+ * and serves until killed. `import { startFaultServer } from './fault-server.mjs'`
+ * runs the same server in-process.
+ *
+ * Modes (N = --after, the good replies each connection gets first):
+ *   ok                   a well-behaved server
+ *   close-after          closes the connection (FIN) after N replies
+ *   reset-mid-reply      after N replies, writes half a reply and resets the connection (RST)
+ *   byte-by-byte         every reply byte in its own write, each flushed; a valid run must pass
+ *   bad-type-byte        after N replies, answers with a line whose type byte is not RESP
+ *   bad-length           after N replies, answers with a bulk string of length "abc"
+ *   length-past-end      after N replies, declares a 100-byte bulk string, sends 5 bytes, closes
+ *   garbage-after-reply  after N replies, a valid +OK followed at once by bytes that are not RESP
+ *   stall                after N replies, reads everything and answers nothing
+ *   error-replies        every --every'th reply (default 10) is `-ERR injected fault`
+ */
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const MODES = [
+  'ok',
+  'close-after',
+  'reset-mid-reply',
+  'byte-by-byte',
+  'bad-type-byte',
+  'bad-length',
+  'length-past-end',
+  'garbage-after-reply',
+  'stall',
+  'error-replies',
+];
+
+/** What each malformed mode sends instead of its (N+1)th reply. */
+export const BROKEN_REPLY = {
+  'bad-type-byte': Buffer.from('?what\r\n'),
+  'bad-length': Buffer.from('$abc\r\nxyz\r\n'),
+  'length-past-end': Buffer.from('$100\r\nshort'),
+  'garbage-after-reply': Buffer.from('+OK\r\n\x00\xffgarbage\r\n', 'latin1'),
+};
+
+const OK = Buffer.from('+OK\r\n');
+const NIL = Buffer.from('$-1\r\n');
+const CRLF = Buffer.from('\r\n');
+
+/**
+ * Splits complete commands (RESP arrays of bulk strings) off the front of
+ * buf; returns [commands, bytes used]. Inline commands are not needed: the
+ * client under test always sends arrays.
+ */
+function takeCommands(buf) {
+  const commands = [];
+  let pos = 0;
+  outer: while (pos < buf.length) {
+    if (buf[pos] !== 0x2a) throw new Error(`expected a RESP array at byte ${pos}`);
+    let lineEnd = buf.indexOf(CRLF, pos);
+    if (lineEnd < 0) break;
+    const count = Number(buf.toString('latin1', pos + 1, lineEnd));
+    let p = lineEnd + 2;
+    const args = [];
+    for (let i = 0; i < count; i++) {
+      if (p >= buf.length) break outer;
+      if (buf[p] !== 0x24) throw new Error(`expected a bulk string at byte ${p}`);
+      lineEnd = buf.indexOf(CRLF, p);
+      if (lineEnd < 0) break outer;
+      const len = Number(buf.toString('latin1', p + 1, lineEnd));
+      if (lineEnd + 2 + len + 2 > buf.length) break outer;
+      args.push(buf.subarray(lineEnd + 2, lineEnd + 2 + len));
+      p = lineEnd + 2 + len + 2;
+    }
+    commands.push(args);
+    pos = p;
+  }
+  return [commands, pos];
+}
+
+function answer(store, args) {
+  if (args.length >= 3) {
+    store.set(args[1].toString('latin1'), Buffer.from(args[args.length - 1]));
+    return OK;
+  }
+  if (args.length === 2) {
+    const v = store.get(args[1].toString('latin1'));
+    return v === undefined ? NIL : Buffer.concat([Buffer.from(`$${v.length}\r\n`), v, CRLF]);
+  }
+  return OK;
+}
+
+/** Writes each byte on its own and waits until it has left before the next. */
+async function writeByteByByte(socket, bytes) {
+  for (let i = 0; i < bytes.length; i++) {
+    if (socket.destroyed) return;
+    await new Promise((resolve) => socket.write(bytes.subarray(i, i + 1), () => setImmediate(resolve)));
+  }
+}
+
+/**
+ * Starts the server on host:port (0 = a free port). Resolves to
+ * { port, connections(), close() }.
+ */
+export function startFaultServer({ mode = 'ok', after = 10, every = 10, port = 0, host = '127.0.0.1' } = {}) {
+  if (!MODES.includes(mode)) throw new Error(`unknown mode ${mode}; one of ${MODES.join(', ')}`);
+  const store = new Map();
+  const sockets = new Set();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.setNoDelay(true);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    let carry = Buffer.alloc(0);
+    let replies = 0;
+    let broken = false;
+    // byte-by-byte replies go out in order through one chain of writes.
+    let queue = Promise.resolve();
+    socket.on('data', (chunk) => {
+      if (broken) return;
+      const buf = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+      let commands;
+      let used;
+      try {
+        [commands, used] = takeCommands(buf);
+      } catch (err) {
+        socket.end(`-ERR fault-server: ${err.message}\r\n`);
+        return;
+      }
+      carry = Buffer.from(buf.subarray(used));
+      const out = [];
+      for (const args of commands) {
+        if (replies >= after && mode !== 'ok' && mode !== 'byte-by-byte' && mode !== 'error-replies') {
+          broken = true;
+          if (out.length > 0) socket.write(Buffer.concat(out));
+          misbehave(socket, mode, answer(store, args));
+          return;
+        }
+        replies++;
+        if (mode === 'error-replies' && replies % every === 0) out.push(Buffer.from('-ERR injected fault\r\n'));
+        else out.push(answer(store, args));
+      }
+      if (out.length === 0) return;
+      const bytes = Buffer.concat(out);
+      if (mode === 'byte-by-byte') queue = queue.then(() => writeByteByByte(socket, bytes));
+      else socket.write(bytes);
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      resolve({
+        port: server.address().port,
+        /** Connections accepted so far. */
+        connections: () => accepted,
+        close: () =>
+          new Promise((res) => {
+            for (const s of sockets) s.destroy();
+            server.close(() => res());
+          }),
+      });
+    });
+  });
+}
+
+function misbehave(socket, mode, goodReply) {
+  switch (mode) {
+    case 'close-after':
+      socket.end();
+      return;
+    case 'reset-mid-reply': {
+      // Half of a reply long enough to be split, then RST instead of FIN.
+      const half = Buffer.from('$40\r\n0123456789');
+      socket.write(half, () => socket.resetAndDestroy());
+      return;
+    }
+    case 'length-past-end':
+      socket.end(BROKEN_REPLY[mode]);
+      return;
+    case 'bad-type-byte':
+    case 'bad-length':
+    case 'garbage-after-reply':
+      // Keep the connection open: the client must notice the bytes, not a close.
+      socket.write(BROKEN_REPLY[mode]);
+      return;
+    case 'stall':
+      // Swallow everything from now on and never answer.
+      void goodReply;
+      return;
+    default:
+      throw new Error(`mode ${mode} has no fault`);
+  }
+}
+
+function parseArgs(argv) {
+  const opts = { mode: 'ok', after: 10, every: 10, port: 0, host: '127.0.0.1' };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[++i];
+    if (value === undefined) throw new Error(`${flag} needs a value`);
+    if (flag === '--mode') opts.mode = value;
+    else if (flag === '--after') opts.after = Number(value);
+    else if (flag === '--every') opts.every = Number(value);
+    else if (flag === '--port') opts.port = Number(value);
+    else if (flag === '--host') opts.host = value;
+    else throw new Error(`unknown flag ${flag}`);
+  }
+  return opts;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  try {
+    const opts = parseArgs(process.argv.slice(2));
+    const server = await startFaultServer(opts);
+    process.stdout.write(`fault-server (respbench test target) mode ${opts.mode} listening on ${opts.host}:${server.port}\n`);
+    const stop = () => void server.close().then(() => process.exit(0));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  } catch (err) {
+    process.stderr.write(`fault-server: ${err.message}\n`);
+    process.exit(2);
+  }
+}
