@@ -12,7 +12,7 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Histogram } from './histogram.js';
 import type { Engine, Failure, Plan, RawResult, RunOptions } from './plan.js';
-import { escapeBytes, ProtocolError, ReplyKind, ReplyScanner } from './resp.js';
+import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './resp.js';
 import { OP_GET, OP_SET, RequestSource, Workload } from './request-source.js';
 
 /** Bytes of requests encoded into one write at most (a larger value makes a larger write). */
@@ -74,9 +74,9 @@ class ConnectionRunner {
   private head = 0;
   private tail = 0;
   private inflight = 0;
-  private carry: Buffer = Buffer.allocUnsafe(64 * 1024);
-  private carryLen = 0;
-  private readonly scanner = new ReplyScanner();
+  private readonly reader = new ReplyReader();
+  /** host:port of the server, kept for messages written after the socket is gone. */
+  private readonly peer: string | null;
   private done = false;
   received = 0;
 
@@ -94,10 +94,11 @@ class ConnectionRunner {
     this.keyHashes = new Uint32Array(pipeline);
     this.keyIndexes = new Float64Array(pipeline);
     this.sentAt = new Float64Array(pipeline);
+    this.peer = socket.remoteAddress ? `${socket.remoteAddress}:${socket.remotePort}` : null;
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err) => this.fail({ kind: 'closed', message: `connection ${id}: ${err.message} after ${this.received} replies` }));
+    socket.on('error', (err: NodeJS.ErrnoException) => this.fail({ kind: 'closed', message: this.closedText(err) }));
     socket.on('close', () => {
-      if (!this.done) this.fail({ kind: 'closed', message: `connection ${id}: connection closed by server after ${this.received} replies` });
+      if (!this.done) this.fail({ kind: 'closed', message: this.closedText(null) });
     });
   }
 
@@ -147,60 +148,52 @@ class ConnectionRunner {
     if (this.done) return;
     const now = performance.now();
     this.counters.bytesIn += chunk.length;
-    let buf: Buffer;
-    let end: number;
-    if (this.carryLen === 0) {
-      buf = chunk;
-      end = chunk.length;
-    } else {
-      this.appendCarry(chunk, 0, chunk.length);
-      buf = this.carry;
-      end = this.carryLen;
-    }
-    let pos = 0;
+    const reader = this.reader;
+    reader.push(chunk);
     try {
-      while (pos < end && this.inflight > 0) {
-        const next = this.scanner.scan(buf, pos, end);
-        if (next < 0) break;
-        this.onReply(buf, now);
-        pos = next;
-      }
-    } catch (err) {
-      if (err instanceof ProtocolError) {
-        this.fail({ kind: 'protocol', message: `connection ${this.id}: protocol error after ${this.received} replies: ${err.message}` });
+      while (this.inflight > 0 && reader.pending() && reader.next()) this.onReply(reader.buf, now);
+      if (reader.pending() && this.inflight === 0) {
+        const at = reader.base + reader.pos;
+        this.fail({
+          kind: 'protocol',
+          message: `${this.where()}: protocol error after ${this.received} replies: unexpected bytes with no request waiting, at byte ${at} of the replies: "${escapeBytes(reader.buf, reader.pos, reader.end)}"`,
+        });
         return;
       }
-      throw err;
-    }
-    if (pos < end && this.inflight === 0) {
-      this.fail({
-        kind: 'protocol',
-        message: `connection ${this.id}: protocol error after ${this.received} replies: unexpected bytes with no request waiting: "${escapeBytes(buf, pos, end)}"`,
-      });
-      return;
-    }
-    if (buf === chunk) {
-      if (pos < end) {
-        this.carryLen = 0;
-        this.appendCarry(chunk, pos, end);
+      reader.keepRest();
+      if (this.source.remaining > 0) this.sendBatch();
+      else if (this.inflight === 0) this.complete();
+    } catch (err) {
+      if (err instanceof ProtocolError) {
+        this.fail({
+          kind: 'protocol',
+          message: `${this.where()}: protocol error after ${this.received} replies: ${err.reason} at byte ${reader.base + err.offset} of the replies: "${err.bytes}"`,
+        });
+        return;
       }
-    } else if (pos > 0) {
-      this.carry.copy(this.carry, 0, pos, end);
-      this.carryLen = end - pos;
+      // A bug here must still end the run with the counters so far, not an uncaught exception.
+      this.fail({ kind: 'internal', message: `${this.where()}: internal error after ${this.received} replies: ${(err as Error)?.message ?? String(err)}` });
     }
-    if (this.source.remaining > 0) this.sendBatch();
-    else if (this.inflight === 0) this.complete();
   }
 
-  private appendCarry(src: Buffer, from: number, to: number): void {
-    const need = this.carryLen + (to - from);
-    if (need > this.carry.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, this.carry.length * 2));
-      this.carry.copy(grown, 0, 0, this.carryLen);
-      this.carry = grown;
+  label(): string {
+    return this.where();
+  }
+
+  /** Names the connection in messages: which one, and to where. */
+  private where(): string {
+    return this.peer ? `connection ${this.id} (${this.peer})` : `connection ${this.id}`;
+  }
+
+  /** Why the server's side of the connection went away. */
+  private closedText(err: NodeJS.ErrnoException | null): string {
+    const partial = this.reader.partialLength;
+    const midReply = partial > 0 ? `, in the middle of a reply (${partial} bytes of it received: "${this.reader.describePartial()}")` : '';
+    if (err === null) return `${this.where()}: connection closed by server after ${this.received} replies${midReply}`;
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'ECONNABORTED') {
+      return `${this.where()}: connection closed by server after ${this.received} replies (${err.code === 'ECONNRESET' ? 'reset' : err.code})${midReply}`;
     }
-    src.copy(this.carry, this.carryLen, from, to);
-    this.carryLen = need;
+    return `${this.where()}: ${err.message} after ${this.received} replies${midReply}`;
   }
 
   private onReply(buf: Buffer, now: number): void {
@@ -213,7 +206,7 @@ class ConnectionRunner {
       this.histogram.record((now - this.sentAt[slot]) * 1e6);
       c.requests++;
     }
-    const scanner = this.scanner;
+    const scanner = this.reader.scanner;
     const kind = this.kinds[slot];
     if (kind === OP_SET) c.sets++;
     else c.gets++;
@@ -241,7 +234,7 @@ class ConnectionRunner {
   private describeMismatch(buf: Buffer, slot: number): string {
     const key = this.workload.keyText(this.keyIndexes[slot]);
     const expected = this.workload.valueText(this.keyIndexes[slot]);
-    const s = this.scanner;
+    const s = this.reader.scanner;
     const got = s.kind === ReplyKind.Bulk ? `"${escapeBytes(buf, s.payloadStart, s.payloadStart + s.payloadLen, 48)}"` : `a non-bulk reply "${escapeBytes(buf, s.payloadStart - 1, s.payloadStart + s.payloadLen + 2, 48)}"`;
     return `key ${key}: expected "${escapeBytes(expected, 0, expected.length, 48)}", got ${got}`;
   }
@@ -318,7 +311,7 @@ async function runPhase(
         for (const r of runners) {
           const oldest = r.oldestSentAt();
           if (oldest >= 0 && now - oldest > timeoutMs) {
-            r.stop({ kind: 'timeout', message: `connection ${r.id}: no reply within ${timeoutMs} ms (--timeout) after ${r.received} replies` });
+            r.stop({ kind: 'timeout', message: `${r.label()}: no reply within ${timeoutMs} ms (--timeout) after ${r.received} replies` });
           }
         }
       }

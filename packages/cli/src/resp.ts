@@ -24,11 +24,14 @@ const MAX_AGGREGATE = 1 << 30;
 
 export class ProtocolError extends Error {
   constructor(
-    message: string,
+    /** What is wrong, without where: "unknown reply type byte". */
+    readonly reason: string,
+    /** Where the offending bytes start, as an index into the scanned buffer. */
     readonly offset: number,
+    /** The offending bytes, escaped (escapeBytes). */
     readonly bytes: string,
   ) {
-    super(`${message} at byte ${offset}: "${bytes}"`);
+    super(`${reason} at byte ${offset}: "${bytes}"`);
     this.name = 'ProtocolError';
   }
 }
@@ -65,9 +68,16 @@ export class ReplyScanner {
    * when `buf[at..end)` holds only part of it.
    */
   scan(buf: Uint8Array, at: number, end: number): number {
+    return this.walk(buf, at, end, 1, true);
+  }
+
+  /**
+   * Walks `count` replies from `pos`; the first sets kind and payload when
+   * `top`. Returns the offset past them or -1.
+   */
+  private walk(buf: Uint8Array, at: number, end: number, count: number, top: boolean): number {
     let pos = at;
-    let pending = 1;
-    let top = true;
+    let pending = count;
     while (pending > 0) {
       if (pos >= end) return -1;
       const type = buf[pos];
@@ -93,7 +103,7 @@ export class ReplyScanner {
         case 58: {
           // ':' integer
           if (!this.findLine(buf, pos + 1, end)) return -1;
-          this.parseNumber(buf, pos + 1, this.lineEnd, start);
+          this.parseNumber(buf, pos + 1, this.lineEnd, start, 'bad integer');
           if (top) {
             this.kind = ReplyKind.Integer;
             this.payloadStart = pos + 1;
@@ -107,7 +117,7 @@ export class ReplyScanner {
         case 61: {
           // '=' verbatim
           if (!this.findLine(buf, pos + 1, end)) return -1;
-          const len = this.parseNumber(buf, pos + 1, this.lineEnd, start);
+          const len = this.parseNumber(buf, pos + 1, this.lineEnd, start, 'bad bulk length');
           const body = this.lineEnd + 2;
           if (len === -1 && type === 36) {
             if (top) {
@@ -138,7 +148,7 @@ export class ReplyScanner {
         case 124: {
           // '|' attribute
           if (!this.findLine(buf, pos + 1, end)) return -1;
-          const n = this.parseNumber(buf, pos + 1, this.lineEnd, start);
+          const n = this.parseNumber(buf, pos + 1, this.lineEnd, start, 'bad aggregate length');
           pos = this.lineEnd + 2;
           if (n === -1 && type === 42) {
             if (top) this.kind = ReplyKind.Nil;
@@ -146,9 +156,16 @@ export class ReplyScanner {
           }
           if (n < 0 || n > MAX_AGGREGATE) throw new ProtocolError(`bad aggregate length ${n}`, start, escapeBytes(buf, start, end));
           if (type === 124) {
-            // An attribute annotates the reply that follows it; that reply is the top one.
+            // An attribute annotates the reply that follows it; that reply,
+            // not the attribute's own keys and values, is the top one.
+            if (top) {
+              pos = this.walk(buf, pos, end, 2 * n, false);
+              if (pos < 0) return -1;
+              pending++;
+              continue;
+            }
             pending += 2 * n + 1;
-            continue;
+            break;
           }
           pending += type === 37 ? 2 * n : n;
           if (top) {
@@ -183,21 +200,123 @@ export class ReplyScanner {
   }
 
   /** A decimal integer in buf[from..to), as in RESP headers and integer replies. */
-  private parseNumber(buf: Uint8Array, from: number, to: number, start: number): number {
+  private parseNumber(buf: Uint8Array, from: number, to: number, start: number, what: string): number {
     let i = from;
     let negative = false;
     if (i < to && (buf[i] === 45 || buf[i] === 43)) {
       negative = buf[i] === 45;
       i++;
     }
-    if (i >= to || to - i > 19) throw new ProtocolError('bad number', start, escapeBytes(buf, start, to + 2));
+    if (i >= to || to - i > 19) throw new ProtocolError(what, start, escapeBytes(buf, start, to + 2));
     let n = 0;
     for (; i < to; i++) {
       const d = buf[i] - 48;
-      if (d < 0 || d > 9) throw new ProtocolError('bad number', start, escapeBytes(buf, start, to + 2));
+      if (d < 0 || d > 9) throw new ProtocolError(what, start, escapeBytes(buf, start, to + 2));
       n = n * 10 + d;
     }
     this.number = negative ? -n : n;
     return this.number;
+  }
+}
+
+/**
+ * One connection's reply stream, read in chunks as they arrive: the bytes of
+ * a reply split across reads are kept in a carry buffer and joined to the
+ * next chunk, and a chunk that holds only whole replies is scanned where it
+ * lies, without a copy. The engine's loop is
+ *
+ *   reader.push(chunk);
+ *   while (reader.pending() && reader.next()) use(reader.buf, reader.scanner);
+ *   reader.keepRest();
+ *
+ * ProtocolErrors thrown by next() carry offsets into `buf`; `base` turns
+ * them into offsets in the whole stream.
+ */
+export class ReplyReader {
+  readonly scanner = new ReplyScanner();
+  /** The bytes being scanned: the chunk itself, or the carry buffer. */
+  buf: Buffer = Buffer.alloc(0);
+  /** Where the next reply starts in buf, and where buf's bytes end. */
+  pos = 0;
+  end = 0;
+  /** Offset in the whole stream of buf[0]. */
+  base = 0;
+  /** Bytes received on the stream so far. */
+  received = 0;
+  private carry: Buffer;
+  private carryLen = 0;
+
+  constructor(initialCarry = 64 * 1024) {
+    this.carry = Buffer.allocUnsafe(initialCarry);
+  }
+
+  /** Makes `chunk`, after whatever was left over, the bytes to scan. */
+  push(chunk: Buffer): void {
+    if (this.carryLen === 0) {
+      this.buf = chunk;
+      this.end = chunk.length;
+      this.base = this.received;
+    } else {
+      this.base = this.received - this.carryLen;
+      this.append(chunk, 0, chunk.length);
+      this.buf = this.carry;
+      this.end = this.carryLen;
+    }
+    this.pos = 0;
+    this.received += chunk.length;
+  }
+
+  /** True while buf holds bytes not yet scanned as a whole reply. */
+  pending(): boolean {
+    return this.pos < this.end;
+  }
+
+  /**
+   * Scans the next reply. True when a whole one was there: the scanner's
+   * fields describe it, its payload lies in `buf`. False when only part of
+   * it has arrived.
+   */
+  next(): boolean {
+    const next = this.scanner.scan(this.buf, this.pos, this.end);
+    if (next < 0) return false;
+    this.pos = next;
+    return true;
+  }
+
+  /** Keeps the bytes of a reply not yet complete for the next push. */
+  keepRest(): void {
+    const { buf, pos, end } = this;
+    if (buf !== this.carry) {
+      this.carryLen = 0;
+      if (pos < end) this.append(buf, pos, end);
+    } else if (pos > 0) {
+      this.carry.copy(this.carry, 0, pos, end);
+      this.carryLen = end - pos;
+    }
+    this.buf = this.carry;
+    this.pos = 0;
+    this.end = this.carryLen;
+    this.base = this.received - this.carryLen;
+  }
+
+  /** Bytes of a reply received but not yet complete (after keepRest). */
+  get partialLength(): number {
+    return this.carryLen;
+  }
+
+  /** The bytes of the incomplete reply, escaped, for messages. */
+  describePartial(max = 32): string {
+    return escapeBytes(this.carry, 0, this.carryLen, max);
+  }
+
+  private append(src: Buffer, from: number, to: number): void {
+    const need = this.carryLen + (to - from);
+    if (need > this.carry.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, this.carry.length * 2));
+      this.carry.copy(grown, 0, 0, this.carryLen);
+      this.carry = grown;
+    }
+    src.copy(this.carry, this.carryLen, from, to);
+    this.carryLen = need;
   }
 }
