@@ -1,0 +1,147 @@
+/**
+ * What a user sees when a server misbehaves in ways Redis will not do on
+ * request: closes or resets a connection mid-run, splits replies byte by
+ * byte, sends bytes that are not RESP, stalls, answers with errors. The
+ * server is test/faults/fault-server.mjs; every case runs over each engine
+ * that loads.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+// @ts-expect-error a plain ESM test server without type declarations
+import { startFaultServer } from './faults/fault-server.mjs';
+import { availableEngines, STACK_TRACE } from './faults/harness.js';
+import { runCli, runJson } from './helpers/servers.js';
+
+const engines = await availableEngines();
+
+/** Good replies each connection gets before the fault. */
+const AFTER = 5;
+
+interface FaultServer {
+  port: number;
+  connections(): number;
+  close(): Promise<void>;
+}
+
+let server: FaultServer | null = null;
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
+
+async function serve(mode: string, extra: { after?: number; every?: number } = {}): Promise<FaultServer> {
+  server = (await startFaultServer({ mode, after: AFTER, ...extra })) as FaultServer;
+  return server;
+}
+
+function load(engine: string, port: number, more: string[] = []): string[] {
+  return ['--engine', engine, '--port', String(port), '--requests', '200', '--pipeline', '4', '--seed', '7', '--timeout', '5s', '-q', ...more];
+}
+
+describe.each(engines)('engine %s against a faulty server', (engine) => {
+  it('a server that closes the connection mid-run ends the run with the replies so far, exit 1', async () => {
+    const s = await serve('close-after');
+    const { run, result } = await runJson(load(engine, s.port), 20_000);
+    expect(run.code).toBe(1);
+    expect(result.failure.kind).toBe('closed');
+    expect(result.failure.message).toMatch(new RegExp(`^connection 0\\b.*connection closed by server after ${AFTER} replies`));
+    expect(result.requests).toBe(AFTER);
+    expect(result.ok).toBe(AFTER);
+    expect(result.complete).toBe(false);
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+  });
+
+  it('a connection reset in the middle of a reply is a closed connection, with the partial reply shown', async () => {
+    const s = await serve('reset-mid-reply');
+    const { run, result } = await runJson(load(engine, s.port), 20_000);
+    expect(run.code).toBe(1);
+    expect(result.failure.kind).toBe('closed');
+    expect(result.failure.message).toContain(`connection closed by server after ${AFTER} replies`);
+    expect(result.failure.message).toContain('$40\\r\\n0123456789');
+    expect(result.requests).toBe(AFTER);
+  });
+
+  it('replies split byte by byte are counted exactly as whole ones (a valid run passes)', async () => {
+    // One connection: with several, which read sees which write depends on timing.
+    const args = ['--mode', 'mixed', '--verify-get', '--keyspace', '20', '--requests', '300'];
+    const whole = await serve('ok');
+    const reference = await runJson(load(engine, whole.port, args), 30_000);
+    await whole.close();
+    const split = await serve('byte-by-byte');
+    const { run, result } = await runJson(load(engine, split.port, args), 30_000);
+    expect(run.code).toBe(0);
+    expect(result.failure).toBeNull();
+    expect(result.complete).toBe(true);
+    for (const field of ['requests', 'ok', 'sets', 'gets', 'misses', 'mismatches', 'errors', 'bytesIn', 'bytesOut']) {
+      expect([field, result[field]]).toEqual([field, reference.result[field]]);
+    }
+    expect(result.requests).toBe(300);
+    expect(result.mismatches).toBe(0);
+  });
+
+  const malformed: Array<[mode: string, kind: string, reason: RegExp, shown: string]> = [
+    ['bad-type-byte', 'protocol', /unknown reply type byte/, '?what\\r\\n'],
+    ['bad-length', 'protocol', /bad bulk length/, '$abc\\r\\n'],
+    ['garbage-after-reply', 'protocol', /unknown reply type byte|unexpected bytes/, '\\x00\\xffgarbage\\r\\n'],
+    // The declared length cannot be told from a slow server until the connection closes.
+    ['length-past-end', 'closed', /connection closed by server after \d+ replies, in the middle of a reply/, '$100\\r\\nshort'],
+  ];
+
+  it.each(malformed)('malformed RESP (%s) is a %s error naming the connection and showing the bytes escaped, exit 1', async (mode, kind, reason, shown) => {
+    const s = await serve(mode);
+    const { run, result } = await runJson(load(engine, s.port), 20_000);
+    expect(run.code).toBe(1);
+    expect(result.failure.kind).toBe(kind);
+    expect(result.failure.message).toMatch(/^connection 0 \(127\.0\.0\.1:\d+\)/);
+    expect(result.failure.message).toMatch(reason);
+    expect(result.failure.message).toContain(`"${shown}`);
+    expect(result.requests).toBeGreaterThanOrEqual(AFTER);
+    expect(result.requests).toBeLessThanOrEqual(AFTER + 1);
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+    expect(run.stderr).not.toMatch(/ProtocolError|Uncaught|TypeError/);
+  });
+
+  it('the human output of a protocol error is one FAILED line with the counters above it', async () => {
+    const s = await serve('bad-type-byte');
+    const run = await runCli(load(engine, s.port), 20_000);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`requests ${AFTER}/200`);
+    const failed = run.stdout.split('\n').filter((l) => l.startsWith('FAILED'));
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatch(/^FAILED \(protocol\): connection 0 \(127\.0\.0\.1:\d+\): protocol error after 5 replies: unknown reply type byte at byte \d+ of the replies: "\?what\\r\\n"/);
+    expect(run.stdout + run.stderr).not.toMatch(STACK_TRACE);
+  });
+
+  it('a server that stops answering ends the run at --timeout with the counters so far', async () => {
+    const s = await serve('stall');
+    const { run, result } = await runJson(load(engine, s.port, ['--timeout', '500ms']), 20_000);
+    expect(run.code).toBe(1);
+    expect(result.failure.kind).toBe('timeout');
+    expect(result.failure.message).toMatch(/no reply within 500 ms \(--timeout\) after 5 replies/);
+    expect(result.requests).toBe(AFTER);
+    // 500 ms of silence plus a check interval, plus starting node: well under 3 s.
+    expect(run.ms).toBeLessThan(3_000);
+  });
+
+  it('a stall on one of several connections ends the whole run, other connections counted', async () => {
+    const s = await serve('stall', { after: 50 });
+    const { run, result } = await runJson(load(engine, s.port, ['--timeout', '500ms', '-c', '3', '--requests', '600']), 20_000);
+    expect(run.code).toBe(1);
+    expect(result.failure.kind).toBe('timeout');
+    expect(result.requests).toBe(150);
+    expect(run.ms).toBeLessThan(3_000);
+  });
+
+  it('error replies are counted, the first one shown, and the run goes on to the end: exit 3', async () => {
+    const s = await serve('error-replies', { every: 10 });
+    const { run, result } = await runJson(load(engine, s.port), 20_000);
+    expect(run.code).toBe(3);
+    expect(result.failure).toBeNull();
+    expect(result.requests).toBe(200);
+    expect(result.errors).toBe(20);
+    expect(result.ok).toBe(180);
+    expect(result.firstError).toBe('ERR injected fault');
+    const human = await runCli(load(engine, s.port), 20_000);
+    expect(human.code).toBe(3);
+    expect(human.stdout).toContain('ERROR REPLIES: 20, first: ERR injected fault');
+  });
+});

@@ -1,0 +1,50 @@
+/**
+ * What the fault, interrupt and bad-input tests share: which engines to run
+ * them over, and the processes a run leaves behind.
+ */
+import { spawnSync } from 'node:child_process';
+import { runCli } from '../helpers/servers.js';
+
+/**
+ * The engines the fault tests cover: always js, and native as soon as its
+ * addon loads, so the same tests pin both engines' behaviour without change.
+ */
+export async function availableEngines(): Promise<string[]> {
+  // Port 1 refuses at once: the probe only asks whether the engine loads.
+  const probe = await runCli(['--engine', 'native', '--port', '1', '--requests', '1', '--timeout', '2s', '--json'], 30_000);
+  const nativeAvailable = !/cannot be loaded/.test(probe.stderr);
+  return ['js', ...(nativeAvailable ? ['native'] : [])];
+}
+
+/** Direct children of a process (pids). */
+export function childPids(pid: number): number[] {
+  const r = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' });
+  return r.stdout
+    .split('\n')
+    .map((l) => Number(l.trim()))
+    .filter((n) => n > 0);
+}
+
+/** True while a process with this pid exists (zombies included). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` every 20 ms until it is true; throws after `timeoutMs`. */
+export async function waitFor(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Lines that look like a JavaScript stack trace, which users must never see. */
+export const STACK_TRACE = /^\s+at .+(\(|:\d+:\d+)/m;
