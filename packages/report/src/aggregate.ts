@@ -1,0 +1,146 @@
+/**
+ * Rounds → aggregates: per scenario × mode, the ops/s of each round and their
+ * mean, standard deviation, min and max, the means of avg us/op, elapsed and
+ * the latency percentiles, and the ratio to a baseline scenario.
+ */
+import type { LatencyUs, RunRow, StudyInfo } from './rows.js';
+import { scenarioLabel } from './rows.js';
+
+export interface Stats {
+  /** Number of values. */
+  n: number;
+  mean: number | null;
+  /** Sample standard deviation (n − 1); 0 for a single value, null for none. */
+  stddev: number | null;
+  min: number | null;
+  max: number | null;
+}
+
+export function stats(values: readonly number[]): Stats {
+  const n = values.length;
+  if (n === 0) return { n, mean: null, stddev: null, min: null, max: null };
+  const mean = values.reduce((a, b) => a + b, 0) / n;
+  const squares = values.reduce((a, v) => a + (v - mean) ** 2, 0);
+  return {
+    n,
+    mean,
+    stddev: n > 1 ? Math.sqrt(squares / (n - 1)) : 0,
+    min: Math.min(...values),
+    max: Math.max(...values),
+  };
+}
+
+export function mean(values: readonly number[]): number | null {
+  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+export interface RoundCell {
+  round: number;
+  status: RunRow['status'] | 'missing';
+  /** Ops/s of an ok round; null otherwise. */
+  opsPerSec: number | null;
+}
+
+export interface SummaryRow {
+  group: string;
+  scenario: string;
+  tags: string[];
+  /** `name (tag, tag)`. */
+  label: string;
+  mode: string;
+  /** One cell per planned round (1..rounds, or more if rows have more). */
+  rounds: RoundCell[];
+  okRounds: number;
+  /** Rounds that ran but are not ok (failed, error replies, mismatches). */
+  badRounds: number;
+  opsPerSec: Stats;
+  avgUsPerOp: Stats;
+  elapsedSec: Stats;
+  /** Means of each latency percentile over the ok rounds. */
+  latencyUs: LatencyUs | null;
+  /** Mean ops/s divided by the baseline scenario's mean ops/s in the same mode. */
+  ratioToBaseline: number | null;
+}
+
+function meanLatency(rows: RunRow[]): LatencyUs | null {
+  const ls = rows.map((r) => r.latencyUs).filter((l): l is LatencyUs => l !== null);
+  if (ls.length === 0) return null;
+  const pick = (k: keyof LatencyUs) => mean(ls.map((l) => l[k])) as number;
+  return { p50: pick('p50'), p90: pick('p90'), p99: pick('p99'), p999: pick('p999'), max: pick('max'), mean: pick('mean') };
+}
+
+/** Ordered scenario × mode keys: the study's order first, then anything only the rows know. */
+function orderedKeys(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'modes'>) {
+  const keys: { group: string; scenario: string; tags: string[]; mode: string }[] = [];
+  const seen = new Set<string>();
+  const add = (group: string, scenario: string, tags: string[], mode: string) => {
+    const id = JSON.stringify([group, scenario, mode]);
+    if (seen.has(id)) return;
+    seen.add(id);
+    keys.push({ group, scenario, tags, mode });
+  };
+  const present = new Set(rows.map((r) => JSON.stringify([r.group, r.scenario, r.mode])));
+  const modesOf = (group: string, scenario: string) => {
+    const fromRows = rows.filter((r) => r.group === group && r.scenario === scenario).map((r) => r.mode);
+    return [...study.modes.filter((m) => fromRows.includes(m)), ...fromRows.filter((m) => !study.modes.includes(m))];
+  };
+  for (const g of study.groups) {
+    for (const s of g.scenarios) {
+      for (const m of modesOf(g.title, s.name)) {
+        if (present.has(JSON.stringify([g.title, s.name, m]))) add(g.title, s.name, s.tags, m);
+      }
+    }
+  }
+  for (const r of rows) add(r.group, r.scenario, r.tags, r.mode);
+  return keys;
+}
+
+/**
+ * One SummaryRow per scenario × mode that has rows, in the study's order.
+ * Scenarios or modes with no rows yet (a study still running or interrupted)
+ * are left out.
+ */
+export function summarize(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'modes' | 'rounds' | 'baseline'>): SummaryRow[] {
+  const summaries = orderedKeys(rows, study).map(({ group, scenario, tags, mode }): SummaryRow => {
+    const mine = rows.filter((r) => r.group === group && r.scenario === scenario && r.mode === mode);
+    const ok = mine.filter((r) => r.status === 'ok' && r.opsPerSec !== null);
+    const lastRound = Math.max(study.rounds, ...mine.map((r) => r.round));
+    const rounds: RoundCell[] = [];
+    for (let round = 1; round <= lastRound; round++) {
+      const row = mine.filter((r) => r.round === round).pop();
+      rounds.push({
+        round,
+        status: row ? row.status : 'missing',
+        opsPerSec: row && row.status === 'ok' ? row.opsPerSec : null,
+      });
+    }
+    return {
+      group,
+      scenario,
+      tags,
+      label: scenarioLabel({ name: scenario, tags }),
+      mode,
+      rounds,
+      okRounds: ok.length,
+      badRounds: mine.length - ok.length,
+      opsPerSec: stats(ok.map((r) => r.opsPerSec as number)),
+      avgUsPerOp: stats(ok.map((r) => r.avgUsPerOp).filter((v): v is number => v !== null)),
+      elapsedSec: stats(ok.map((r) => r.elapsedSec).filter((v): v is number => v !== null)),
+      latencyUs: meanLatency(ok),
+      ratioToBaseline: null,
+    };
+  });
+  if (study.baseline) {
+    for (const s of summaries) s.ratioToBaseline = ratioTo(summaries, study.baseline, s);
+  }
+  return summaries;
+}
+
+/** This scenario's mean ops/s over the baseline's, same mode; null when either has no ok round. */
+export function ratioTo(summaries: SummaryRow[], baseline: string, s: SummaryRow): number | null {
+  const base = summaries.find((b) => b.scenario === baseline && b.mode === s.mode);
+  const a = s.opsPerSec.mean;
+  const b = base?.opsPerSec.mean ?? null;
+  if (a === null || b === null || b === 0) return null;
+  return a / b;
+}

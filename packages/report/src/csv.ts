@@ -1,0 +1,139 @@
+/**
+ * The detail CSV (one row per run) and the summary CSV (one row per scenario ×
+ * mode). Column names are stable, snake_case, English whatever the report
+ * language: scripts read them. Empty cells mean "no value" (a failed run has
+ * no ops/s), never zero.
+ */
+import { stringify } from 'csv-stringify/sync';
+import type { SummaryRow } from './aggregate.js';
+import type { RunRow } from './rows.js';
+import { scenarioLabel } from './rows.js';
+
+type Cell = string | number | boolean | null;
+
+/** Rounds a figure for a CSV cell; keeps enough digits that means recomputed from it stay within rounding. */
+function num(v: number | null | undefined, digits: number): Cell {
+  if (v === null || v === undefined || !Number.isFinite(v)) return null;
+  return Number(v.toFixed(digits));
+}
+
+const DETAIL_FIXED = [
+  'group',
+  'scenario',
+  'label',
+  'tags',
+  'target',
+  'mode',
+  'round',
+  'status',
+  'error',
+  'ops_per_sec',
+  'avg_us_per_op',
+  'elapsed_s',
+  'p50_us',
+  'p90_us',
+  'p99_us',
+  'p999_us',
+  'max_us',
+  'mean_latency_us',
+  'answered',
+  'ok',
+  'errors',
+  'misses',
+  'mismatches',
+  'engine',
+  'started_at',
+] as const;
+
+/** Flag columns: the union of every row's flags, in the order first seen. */
+function flagColumns(rows: RunRow[]): string[] {
+  const cols: string[] = [];
+  for (const r of rows) for (const k of Object.keys(r.flags)) if (!cols.includes(k)) cols.push(k);
+  return cols;
+}
+
+export function detailColumns(rows: RunRow[]): string[] {
+  return [...DETAIL_FIXED, ...flagColumns(rows)];
+}
+
+export function detailCsv(rows: RunRow[]): string {
+  const flags = flagColumns(rows);
+  const records: Cell[][] = rows.map((r) => {
+    const l = r.latencyUs;
+    return [
+      r.group,
+      r.scenario,
+      scenarioLabel({ name: r.scenario, tags: r.tags }),
+      r.tags.join(', '),
+      r.target,
+      r.mode,
+      r.round,
+      r.status,
+      r.error,
+      num(r.opsPerSec, 3),
+      num(r.avgUsPerOp, 6),
+      num(r.elapsedSec, 6),
+      num(l?.p50, 3),
+      num(l?.p90, 3),
+      num(l?.p99, 3),
+      num(l?.p999, 3),
+      num(l?.max, 3),
+      num(l?.mean, 3),
+      r.answered,
+      r.ok,
+      r.errors,
+      r.misses,
+      r.mismatches,
+      r.engine,
+      r.startedAt,
+      ...flags.map((k) => (k in r.flags ? r.flags[k] : null)),
+    ];
+  });
+  return stringify(records, { header: true, columns: detailColumns(rows), cast: { boolean: (b) => String(b) } });
+}
+
+export function summaryColumns(summaries: SummaryRow[], baseline?: string): string[] {
+  const rounds = Math.max(0, ...summaries.map((s) => s.rounds.length));
+  const cols = ['group', 'scenario', 'label', 'tags', 'mode', 'ok_rounds', 'bad_rounds'];
+  for (let i = 1; i <= rounds; i++) cols.push(`round${i}_ops_per_sec`);
+  cols.push(
+    'mean_ops_per_sec',
+    'stddev_ops_per_sec',
+    'min_ops_per_sec',
+    'max_ops_per_sec',
+    'mean_avg_us_per_op',
+    'mean_elapsed_s',
+    'mean_p50_us',
+    'mean_p90_us',
+    'mean_p99_us',
+    'mean_p999_us',
+    'mean_max_us',
+  );
+  if (baseline !== undefined) cols.push('baseline', 'ratio_to_baseline');
+  return cols;
+}
+
+export function summaryCsv(summaries: SummaryRow[], baseline?: string): string {
+  const rounds = Math.max(0, ...summaries.map((s) => s.rounds.length));
+  const records: Cell[][] = summaries.map((s) => {
+    const cells: Cell[] = [s.group, s.scenario, s.label, s.tags.join(', '), s.mode, s.okRounds, s.badRounds];
+    for (let i = 0; i < rounds; i++) cells.push(num(s.rounds[i]?.opsPerSec, 3));
+    const l = s.latencyUs;
+    cells.push(
+      num(s.opsPerSec.mean, 3),
+      num(s.opsPerSec.stddev, 3),
+      num(s.opsPerSec.min, 3),
+      num(s.opsPerSec.max, 3),
+      num(s.avgUsPerOp.mean, 6),
+      num(s.elapsedSec.mean, 6),
+      num(l?.p50, 3),
+      num(l?.p90, 3),
+      num(l?.p99, 3),
+      num(l?.p999, 3),
+      num(l?.max, 3),
+    );
+    if (baseline !== undefined) cells.push(baseline, num(s.ratioToBaseline, 6));
+    return cells;
+  });
+  return stringify(records, { header: true, columns: summaryColumns(summaries, baseline) });
+}

@@ -1,0 +1,101 @@
+/**
+ * Words the reports show, in the two languages users read them in. `zh`
+ * gives the headers of the tables users keep today (场景, 模式, 均值QPS, …).
+ */
+import type { Lang } from './rows.js';
+
+export interface Labels {
+  scenario: string;
+  mode: string;
+  round: (n: number) => string;
+  meanQps: string;
+  meanAvgUs: string;
+  meanElapsed: string;
+  vsBaseline: (baseline: string) => string;
+  heading: (name: string, rounds: number, when: string) => string;
+  roundsLine: (rounds: number) => string;
+  parameters: string;
+  detail: string;
+  summary: string;
+  engine: string;
+  partial: (done: number, planned: number) => string;
+  stopped: string;
+  failed: string;
+  notRun: string;
+  throughputChart: string;
+  latencyChart: string;
+  opsPerSec: string;
+  latencyAxis: string;
+  spreadNote: string;
+  latencyNote: string;
+  noData: string;
+}
+
+const en: Labels = {
+  scenario: 'scenario',
+  mode: 'mode',
+  round: (n) => `Round${n}`,
+  meanQps: 'mean QPS',
+  meanAvgUs: 'mean avg(us/op)',
+  meanElapsed: 'mean elapsed(s)',
+  vsBaseline: (b) => `vs ${b}`,
+  heading: (name, rounds, when) => `${name}: mean of ${rounds} round${rounds === 1 ? '' : 's'} (${when})`,
+  roundsLine: (rounds) => `rounds: ${rounds} (mean)`,
+  parameters: 'parameters',
+  detail: 'detail',
+  summary: 'summary',
+  engine: 'engine',
+  partial: (done, planned) => `partial: ${done} of ${planned} runs finished`,
+  stopped: 'stopped',
+  failed: 'failed',
+  notRun: '-',
+  throughputChart: 'Throughput: mean ops/s per scenario and mode',
+  latencyChart: 'Latency percentiles (mean over rounds)',
+  opsPerSec: 'ops/s',
+  latencyAxis: 'latency (us, log scale)',
+  spreadNote: 'Bar: mean over ok rounds; whisker: min to max; dots: each round.',
+  latencyNote: 'Per-request latency, reply parsed minus request written (pipelined requests included).',
+  noData: 'no finished round',
+};
+
+const zh: Labels = {
+  scenario: '场景',
+  mode: '模式',
+  round: (n) => `Round${n}`,
+  meanQps: '均值QPS',
+  meanAvgUs: '均值avg(us/op)',
+  meanElapsed: '均值elapsed(s)',
+  vsBaseline: (b) => `相对${b}`,
+  heading: (name, rounds, when) => `${name} ${rounds}轮均值复测（${when}）`,
+  roundsLine: (rounds) => `轮次：${rounds} 轮（取均值）`,
+  parameters: '参数',
+  detail: '明细数据',
+  summary: '汇总数据',
+  engine: '引擎',
+  partial: (done, planned) => `未完成：已完成 ${done}/${planned} 次运行`,
+  stopped: '中止',
+  failed: '失败',
+  notRun: '-',
+  throughputChart: '吞吐：各场景、各模式的均值 ops/s',
+  latencyChart: '延迟分位数（各轮均值）',
+  opsPerSec: 'ops/s',
+  latencyAxis: '延迟（us，对数坐标）',
+  spreadNote: '柱：成功轮次的均值；须线：最小到最大；圆点：每一轮。',
+  latencyNote: '单请求延迟：解析到回复的时间减去发出请求的时间（含 pipeline）。',
+  noData: '没有完成的轮次',
+};
+
+export function labelsFor(lang: Lang = 'en'): Labels {
+  return lang === 'zh' ? zh : en;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` in local time, as the seed's headings show it. */
+export function localDateTime(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** `YYYYMMDD_HHMMSS` in local time: the seed's file name stamp. */
+export function fileTimestamp(d: Date): string {
+  return localDateTime(d).replace(/-/g, '').replace(' ', '_').replace(/:/g, '');
+}
