@@ -7,6 +7,8 @@ disagreement with this third reading of the spec.
 Run: python3 test/vectors/generate.py > test/vectors/workload.json
 """
 import json
+import math
+import struct
 
 M32 = 0xFFFFFFFF
 ALPHABET = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -96,6 +98,70 @@ def encode(args):
     return out
 
 
+def det_log2(a):
+    bits = struct.unpack("<Q", struct.pack("<d", a))[0]
+    e = ((bits >> 52) & 0x7FF) - 1023
+    m = struct.unpack("<d", struct.pack("<Q", (bits & ~(0x7FF << 52)) | (1023 << 52)))[0]
+    if m > 1.4142135623730951:
+        m = m / 2
+        e = e + 1
+    t = (m - 1) / (m + 1)
+    t2 = t * t
+    acc = 1 / 15
+    for k in (13, 11, 9, 7, 5, 3, 1):
+        acc = 1 / k + t2 * acc
+    return e + 2 * t * acc * 1.4426950408889634
+
+
+def det_exp2(y):
+    k = math.floor(y)
+    f = (y - k) * 0.6931471805599453
+    acc = 1.0
+    for j in range(16, 0, -1):
+        acc = 1 + (f / j) * acc
+    return acc * struct.unpack("<d", struct.pack("<Q", (k + 1023) << 52))[0]
+
+
+def det_pow(a, b):
+    return det_exp2(b * det_log2(a))
+
+
+class KeyChooser:
+    def __init__(self, pattern, keyspace, connection, connections, stddev=None, zipf=0.99):
+        self.pattern = pattern
+        self.n = keyspace
+        self.i = 0
+        self.start = connection * ((keyspace - keyspace % connections) // connections)
+        self.median = keyspace / 2
+        self.stddev = keyspace / 6 if stddev is None else stddev
+        self.s = zipf
+        if zipf != 1:
+            self.zipf_scale = det_pow(keyspace + 1, 1 - zipf) - 1
+
+    def next(self, st):
+        n = self.n
+        if self.pattern == "uniform":
+            return st.u53() % n
+        if self.pattern == "sequential":
+            idx = (self.start + self.i) % n
+            self.i += 1
+            return idx
+        if self.pattern == "gaussian":
+            total = 0
+            for _ in range(12):
+                total += st.u32()
+            z = total / 4294967296 - 6
+            idx = math.floor(self.median + self.stddev * z)
+            return 0 if idx < 0 else (n - 1 if idx > n - 1 else idx)
+        u = st.u53() / 9007199254740992
+        if self.s == 1:
+            x = det_pow(n + 1, u)
+        else:
+            x = det_pow(u * self.zipf_scale + 1, 1 / (1 - self.s))
+        idx = math.floor(x) - 1
+        return n - 1 if idx > n - 1 else (0 if idx < 0 else idx)
+
+
 def requests_for(total, conns, c):
     return total // conns + (1 if c < total % conns else 0)
 
@@ -166,6 +232,27 @@ def main():
          "keyIndex": 4711, "valueSize": 32, "seed": 12345, "connection": 0, "keyspace": 100000,
          "bytes": encode([b"SET", k, v, b"user:%012d" % r1, b"%012d" % r2]).decode()},
     ]
+    vectors["math"] = {
+        "log2": [[a, det_log2(a)] for a in [1.0, 1.5, 2.0, 3.0, 10.0, 1000001.0, 123456789.123]],
+        "exp2": [[y, det_exp2(y)] for y in [0.0, 0.5, 1.0, 3.25, 19.93, 29.9, -0.75]],
+    }
+    vectors["keyPatterns"] = []
+    for pattern, keyspace, conn, conns, extra in [
+        ("uniform", 1000, 0, 1, {}),
+        ("sequential", 1000, 1, 3, {}),
+        ("gaussian", 1000000, 0, 1, {}),
+        ("gaussian", 100, 2, 4, {"stddev": 50}),
+        ("zipf", 1000000000, 0, 1, {}),
+        ("zipf", 1000, 1, 2, {"zipf": 1.0}),
+        ("zipf", 100000, 0, 1, {"zipf": 1.5}),
+    ]:
+        st = Stream(31337, conn)
+        ch = KeyChooser(pattern, keyspace, conn, conns, extra.get("stddev"), extra.get("zipf", 0.99))
+        vectors["keyPatterns"].append({
+            "pattern": pattern, "keyspace": keyspace, "seed": 31337, "connection": conn, "connections": conns,
+            "keyStddev": extra.get("stddev"), "zipfExponent": extra.get("zipf", 0.99),
+            "indexes": [ch.next(st) for _ in range(16)],
+        })
     print(json.dumps(vectors, indent=1))
 
 

@@ -4,6 +4,7 @@
  * RunResult field names are stable: scripts read them from `--json`.
  */
 import type { HistogramData, LatencySummary } from './histogram.js';
+import type { KeyPattern } from './workload.js';
 
 export type Mode = 'set' | 'get' | 'mixed';
 export type EngineName = 'js' | 'native';
@@ -19,6 +20,12 @@ export interface Plan {
   requests: number;
   mode: Mode;
   keyspace: number;
+  /** How key indexes are drawn: uniform | sequential | gaussian | zipf. */
+  keyPattern: KeyPattern;
+  /** gaussian: standard deviation in keys; null = keyspace / 6. */
+  keyStddev: number | null;
+  /** zipf: exponent s, > 0. */
+  zipfExponent: number;
   valueSizeMin: number;
   valueSizeMax: number;
   /** Mixed mode: percentage of writes, 0..100. */

@@ -6,7 +6,7 @@
  */
 import { CommandEncoder, parseTemplate, type Template } from './command.js';
 import type { Plan } from './plan.js';
-import { fnv1a32, KeyStream, requestsForConnection, ValueFactory, writeKey } from './workload.js';
+import { fnv1a32, KeyChooser, KeyStream, requestsForConnection, ValueFactory, writeKey } from './workload.js';
 
 export const OP_SET = 0;
 export const OP_GET = 1;
@@ -21,6 +21,7 @@ export class RequestSource {
   lastKeyHash = 0;
   lastKeyIndex = 0;
   private readonly keys: KeyStream;
+  private readonly chooser: KeyChooser;
   private readonly randInts: KeyStream;
   private sequential: number;
 
@@ -33,6 +34,7 @@ export class RequestSource {
     const plan = workload.plan;
     this.remaining = count;
     this.keys = new KeyStream(plan.seed, connection);
+    this.chooser = new KeyChooser(plan, plan.keyspace, connection, plan.connections);
     this.randInts = new KeyStream((plan.seed ^ RAND_INT_SALT) >>> 0, connection);
     this.sequential = connection;
   }
@@ -49,10 +51,9 @@ export class RequestSource {
       keyIndex = this.sequential;
       this.sequential += plan.connections;
     } else {
-      if (plan.mode === 'mixed') isSet = this.keys.nextIsSet(plan.setRatio);
-      else isSet = plan.mode === 'set' || this.order === 'preload-replay';
-      keyIndex = this.keys.nextKeyIndex(plan.keyspace);
-      if (this.order === 'preload-replay') isSet = true;
+      // Preload replays a get run's stream, which has no mixed-mode draws.
+      isSet = plan.mode === 'mixed' ? this.keys.nextIsSet(plan.setRatio) : plan.mode === 'set' || this.order === 'preload-replay';
+      keyIndex = this.chooser.next(this.keys);
     }
     const encoder = isSet ? w.setEncoder : w.getEncoder;
     const n = encoder.encode(out, at, keyIndex, this.randInts);

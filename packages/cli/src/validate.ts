@@ -5,6 +5,7 @@
  */
 import { parseTemplate, TemplateError, unverifiableReason } from './command.js';
 import type { Mode, Plan } from './plan.js';
+import { KEY_PATTERNS, type KeyPattern } from './workload.js';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -47,6 +48,16 @@ export function parseChoice<T extends string>(flag: string, raw: unknown, choice
     throw new UsageError(`${flag} must be one of ${choices.join(', ')} (got ${shown(raw)})`);
   }
   return text as T;
+}
+
+/** A number > 0 and <= max (decimals allowed). */
+export function parsePositive(flag: string, raw: unknown, max: number): number {
+  const text = String(raw).trim();
+  const n = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+  if (!Number.isFinite(n) || n <= 0 || n > max) {
+    throw new UsageError(`${flag} must be a number greater than 0 and at most ${max} (got ${shown(raw)})`);
+  }
+  return n;
 }
 
 /** `32` or a range `32-1024`. */
@@ -92,6 +103,9 @@ export interface RawRunOptions {
   seed?: string;
   verifyGet?: boolean;
   connections: string;
+  keyPattern: string;
+  keyStddev?: string;
+  zipfExponent: string;
   threads?: string;
   engine: string;
   preload: boolean;
@@ -117,6 +131,9 @@ export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoic
     requests: parseInteger('--requests', raw.requests, LIMITS.requests),
     mode,
     keyspace: parseInteger('--keyspace', raw.keyspace, LIMITS.keyspace),
+    keyPattern: parseChoice<KeyPattern>('--key-pattern', raw.keyPattern, KEY_PATTERNS),
+    keyStddev: raw.keyStddev === undefined ? null : parsePositive('--key-stddev', raw.keyStddev, 2 ** 48),
+    zipfExponent: parsePositive('--zipf-exponent', raw.zipfExponent, 5),
     valueSizeMin: sizes.min,
     valueSizeMax: sizes.max,
     setRatio: parseInteger('--set-ratio', raw.setRatio, LIMITS.setRatio),

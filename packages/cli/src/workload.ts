@@ -209,3 +209,102 @@ export function valueFor(key: string | Buffer, sizes: ValueSizeSpec): Buffer {
   factory.writeValue(out, 0, h);
   return out;
 }
+
+// ---- Key patterns (docs/workload.md, "Key patterns") ----
+
+export type KeyPattern = 'uniform' | 'sequential' | 'gaussian' | 'zipf';
+export const KEY_PATTERNS: readonly KeyPattern[] = ['uniform', 'sequential', 'gaussian', 'zipf'];
+
+const bits = new Float64Array(1);
+const words = new Uint32Array(bits.buffer); // little-endian: words[1] is the high word
+const LOG2E = 1.4426950408889634;
+const LN2 = 0.6931471805599453;
+const SQRT2 = 1.4142135623730951;
+const TWO_POW_53 = 9007199254740992;
+
+/** log2 for a >= 1 with basic arithmetic only, so both engines agree to the bit. */
+export function detLog2(a: number): number {
+  bits[0] = a;
+  const hi = words[1];
+  let e = ((hi >>> 20) & 0x7ff) - 1023;
+  words[1] = (hi & 0x800fffff) | (1023 << 20);
+  let m = bits[0];
+  if (m > SQRT2) {
+    m = m / 2;
+    e = e + 1;
+  }
+  const t = (m - 1) / (m + 1);
+  const t2 = t * t;
+  let acc = 1 / 15;
+  for (let k = 13; k >= 1; k -= 2) acc = 1 / k + t2 * acc;
+  return e + 2 * t * acc * LOG2E;
+}
+
+/** 2^y with basic arithmetic only. */
+export function detExp2(y: number): number {
+  const k = Math.floor(y);
+  const f = (y - k) * LN2;
+  let acc = 1;
+  for (let j = 16; j >= 1; j--) acc = 1 + (f / j) * acc;
+  words[0] = 0;
+  words[1] = (k + 1023) << 20;
+  return acc * bits[0];
+}
+
+export function detPow(a: number, b: number): number {
+  return detExp2(b * detLog2(a));
+}
+
+export interface KeyPatternSpec {
+  keyPattern: KeyPattern;
+  /** gaussian: standard deviation in keys (default keyspace / 6). */
+  keyStddev: number | null;
+  /** zipf: the exponent s (default 0.99). */
+  zipfExponent: number;
+}
+
+/** Draws key indexes for one connection by the chosen pattern. */
+export class KeyChooser {
+  private i = 0;
+  private readonly start: number;
+  private readonly median: number;
+  private readonly stddev: number;
+  private readonly zipfScale: number;
+  private readonly pattern: KeyPattern;
+  private readonly s: number;
+
+  constructor(spec: KeyPatternSpec, private readonly keyspace: number, connection: number, connections: number) {
+    this.pattern = spec.keyPattern;
+    this.start = connection * ((keyspace - (keyspace % connections)) / connections);
+    this.median = keyspace / 2;
+    this.stddev = spec.keyStddev ?? keyspace / 6;
+    this.s = spec.zipfExponent;
+    this.zipfScale = this.s !== 1 ? detPow(keyspace + 1, 1 - this.s) - 1 : 0;
+  }
+
+  next(stream: KeyStream): number {
+    const n = this.keyspace;
+    switch (this.pattern) {
+      case 'uniform':
+        return stream.nextU53() % n;
+      case 'sequential': {
+        const index = (this.start + this.i) % n;
+        this.i++;
+        return index;
+      }
+      case 'gaussian': {
+        let total = 0;
+        for (let k = 0; k < 12; k++) total += stream.nextU32();
+        const z = total / 4294967296 - 6;
+        const index = Math.floor(this.median + this.stddev * z);
+        return index < 0 ? 0 : index > n - 1 ? n - 1 : index;
+      }
+      default: {
+        const u = stream.nextU53() / TWO_POW_53;
+        const x = this.s === 1 ? detPow(n + 1, u) : detPow(u * this.zipfScale + 1, 1 / (1 - this.s));
+        const index = Math.floor(x) - 1;
+        return index > n - 1 ? n - 1 : index < 0 ? 0 : index;
+      }
+    }
+  }
+}

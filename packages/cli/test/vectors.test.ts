@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CommandEncoder, parseTemplate } from '../src/command.js';
-import { fmix32, fnv1a32, KeyStream, requestsForConnection, valueFor, ValueFactory } from '../src/workload.js';
+import { detExp2, detLog2, fmix32, fnv1a32, KeyChooser, KeyStream, requestsForConnection, valueFor, ValueFactory } from '../src/workload.js';
 import { RAND_INT_SALT } from '../src/request-source.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../test/vectors/workload.json', import.meta.url), 'utf8'));
@@ -51,6 +51,21 @@ describe('shared workload vectors (docs/workload.md)', () => {
       const out = Buffer.alloc(enc.maxBytes());
       const n = enc.encode(out, 0, v.keyIndex, new KeyStream(((v.seed ?? 0) ^ RAND_INT_SALT) >>> 0, v.connection ?? 0));
       expect(out.subarray(0, n).toString('latin1')).toBe(v.bytes);
+    }
+  });
+});
+
+describe('key patterns (docs/workload.md)', () => {
+  it('the deterministic log2/exp2 match the reference to the bit', () => {
+    for (const [a, y] of vectors.math.log2) expect(detLog2(a)).toBe(y);
+    for (const [a, y] of vectors.math.exp2) expect(detExp2(a)).toBe(y);
+  });
+
+  it('each pattern draws the same indexes', () => {
+    for (const v of vectors.keyPatterns) {
+      const chooser = new KeyChooser({ keyPattern: v.pattern, keyStddev: v.keyStddev, zipfExponent: v.zipfExponent }, v.keyspace, v.connection, v.connections);
+      const stream = new KeyStream(v.seed, v.connection);
+      expect(v.indexes.map(() => chooser.next(stream)), v.pattern).toEqual(v.indexes);
     }
   });
 });
