@@ -10,9 +10,15 @@ import { runCli } from '../helpers/servers.js';
  * addon loads, so the same tests pin both engines' behaviour without change.
  */
 export async function availableEngines(): Promise<string[]> {
-  // Port 1 refuses at once: the probe only asks whether the engine loads.
+  // Port 1 refuses at once: the probe only asks whether the engine loads,
+  // which it did when the (failed) run's result names it.
   const probe = await runCli(['--engine', 'native', '--port', '1', '--requests', '1', '--timeout', '2s', '--json'], 30_000);
-  const nativeAvailable = !/cannot be loaded/.test(probe.stderr);
+  let nativeAvailable = false;
+  try {
+    nativeAvailable = !/cannot be loaded/.test(probe.stderr) && JSON.parse(probe.stdout).engine === 'native';
+  } catch {
+    nativeAvailable = false;
+  }
   return ['js', ...(nativeAvailable ? ['native'] : [])];
 }
 
