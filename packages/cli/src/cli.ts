@@ -5,7 +5,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import { EngineUnavailableError, selectEngine } from './engines.js';
 import { formatHuman, formatJson } from './output.js';
-import type { RunResult } from './plan.js';
+import { Histogram } from './histogram.js';
+import type { Engine, Plan, Progress, RunOptions, RunResult } from './plan.js';
+import { comparisonTable, CSV_HEADER, csvLine, parseTests, quietLine, runSuite, SUITE_NAMES, type SuiteLine, type SuiteTest } from './suite.js';
 import { ProgressLine } from './progress.js';
 import { EXIT, exitCodeFor, runPlan } from './run.js';
 import { spawnEmbedded, startServer } from './serve.js';
@@ -95,8 +97,11 @@ export function buildProgram(io: CliIo = defaultIo): Command {
     .option('--json', 'print the RunResult as JSON (stable field names)', false)
     .option('-q, --quiet', 'no progress on stderr', false)
     .option('--embedded', 'run against the built-in demo/test server (respbench serve) on a free port', false)
+    .option('-t, --tests <list>', `the command suite, redis-benchmark's tests in turn: ${SUITE_NAMES.join(',')} (lrange = all four)`)
+    .option('--csv', 'with -t: print CSV in redis-benchmark --csv columns', false)
+    .option('--compare <host:port>', 'with -t: run the suite against this second target too and print both with the ratio')
     .addHelpText('after', HELP_AFTER)
-    .action(async (opts: RawRunOptions & { json: boolean; quiet: boolean; embedded: boolean }) => {
+    .action(async (opts: RunFlags) => {
       await runCommand(opts, io);
     });
 
@@ -124,8 +129,20 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   return program;
 }
 
-async function runCommand(opts: RawRunOptions & { json: boolean; quiet: boolean; embedded: boolean }, io: CliIo): Promise<void> {
+type RunFlags = RawRunOptions & { json: boolean; quiet: boolean; embedded: boolean; tests?: string; csv: boolean; compare?: string };
+
+/** `host:port` for --compare. */
+function parseTarget(raw: string): { host: string; port: number } {
+  const m = /^(.+):(\d+)$/.exec(raw.trim());
+  if (!m) throw new UsageError(`--compare must be host:port (got "${raw}")`);
+  return { host: m[1], port: parseInteger('--compare port', m[2], LIMITS.port) };
+}
+
+async function runCommand(opts: RunFlags, io: CliIo): Promise<void> {
   const { plan, engine: choice } = buildPlan(opts);
+  const tests = opts.tests === undefined ? null : parseTests(opts.tests);
+  const compare = opts.compare === undefined ? null : parseTarget(opts.compare);
+  if (!tests && (opts.csv || compare)) throw new UsageError(`${opts.csv ? '--csv' : '--compare'} goes with -t/--tests`);
   let selection;
   try {
     selection = selectEngine(choice);
@@ -158,7 +175,14 @@ async function runCommand(opts: RawRunOptions & { json: boolean; quiet: boolean;
   const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
   let result: RunResult;
   try {
-    result = await runPlan(selection.engine, plan, { onProgress: (p) => progress.update(p), signal: controller.signal });
+    const runOptions = { onProgress: (p: Progress) => progress.update(p), signal: controller.signal };
+    if (tests) {
+      const code = await runSuiteCommand(selection.engine, plan, tests, compare, opts, io, progress, runOptions);
+      if (signalCode !== EXIT.ok) throw new Exit(signalCode);
+      if (code !== EXIT.ok) throw new Exit(code);
+      return;
+    }
+    result = await runPlan(selection.engine, plan, runOptions);
   } finally {
     progress.clear();
     process.off('SIGINT', onInt);
@@ -170,6 +194,47 @@ async function runCommand(opts: RawRunOptions & { json: boolean; quiet: boolean;
   if (result.failure?.kind === 'connect' || result.failure?.kind === 'preload') io.stderr(`respbench: ${result.failure.message}\n`);
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);
+}
+
+async function runSuiteCommand(
+  engine: Engine,
+  plan: Plan,
+  tests: SuiteTest[],
+  compare: { host: string; port: number } | null,
+  opts: RunFlags,
+  io: CliIo,
+  progress: ProgressLine,
+  runOptions: RunOptions,
+): Promise<number> {
+  const print = (line: SuiteLine) => {
+    progress.clear();
+    if (opts.json || compare) return;
+    if (opts.csv) {
+      const h = Histogram.fromData(line.result.histogram);
+      io.stdout(`${csvLine(line, h.valueAtPercentile(95) / 1000, h.min() / 1000)}\n`);
+    } else io.stdout(`${quietLine(line)}\n`);
+  };
+  if (opts.csv && !opts.json && !compare) io.stdout(`${CSV_HEADER}\n`);
+  const a = await runSuite(engine, plan, tests, print, runOptions);
+  let b: SuiteLine[] = [];
+  if (compare) {
+    b = await runSuite(engine, { ...plan, ...compare }, tests, print, runOptions);
+    const rows = a.filter((line) => b.some((o) => o.label === line.label)).map((line) => ({ label: line.label, a: line.result, b: b.find((o) => o.label === line.label)!.result }));
+    if (opts.json) io.stdout(`${JSON.stringify({ a: a.map(lineJson), b: b.map(lineJson) }, null, 2)}\n`);
+    else io.stdout(`A = ${plan.host}:${plan.port}, B = ${compare.host}:${compare.port}\n${comparisonTable(rows, 'A', 'B')}\n`);
+  } else if (opts.json) {
+    io.stdout(`${JSON.stringify(a.map(lineJson), null, 2)}\n`);
+  }
+  let code: number = EXIT.ok;
+  for (const line of [...a, ...b]) code = Math.max(code, exitCodeFor(line.result) === EXIT.failed ? 100 : exitCodeFor(line.result));
+  for (const line of [...a, ...b]) {
+    if (line.result.failure) io.stderr(`respbench: ${line.label}: ${line.result.failure.message}\n`);
+  }
+  return code === 100 ? EXIT.failed : code;
+}
+
+function lineJson(line: SuiteLine) {
+  return { test: line.test, label: line.label, result: line.result };
 }
 
 /** Runs the program on argv; resolves to the exit status. */

@@ -31,11 +31,13 @@ export class TemplateError extends Error {}
 /**
  * Parses `--set-cmd` / `--get-cmd`. Arguments are separated by spaces; a
  * single bare word is the kvstore shape (`NAME key value` or `NAME key`).
+ * `literal` (the command suite's own commands, Plan.literalCommands) sends a
+ * single word as it is and needs no __key__.
  */
-export function parseTemplate(source: string, role: 'set' | 'get'): Template {
+export function parseTemplate(source: string, role: 'set' | 'get', literal = false): Template {
   const words = source.trim().split(/\s+/).filter((w) => w.length > 0);
   if (words.length === 0) throw new TemplateError('is empty');
-  if (words.length === 1 && !words[0].includes('__')) {
+  if (!literal && words.length === 1 && !words[0].includes('__')) {
     words.push('__key__');
     if (role === 'set') words.push('__data__');
   }
@@ -71,7 +73,7 @@ export function parseTemplate(source: string, role: 'set' | 'get'): Template {
     args.push(parts);
   }
   if (args[0].some((p) => p.kind !== 'literal')) throw new TemplateError('must start with a command name, not a placeholder');
-  if (!usesKey) throw new TemplateError('has no __key__ placeholder');
+  if (!literal && !usesKey) throw new TemplateError('has no __key__ placeholder');
   return { source, args, usesKey, usesData, usesRandInt };
 }
 

@@ -111,6 +111,14 @@ export class Histogram {
     return 0;
   }
 
+  /** Lowest equivalent value of the lowest non-empty bucket. */
+  min(): number {
+    for (let i = 0; i < COUNTS_LENGTH; i++) {
+      if (this.counts[i] > 0) return valueFromIndex(i);
+    }
+    return 0;
+  }
+
   max(): number {
     for (let i = COUNTS_LENGTH - 1; i >= 0; i--) {
       if (this.counts[i] > 0) return valueFromIndex(i) + rangeSizeOfIndex(i) - 1;

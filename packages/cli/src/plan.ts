@@ -34,6 +34,12 @@ export interface Plan {
   setCmd: string;
   getCmd: string;
   keyPrefix: string;
+  /**
+   * True for the command suite's own commands (-t): a single word such as
+   * PING is sent as it is, and a template needs no __key__. False for
+   * --set-cmd/--get-cmd, where a bare name means the kvstore shape.
+   */
+  literalCommands: boolean;
   /** Unsigned 32-bit seed. */
   seed: number;
   verifyGet: boolean;

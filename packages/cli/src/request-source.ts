@@ -80,8 +80,8 @@ export class Workload {
   constructor(readonly plan: Plan) {
     this.values = new ValueFactory({ min: plan.valueSizeMin, max: plan.valueSizeMax });
     this.prefix = Buffer.from(plan.keyPrefix);
-    this.setTemplate = parseTemplate(plan.setCmd, 'set');
-    this.getTemplate = parseTemplate(plan.getCmd, 'get');
+    this.setTemplate = parseTemplate(plan.setCmd, 'set', plan.literalCommands);
+    this.getTemplate = parseTemplate(plan.getCmd, 'get', plan.literalCommands);
     this.setEncoder = new CommandEncoder(this.setTemplate, this.prefix, this.values, plan.keyspace);
     this.getEncoder = new CommandEncoder(this.getTemplate, this.prefix, this.values, plan.keyspace);
     this.verify = plan.verifyGet;

@@ -140,6 +140,7 @@ export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoic
     setCmd: String(raw.setCmd),
     getCmd: String(raw.getCmd),
     keyPrefix: String(raw.keyPrefix),
+    literalCommands: false,
     seed: raw.seed === undefined ? defaultSeed() : parseInteger('--seed', raw.seed, LIMITS.seed),
     verifyGet: Boolean(raw.verifyGet),
     preload: raw.preload !== false,
