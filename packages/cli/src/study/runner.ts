@@ -1,0 +1,241 @@
+/**
+ * Running a study: for each scenario start its target, run every mode for
+ * every round, stop the target; after each finished run rewrite the outputs.
+ * A run that fails is recorded with its error and the study goes on (unless
+ * fail-fast); an interrupt stops the current run, which is not recorded, and
+ * the targets are stopped before the study returns.
+ */
+import type { RunRow, RunStatus, StudyInfo } from '@respbench/report';
+import { scenarioLabel } from '@respbench/report';
+import type { Engine, Mode, Plan, RunResult } from '../plan.js';
+import { EXIT, missingCountsAsVerifyFailure, runPlan } from '../run.js';
+import { buildPlan, type RawRunOptions } from '../validate.js';
+import { writeOutputs, type OutputPaths } from './outputs.js';
+import { StudyProgress, type RunPosition } from './progress.js';
+import { describeTarget, type ScenarioSpec } from './spec.js';
+import { startTarget, TargetError, type StartedTarget } from './targets.js';
+
+export type StopReason = 'SIGINT' | 'SIGTERM' | 'fail-fast';
+
+export interface StudyPlan {
+  scenarios: ScenarioSpec[];
+  rounds: number;
+  /** Each scenario's modes after the command line's --mode/--modes. */
+  modesOf(s: ScenarioSpec): Mode[];
+  /** Each scenario's raw flags: built-in defaults < file defaults < group < scenario < command line. */
+  rawOf(s: ScenarioSpec): Omit<RawRunOptions, 'host' | 'port' | 'mode'>;
+  engineOf(s: ScenarioSpec): Engine;
+  info: StudyInfo;
+  paths: OutputPaths;
+  lang: 'en' | 'zh';
+  failFast: boolean;
+}
+
+export interface StudyOutcome {
+  rows: RunRow[];
+  markdown: string;
+  stopped: StopReason | null;
+  exitCode: number;
+}
+
+function snake(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** The run's flags for the detail CSV: every Plan field but the mode (a column of its own). */
+export function planFlags(plan: Plan): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const [k, v] of Object.entries(plan)) {
+    if (k === 'mode') continue;
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[snake(k)] = v;
+    else if (v === null) out[snake(k)] = '';
+    else out[snake(k)] = JSON.stringify(v);
+  }
+  return out;
+}
+
+function statusOf(r: RunResult, serverGone: string | null): { status: RunStatus; error: string } {
+  if (r.failure) {
+    const gone = serverGone ? ` (the server ${serverGone})` : '';
+    return { status: 'failed', error: `${r.failure.kind}: ${r.failure.message}${gone}` };
+  }
+  if (r.mismatches > 0) return { status: 'mismatches', error: `${r.mismatches} reads did not verify${r.firstMismatch ? `; first: ${r.firstMismatch}` : ''}` };
+  if (missingCountsAsVerifyFailure(r)) return { status: 'mismatches', error: `${r.misses} reads found nothing where a value was written` };
+  if (r.errors > 0) return { status: 'errors', error: `${r.errors} error replies; first: ${r.firstError ?? ''}` };
+  return { status: 'ok', error: '' };
+}
+
+export class StudyRunner {
+  readonly rows: RunRow[] = [];
+  private stopReason: StopReason | null = null;
+  private readonly controller = new AbortController();
+  private current: StartedTarget | null = null;
+  private runsDone = 0;
+  private readonly runsPlanned: number;
+
+  constructor(
+    private readonly plan: StudyPlan,
+    private readonly io: { stdout: (t: string) => void; stderr: (t: string) => void },
+    private readonly progress: StudyProgress,
+  ) {
+    this.runsPlanned = plan.scenarios.reduce((a, s) => a + plan.modesOf(s).length * plan.rounds, 0);
+  }
+
+  /** Asks the study to stop: the current run is aborted, targets are stopped, outputs written. */
+  interrupt(reason: 'SIGINT' | 'SIGTERM'): void {
+    if (this.stopReason === null || this.stopReason === 'fail-fast') this.stopReason = reason;
+    this.controller.abort();
+  }
+
+  /** A second interrupt: kill what is running now, without waiting. */
+  killNow(): void {
+    this.current?.kill();
+  }
+
+  private info(): StudyInfo {
+    const engines = [...new Set(this.rows.map((r) => r.engine).filter((e) => e !== ''))];
+    const stopped =
+      this.stopReason === 'fail-fast' ? 'a run failed (--fail-fast)' : this.stopReason ? `interrupted (${this.stopReason})` : undefined;
+    return { ...this.plan.info, engines, runsPlanned: this.runsPlanned, runsDone: this.runsDone, stopped };
+  }
+
+  private write(): string {
+    return writeOutputs(this.plan.paths, this.rows, this.info(), this.plan.lang);
+  }
+
+  private record(row: RunRow): void {
+    this.rows.push(row);
+    this.runsDone++;
+    this.write();
+  }
+
+  async run(): Promise<StudyOutcome> {
+    const { scenarios, rounds } = this.plan;
+    this.write();
+    for (const [i, s] of scenarios.entries()) {
+      if (this.stopReason) break;
+      const label = scenarioLabel(s);
+      const modes = this.plan.modesOf(s);
+      this.progress.note(`scenario ${i + 1}/${scenarios.length} ${label} · starting ${describeTarget(s.target)}`);
+      let target: StartedTarget;
+      try {
+        target = await startTarget(s.target, this.controller.signal);
+      } catch (err) {
+        if (this.stopReason && this.stopReason !== 'fail-fast') break;
+        if (!(err instanceof TargetError)) throw err;
+        this.progress.clear();
+        this.io.stderr(`respbench: scenario "${s.name}": ${err.message}\n`);
+        for (const mode of modes) {
+          for (let round = 1; round <= rounds; round++) {
+            this.record(this.failedRow(s, mode, round, `target: ${err.message}`));
+          }
+        }
+        this.progress.skipped(modes.length * rounds);
+        if (this.plan.failFast) this.stopReason = 'fail-fast';
+        continue;
+      }
+      this.current = target;
+      try {
+        await this.runScenario(s, target, i, modes);
+      } finally {
+        this.current = null;
+        this.progress.clear();
+        await target.stop();
+      }
+    }
+    this.progress.clear();
+    const markdown = this.write();
+    return { rows: this.rows, markdown, stopped: this.stopReason, exitCode: this.exitCode() };
+  }
+
+  private async runScenario(s: ScenarioSpec, target: StartedTarget, index: number, modes: Mode[]): Promise<void> {
+    const { rounds } = this.plan;
+    const engine = this.plan.engineOf(s);
+    for (const mode of modes) {
+      for (let round = 1; round <= rounds; round++) {
+        if (this.stopReason) return;
+        const pos: RunPosition = {
+          scenarioIndex: index + 1,
+          scenarioCount: this.plan.scenarios.length,
+          label: scenarioLabel(s),
+          mode,
+          round,
+          rounds,
+        };
+        const { plan } = buildPlan({ ...this.plan.rawOf(s), host: target.host, port: String(target.port), mode } as RawRunOptions);
+        this.progress.runStarted();
+        const startedAt = new Date().toISOString();
+        const result = await runPlan(engine, plan, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) });
+        // An interrupted run measured a part of its requests: not a round.
+        if (this.stopReason && this.stopReason !== 'fail-fast') return;
+        const { status, error } = statusOf(result, target.exitReason());
+        const row: RunRow = {
+          group: s.group,
+          scenario: s.name,
+          tags: s.tags,
+          target: describeTarget(s.target),
+          mode,
+          round,
+          status,
+          error,
+          opsPerSec: result.requests > 0 ? result.opsPerSec : null,
+          avgUsPerOp: result.requests > 0 ? result.avgUsPerOp : null,
+          elapsedSec: result.requests > 0 ? result.elapsedSec : null,
+          latencyUs: result.requests > 0 ? result.latencyUs : null,
+          answered: result.requests,
+          ok: result.ok,
+          errors: result.errors,
+          misses: result.misses,
+          mismatches: result.mismatches,
+          engine: result.engine,
+          startedAt,
+          flags: planFlags(plan),
+        };
+        this.record(row);
+        const figures = status === 'ok' ? `${Math.round(result.opsPerSec)} ops/s · ${result.elapsedSec.toFixed(2)} s` : `${status}: ${error}`;
+        this.progress.runFinished(pos, figures);
+        if (status !== 'ok') {
+          if (status === 'failed') this.io.stderr(`respbench: scenario "${s.name}" ${mode} round ${round}: ${error}\n`);
+          if (this.plan.failFast) {
+            this.stopReason = 'fail-fast';
+            return;
+          }
+        }
+      }
+    }
+  }
+
+  private failedRow(s: ScenarioSpec, mode: Mode, round: number, error: string): RunRow {
+    return {
+      group: s.group,
+      scenario: s.name,
+      tags: s.tags,
+      target: describeTarget(s.target),
+      mode,
+      round,
+      status: 'failed',
+      error,
+      opsPerSec: null,
+      avgUsPerOp: null,
+      elapsedSec: null,
+      latencyUs: null,
+      answered: 0,
+      ok: 0,
+      errors: 0,
+      misses: 0,
+      mismatches: 0,
+      engine: '',
+      startedAt: new Date().toISOString(),
+      flags: {},
+    };
+  }
+
+  private exitCode(): number {
+    if (this.stopReason === 'SIGINT') return EXIT.sigint;
+    if (this.stopReason === 'SIGTERM') return EXIT.sigterm;
+    if (this.rows.some((r) => r.status === 'failed')) return EXIT.failed;
+    if (this.rows.some((r) => r.status === 'mismatches')) return EXIT.verifyFailed;
+    if (this.rows.some((r) => r.status === 'errors')) return EXIT.errorReplies;
+    return EXIT.ok;
+  }
+}

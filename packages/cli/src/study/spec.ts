@@ -1,0 +1,440 @@
+/**
+ * The study file: YAML or JSON describing groups of scenarios, each with a
+ * target, the modes and run flags, run for a number of rounds. Loading checks
+ * every key, so a typo is one line naming the file and the line, never a
+ * study that silently runs something else.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import type { Mode } from '../plan.js';
+import { parseDurationMs, parseInteger, UsageError } from '../validate.js';
+
+/** One run flag as the study file may give it: the commander option it stands for. */
+export interface RunFlag {
+  /** camelCase key, commander's attribute name: `setCmd`, `valueSize`, `preload`. */
+  key: string;
+  /** The flag as typed on the command line: `--set-cmd`. */
+  flag: string;
+  /** False for switches (`--verify-get`, `--no-preload`): the file gives true/false. */
+  takesValue: boolean;
+  /** `--no-preload`: the file gives `preload: false`. */
+  negate: boolean;
+}
+
+/** Raw flag values as commander would hand them over: strings, and booleans for switches. */
+export type RawFlags = Record<string, string | boolean>;
+
+export const REDIS_PRESETS = {
+  none: ['--save', '', '--appendonly', 'no'],
+  rdb_default: ['--save', '3600 1 300 100 60 10000', '--appendonly', 'no'],
+  aof_no: ['--save', '', '--appendonly', 'yes', '--appendfsync', 'no'],
+  aof_everysec: ['--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec'],
+  aof_always: ['--save', '', '--appendonly', 'yes', '--appendfsync', 'always'],
+} as const satisfies Record<string, readonly string[]>;
+
+export type RedisPreset = keyof typeof REDIS_PRESETS;
+
+export type TargetSpec =
+  /** A server already running. */
+  | { kind: 'address'; host: string; port: number }
+  /** A command to start; `{port}` in it (or a fixed port) says where it listens. */
+  | {
+      kind: 'command';
+      command: string | string[];
+      host: string;
+      /** Null: a free port is picked and substituted for `{port}`. */
+      port: number | null;
+      cwd: string;
+      env: Record<string, string>;
+      readyTimeoutMs: number;
+      stopTimeoutMs: number;
+    }
+  /** redis-server on a free port in a fresh data directory with a persistence preset. */
+  | { kind: 'redis'; preset: RedisPreset; binary: string; args: string[]; readyTimeoutMs: number; stopTimeoutMs: number }
+  /** `respbench serve`, the built-in demo server, on a free port. */
+  | { kind: 'embedded' };
+
+export interface ScenarioSpec {
+  group: string;
+  name: string;
+  tags: string[];
+  target: TargetSpec;
+  modes: Mode[];
+  /** Flags set by the group and the scenario (the scenario wins); the study's defaults are apart. */
+  flags: RawFlags;
+  /** Where each of `flags` was set, for error messages. */
+  flagPaths: Record<string, (string | number)[]>;
+}
+
+export interface GroupSpec {
+  title: string;
+  scenarios: ScenarioSpec[];
+}
+
+export interface StudySpec {
+  /** The path as the user gave it (error messages name it so). */
+  file: string;
+  name: string;
+  description?: string;
+  rounds: number;
+  modes: Mode[];
+  baseline?: string;
+  defaults: RawFlags;
+  /** Where each of `defaults` was set. */
+  defaultPaths: Record<string, (string | number)[]>;
+  groups: GroupSpec[];
+  /** The line of a value in the file, when the parser knows it. */
+  lineOf(at: (string | number)[]): number | undefined;
+}
+
+export const MODES: readonly Mode[] = ['set', 'get', 'mixed'];
+export const ROUNDS_LIMIT: readonly [number, number] = [1, 10_000];
+/** Flags a study does not take from its file: the target gives the address, `modes` the mode. */
+const NOT_IN_FILE = new Set(['host', 'port', 'mode']);
+
+type Path = (string | number)[];
+
+class FileErrors {
+  constructor(
+    readonly file: string,
+    private readonly locate: (at: Path) => number | undefined,
+  ) {}
+
+  /** A UsageError naming the file, the line (when known) and what is wrong. */
+  at(at: Path, message: string): UsageError {
+    const line = this.locate(at);
+    return new UsageError(`${this.file}${line ? `:${line}` : ''}: ${message}`);
+  }
+}
+
+function describe(at: Path): string {
+  return at.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '') || 'the top level';
+}
+
+function kebab(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Reads a YAML or JSON study file; throws UsageError with file and line on anything wrong. */
+export function loadStudyFile(file: string, runFlags: RunFlag[]): StudySpec {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(`${file}: cannot read the study file (${code === 'ENOENT' ? 'no such file' : (err as Error).message})`);
+  }
+  const lineCounter = new LineCounter();
+  if (/\.json$/i.test(file)) {
+    try {
+      JSON.parse(text);
+    } catch (err) {
+      const msg = (err as Error).message;
+      const pos = /position (\d+)/.exec(msg);
+      const line = pos ? text.slice(0, Number(pos[1])).split('\n').length : undefined;
+      throw new UsageError(`${file}${line ? `:${line}` : ''}: invalid JSON: ${msg.replace(/\s*\(line \d+ column \d+\)/, '')}`);
+    }
+  }
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0];
+    const line = e.linePos?.[0]?.line;
+    const kind = /\.json$/i.test(file) ? 'JSON' : 'YAML';
+    throw new UsageError(`${file}${line ? `:${line}` : ''}: invalid ${kind}: ${e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`);
+  }
+  const lineOf = (at: Path) => locate(doc, lineCounter, at);
+  const errors = new FileErrors(file, lineOf);
+  const data: unknown = doc.toJS();
+  return buildSpec(data, file, runFlags, errors, lineOf);
+}
+
+/** The line of the node at `at`, or of the nearest ancestor the document has. */
+function locate(doc: Document, lines: LineCounter, at: Path): number | undefined {
+  for (let n = at.length; n >= 0; n--) {
+    const sub = at.slice(0, n);
+    const node = sub.length === 0 ? doc.contents : doc.getIn(sub, true);
+    // For a key that is there, point at the key itself (a missing value has no range).
+    if (n > 0 && typeof sub[n - 1] === 'string') {
+      const parent = n === 1 ? doc.contents : doc.getIn(sub.slice(0, -1), true);
+      if (isMap(parent)) {
+        const pair = parent.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === sub[n - 1]);
+        const range = pair && isScalar(pair.key) ? pair.key.range : undefined;
+        if (range) return lines.linePos(range[0]).line;
+      }
+    }
+    const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
+    if (range) return lines.linePos(range[0]).line;
+  }
+  return undefined;
+}
+
+const TOP_KEYS = ['name', 'description', 'rounds', 'modes', 'baseline', 'defaults', 'groups', 'scenarios'];
+const GROUP_KEYS = ['title', 'description', 'modes', 'target', 'scenarios'];
+const SCENARIO_KEYS = ['name', 'description', 'tags', 'target', 'modes'];
+
+function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: FileErrors, lineOf: (at: Path) => number | undefined): StudySpec {
+  if (!isPlainObject(data)) throw errors.at([], 'a study file is a map with groups (or scenarios), see docs/study.md');
+  const flagByName = new Map<string, RunFlag>();
+  for (const f of runFlags) {
+    if (NOT_IN_FILE.has(f.key)) continue;
+    flagByName.set(f.key, f);
+    flagByName.set(kebab(f.key), f);
+  }
+  const flagNames = [...new Set(runFlags.filter((f) => !NOT_IN_FILE.has(f.key)).map((f) => f.key))];
+
+  const checkKeys = (obj: Record<string, unknown>, at: Path, allowed: string[], withFlags: boolean, what: string) => {
+    for (const key of Object.keys(obj)) {
+      if (allowed.includes(key) || (withFlags && flagByName.has(key))) continue;
+      if (withFlags && NOT_IN_FILE.has(key)) {
+        const why = key === 'mode' ? 'use modes: [set, get]' : "the target gives the address: target: { address: 'HOST:PORT' }";
+        throw errors.at([...at, key], `${key} cannot be set in a study file (${why})`);
+      }
+      const known = withFlags ? [...allowed, ...flagNames] : allowed;
+      throw errors.at([...at, key], `unknown key "${key}" in ${what} (known: ${known.join(', ')})`);
+    }
+  };
+
+  /** Run flags among obj's keys, normalised to commander's attribute names and raw string values. */
+  const readFlags = (obj: Record<string, unknown>, at: Path, into: RawFlags, paths: Record<string, Path>) => {
+    for (const [key, value] of Object.entries(obj)) {
+      const f = flagByName.get(key);
+      if (!f) continue;
+      const here = [...at, key];
+      if (!f.takesValue) {
+        if (typeof value !== 'boolean') throw errors.at(here, `${key} must be true or false (got ${JSON.stringify(value)})`);
+        into[f.key] = value;
+      } else {
+        if (typeof value !== 'string' && typeof value !== 'number') {
+          throw errors.at(here, `${key} must be a value like ${f.flag} takes (got ${JSON.stringify(value)})`);
+        }
+        into[f.key] = String(value);
+      }
+      paths[f.key] = here;
+    }
+  };
+
+  const readModes = (value: unknown, at: Path): Mode[] => {
+    const list = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value;
+    if (!Array.isArray(list) || list.length === 0) throw errors.at(at, `modes must be a list of ${MODES.join(', ')}, e.g. [set, get]`);
+    const out: Mode[] = [];
+    for (const m of list) {
+      if (!MODES.includes(m as Mode)) throw errors.at(at, `modes: unknown mode ${JSON.stringify(m)} (known: ${MODES.join(', ')})`);
+      if (!out.includes(m as Mode)) out.push(m as Mode);
+    }
+    return out;
+  };
+
+  const readString = (value: unknown, at: Path, what: string): string => {
+    if (typeof value !== 'string' && typeof value !== 'number') throw errors.at(at, `${what} must be text (got ${JSON.stringify(value)})`);
+    const s = String(value).trim();
+    if (s.length === 0) throw errors.at(at, `${what} must not be empty`);
+    return s;
+  };
+
+  checkKeys(data, [], TOP_KEYS, false, 'the study');
+  const base = path.basename(file).replace(/\.(ya?ml|json)$/i, '');
+  const name = data.name === undefined ? base.replace(/[^\w.-]+/g, '_') || 'study' : readString(data.name, ['name'], 'name');
+  if (!/^[\w.-]+$/.test(name)) throw errors.at(['name'], `name must be letters, digits, ".", "_" or "-" (it names the output files; got ${JSON.stringify(name)})`);
+  let rounds = 3;
+  if (data.rounds !== undefined) {
+    try {
+      rounds = parseInteger('rounds', data.rounds, ROUNDS_LIMIT);
+    } catch (err) {
+      throw errors.at(['rounds'], (err as Error).message);
+    }
+  }
+  const modes = data.modes === undefined ? (['set', 'get'] as Mode[]) : readModes(data.modes, ['modes']);
+  const defaults: RawFlags = {};
+  const defaultPaths: Record<string, Path> = {};
+  if (data.defaults !== undefined) {
+    if (!isPlainObject(data.defaults)) throw errors.at(['defaults'], 'defaults must be a map of run flags, e.g. { requests: 1000000, pipeline: 128 }');
+    checkKeys(data.defaults, ['defaults'], [], true, 'defaults');
+    readFlags(data.defaults, ['defaults'], defaults, defaultPaths);
+  }
+
+  let groupList: { value: unknown; at: Path }[];
+  if (data.groups !== undefined && data.scenarios !== undefined) throw errors.at(['scenarios'], 'give either groups or scenarios, not both');
+  if (data.groups !== undefined) {
+    if (!Array.isArray(data.groups) || data.groups.length === 0) throw errors.at(['groups'], 'groups must be a non-empty list of { title, scenarios }');
+    groupList = data.groups.map((value, i) => ({ value, at: ['groups', i] }));
+  } else if (data.scenarios !== undefined) {
+    groupList = [{ value: { title: name, scenarios: data.scenarios }, at: [] }];
+  } else {
+    throw errors.at([], 'the study has no groups (or scenarios): nothing to run');
+  }
+
+  const names = new Set<string>();
+  const groups: GroupSpec[] = groupList.map(({ value: g, at }) => {
+    if (!isPlainObject(g)) throw errors.at(at, 'a group is a map { title, scenarios }');
+    if (at.length > 0) checkKeys(g, at, GROUP_KEYS, true, `group ${describe(at)}`);
+    const title = g.title === undefined ? `group ${Number(at[1]) + 1}` : readString(g.title, [...at, 'title'], 'title');
+    const groupFlags: RawFlags = {};
+    const groupPaths: Record<string, Path> = {};
+    if (at.length > 0) readFlags(g, at, groupFlags, groupPaths);
+    const groupModes = g.modes === undefined ? modes : readModes(g.modes, [...at, 'modes']);
+    const scenariosAt: Path = [...at, 'scenarios'];
+    if (!Array.isArray(g.scenarios) || g.scenarios.length === 0) throw errors.at(scenariosAt, `group "${title}": scenarios must be a non-empty list`);
+    const scenarios = g.scenarios.map((s: unknown, i: number): ScenarioSpec => {
+      const sAt: Path = [...scenariosAt, i];
+      if (!isPlainObject(s)) throw errors.at(sAt, 'a scenario is a map { name, tags, target, ... }');
+      checkKeys(s, sAt, SCENARIO_KEYS, true, `scenario ${describe(sAt)}`);
+      const sname = readString(s.name, [...sAt, 'name'], 'scenario name');
+      if (names.has(sname)) throw errors.at([...sAt, 'name'], `scenario name "${sname}" is used twice (names must be unique in a study)`);
+      names.add(sname);
+      let tags: string[] = [];
+      if (s.tags !== undefined) {
+        const list = Array.isArray(s.tags) ? s.tags : [s.tags];
+        tags = list.map((t, j) => readString(t, [...sAt, 'tags', j], 'a tag'));
+      }
+      const flags: RawFlags = { ...groupFlags };
+      const flagPaths: Record<string, Path> = { ...groupPaths };
+      readFlags(s, sAt, flags, flagPaths);
+      const targetValue = s.target ?? g.target;
+      if (targetValue === undefined) throw errors.at(sAt, `scenario "${sname}": target is missing (${TARGET_FORMS})`);
+      const target = readTarget(targetValue, s.target !== undefined ? [...sAt, 'target'] : [...at, 'target'], errors, path.dirname(path.resolve(file)));
+      return {
+        group: title,
+        name: sname,
+        tags,
+        target,
+        modes: s.modes === undefined ? groupModes : readModes(s.modes, [...sAt, 'modes']),
+        flags,
+        flagPaths,
+      };
+    });
+    return { title, scenarios };
+  });
+
+  let baseline: string | undefined;
+  if (data.baseline !== undefined) {
+    baseline = readString(data.baseline, ['baseline'], 'baseline');
+    if (!names.has(baseline)) throw errors.at(['baseline'], `baseline "${baseline}" is not a scenario of this study (scenarios: ${[...names].join(', ')})`);
+  }
+  return {
+    file,
+    name,
+    description: typeof data.description === 'string' ? data.description : undefined,
+    rounds,
+    modes,
+    baseline,
+    defaults,
+    defaultPaths,
+    groups,
+    lineOf,
+  };
+}
+
+const TARGET_FORMS = "one of { redis: PRESET }, { address: 'HOST:PORT' }, { command: CMD, port: N }, { embedded: true }";
+const TARGET_KEYS: Record<string, string[]> = {
+  redis: ['redis', 'binary', 'args', 'readyTimeout', 'stopTimeout'],
+  address: ['address'],
+  port: ['host', 'port'],
+  command: ['command', 'host', 'port', 'cwd', 'env', 'readyTimeout', 'stopTimeout'],
+  embedded: ['embedded'],
+};
+
+function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: string): TargetSpec {
+  if (!isPlainObject(value)) throw errors.at(at, `target must be ${TARGET_FORMS}`);
+  const kind = ['redis', 'command', 'embedded', 'address', 'port'].find((k) => k in value);
+  if (!kind) throw errors.at(at, `target must be ${TARGET_FORMS} (got keys: ${Object.keys(value).join(', ') || 'none'})`);
+  for (const key of Object.keys(value)) {
+    if (!TARGET_KEYS[kind].includes(key)) {
+      throw errors.at([...at, key], `unknown key "${key}" in a ${kind === 'port' ? 'host/port' : kind} target (known: ${TARGET_KEYS[kind].join(', ')})`);
+    }
+  }
+  const port = (key: string, v: unknown) => {
+    try {
+      return parseInteger(`target ${key}`, v, [1, 65535]);
+    } catch (err) {
+      throw errors.at([...at, key], (err as Error).message);
+    }
+  };
+  const duration = (key: string, fallbackMs: number) => {
+    if (value[key] === undefined) return fallbackMs;
+    try {
+      return parseDurationMs(`target ${key}`, value[key], false);
+    } catch (err) {
+      throw errors.at([...at, key], (err as Error).message);
+    }
+  };
+  const host = () => (value.host === undefined ? '127.0.0.1' : String(value.host));
+  const stringList = (key: string): string[] => {
+    const v = value[key];
+    if (v === undefined) return [];
+    if (!Array.isArray(v) || v.some((a) => typeof a !== 'string' && typeof a !== 'number')) throw errors.at([...at, key], `${key} must be a list of strings`);
+    return v.map(String);
+  };
+  switch (kind) {
+    case 'redis': {
+      const preset = value.redis;
+      if (typeof preset !== 'string' || !(preset in REDIS_PRESETS)) {
+        throw errors.at([...at, 'redis'], `unknown redis preset ${JSON.stringify(preset)} (known: ${Object.keys(REDIS_PRESETS).join(', ')})`);
+      }
+      return {
+        kind: 'redis',
+        preset: preset as RedisPreset,
+        binary: value.binary === undefined ? 'redis-server' : String(value.binary),
+        args: stringList('args'),
+        readyTimeoutMs: duration('readyTimeout', 10_000),
+        stopTimeoutMs: duration('stopTimeout', 10_000),
+      };
+    }
+    case 'embedded':
+      if (value.embedded !== true) throw errors.at([...at, 'embedded'], 'embedded must be true');
+      return { kind: 'embedded' };
+    case 'address': {
+      const m = /^(.+):(\d+)$/.exec(String(value.address));
+      if (!m) throw errors.at([...at, 'address'], `address must be HOST:PORT, e.g. 127.0.0.1:6379 (got ${JSON.stringify(value.address)})`);
+      return { kind: 'address', host: m[1].replace(/^\[(.*)\]$/, '$1'), port: port('address', m[2]) };
+    }
+    case 'port':
+      return { kind: 'address', host: host(), port: port('port', value.port) };
+    default: {
+      const command = value.command;
+      const okCommand =
+        (typeof command === 'string' && command.trim().length > 0) ||
+        (Array.isArray(command) && command.length > 0 && command.every((a) => typeof a === 'string' || typeof a === 'number'));
+      if (!okCommand) throw errors.at([...at, 'command'], 'command must be a shell command line or a list [program, arg, ...]');
+      const cmd = typeof command === 'string' ? command : (command as unknown[]).map(String);
+      const text = typeof cmd === 'string' ? cmd : cmd.join(' ');
+      const fixed = value.port === undefined ? null : port('port', value.port);
+      if (fixed === null && !text.includes('{port}')) {
+        throw errors.at([...at, 'command'], 'a command target needs a port: give port: N, or put {port} in the command to get a free one');
+      }
+      let env: Record<string, string> = {};
+      if (value.env !== undefined) {
+        if (!isPlainObject(value.env)) throw errors.at([...at, 'env'], 'env must be a map of NAME: value');
+        env = Object.fromEntries(Object.entries(value.env).map(([k, v]) => [k, String(v)]));
+      }
+      return {
+        kind: 'command',
+        command: cmd,
+        host: host(),
+        port: fixed,
+        cwd: value.cwd === undefined ? studyDir : path.resolve(studyDir, String(value.cwd)),
+        env,
+        readyTimeoutMs: duration('readyTimeout', 10_000),
+        stopTimeoutMs: duration('stopTimeout', 5_000),
+      };
+    }
+  }
+}
+
+/** Shown in the progress lines and the detail CSV's target column. */
+export function describeTarget(t: TargetSpec): string {
+  switch (t.kind) {
+    case 'address':
+      return `${t.host}:${t.port}`;
+    case 'command':
+      return `command: ${typeof t.command === 'string' ? t.command : t.command.join(' ')}`;
+    case 'redis':
+      return `redis preset ${t.preset}`;
+    case 'embedded':
+      return 'embedded demo server';
+  }
+}
