@@ -8,8 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 // @ts-expect-error a plain ESM test server without type declarations
 import { startFaultServer } from './faults/fault-server.mjs';
-import { availableEngines, STACK_TRACE } from './faults/harness.js';
-import { runCli, runJson } from './helpers/servers.js';
+import { availableEngines, STACK_TRACE, startNoAcceptServer, waitFor } from './faults/harness.js';
+import { CLI, liveProcesses, runCli, runJson } from './helpers/servers.js';
 
 const engines = await availableEngines();
 
@@ -31,6 +31,12 @@ afterEach(async () => {
 async function serve(mode: string, extra: { after?: number; every?: number } = {}): Promise<FaultServer> {
   server = (await startFaultServer({ mode, after: AFTER, ...extra })) as FaultServer;
   return server;
+}
+
+/** Pid of the respbench process whose arguments contain `needle`, or 0. */
+function pidOf(needle: string): number {
+  const line = liveProcesses(needle).find((l) => l.includes(CLI));
+  return line ? Number(line.trim().split(/\s+/)[0]) : 0;
 }
 
 function load(engine: string, port: number, more: string[] = []): string[] {
@@ -143,5 +149,46 @@ describe.each(engines)('engine %s against a faulty server', (engine) => {
     const human = await runCli(load(engine, s.port), 20_000);
     expect(human.code).toBe(3);
     expect(human.stdout).toContain('ERROR REPLIES: 20, first: ERR injected fault');
+  });
+
+  it('connections reset while others are still opening end the run cleanly (no uncaught error), exit 1', async () => {
+    const s = await serve('reset-on-accept');
+    const { run, result } = await runJson(load(engine, s.port, ['-c', '8']), 20_000);
+    expect(run.code).toBe(1);
+    expect(['closed', 'connect']).toContain(result.failure.kind);
+    expect(result.failure.message).toMatch(/connection closed by server after 0 replies|connection reset|ECONNRESET/);
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+  });
+
+  it('a server that never accepts: connecting times out at --timeout, exit 1', async () => {
+    const blackhole = await startNoAcceptServer();
+    if (!blackhole) return;
+    try {
+      const run = await runCli(['--engine', engine, '--port', String(blackhole.port), '-c', '6', '--requests', '60', '--timeout', '500ms', '-q'], 20_000);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(new RegExp(`connect to 127\\.0\\.0\\.1:${blackhole.port} timed out after 500 ms`));
+      expect(run.ms).toBeLessThan(3_000);
+    } finally {
+      blackhole.stop();
+    }
+  });
+
+  it('Ctrl-C while connections hang in connect ends the run at once: exit 130', async () => {
+    const blackhole = await startNoAcceptServer();
+    if (!blackhole) return;
+    try {
+      const started = Date.now();
+      const pending = runCli(['--engine', engine, '--port', String(blackhole.port), '-c', '6', '--requests', '60', '--timeout', '30s', '-q'], 20_000);
+      // runCli gives no handle on the child: find it by its unique port argument.
+      await waitFor('respbench to start', () => pidOf(`--port ${blackhole.port}`) > 0);
+      await new Promise((r) => setTimeout(r, 600));
+      process.kill(pidOf(`--port ${blackhole.port}`), 'SIGINT');
+      const run = await pending;
+      expect(run.code).toBe(130);
+      expect(run.stdout).toMatch(/FAILED \(interrupted\)/);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      blackhole.stop();
+    }
   });
 });

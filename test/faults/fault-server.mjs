@@ -24,6 +24,7 @@
  *   garbage-after-reply  after N replies, a valid +OK followed at once by bytes that are not RESP
  *   stall                after N replies, reads everything and answers nothing
  *   error-replies        every --every'th reply (default 10) is `-ERR injected fault`
+ *   reset-on-accept      resets every connection (RST) as soon as it is accepted
  */
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +40,7 @@ export const MODES = [
   'garbage-after-reply',
   'stall',
   'error-replies',
+  'reset-on-accept',
 ];
 
 /** What each malformed mode sends instead of its (N+1)th reply. */
@@ -119,6 +121,10 @@ export function startFaultServer({ mode = 'ok', after = 10, every = 10, port = 0
     socket.setNoDelay(true);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
+    if (mode === 'reset-on-accept') {
+      socket.resetAndDestroy();
+      return;
+    }
     let carry = Buffer.alloc(0);
     let replies = 0;
     let broken = false;

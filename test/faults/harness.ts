@@ -2,7 +2,7 @@
  * What the fault, interrupt and bad-input tests share: which engines to run
  * them over, and the processes a run leaves behind.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { runCli } from '../helpers/servers.js';
 
 /**
@@ -54,3 +54,31 @@ export async function waitFor(what: string, check: () => boolean, timeoutMs = 10
 
 /** Lines that look like a JavaScript stack trace, which users must never see. */
 export const STACK_TRACE = /^\s+at .+(\(|:\d+:\d+)/m;
+
+/**
+ * A port that listens with a backlog of 0 and never accepts: once the accept
+ * queue is full, further connects hang (SYNs are dropped). Node always
+ * accepts, so this one is a python3 one-liner; null when python3 is missing.
+ */
+export async function startNoAcceptServer(): Promise<{ port: number; stop(): void } | null> {
+  if (spawnSync('python3', ['--version']).status !== 0) return null;
+  const script = [
+    'import socket, sys, time',
+    's = socket.socket()',
+    "s.bind(('127.0.0.1', 0))",
+    's.listen(0)',
+    'print(s.getsockname()[1], flush=True)',
+    'sys.stdin.read()',
+  ].join('\n');
+  const child = spawn('python3', ['-c', script], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.once('exit', () => reject(new Error('the no-accept server exited before listening')));
+  });
+  return {
+    port,
+    stop: () => {
+      child.kill('SIGKILL');
+    },
+  };
+}

@@ -40,23 +40,50 @@ function newCounters(): Counters {
  * Opens a connection and makes it ready for load. The one place that will
  * grow TLS, unix sockets and a handshake (AUTH, SELECT, HELLO).
  */
-export function openConnection(host: string, port: number, timeoutMs: number): Promise<net.Socket> {
+export function openConnection(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new ConnectInterrupted());
     const socket = net.connect({ host, port, noDelay: true });
+    const settle = () => {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      settle();
+      socket.destroy();
+      reject(new ConnectInterrupted());
+    };
     const timer = timeoutMs > 0 ? setTimeout(() => {
+      settle();
       socket.destroy();
       reject(new Error(`connect to ${host}:${port} timed out after ${timeoutMs} ms`));
     }, timeoutMs) : null;
+    signal?.addEventListener('abort', onAbort, { once: true });
     socket.once('connect', () => {
-      if (timer) clearTimeout(timer);
+      settle();
       socket.removeAllListeners('error');
+      // Until a ConnectionRunner takes the socket over (the other connections
+      // are still opening), an error must be kept, not thrown as uncaught.
+      socket.on('error', (err) => {
+        if (!earlyErrors.has(socket)) earlyErrors.set(socket, err);
+      });
       resolve(socket);
     });
     socket.once('error', (err: NodeJS.ErrnoException) => {
-      if (timer) clearTimeout(timer);
+      settle();
       reject(new Error(connectErrorText(host, port, err)));
     });
   });
+}
+
+/** Errors on open sockets that no ConnectionRunner listened to yet. */
+const earlyErrors = new WeakMap<net.Socket, Error>();
+
+/** Ctrl-C or SIGTERM while connections were opening. */
+class ConnectInterrupted extends Error {
+  constructor() {
+    super('interrupted while connecting');
+  }
 }
 
 function connectErrorText(host: string, port: number, err: NodeJS.ErrnoException): string {
@@ -103,6 +130,11 @@ class ConnectionRunner {
   }
 
   start(): void {
+    const early = earlyErrors.get(this.socket);
+    if (early || this.socket.destroyed || this.socket.readyState !== 'open') {
+      this.fail({ kind: 'closed', message: this.closedText((early as NodeJS.ErrnoException | undefined) ?? null) });
+      return;
+    }
     if (this.source.remaining === 0) {
       this.complete();
       return;
@@ -271,10 +303,11 @@ async function runPhase(
   const sockets: net.Socket[] = [];
   try {
     for (let c = 0; c < plan.connections; c++) {
-      sockets.push(await openConnection(plan.host, plan.port, plan.timeoutMs > 0 ? plan.timeoutMs : 10_000));
+      sockets.push(await openConnection(plan.host, plan.port, plan.timeoutMs > 0 ? plan.timeoutMs : 10_000, options.signal));
     }
   } catch (err) {
     for (const s of sockets) s.destroy();
+    if (err instanceof ConnectInterrupted) return { elapsedNs: 0, failure: { kind: 'interrupted', message: err.message } };
     return { elapsedNs: 0, failure: { kind: 'connect', message: (err as Error).message } };
   }
   return new Promise<PhaseOutcome>((resolve) => {
