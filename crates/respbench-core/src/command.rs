@@ -1,0 +1,323 @@
+//! Command templates and their RESP encoding. A bare name (`HSET`) means
+//! `HSET __key__ __data__` for writes and `HSET __key__` for reads; a template
+//! names its arguments with the placeholders of memtier and redis-benchmark.
+//! A template is parsed once; per request only the key, value and random
+//! numbers are written into a buffer the caller reuses.
+
+use std::fmt;
+
+use crate::workload::{KeyStream, ValueFactory, fnv1a32, write_decimal, write_padded};
+
+pub const PLACEHOLDERS: [&str; 3] = ["__key__", "__data__", "__rand_int__"];
+/// redis-benchmark writes `__rand_int__` as 12 zero-padded digits; so do we.
+const RAND_INT_DIGITS: usize = 12;
+
+/// Whether a template is used for writes or reads: it decides what a bare
+/// command name expands to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Set,
+    Get,
+}
+
+/// One piece of an argument: fixed bytes, or a placeholder filled per request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    Literal(Vec<u8>),
+    Key,
+    Data,
+    RandInt,
+}
+
+/// A parsed `--set-cmd` / `--get-cmd`.
+#[derive(Clone, Debug)]
+pub struct Template {
+    /// The text the user gave.
+    pub source: String,
+    pub args: Vec<Vec<Part>>,
+    pub uses_key: bool,
+    pub uses_data: bool,
+    pub uses_rand_int: bool,
+}
+
+/// A template the engine cannot send; the text completes "the command …".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateError(pub String);
+
+impl fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
+/// Finds the next `__word__` at or after `from`, as the TypeScript regex
+/// `/__[A-Za-z_]*?__/g` does: the earliest start, then the shortest match.
+fn next_placeholder(word: &[u8], from: usize) -> Option<(usize, usize)> {
+    let mut start = from;
+    while start + 4 <= word.len() {
+        if word[start] == b'_' && word[start + 1] == b'_' {
+            let mut k = start + 2;
+            while k < word.len() {
+                if k + 1 < word.len() && word[k] == b'_' && word[k + 1] == b'_' {
+                    return Some((start, k + 2));
+                }
+                if word[k].is_ascii_alphabetic() || word[k] == b'_' {
+                    k += 1;
+                } else {
+                    break;
+                }
+            }
+        }
+        start += 1;
+    }
+    None
+}
+
+/// Parses `--set-cmd` / `--get-cmd`. Arguments are separated by whitespace; a
+/// single bare word is the kvstore shape (`NAME key value` or `NAME key`).
+/// `literal` (the command suite's own commands) sends a single word as it is
+/// and needs no `__key__`.
+pub fn parse_template(source: &str, role: Role, literal: bool) -> Result<Template, TemplateError> {
+    let mut words: Vec<&str> = source.split_whitespace().collect();
+    if words.is_empty() {
+        return Err(TemplateError("is empty".into()));
+    }
+    if !literal && words.len() == 1 && !words[0].contains("__") {
+        words.push("__key__");
+        if role == Role::Set {
+            words.push("__data__");
+        }
+    }
+    let (mut uses_key, mut uses_data, mut uses_rand_int) = (false, false, false);
+    let mut args = Vec::with_capacity(words.len());
+    for word in words {
+        let bytes = word.as_bytes();
+        let mut parts = Vec::new();
+        let mut last = 0;
+        while let Some((start, end)) = next_placeholder(bytes, last) {
+            if start > last {
+                parts.push(Part::Literal(bytes[last..start].to_vec()));
+            }
+            parts.push(match &word[start..end] {
+                "__key__" => {
+                    uses_key = true;
+                    Part::Key
+                }
+                "__data__" => {
+                    uses_data = true;
+                    Part::Data
+                }
+                "__rand_int__" => {
+                    uses_rand_int = true;
+                    Part::RandInt
+                }
+                other => {
+                    return Err(TemplateError(format!(
+                        "has unknown placeholder {other} (known: {})",
+                        PLACEHOLDERS.join(", ")
+                    )));
+                }
+            });
+            last = end;
+        }
+        if last < bytes.len() {
+            parts.push(Part::Literal(bytes[last..].to_vec()));
+        }
+        args.push(parts);
+    }
+    if args[0].iter().any(|p| !matches!(p, Part::Literal(_))) {
+        return Err(TemplateError("must start with a command name, not a placeholder".into()));
+    }
+    if !literal && !uses_key {
+        return Err(TemplateError("has no __key__ placeholder".into()));
+    }
+    Ok(Template { source: source.to_string(), args, uses_key, uses_data, uses_rand_int })
+}
+
+/// Why a read template's replies cannot be checked against what was written.
+pub fn unverifiable_reason(get: &Template) -> Option<&'static str> {
+    if get.uses_data {
+        Some("a read command that sends __data__ cannot be verified")
+    } else if get.uses_rand_int {
+        Some("a read command with __rand_int__ cannot be verified")
+    } else {
+        None
+    }
+}
+
+/// Encodes one template per request. Immutable after construction, so one
+/// encoder serves every connection on every thread.
+#[derive(Clone, Debug)]
+pub struct CommandEncoder {
+    template: Template,
+    header: Vec<u8>,
+    prefix: Vec<u8>,
+    /// FNV-1a state after the prefix: a key's hash only has to go over its digits.
+    prefix_hash: u32,
+    keyspace: u64,
+}
+
+impl CommandEncoder {
+    pub fn new(template: Template, prefix: &[u8], keyspace: u64) -> Self {
+        let header = format!("*{}\r\n", template.args.len()).into_bytes();
+        CommandEncoder { template, header, prefix: prefix.to_vec(), prefix_hash: fnv1a32(prefix), keyspace }
+    }
+
+    pub fn template(&self) -> &Template {
+        &self.template
+    }
+
+    /// Upper bound of the bytes one request takes.
+    pub fn max_bytes(&self, values: &ValueFactory) -> usize {
+        let mut n = self.header.len();
+        for arg in &self.template.args {
+            n += 1 + 20 + 2 + 2;
+            for p in arg {
+                n += match p {
+                    Part::Literal(b) => b.len(),
+                    Part::Key => self.prefix.len() + 20,
+                    Part::Data => values.max,
+                    Part::RandInt => RAND_INT_DIGITS,
+                };
+            }
+        }
+        n
+    }
+
+    /// Writes the request for key `key_index` at the start of `out` (which must
+    /// hold `max_bytes`); returns its length and the key's hash (what
+    /// verification needs). `rand` supplies `__rand_int__` numbers, drawn in
+    /// argument order.
+    #[inline]
+    pub fn encode(&self, out: &mut [u8], key_index: u64, rand: &mut KeyStream, values: &ValueFactory) -> (usize, u32) {
+        let mut digits = [0u8; 20];
+        let ndigits = write_decimal(&mut digits, key_index);
+        let digits = &digits[..ndigits];
+        let mut h = self.prefix_hash;
+        for &b in digits {
+            h ^= b as u32;
+            h = h.wrapping_mul(0x0100_0193);
+        }
+        let key_len = self.prefix.len() + ndigits;
+        let data_len = if self.template.uses_data { values.size_for(h) } else { 0 };
+
+        let mut pos = self.header.len();
+        out[..pos].copy_from_slice(&self.header);
+        for parts in &self.template.args {
+            let mut len = 0;
+            for p in parts {
+                len += match p {
+                    Part::Literal(b) => b.len(),
+                    Part::Key => key_len,
+                    Part::Data => data_len,
+                    Part::RandInt => RAND_INT_DIGITS,
+                };
+            }
+            out[pos] = b'$';
+            pos += 1;
+            pos += write_decimal(&mut out[pos..], len as u64);
+            out[pos..pos + 2].copy_from_slice(b"\r\n");
+            pos += 2;
+            for p in parts {
+                match p {
+                    Part::Literal(b) => {
+                        out[pos..pos + b.len()].copy_from_slice(b);
+                        pos += b.len();
+                    }
+                    Part::Key => {
+                        out[pos..pos + self.prefix.len()].copy_from_slice(&self.prefix);
+                        pos += self.prefix.len();
+                        out[pos..pos + ndigits].copy_from_slice(digits);
+                        pos += ndigits;
+                    }
+                    Part::Data => pos += values.write_value(&mut out[pos..], h),
+                    Part::RandInt => {
+                        let n = rand.next_key_index(self.keyspace);
+                        pos += write_padded(&mut out[pos..], n, RAND_INT_DIGITS);
+                    }
+                }
+            }
+            out[pos..pos + 2].copy_from_slice(b"\r\n");
+            pos += 2;
+        }
+        (pos, h)
+    }
+}
+
+/// Encodes an arbitrary command (setup work and tests, never the hot path).
+pub fn encode_command(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_names_expand_to_the_kvstore_shape() {
+        let set = parse_template("RSET", Role::Set, false).unwrap();
+        assert_eq!(set.args, vec![vec![Part::Literal(b"RSET".to_vec())], vec![Part::Key], vec![Part::Data]]);
+        let get = parse_template(" RGET ", Role::Get, false).unwrap();
+        assert_eq!(get.args, vec![vec![Part::Literal(b"RGET".to_vec())], vec![Part::Key]]);
+    }
+
+    #[test]
+    fn placeholders_may_sit_inside_an_argument() {
+        let t = parse_template("SET k:__key__:x __data__ user:__rand_int__", Role::Set, false).unwrap();
+        assert_eq!(t.args[1], vec![Part::Literal(b"k:".to_vec()), Part::Key, Part::Literal(b":x".to_vec())]);
+        assert_eq!(t.args[3], vec![Part::Literal(b"user:".to_vec()), Part::RandInt]);
+        assert!(t.uses_rand_int && t.uses_data && t.uses_key);
+    }
+
+    #[test]
+    fn literal_commands_are_sent_as_written() {
+        let ping = parse_template("PING", Role::Set, true).unwrap();
+        assert_eq!(ping.args, vec![vec![Part::Literal(b"PING".to_vec())]]);
+        let values = ValueFactory::new(3, 3);
+        let enc = CommandEncoder::new(ping, b"k:", 10);
+        let mut out = vec![0u8; enc.max_bytes(&values)];
+        let (n, _) = enc.encode(&mut out, 5, &mut KeyStream::new(0, 0), &values);
+        assert_eq!(&out[..n], b"*1\r\n$4\r\nPING\r\n");
+    }
+
+    #[test]
+    fn bad_templates_say_why() {
+        assert_eq!(parse_template("   ", Role::Set, false).unwrap_err().0, "is empty");
+        assert!(
+            parse_template("SET __key__ __value__", Role::Set, false)
+                .unwrap_err()
+                .0
+                .starts_with("has unknown placeholder __value__")
+        );
+        assert_eq!(parse_template("SET foo", Role::Set, false).unwrap_err().0, "has no __key__ placeholder");
+        assert_eq!(
+            parse_template("__key__ SET", Role::Set, false).unwrap_err().0,
+            "must start with a command name, not a placeholder"
+        );
+        assert!(parse_template("SET ___key__", Role::Set, false).unwrap_err().0.contains("___key__"));
+    }
+
+    #[test]
+    fn max_bytes_bounds_the_largest_request() {
+        let values = ValueFactory::new(10, 300);
+        let enc = CommandEncoder::new(
+            parse_template("SET __key__ __data__ __rand_int__", Role::Set, false).unwrap(),
+            b"p:",
+            1 << 50,
+        );
+        let mut out = vec![0u8; enc.max_bytes(&values)];
+        let mut rand = KeyStream::new(1, 0);
+        for i in [0u64, 9, (1 << 50) - 1] {
+            let (n, _) = enc.encode(&mut out, i, &mut rand, &values);
+            assert!(n <= out.len());
+        }
+    }
+}

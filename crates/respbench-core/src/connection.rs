@@ -1,0 +1,388 @@
+//! One connection driven through its share of one phase: a sliding window of
+//! `pipeline` requests in flight, batched writes, replies scanned straight out
+//! of the read buffer.
+//!
+//! Per connection, a ring of `pipeline` slots holds what each in-flight
+//! request needs when its reply arrives (kind, key hash, key index, send
+//! time). The write buffer, read buffer and ring are allocated once when the
+//! connection is made; a request or a reply costs no allocation. The read
+//! buffer only grows when one reply is larger than it, which a run does a few
+//! times at most.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream as StdTcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+
+use crate::counters::Counters;
+use crate::histogram::LatencyHistogram;
+use crate::plan::{Failure, FailureKind};
+use crate::reply::{ReplyKind, ReplyScanner, Scan, escape_bytes};
+use crate::request_source::{Op, RequestSource, Workload};
+
+/// Bytes of requests encoded into one write at most (as the TS engine).
+const MAX_BATCH_BYTES: usize = 256 * 1024;
+/// Starting size of the read buffer; one read takes at most this much.
+const READ_BUFFER: usize = 64 * 1024;
+/// Longest error text kept, as the TS engine.
+const MAX_ERROR_TEXT: usize = 200;
+
+/// What a worker thread accumulates for its connections.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub counters: Counters,
+    /// Present in the timed phase only: preload replies are counted, not timed.
+    pub histogram: Option<LatencyHistogram>,
+    /// Replies and errors not yet added to the shared progress counters.
+    pub unreported_replies: u64,
+    pub unreported_errors: u64,
+}
+
+/// Whether a connection still has work after an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    Busy,
+    Finished,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    sent_at: Instant,
+    key_index: u64,
+    key_hash: u32,
+    op: Op,
+}
+
+/// Opens a TCP connection and makes it ready for load (no delay,
+/// non-blocking). The one place that will grow TLS, unix sockets and a
+/// handshake. Error texts match the TS engine's.
+pub fn open(host: &str, port: u16, timeout: Duration) -> Result<StdTcpStream, String> {
+    let addrs: Vec<SocketAddr> = match (host, port).to_socket_addrs() {
+        Ok(a) => a.collect(),
+        Err(_) => return Err(format!("cannot resolve host \"{host}\"")),
+    };
+    if addrs.is_empty() {
+        return Err(format!("cannot resolve host \"{host}\""));
+    }
+    let mut last = String::new();
+    for addr in addrs {
+        match StdTcpStream::connect_timeout(&addr, timeout) {
+            Ok(stream) => {
+                stream.set_nodelay(true).map_err(|e| format!("cannot connect to {host}:{port}: {e}"))?;
+                stream.set_nonblocking(true).map_err(|e| format!("cannot connect to {host}:{port}: {e}"))?;
+                return Ok(stream);
+            }
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                last = format!("connection refused by {host}:{port} (is the server running on that port?)");
+            }
+            Err(e) if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock => {
+                last = format!("connect to {host}:{port} timed out after {} ms", timeout.as_millis());
+            }
+            Err(e) => last = format!("cannot connect to {host}:{port}: {e}"),
+        }
+    }
+    Err(last)
+}
+
+pub(crate) struct Connection {
+    pub id: u32,
+    pub stream: TcpStream,
+    source: RequestSource,
+    slots: Box<[Slot]>,
+    head: usize,
+    tail: usize,
+    inflight: usize,
+    /// Requests per write at most: the window, unless that would exceed MAX_BATCH_BYTES.
+    batch_limit: usize,
+    out: Box<[u8]>,
+    out_start: usize,
+    out_end: usize,
+    input: Vec<u8>,
+    input_len: usize,
+    /// Offset in the whole reply stream of `input[0]`, for messages.
+    stream_base: u64,
+    scanner: ReplyScanner,
+    /// `host:port` of the server, kept for messages.
+    peer: Option<String>,
+    /// Replies received in this phase.
+    pub received: u64,
+}
+
+impl Connection {
+    pub fn new(id: u32, stream: StdTcpStream, source: RequestSource, workload: &Workload) -> Connection {
+        let pipeline = workload.plan.pipeline.max(1) as usize;
+        let per_request = workload.max_request_bytes;
+        let batch_limit = pipeline.min((MAX_BATCH_BYTES / per_request).max(1));
+        let now = Instant::now();
+        let peer = stream.peer_addr().ok().map(|a| format!("{}:{}", a.ip(), a.port()));
+        Connection {
+            id,
+            peer,
+            stream_base: 0,
+            stream: TcpStream::from_std(stream),
+            source,
+            slots: vec![Slot { sent_at: now, key_index: 0, key_hash: 0, op: Op::Set }; pipeline].into_boxed_slice(),
+            head: 0,
+            tail: 0,
+            inflight: 0,
+            batch_limit,
+            out: vec![0u8; batch_limit * per_request].into_boxed_slice(),
+            out_start: 0,
+            out_end: 0,
+            input: vec![0u8; READ_BUFFER],
+            input_len: 0,
+            scanner: ReplyScanner::new(),
+            received: 0,
+        }
+    }
+
+    /// Sends the first window. A connection with nothing to send is finished at once.
+    pub fn start(&mut self, w: &Workload, tally: &mut Tally) -> Result<Status, Failure> {
+        if self.source.remaining == 0 {
+            return Ok(Status::Finished);
+        }
+        self.send(w, tally)?;
+        Ok(Status::Busy)
+    }
+
+    /// Send time of the oldest request still waiting for its reply.
+    pub fn oldest_sent_at(&self) -> Option<Instant> {
+        (self.inflight > 0).then(|| self.slots[self.head].sent_at)
+    }
+
+    /// Names the connection in messages: which one, and to where.
+    pub fn label(&self) -> String {
+        match &self.peer {
+            Some(peer) => format!("connection {} ({peer})", self.id),
+            None => format!("connection {}", self.id),
+        }
+    }
+
+    /// Why the server's side of the connection went away, with the part of
+    /// a reply that had arrived, worded as the TS engine words it.
+    fn closed_failure(&self, err: Option<io::Error>) -> Failure {
+        let mid_reply = if self.input_len > 0 {
+            format!(
+                ", in the middle of a reply ({} bytes of it received: \"{}\")",
+                self.input_len,
+                escape_bytes(&self.input, 0, self.input_len, 32)
+            )
+        } else {
+            String::new()
+        };
+        let (where_, received) = (self.label(), self.received);
+        let how = match err.as_ref().map(io::Error::kind) {
+            None => "",
+            Some(io::ErrorKind::ConnectionReset) => " (reset)",
+            Some(io::ErrorKind::BrokenPipe) => " (EPIPE)",
+            Some(io::ErrorKind::ConnectionAborted) => " (ECONNABORTED)",
+            Some(_) => {
+                let e = err.expect("an error");
+                return Failure::new(FailureKind::Closed, format!("{where_}: {e} after {received} replies{mid_reply}"));
+            }
+        };
+        Failure::new(
+            FailureKind::Closed,
+            format!("{where_}: connection closed by server after {received} replies{how}{mid_reply}"),
+        )
+    }
+
+    /// Fills the window: encodes as many requests as it has room for into one
+    /// buffer and writes them with one call. Requests in one write share a send time.
+    fn send(&mut self, w: &Workload, tally: &mut Tally) -> Result<(), Failure> {
+        let pipeline = self.slots.len();
+        while self.out_start == self.out_end {
+            let free = (pipeline - self.inflight) as u64;
+            let count = free.min(self.source.remaining).min(self.batch_limit as u64) as usize;
+            if count == 0 {
+                return Ok(());
+            }
+            let now = Instant::now();
+            let mut pos = 0;
+            for _ in 0..count {
+                let r = self.source.next(w, &mut self.out[pos..]);
+                pos += r.len;
+                self.slots[self.tail] = Slot { sent_at: now, key_index: r.key_index, key_hash: r.key_hash, op: r.op };
+                self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
+            }
+            self.inflight += count;
+            tally.counters.bytes_out += pos as u64;
+            self.out_start = 0;
+            self.out_end = pos;
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is pending; stops at WouldBlock (the writable event resumes it).
+    fn flush(&mut self) -> Result<(), Failure> {
+        while self.out_start < self.out_end {
+            match self.stream.write(&self.out[self.out_start..self.out_end]) {
+                Ok(0) => return Err(self.closed_failure(None)),
+                Ok(n) => self.out_start += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.closed_failure(Some(e))),
+            }
+        }
+        self.out_start = 0;
+        self.out_end = 0;
+        Ok(())
+    }
+
+    pub fn on_writable(&mut self, w: &Workload, tally: &mut Tally) -> Result<Status, Failure> {
+        self.flush()?;
+        self.send(w, tally)?;
+        Ok(Status::Busy)
+    }
+
+    /// Reads what the socket has, takes every complete reply, refills the window.
+    pub fn on_readable(&mut self, w: &Workload, tally: &mut Tally) -> Result<Status, Failure> {
+        loop {
+            if self.input_len == self.input.len() {
+                let grown = self.input.len() * 2;
+                self.input.resize(grown, 0);
+            }
+            let space = self.input.len() - self.input_len;
+            match self.stream.read(&mut self.input[self.input_len..]) {
+                Ok(0) => return Err(self.closed_failure(None)),
+                Ok(n) => {
+                    let now = Instant::now();
+                    tally.counters.bytes_in += n as u64;
+                    self.input_len += n;
+                    self.take_replies(w, tally, now)?;
+                    if self.source.remaining > 0 {
+                        self.send(w, tally)?;
+                    } else if self.inflight == 0 {
+                        return Ok(Status::Finished);
+                    }
+                    // A short read emptied the socket: epoll reports the next
+                    // arrival, so another read now would only say WouldBlock.
+                    if n < space {
+                        return Ok(Status::Busy);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Status::Busy),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.closed_failure(Some(e))),
+            }
+        }
+    }
+
+    /// Scans and counts every complete reply in the read buffer, then keeps
+    /// the incomplete tail at its start.
+    fn take_replies(&mut self, w: &Workload, tally: &mut Tally, now: Instant) -> Result<(), Failure> {
+        let end = self.input_len;
+        let mut pos = 0;
+        let pipeline = self.slots.len();
+        let received_before = self.received;
+        let errors_before = tally.counters.errors;
+        while pos < end && self.inflight > 0 {
+            let buf = &self.input[..end];
+            let n = match self.scanner.scan(buf, pos) {
+                Ok(Scan::Complete(n)) => n,
+                Ok(Scan::Incomplete) => break,
+                Err(e) => {
+                    return Err(Failure::new(
+                        FailureKind::Protocol,
+                        format!(
+                            "{}: protocol error after {} replies: {} at byte {} of the replies: \"{}\"",
+                            self.label(),
+                            self.received,
+                            e.reason,
+                            self.stream_base + e.offset as u64,
+                            e.bytes
+                        ),
+                    ));
+                }
+            };
+            let slot = self.slots[self.head];
+            self.head = if self.head + 1 == pipeline { 0 } else { self.head + 1 };
+            self.inflight -= 1;
+            self.received += 1;
+            count_reply(w, tally, &self.scanner, buf, &slot, now);
+            pos += n;
+        }
+        tally.unreported_replies += self.received - received_before;
+        tally.unreported_errors += tally.counters.errors - errors_before;
+        if pos < end && self.inflight == 0 {
+            return Err(Failure::new(
+                FailureKind::Protocol,
+                format!(
+                    "{}: protocol error after {} replies: unexpected bytes with no request waiting, at byte {} of the replies: \"{}\"",
+                    self.label(),
+                    self.received,
+                    self.stream_base + pos as u64,
+                    escape_bytes(&self.input, pos, end, 32)
+                ),
+            ));
+        }
+        if pos > 0 {
+            self.input.copy_within(pos..end, 0);
+            self.input_len = end - pos;
+            self.stream_base += pos as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Counts one reply against the request it answers, as the TS engine's onReply.
+#[inline]
+fn count_reply(w: &Workload, tally: &mut Tally, scanner: &ReplyScanner, buf: &[u8], slot: &Slot, now: Instant) {
+    let c = &mut tally.counters;
+    if let Some(h) = tally.histogram.as_mut() {
+        h.record(now.saturating_duration_since(slot.sent_at).as_nanos() as u64);
+        c.requests += 1;
+    }
+    match slot.op {
+        Op::Set => c.sets += 1,
+        Op::Get => c.gets += 1,
+    }
+    if scanner.kind == ReplyKind::Error {
+        c.errors += 1;
+        if c.first_error.is_none() {
+            let text = scanner.payload(buf);
+            let text: String = text[..text.len().min(MAX_ERROR_TEXT)].iter().map(|&b| b as char).collect();
+            c.first_error = Some((now, text));
+        }
+        return;
+    }
+    c.ok += 1;
+    if slot.op != Op::Get {
+        return;
+    }
+    if scanner.kind == ReplyKind::Nil {
+        c.misses += 1;
+        return;
+    }
+    if !w.verify {
+        return;
+    }
+    let matches = scanner.kind == ReplyKind::Bulk && w.values.matches(scanner.payload(buf), slot.key_hash);
+    if !matches {
+        c.mismatches += 1;
+        if c.first_mismatch.is_none() {
+            c.first_mismatch = Some((now, describe_mismatch(w, scanner, buf, slot.key_index)));
+        }
+    }
+}
+
+/// `key K: expected "…", got "…"`, worded as the TS engine words it.
+fn describe_mismatch(w: &Workload, s: &ReplyScanner, buf: &[u8], key_index: u64) -> String {
+    let expected = w.value_for_index(key_index);
+    let got = if s.kind == ReplyKind::Bulk {
+        format!("\"{}\"", escape_bytes(buf, s.payload_start, s.payload_start + s.payload_len, 48))
+    } else {
+        format!(
+            "a non-bulk reply \"{}\"",
+            escape_bytes(buf, s.payload_start.saturating_sub(1), s.payload_start + s.payload_len + 2, 48)
+        )
+    };
+    format!(
+        "key {}: expected \"{}\", got {}",
+        w.key_text(key_index),
+        escape_bytes(&expected, 0, expected.len(), 48),
+        got
+    )
+}

@@ -1,0 +1,110 @@
+//! Latency histogram with HdrHistogram's bucket layout: lowest discernible
+//! value 1 ns, highest 2^40 ns, 3 significant digits. The TypeScript engine
+//! (`packages/cli/src/histogram.ts`) indexes values the same way, so
+//! histograms from either engine, or from several threads or machines, merge
+//! by adding counts. Recording touches a fixed array: no allocation.
+
+use hdrhistogram::Histogram;
+
+/// Values at or above this are counted at the top (2^40 - 1 ns, as the TS engine does).
+pub const HIGHEST_TRACKABLE_NS: u64 = 1 << 40;
+
+/// One per worker thread while a phase runs; merged when the threads join.
+#[derive(Clone, Debug)]
+pub struct LatencyHistogram {
+    inner: Histogram<u64>,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    pub fn new() -> Self {
+        let inner = Histogram::new_with_bounds(1, HIGHEST_TRACKABLE_NS, 3).expect("constant bounds are valid");
+        LatencyHistogram { inner }
+    }
+
+    /// Records one latency in ns.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.inner.saturating_record(ns.min(HIGHEST_TRACKABLE_NS - 1));
+    }
+
+    /// Adds another thread's counts.
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        self.inner.add(&other.inner).expect("same layout");
+    }
+
+    pub fn total(&self) -> u64 {
+        self.inner.len()
+    }
+
+    /// The serialised form: `[lowest equivalent value in ns, count]` for each
+    /// non-empty bucket, ascending.
+    pub fn buckets(&self) -> Vec<(u64, u64)> {
+        let mut out = Vec::with_capacity(self.inner.iter_recorded().count());
+        out.extend(
+            self.inner
+                .iter_recorded()
+                .map(|v| (self.inner.lowest_equivalent(v.value_iterated_to()), v.count_at_value())),
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// HdrHistogram's countsArrayIndex and valueFromIndex as
+    /// packages/cli/src/histogram.ts writes them, to pin that the crate
+    /// lays buckets out the same way.
+    fn ts_lowest_equivalent(value: u64) -> u64 {
+        let v = if value < 2048 { 2047 } else { value };
+        let bucket = (63 - v.leading_zeros()) as i64 - 10;
+        let sub_bucket = value >> bucket;
+        let index = ((bucket + 1) << 10) + (sub_bucket as i64 - 1024);
+        let mut b = (index >> 10) - 1;
+        let mut sub = (index & 1023) + 1024;
+        if b < 0 {
+            sub -= 1024;
+            b = 0;
+        }
+        (sub as u64) << b
+    }
+
+    #[test]
+    fn buckets_match_the_typescript_layout() {
+        let mut values: Vec<u64> = (0..5000).collect();
+        let mut x = 1u64;
+        while x < HIGHEST_TRACKABLE_NS {
+            for d in [x - 1, x, x + 1, x + x / 3] {
+                values.push(d);
+            }
+            x *= 2;
+        }
+        values.push(HIGHEST_TRACKABLE_NS - 1);
+        for v in values {
+            let mut h = LatencyHistogram::new();
+            h.record(v);
+            assert_eq!(h.buckets(), vec![(ts_lowest_equivalent(v), 1)], "value {v}");
+        }
+    }
+
+    #[test]
+    fn merging_adds_counts_and_out_of_range_values_count_at_the_top() {
+        let mut a = LatencyHistogram::new();
+        let mut b = LatencyHistogram::new();
+        a.record(1500);
+        b.record(1500);
+        b.record(u64::MAX);
+        a.merge(&b);
+        assert_eq!(a.total(), 3);
+        let buckets = a.buckets();
+        assert_eq!(buckets[0], (1500, 2));
+        assert_eq!(buckets[1].0, ts_lowest_equivalent(HIGHEST_TRACKABLE_NS - 1));
+    }
+}

@@ -1,0 +1,204 @@
+//! The contract the engine takes and gives back, mirroring
+//! `packages/cli/src/plan.ts`: a [`Plan`] in, a [`RawResult`] out. The napi
+//! binding only converts these field by field.
+
+use std::fmt;
+
+use crate::workload::KeyPattern;
+
+/// Which commands a run sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Set,
+    Get,
+    Mixed,
+}
+
+impl Mode {
+    pub fn parse(text: &str) -> Option<Mode> {
+        match text {
+            "set" => Some(Mode::Set),
+            "get" => Some(Mode::Get),
+            "mixed" => Some(Mode::Mixed),
+            _ => None,
+        }
+    }
+}
+
+/// What to run; field for field the TypeScript `Plan`.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub host: String,
+    pub port: u16,
+    /// Connections, each with its own key stream and share of the requests.
+    pub connections: u32,
+    /// Requests in flight per connection (a sliding window).
+    pub pipeline: u32,
+    /// Total timed requests across all connections.
+    pub requests: u64,
+    pub mode: Mode,
+    pub keyspace: u64,
+    /// How key indexes are drawn.
+    pub key_pattern: KeyPattern,
+    /// Gaussian: standard deviation in keys; None = keyspace / 6.
+    pub key_stddev: Option<f64>,
+    /// Zipf: the exponent s, > 0.
+    pub zipf_exponent: f64,
+    pub value_size_min: usize,
+    pub value_size_max: usize,
+    /// Mixed mode: percentage of writes, 0..100.
+    pub set_ratio: u32,
+    pub set_cmd: String,
+    pub get_cmd: String,
+    pub key_prefix: String,
+    /// The command suite's own commands: a single word is sent as it is and
+    /// a template needs no `__key__`.
+    pub literal_commands: bool,
+    pub seed: u32,
+    pub verify_get: bool,
+    /// Get mode: write the keys it will read first (untimed).
+    pub preload: bool,
+    /// Worker threads; connections are spread over them.
+    pub threads: u32,
+    /// Per-request reply timeout; 0 disables it.
+    pub timeout_ms: u64,
+}
+
+impl Plan {
+    /// A plan with the CLI's defaults, for tests and examples.
+    pub fn new(host: &str, port: u16) -> Plan {
+        Plan {
+            host: host.to_string(),
+            port,
+            connections: 1,
+            pipeline: 1,
+            requests: 1000,
+            mode: Mode::Set,
+            keyspace: 100_000,
+            key_pattern: KeyPattern::Uniform,
+            key_stddev: None,
+            zipf_exponent: 0.99,
+            value_size_min: 32,
+            value_size_max: 32,
+            set_ratio: 50,
+            set_cmd: "SET".into(),
+            get_cmd: "GET".into(),
+            key_prefix: "bench:key:".into(),
+            literal_commands: false,
+            seed: 12345,
+            verify_get: false,
+            preload: true,
+            threads: 1,
+            timeout_ms: 0,
+        }
+    }
+
+    /// Rejects plans the engine cannot run (the CLI checks these first; this
+    /// keeps a bad plan from reaching a division by zero).
+    pub fn check(&self) -> Result<(), PlanError> {
+        let fail = |m: &str| Err(PlanError(m.to_string()));
+        if self.connections == 0 {
+            return fail("connections must be at least 1");
+        }
+        if self.pipeline == 0 {
+            return fail("pipeline must be at least 1");
+        }
+        if self.keyspace == 0 || self.keyspace > 1 << 53 {
+            return fail("keyspace must be between 1 and 2^53");
+        }
+        if self.value_size_min > self.value_size_max {
+            return fail("valueSizeMin must not exceed valueSizeMax");
+        }
+        if self.value_size_max > crate::reply::MAX_BULK as usize {
+            return fail("valueSizeMax must not exceed 512 MiB");
+        }
+        if self.key_pattern == KeyPattern::Zipf && !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
+            return fail("zipfExponent must be a number above 0");
+        }
+        if self.key_stddev.is_some_and(|d| !(d.is_finite() && d >= 0.0)) {
+            return fail("keyStddev must be a number at least 0");
+        }
+        if self.set_ratio > 100 {
+            return fail("setRatio must be between 0 and 100");
+        }
+        Ok(())
+    }
+}
+
+/// A plan the engine refuses before connecting anywhere.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanError(pub String);
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// Why a run ended early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureKind {
+    Connect,
+    Closed,
+    Protocol,
+    Timeout,
+    Interrupted,
+    Preload,
+    Internal,
+}
+
+impl FailureKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Connect => "connect",
+            FailureKind::Closed => "closed",
+            FailureKind::Protocol => "protocol",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Interrupted => "interrupted",
+            FailureKind::Preload => "preload",
+            FailureKind::Internal => "internal",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub kind: FailureKind,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Failure {
+        Failure { kind, message: message.into() }
+    }
+}
+
+/// What the engine measured: counters and the histogram, nothing derived.
+#[derive(Clone, Debug, Default)]
+pub struct RawResult {
+    /// Timed requests that got a reply.
+    pub requests: u64,
+    pub sets: u64,
+    pub gets: u64,
+    /// Replies that were not errors (misses and mismatches included).
+    pub ok: u64,
+    pub errors: u64,
+    /// Reads answered with nil.
+    pub misses: u64,
+    /// Reads whose value differed from the one derived from the key.
+    pub mismatches: u64,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    pub elapsed_ns: u64,
+    /// `[lowest equivalent ns, count]` for each non-empty bucket, ascending.
+    pub histogram: Vec<(u64, u64)>,
+    pub preload_requests: u64,
+    pub preload_elapsed_ns: u64,
+    /// Text of the first error reply, if any.
+    pub first_error: Option<String>,
+    /// Text of the first mismatching value, escaped, if any.
+    pub first_mismatch: Option<String>,
+    pub failure: Option<Failure>,
+}

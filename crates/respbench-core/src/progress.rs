@@ -1,0 +1,104 @@
+//! What another thread (the Node main thread, through the binding) may read
+//! or set while a run goes on: progress counters and the cancel flag. All
+//! atomics, so reading progress never stops the workers; workers add to the
+//! counters once per loop turn, not once per reply.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Which phase a run is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Preload,
+    Run,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Preload => "preload",
+            Phase::Run => "run",
+        }
+    }
+}
+
+/// A snapshot of [`RunControl`]'s counters, shaped like the TS `Progress`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProgressSnapshot {
+    /// Replies in the current phase so far.
+    pub done: u64,
+    pub total: u64,
+    pub errors: u64,
+    pub elapsed_ns: u64,
+    pub phase: Phase,
+}
+
+/// Shared between a run and whoever watches it.
+#[derive(Debug)]
+pub struct RunControl {
+    cancelled: AtomicBool,
+    done: AtomicU64,
+    total: AtomicU64,
+    errors: AtomicU64,
+    phase: AtomicU8,
+    phase_started: Mutex<Option<Instant>>,
+}
+
+impl Default for RunControl {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RunControl {
+    pub fn new() -> Self {
+        RunControl {
+            cancelled: AtomicBool::new(false),
+            done: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            phase: AtomicU8::new(0),
+            phase_started: Mutex::new(None),
+        }
+    }
+
+    /// Asks the run to stop; it ends with an `interrupted` failure and the
+    /// counters so far. Safe to call from any thread, any number of times.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn begin_phase(&self, phase: Phase, total: u64) {
+        self.done.store(0, Ordering::Relaxed);
+        self.errors.store(0, Ordering::Relaxed);
+        self.total.store(total, Ordering::Relaxed);
+        self.phase.store(phase as u8, Ordering::Relaxed);
+        *self.phase_started.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
+
+    #[inline]
+    pub(crate) fn add(&self, replies: u64, errors: u64) {
+        if replies > 0 {
+            self.done.fetch_add(replies, Ordering::Relaxed);
+        }
+        if errors > 0 {
+            self.errors.fetch_add(errors, Ordering::Relaxed);
+        }
+    }
+
+    pub fn snapshot(&self) -> ProgressSnapshot {
+        let started = *self.phase_started.lock().unwrap_or_else(|e| e.into_inner());
+        ProgressSnapshot {
+            done: self.done.load(Ordering::Relaxed),
+            total: self.total.load(Ordering::Relaxed),
+            errors: self.errors.load(Ordering::Relaxed),
+            elapsed_ns: started.map_or(0, |t| t.elapsed().as_nanos() as u64),
+            phase: if self.phase.load(Ordering::Relaxed) == Phase::Preload as u8 { Phase::Preload } else { Phase::Run },
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! What to send next, per connection: the mode, the key stream and the
+//! encoders put together, as `packages/cli/src/request-source.ts`. Each
+//! connection owns a [`RequestSource`]; the engine asks it for the next
+//! request's bytes and gets back what it must remember about that request
+//! (kind, key hash, key index) for when the reply comes.
+
+use crate::command::{CommandEncoder, Role, TemplateError, parse_template};
+use crate::plan::{Mode, Plan};
+use crate::workload::{KeyChooser, KeyStream, RAND_INT_SALT, ValueFactory, requests_for_connection, write_key};
+
+/// Whether a request was a write or a read: decides how its reply counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Set,
+    Get,
+}
+
+/// The order a source walks keys in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    /// The timed run: draws from the key stream.
+    Run,
+    /// Get-mode preload of the whole keyspace: connection c writes c, c+C, …
+    PreloadAll,
+    /// Get-mode preload when the keyspace is larger than the run: replay the
+    /// run's own key stream with the write command.
+    PreloadReplay,
+}
+
+/// What the engine remembers about one request until its reply arrives.
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    pub len: usize,
+    pub op: Op,
+    pub key_hash: u32,
+    pub key_index: u64,
+}
+
+/// A Plan made ready to send: templates parsed, encoders and value table
+/// built. Immutable, shared by every worker thread.
+#[derive(Debug)]
+pub struct Workload {
+    pub plan: Plan,
+    pub values: ValueFactory,
+    pub set_encoder: CommandEncoder,
+    pub get_encoder: CommandEncoder,
+    pub verify: bool,
+    pub max_request_bytes: usize,
+    /// Untimed writes before a get run: every key when the keyspace is no
+    /// larger than the run, else the run's own keys.
+    pub preload_total: u64,
+}
+
+impl Workload {
+    pub fn new(plan: Plan) -> Result<Workload, TemplateError> {
+        let values = ValueFactory::new(plan.value_size_min, plan.value_size_max);
+        let literal = plan.literal_commands;
+        let set =
+            parse_template(&plan.set_cmd, Role::Set, literal).map_err(|e| TemplateError(format!("--set-cmd {e}")))?;
+        let get =
+            parse_template(&plan.get_cmd, Role::Get, literal).map_err(|e| TemplateError(format!("--get-cmd {e}")))?;
+        let prefix = plan.key_prefix.as_bytes();
+        let set_encoder = CommandEncoder::new(set, prefix, plan.keyspace);
+        let get_encoder = CommandEncoder::new(get, prefix, plan.keyspace);
+        let max_request_bytes = set_encoder.max_bytes(&values).max(get_encoder.max_bytes(&values));
+        let preload_total = if plan.mode == Mode::Get && plan.preload { plan.keyspace.min(plan.requests) } else { 0 };
+        Ok(Workload {
+            verify: plan.verify_get,
+            values,
+            set_encoder,
+            get_encoder,
+            max_request_bytes,
+            preload_total,
+            plan,
+        })
+    }
+
+    pub fn run_source(&self, connection: u32) -> RequestSource {
+        let count = requests_for_connection(self.plan.requests, self.plan.connections as u64, connection as u64);
+        RequestSource::new(&self.plan, Order::Run, connection, count)
+    }
+
+    pub fn preload_source(&self, connection: u32) -> RequestSource {
+        let all = self.plan.keyspace <= self.plan.requests;
+        let count = requests_for_connection(self.preload_total, self.plan.connections as u64, connection as u64);
+        RequestSource::new(&self.plan, if all { Order::PreloadAll } else { Order::PreloadReplay }, connection, count)
+    }
+
+    /// `<prefix><index>` as text (for messages; not the hot path).
+    pub fn key_text(&self, index: u64) -> String {
+        format!("{}{}", self.plan.key_prefix, index)
+    }
+
+    /// The value for key `index` (for messages; not the hot path).
+    pub fn value_for_index(&self, index: u64) -> Vec<u8> {
+        let prefix = self.plan.key_prefix.as_bytes();
+        let mut key = vec![0u8; prefix.len() + 20];
+        let len = write_key(&mut key, prefix, index);
+        self.values.value_for_key(&key[..len])
+    }
+}
+
+/// One connection's sequence of requests for one phase.
+#[derive(Clone, Debug)]
+pub struct RequestSource {
+    pub remaining: u64,
+    order: Order,
+    keys: KeyStream,
+    chooser: KeyChooser,
+    rand_ints: KeyStream,
+    sequential: u64,
+}
+
+impl RequestSource {
+    fn new(plan: &Plan, order: Order, connection: u32, count: u64) -> RequestSource {
+        RequestSource {
+            remaining: count,
+            order,
+            keys: KeyStream::new(plan.seed, connection),
+            chooser: KeyChooser::new(
+                plan.key_pattern,
+                plan.key_stddev,
+                plan.zipf_exponent,
+                plan.keyspace,
+                connection as u64,
+                plan.connections as u64,
+            ),
+            rand_ints: KeyStream::new(plan.seed ^ RAND_INT_SALT, connection),
+            sequential: connection as u64,
+        }
+    }
+
+    /// Encodes the next request at the start of `out` (at least
+    /// `max_request_bytes` long).
+    #[inline]
+    pub fn next(&mut self, w: &Workload, out: &mut [u8]) -> Request {
+        let plan = &w.plan;
+        self.remaining -= 1;
+        let (is_set, key_index) = match self.order {
+            Order::PreloadAll => {
+                let index = self.sequential;
+                self.sequential += plan.connections as u64;
+                (true, index)
+            }
+            Order::Run | Order::PreloadReplay => {
+                // Preload replays a get run's stream, which has no mixed-mode draws.
+                let is_set = match plan.mode {
+                    Mode::Mixed => self.keys.next_is_set(plan.set_ratio),
+                    Mode::Set => true,
+                    Mode::Get => self.order == Order::PreloadReplay,
+                };
+                (is_set, self.chooser.next(&mut self.keys))
+            }
+        };
+        let encoder = if is_set { &w.set_encoder } else { &w.get_encoder };
+        let (len, key_hash) = encoder.encode(out, key_index, &mut self.rand_ints, &w.values);
+        Request { len, op: if is_set { Op::Set } else { Op::Get }, key_hash, key_index }
+    }
+}

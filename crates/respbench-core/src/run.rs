@@ -1,0 +1,297 @@
+//! A whole run: the untimed get-mode preload, then the timed phase, each over
+//! fresh connections spread across worker threads, as the TS engine's
+//! `jsEngine.run`.
+//!
+//! Each worker thread owns a mio `Poll` (epoll) and several connections, so
+//! `-c 200` does not need 200 threads; each has its own counters and
+//! histogram, merged when the threads join, so the hot path shares nothing.
+//! The first failure anywhere (server closed, protocol error, timeout,
+//! cancel) stops every thread and the run reports the counters so far.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use mio::{Events, Interest, Poll, Token};
+
+use crate::connection::{self, Connection, Status, Tally};
+use crate::counters::Counters;
+use crate::histogram::LatencyHistogram;
+use crate::plan::{Failure, FailureKind, Plan, PlanError, RawResult};
+use crate::progress::{Phase, RunControl};
+use crate::request_source::Workload;
+
+/// Longest a worker sleeps in epoll before it looks at the cancel flag,
+/// the other threads' failures and the reply deadlines again.
+const POLL_SLICE: Duration = Duration::from_millis(20);
+/// Connect timeout when the plan has no reply timeout (as the TS engine).
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Refuses a plan that cannot run (bad template, zero keyspace, …) without
+/// touching the network, so a caller can report it before starting.
+pub fn check(plan: &Plan) -> Result<(), PlanError> {
+    plan.check()?;
+    Workload::new(plan.clone()).map(|_| ()).map_err(|e| PlanError(e.0))
+}
+
+/// Runs a plan to completion or first failure. Errors only for a plan that
+/// cannot run at all (bad template, zero keyspace); everything that goes
+/// wrong on the wire is in `RawResult::failure`.
+pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
+    plan.check()?;
+    let workload = Workload::new(plan).map_err(|e| PlanError(e.0))?;
+    let mut result = RawResult::default();
+    let mut preload = Counters::default();
+    let mut failure = None;
+    if workload.preload_total > 0 {
+        control.begin_phase(Phase::Preload, workload.preload_total);
+        let outcome = run_phase(&workload, Phase::Preload, control);
+        result.preload_elapsed_ns = outcome.elapsed_ns;
+        preload = outcome.counters;
+        if let Some(f) = outcome.failure {
+            failure = Some(Failure::new(f.kind, format!("preload: {}", f.message)));
+        } else if preload.errors > 0 {
+            failure = Some(Failure::new(
+                FailureKind::Preload,
+                format!(
+                    "preload: the server answered {} writes with errors, first: {}",
+                    preload.errors,
+                    preload.first_error_text().unwrap_or_default()
+                ),
+            ));
+        }
+    }
+    result.preload_requests = preload.sets;
+    let mut histogram = LatencyHistogram::new();
+    let mut counters = Counters::default();
+    if failure.is_none() {
+        control.begin_phase(Phase::Run, workload.plan.requests);
+        let outcome = run_phase(&workload, Phase::Run, control);
+        result.elapsed_ns = outcome.elapsed_ns;
+        counters = outcome.counters;
+        if let Some(h) = outcome.histogram {
+            histogram = h;
+        }
+        failure = outcome.failure;
+    }
+    result.requests = counters.requests;
+    result.sets = counters.sets;
+    result.gets = counters.gets;
+    result.ok = counters.ok;
+    result.errors = counters.errors;
+    result.misses = counters.misses;
+    result.mismatches = counters.mismatches;
+    result.bytes_out = counters.bytes_out;
+    result.bytes_in = counters.bytes_in;
+    result.histogram = histogram.buckets();
+    result.first_error =
+        counters.first_error_text().or_else(|| if failure.is_some() { preload.first_error_text() } else { None });
+    result.first_mismatch = counters.first_mismatch_text();
+    result.failure = failure;
+    Ok(result)
+}
+
+struct PhaseOutcome {
+    elapsed_ns: u64,
+    failure: Option<Failure>,
+    counters: Counters,
+    histogram: Option<LatencyHistogram>,
+}
+
+/// What the worker threads of one phase share: the first failure, and the
+/// flag that tells the others to stop once there is one.
+struct PhaseShared<'a> {
+    workload: &'a Workload,
+    control: &'a RunControl,
+    stop: AtomicBool,
+    failure: Mutex<Option<Failure>>,
+}
+
+impl PhaseShared<'_> {
+    fn fail(&self, failure: Failure) {
+        let mut first = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        if first.is_none() {
+            *first = Some(failure);
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+struct WorkerOutcome {
+    tally: Tally,
+    finished_at: Instant,
+}
+
+/// Connects every connection (one after another, as the TS engine), then
+/// runs them on `threads` workers that start together.
+fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOutcome {
+    let plan = &workload.plan;
+    let timed = phase == Phase::Run;
+    let empty = |failure| PhaseOutcome {
+        elapsed_ns: 0,
+        failure: Some(failure),
+        counters: Counters::default(),
+        histogram: timed.then(LatencyHistogram::new),
+    };
+    let connect_timeout =
+        if plan.timeout_ms > 0 { Duration::from_millis(plan.timeout_ms) } else { DEFAULT_CONNECT_TIMEOUT };
+    let threads = plan.threads.clamp(1, plan.connections) as usize;
+    let mut groups: Vec<Vec<Connection>> = (0..threads).map(|_| Vec::new()).collect();
+    for c in 0..plan.connections {
+        if control.is_cancelled() {
+            return empty(Failure::new(FailureKind::Interrupted, "interrupted"));
+        }
+        let stream = match connection::open(&plan.host, plan.port, connect_timeout) {
+            Ok(s) => s,
+            Err(message) => return empty(Failure::new(FailureKind::Connect, message)),
+        };
+        let source = if timed { workload.run_source(c) } else { workload.preload_source(c) };
+        groups[c as usize % threads].push(Connection::new(c, stream, source, workload));
+    }
+
+    let shared = PhaseShared { workload, control, stop: AtomicBool::new(false), failure: Mutex::new(None) };
+    let barrier = Barrier::new(threads + 1);
+    let (start, outcomes) = std::thread::scope(|scope| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .enumerate()
+            .map(|(i, conns)| {
+                let (shared, barrier) = (&shared, &barrier);
+                std::thread::Builder::new()
+                    .name(format!("respbench-worker-{i}"))
+                    .spawn_scoped(scope, move || worker(conns, shared, barrier, timed))
+                    .expect("spawn a worker thread")
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        let outcomes: Vec<WorkerOutcome> = handles
+            .into_iter()
+            .map(|h| match h.join() {
+                Ok(o) => o,
+                Err(_) => {
+                    shared.fail(Failure::new(FailureKind::Internal, "a worker thread panicked"));
+                    WorkerOutcome { tally: Tally::default(), finished_at: Instant::now() }
+                }
+            })
+            .collect();
+        (start, outcomes)
+    });
+
+    let mut counters = Counters::default();
+    let mut histogram = timed.then(LatencyHistogram::new);
+    let mut end = start;
+    for o in outcomes {
+        end = end.max(o.finished_at);
+        counters.merge(o.tally.counters);
+        if let (Some(total), Some(h)) = (histogram.as_mut(), o.tally.histogram.as_ref()) {
+            total.merge(h);
+        }
+    }
+    PhaseOutcome {
+        elapsed_ns: end.saturating_duration_since(start).as_nanos() as u64,
+        failure: shared.failure.into_inner().unwrap_or_else(|e| e.into_inner()),
+        counters,
+        histogram,
+    }
+}
+
+/// One worker thread's event loop over its connections.
+fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrier, timed: bool) -> WorkerOutcome {
+    let mut tally = Tally { histogram: timed.then(LatencyHistogram::new), ..Tally::default() };
+    let setup = (|| -> std::io::Result<Poll> {
+        let poll = Poll::new()?;
+        for (i, conn) in conns.iter_mut().enumerate() {
+            poll.registry().register(&mut conn.stream, Token(i), Interest::READABLE | Interest::WRITABLE)?;
+        }
+        Ok(poll)
+    })();
+    barrier.wait();
+    let mut poll = match setup {
+        Ok(p) => p,
+        Err(e) => {
+            shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
+            return WorkerOutcome { tally, finished_at: Instant::now() };
+        }
+    };
+    let w = shared.workload;
+    let control = shared.control;
+    let timeout = Duration::from_millis(w.plan.timeout_ms);
+    // As the TS engine: look at deadlines a few times per timeout, not per event.
+    let timeout_check = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(250));
+    let mut last_timeout_check = Instant::now();
+    let mut finished = vec![false; conns.len()];
+    let mut active = conns.len();
+    let mut events = Events::with_capacity(conns.len().clamp(16, 1024));
+
+    let settle = |i: usize, outcome: Result<Status, Failure>, finished: &mut [bool], active: &mut usize| match outcome {
+        Ok(Status::Busy) => {}
+        Ok(Status::Finished) => {
+            finished[i] = true;
+            *active -= 1;
+        }
+        Err(f) => shared.fail(f),
+    };
+
+    for (i, conn) in conns.iter_mut().enumerate() {
+        let outcome = conn.start(w, &mut tally);
+        settle(i, outcome, &mut finished, &mut active);
+    }
+    while active > 0 && !shared.stop.load(Ordering::Relaxed) {
+        if control.is_cancelled() {
+            shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
+            break;
+        }
+        if let Err(e) = poll.poll(&mut events, Some(POLL_SLICE)) {
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));
+                break;
+            }
+        }
+        for event in events.iter() {
+            let i = event.token().0;
+            if finished[i] {
+                continue;
+            }
+            if event.is_readable() || event.is_read_closed() || event.is_error() {
+                let outcome = conns[i].on_readable(w, &mut tally);
+                settle(i, outcome, &mut finished, &mut active);
+            }
+            if !finished[i] && event.is_writable() {
+                let outcome = conns[i].on_writable(w, &mut tally);
+                settle(i, outcome, &mut finished, &mut active);
+            }
+            if finished[i] {
+                let _ = poll.registry().deregister(&mut conns[i].stream);
+            }
+        }
+        control.add(tally.unreported_replies, tally.unreported_errors);
+        tally.unreported_replies = 0;
+        tally.unreported_errors = 0;
+        if !timeout.is_zero() && last_timeout_check.elapsed() >= timeout_check {
+            let now = Instant::now();
+            last_timeout_check = now;
+            for (i, conn) in conns.iter().enumerate() {
+                match conn.oldest_sent_at() {
+                    Some(sent) if !finished[i] && now.saturating_duration_since(sent) > timeout => {
+                        shared.fail(Failure::new(
+                            FailureKind::Timeout,
+                            format!(
+                                "{}: no reply within {} ms (--timeout) after {} replies",
+                                conn.label(),
+                                w.plan.timeout_ms,
+                                conn.received
+                            ),
+                        ));
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let finished_at = Instant::now();
+    // Close the sockets before reporting, so the server sees them go with the run.
+    drop(conns);
+    WorkerOutcome { tally, finished_at }
+}

@@ -1,0 +1,168 @@
+//! The connection loop against a tiny in-test RESP server: what reaches the
+//! server, how replies are counted, and how each way a run can end is reported.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use respbench_core::workload::{KeyStream, ValueFactory, requests_for_connection};
+use respbench_core::{FailureKind, Mode, Plan, RunControl, run};
+use support::{Behaviour, TestServer};
+
+fn plan(port: u16) -> Plan {
+    Plan { requests: 5000, connections: 3, threads: 2, pipeline: 16, keyspace: 1000, ..Plan::new("127.0.0.1", port) }
+}
+
+fn total(h: &[(u64, u64)]) -> u64 {
+    h.iter().map(|&(_, c)| c).sum()
+}
+
+#[test]
+fn a_set_run_writes_each_connections_key_stream_and_counts_every_reply() {
+    let server = TestServer::start(Behaviour::Normal);
+    let p = plan(server.port);
+    let r = run(p.clone(), &RunControl::new()).unwrap();
+    assert_eq!(r.failure, None);
+    assert_eq!((r.requests, r.sets, r.gets, r.ok, r.errors), (5000, 5000, 0, 5000, 0));
+    assert_eq!(total(&r.histogram), 5000);
+    assert_eq!(r.bytes_in, 5000 * 5, "one +OK per request");
+    assert!(r.elapsed_ns > 0);
+
+    // The server holds exactly the keys the streams draw, each with its derived value.
+    let values = ValueFactory::new(32, 32);
+    let mut expected = std::collections::HashMap::new();
+    for c in 0..3u32 {
+        let mut keys = KeyStream::new(p.seed, c);
+        for _ in 0..requests_for_connection(5000, 3, c as u64) {
+            let key = format!("bench:key:{}", keys.next_key_index(1000)).into_bytes();
+            let value = values.value_for_key(&key);
+            expected.insert(key, value);
+        }
+    }
+    assert_eq!(*server.store.lock().unwrap(), expected);
+}
+
+#[test]
+fn get_mode_preloads_then_verifies_and_finds_corrupted_values() {
+    let server = TestServer::start(Behaviour::Normal);
+    let p = Plan { mode: Mode::Get, verify_get: true, ..plan(server.port) };
+    let r = run(p.clone(), &RunControl::new()).unwrap();
+    assert_eq!(r.failure, None);
+    assert_eq!(r.preload_requests, 1000, "keyspace <= requests: every key once");
+    assert_eq!((r.gets, r.ok, r.misses, r.mismatches), (5000, 5000, 0, 0));
+
+    server.store.lock().unwrap().insert(b"bench:key:7".to_vec(), b"corrupted".to_vec());
+    let r = run(Plan { preload: false, ..p }, &RunControl::new()).unwrap();
+    assert!(r.mismatches > 0);
+    let text = r.first_mismatch.unwrap();
+    assert!(text.starts_with("key bench:key:7: expected \""), "{text}");
+    assert!(text.ends_with("got \"corrupted\""), "{text}");
+}
+
+#[test]
+fn reads_of_absent_keys_are_misses() {
+    let server = TestServer::start(Behaviour::Normal);
+    let r = run(Plan { mode: Mode::Get, preload: false, ..plan(server.port) }, &RunControl::new()).unwrap();
+    assert_eq!((r.gets, r.ok, r.misses, r.mismatches), (5000, 5000, 5000, 0));
+}
+
+#[test]
+fn error_replies_are_counted_and_the_first_is_kept() {
+    let server = TestServer::start(Behaviour::Normal);
+    let r = run(Plan { set_cmd: "NOPE".into(), ..plan(server.port) }, &RunControl::new()).unwrap();
+    assert_eq!((r.errors, r.ok), (5000, 0));
+    assert_eq!(r.first_error.as_deref(), Some("ERR unknown command 'NOPE'"));
+}
+
+#[test]
+fn the_server_closing_the_connection_is_a_closed_failure() {
+    let server = TestServer::start(Behaviour::CloseAfter(10));
+    let r = run(Plan { connections: 1, threads: 1, pipeline: 1, ..plan(server.port) }, &RunControl::new()).unwrap();
+    let f = r.failure.unwrap();
+    assert_eq!(f.kind, FailureKind::Closed);
+    assert_eq!(
+        f.message,
+        format!("connection 0 (127.0.0.1:{}): connection closed by server after 10 replies", server.port)
+    );
+    assert_eq!(r.requests, 10);
+}
+
+#[test]
+fn no_reply_within_the_timeout_ends_the_run_with_counters_so_far() {
+    let server = TestServer::start(Behaviour::Stall);
+    let started = Instant::now();
+    let r = run(Plan { timeout_ms: 200, ..plan(server.port) }, &RunControl::new()).unwrap();
+    let f = r.failure.unwrap();
+    assert_eq!(f.kind, FailureKind::Timeout);
+    assert!(f.message.contains("no reply within 200 ms (--timeout) after 0 replies"), "{}", f.message);
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[test]
+fn cancelling_from_another_thread_interrupts_the_run() {
+    let server = TestServer::start(Behaviour::Stall);
+    let control = Arc::new(RunControl::new());
+    let canceller = Arc::clone(&control);
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(150));
+        canceller.cancel();
+    });
+    let started = Instant::now();
+    let r = run(plan(server.port), &control).unwrap();
+    assert_eq!(r.failure.unwrap().kind, FailureKind::Interrupted);
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn bytes_that_are_not_resp_are_a_protocol_failure() {
+    let server = TestServer::start(Behaviour::Garbage);
+    let r = run(plan(server.port), &RunControl::new()).unwrap();
+    let f = r.failure.unwrap();
+    assert_eq!(f.kind, FailureKind::Protocol);
+    assert!(
+        f.message.contains(
+            "): protocol error after 0 replies: unknown reply type byte at byte 0 of the replies: \"?not resp"
+        ),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn a_refused_connection_is_a_connect_failure() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let r = run(plan(port), &RunControl::new()).unwrap();
+    let f = r.failure.unwrap();
+    assert_eq!(f.kind, FailureKind::Connect);
+    assert_eq!(f.message, format!("connection refused by 127.0.0.1:{port} (is the server running on that port?)"));
+}
+
+#[test]
+fn progress_is_readable_while_the_run_goes_on() {
+    let server = TestServer::start(Behaviour::Normal);
+    let control = Arc::new(RunControl::new());
+    let watcher = Arc::clone(&control);
+    let p = Plan { requests: 200_000, pipeline: 64, ..plan(server.port) };
+    let handle = std::thread::spawn(move || run(p, &watcher).unwrap());
+    let mut seen = Vec::new();
+    while !handle.is_finished() {
+        seen.push(control.snapshot().done);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let r = handle.join().unwrap();
+    assert_eq!(r.requests, 200_000);
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "progress never goes back");
+    let last = control.snapshot();
+    assert_eq!((last.done, last.total), (200_000, 200_000));
+}
+
+#[test]
+fn a_bad_template_is_refused_before_connecting() {
+    let e = run(Plan { set_cmd: "SET __key__ __value__".into(), ..Plan::new("127.0.0.1", 1) }, &RunControl::new())
+        .unwrap_err();
+    assert!(e.0.starts_with("--set-cmd has unknown placeholder __value__"), "{e}");
+}

@@ -1,0 +1,143 @@
+//! Every vector in test/vectors/workload.json (written by an independent
+//! Python reading of docs/workload.md) against the Rust workload code. The
+//! TypeScript engine checks the same file, so passing both means both
+//! engines send the same bytes.
+
+use std::path::PathBuf;
+
+use respbench_core::command::{CommandEncoder, Role, parse_template};
+use respbench_core::workload::{
+    KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, ValueFactory, det_exp2, det_log2, fmix32, fnv1a32,
+    requests_for_connection,
+};
+use serde_json::Value;
+
+fn vectors() -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test/vectors/workload.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+fn u64_of(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
+}
+
+fn list<'a>(v: &'a Value, key: &str) -> &'a Vec<Value> {
+    let items = v[key].as_array().unwrap_or_else(|| panic!("{key} is not a list"));
+    assert!(!items.is_empty(), "{key} has no vectors");
+    items
+}
+
+#[test]
+fn fmix32_matches() {
+    for pair in list(&vectors(), "fmix32") {
+        assert_eq!(fmix32(u64_of(&pair[0]) as u32) as u64, u64_of(&pair[1]), "fmix32({})", pair[0]);
+    }
+}
+
+#[test]
+fn fnv1a32_matches() {
+    for pair in list(&vectors(), "fnv1a32") {
+        let text = pair[0].as_str().unwrap();
+        assert_eq!(fnv1a32(text.as_bytes()) as u64, u64_of(&pair[1]), "fnv1a32({text:?})");
+    }
+}
+
+#[test]
+fn same_seed_and_connection_give_the_same_prng_outputs() {
+    for v in list(&vectors(), "streams") {
+        let (seed, conn) = (u64_of(&v["seed"]) as u32, u64_of(&v["connection"]) as u32);
+        let mut a = KeyStream::new(seed, conn);
+        let u32s: Vec<u64> = v["u32"].as_array().unwrap().iter().map(|_| a.next_u32() as u64).collect();
+        assert_eq!(u32s, v["u32"].as_array().unwrap().iter().map(u64_of).collect::<Vec<_>>(), "u32 of {v}");
+        let mut b = KeyStream::new(seed, conn);
+        let u53s: Vec<u64> = v["u53"].as_array().unwrap().iter().map(|_| b.next_u53()).collect();
+        assert_eq!(u53s, v["u53"].as_array().unwrap().iter().map(u64_of).collect::<Vec<_>>(), "u53 of {v}");
+    }
+}
+
+#[test]
+fn draws_the_same_operations_and_key_indexes() {
+    for v in list(&vectors(), "draws") {
+        let mut s = KeyStream::new(u64_of(&v["seed"]) as u32, u64_of(&v["connection"]) as u32);
+        let mode = v["mode"].as_str().unwrap();
+        let ratio = u64_of(&v["setRatio"]) as u32;
+        let keyspace = u64_of(&v["keyspace"]);
+        for op in v["ops"].as_array().unwrap() {
+            let is_set = if mode == "mixed" { s.next_is_set(ratio) } else { mode == "set" };
+            let index = s.next_key_index(keyspace);
+            assert_eq!((if is_set { "set" } else { "get" }, index), (op[0].as_str().unwrap(), u64_of(&op[1])), "{v}");
+        }
+    }
+}
+
+#[test]
+fn derives_the_same_value_from_a_key_and_size() {
+    for v in list(&vectors(), "values") {
+        let values = ValueFactory::new(u64_of(&v["min"]) as usize, u64_of(&v["max"]) as usize);
+        let key = v["key"].as_str().unwrap();
+        let got = values.value_for_key(key.as_bytes());
+        assert_eq!(String::from_utf8(got.clone()).unwrap(), v["value"].as_str().unwrap(), "{v}");
+        assert!(values.matches(&got, fnv1a32(key.as_bytes())));
+    }
+}
+
+#[test]
+fn splits_requests_across_connections_the_same_way() {
+    for v in list(&vectors(), "split") {
+        let (total, conns) = (u64_of(&v[0]), u64_of(&v[1]));
+        let shares: Vec<u64> = (0..conns).map(|c| requests_for_connection(total, conns, c)).collect();
+        assert_eq!(shares, v[2].as_array().unwrap().iter().map(u64_of).collect::<Vec<_>>(), "{v}");
+    }
+}
+
+#[test]
+fn encodes_the_same_command_bytes() {
+    for v in list(&vectors(), "commands") {
+        let role = if v["role"] == "set" { Role::Set } else { Role::Get };
+        let size = u64_of(&v["valueSize"]) as usize;
+        let values = ValueFactory::new(size, size);
+        let keyspace = v.get("keyspace").map(u64_of).unwrap_or(100_000);
+        let template = parse_template(v["template"].as_str().unwrap(), role, false).unwrap();
+        let enc = CommandEncoder::new(template, v["keyPrefix"].as_str().unwrap().as_bytes(), keyspace);
+        let seed = v.get("seed").map(u64_of).unwrap_or(0) as u32;
+        let conn = v.get("connection").map(u64_of).unwrap_or(0) as u32;
+        let mut rand = KeyStream::new(seed ^ RAND_INT_SALT, conn);
+        let mut out = vec![0u8; enc.max_bytes(&values)];
+        let (n, _) = enc.encode(&mut out, u64_of(&v["keyIndex"]), &mut rand, &values);
+        assert_eq!(String::from_utf8_lossy(&out[..n]), v["bytes"].as_str().unwrap(), "{}", v["template"]);
+    }
+}
+
+#[test]
+fn deterministic_log2_and_exp2_agree_to_the_bit() {
+    let v = vectors();
+    for (name, f) in [("log2", det_log2 as fn(f64) -> f64), ("exp2", det_exp2)] {
+        let pairs = v["math"][name].as_array().unwrap_or_else(|| panic!("math.{name} missing"));
+        assert!(!pairs.is_empty());
+        for pair in pairs {
+            let (x, y) = (pair[0].as_f64().unwrap(), pair[1].as_f64().unwrap());
+            assert_eq!(f(x).to_bits(), y.to_bits(), "{name}({x}) = {} not {y}", f(x));
+        }
+    }
+}
+
+#[test]
+fn key_patterns_draw_the_same_indexes() {
+    for v in list(&vectors(), "keyPatterns") {
+        let pattern = KeyPattern::parse(v["pattern"].as_str().unwrap()).unwrap();
+        let (conn, conns) = (u64_of(&v["connection"]), u64_of(&v["connections"]));
+        let mut chooser = KeyChooser::new(
+            pattern,
+            v["keyStddev"].as_f64(),
+            v["zipfExponent"].as_f64().unwrap(),
+            u64_of(&v["keyspace"]),
+            conn,
+            conns,
+        );
+        let mut stream = KeyStream::new(u64_of(&v["seed"]) as u32, conn as u32);
+        let expected: Vec<u64> = v["indexes"].as_array().unwrap().iter().map(u64_of).collect();
+        let got: Vec<u64> = expected.iter().map(|_| chooser.next(&mut stream)).collect();
+        assert_eq!(got, expected, "{}", v["pattern"]);
+    }
+}
