@@ -90,7 +90,12 @@ export function throughputChart(summaries: SummaryRow[], modes: string[], t: Lab
   const bs = bands(summaries);
   const plotW = WIDTH - LABEL_W - RIGHT_PAD;
   const highest = Math.max(0, ...summaries.map((s) => s.opsPerSec.max ?? 0));
-  const xMax = niceCeil(scaleMax ?? highest);
+  // A round tick step (1, 2, 2.5, 5 × 10^k) giving about five ticks, and the
+  // axis ending at the first tick past the fastest round.
+  const top = Math.max(scaleMax ?? highest, 1);
+  const step = niceCeil(top / 5);
+  const ticks = Math.max(1, Math.ceil(top / step));
+  const xMax = step * ticks;
   const x = (v: number) => LABEL_W + (v / xMax) * plotW;
   const bandH = (b: Band) => b.rows.length * (BAR_H + BAR_GAP) - BAR_GAP + 2 * BAND_PAD;
   const plotH = bs.reduce((a, b) => a + bandH(b), 0);
@@ -99,7 +104,6 @@ export function throughputChart(summaries: SummaryRow[], modes: string[], t: Lab
   const usedModes = modes.filter((m) => summaries.some((s) => s.mode === m));
   for (const s of summaries) if (!usedModes.includes(s.mode)) usedModes.push(s.mode);
   parts.push(legend(usedModes.map((m) => ({ text: m, color: modeColor(m, modes) })), 18));
-  const ticks = 5;
   for (let i = 0; i <= ticks; i++) {
     const v = (xMax * i) / ticks;
     const tx = x(v);

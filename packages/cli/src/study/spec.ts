@@ -112,6 +112,34 @@ function describe(at: Path): string {
   return at.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '') || 'the top level';
 }
 
+/** Edit distance, for "did you mean" on a mistyped key. */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const keep = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = keep;
+    }
+  }
+  return row[b.length];
+}
+
+function closest(key: string, candidates: string[]): string | null {
+  let best: string | null = null;
+  let bestD = 3;
+  for (const c of candidates) {
+    const d = distance(key.toLowerCase(), c.toLowerCase());
+    if (d < bestD) {
+      best = c;
+      bestD = d;
+    }
+  }
+  return best;
+}
+
 function kebab(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
@@ -143,7 +171,7 @@ export function loadStudyFile(file: string, runFlags: RunFlag[]): StudySpec {
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
-    const line = e.linePos?.[0]?.line;
+    const line = e.linePos?.[0]?.line ?? (e.pos ? lineCounter.linePos(e.pos[0]).line : undefined);
     const kind = /\.json$/i.test(file) ? 'JSON' : 'YAML';
     throw new UsageError(`${file}${line ? `:${line}` : ''}: invalid ${kind}: ${e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`);
   }
@@ -195,7 +223,9 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
         throw errors.at([...at, key], `${key} cannot be set in a study file (${why})`);
       }
       const known = withFlags ? [...allowed, ...flagNames] : allowed;
-      throw errors.at([...at, key], `unknown key "${key}" in ${what} (known: ${known.join(', ')})`);
+      const near = closest(key, [...known, ...(withFlags ? [...flagByName.keys()] : [])]);
+      const hint = near ? `did you mean "${near}"? ` : '';
+      throw errors.at([...at, key], `unknown key "${key}" in ${what} (${hint}known: ${known.join(', ')})`);
     }
   };
 
