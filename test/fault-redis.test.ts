@@ -4,6 +4,7 @@
  * out-of-memory error replies, very large values. Every case runs over each
  * engine that loads.
  */
+import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { availableEngines, STACK_TRACE, waitFor } from './faults/harness.js';
 import { freePort, liveProcesses, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
@@ -77,6 +78,23 @@ describe.each(engines)('engine %s against redis-server', (engine) => {
     expect(result.requests).toBeGreaterThan(1_000);
     // Ended by the timeout, not by the pause running out after 4 s.
     expect(Date.now() - pausedAt).toBeLessThan(2_500);
+  });
+
+  it('a server stuck in DEBUG SLEEP ends the run at --timeout 500ms, not when it wakes', async () => {
+    redis = await startRedis(['--enable-debug-command', 'yes']);
+    const r = redis;
+    const pending = runJson(longRun(engine, r.port, ['--timeout', '500ms']), 60_000);
+    await waitFor('the run to get going', () => commandsProcessed(r) > 2_000);
+    const sleptAt = Date.now();
+    // Blocks the whole server for 4 s; redis-cli waits for it, so not spawnSync.
+    const sleeper = spawn('redis-cli', ['-p', String(r.port), 'DEBUG', 'SLEEP', '4'], { stdio: 'ignore' });
+    const { run, result } = await pending;
+    sleeper.kill('SIGKILL');
+    expect(run.code).toBe(1);
+    expect(result.failure.kind).toBe('timeout');
+    expect(result.failure.message).toMatch(/no reply within 500 ms \(--timeout\) after \d+ replies/);
+    expect(result.requests).toBeGreaterThan(1_000);
+    expect(Date.now() - sleptAt).toBeLessThan(2_500);
   });
 
   it('error replies (-OOM under maxmemory) are counted, the first shown with a hint, the run goes on: exit 3', async () => {
