@@ -128,6 +128,15 @@ describe.each(engines)('engine %s against a faulty server', (engine) => {
     expect(run.ms).toBeLessThan(3_000);
   });
 
+  it('a stall in the middle of a reply shows the bytes of it that arrived', async () => {
+    const s = await serve('stall-mid-reply');
+    const { run, result } = await runJson(load(engine, s.port, ['--timeout', '500ms']), 20_000);
+    expect(run.code).toBe(1);
+    expect(result.failure.kind).toBe('timeout');
+    expect(result.failure.message).toContain('no reply within 500 ms (--timeout) after 5 replies, in the middle of a reply (15 bytes of it received: "$40\\r\\n0123456789")');
+    expect(run.ms).toBeLessThan(3_000);
+  });
+
   it('a stall on one of several connections ends the whole run, other connections counted', async () => {
     const s = await serve('stall', { after: 50 });
     const { run, result } = await runJson(load(engine, s.port, ['--timeout', '500ms', '-c', '3', '--requests', '600']), 20_000);

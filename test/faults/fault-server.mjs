@@ -23,6 +23,7 @@
  *   length-past-end      after N replies, declares a 100-byte bulk string, sends 5 bytes, closes
  *   garbage-after-reply  after N replies, a valid +OK followed at once by bytes that are not RESP
  *   stall                after N replies, reads everything and answers nothing
+ *   stall-mid-reply      after N replies, sends the first bytes of a reply, then nothing more
  *   error-replies        every --every'th reply (default 10) is `-ERR injected fault`
  *   reset-on-accept      resets every connection (RST) as soon as it is accepted
  */
@@ -39,6 +40,7 @@ export const MODES = [
   'length-past-end',
   'garbage-after-reply',
   'stall',
+  'stall-mid-reply',
   'error-replies',
   'reset-on-accept',
 ];
@@ -196,6 +198,9 @@ function misbehave(socket, mode, goodReply) {
     case 'garbage-after-reply':
       // Keep the connection open: the client must notice the bytes, not a close.
       socket.write(BROKEN_REPLY[mode]);
+      return;
+    case 'stall-mid-reply':
+      socket.write(Buffer.from('$40\r\n0123456789'));
       return;
     case 'stall':
       // Swallow everything from now on and never answer.

@@ -217,10 +217,15 @@ class ConnectionRunner {
     return this.peer ? `connection ${this.id} (${this.peer})` : `connection ${this.id}`;
   }
 
+  /** Says how much of an unfinished reply had arrived, if any, for messages. */
+  partialNote(): string {
+    const partial = this.reader.partialLength;
+    return partial > 0 ? `, in the middle of a reply (${partial} bytes of it received: "${this.reader.describePartial()}")` : '';
+  }
+
   /** Why the server's side of the connection went away. */
   private closedText(err: NodeJS.ErrnoException | null): string {
-    const partial = this.reader.partialLength;
-    const midReply = partial > 0 ? `, in the middle of a reply (${partial} bytes of it received: "${this.reader.describePartial()}")` : '';
+    const midReply = this.partialNote();
     if (err === null) return `${this.where()}: connection closed by server after ${this.received} replies${midReply}`;
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'ECONNABORTED') {
       return `${this.where()}: connection closed by server after ${this.received} replies (${err.code === 'ECONNRESET' ? 'reset' : err.code})${midReply}`;
@@ -344,7 +349,7 @@ async function runPhase(
         for (const r of runners) {
           const oldest = r.oldestSentAt();
           if (oldest >= 0 && now - oldest > timeoutMs) {
-            r.stop({ kind: 'timeout', message: `${r.label()}: no reply within ${timeoutMs} ms (--timeout) after ${r.received} replies` });
+            r.stop({ kind: 'timeout', message: `${r.label()}: no reply within ${timeoutMs} ms (--timeout) after ${r.received} replies${r.partialNote()}` });
           }
         }
       }
