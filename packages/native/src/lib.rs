@@ -1,0 +1,254 @@
+//! The napi binding of respbench-core. It only converts: a JS `Plan` in, a
+//! `RawResult`-shaped object out, with progress and cancel on a handle. The
+//! run goes on its own thread (started by `startRun`), so the JS thread keeps
+//! drawing progress; `wait()` resolves on the libuv pool when it ends.
+
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use respbench_core::workload::KeyPattern;
+use respbench_core::{FailureKind, Mode, Plan, PlanError, RawResult, RunControl};
+
+/// `Plan` from packages/cli/src/plan.ts. Numbers arrive as doubles and are
+/// checked to be integers in range here, not truncated silently.
+#[napi(object)]
+pub struct NativePlan {
+    pub host: String,
+    pub port: f64,
+    pub connections: f64,
+    pub pipeline: f64,
+    pub requests: f64,
+    pub mode: String,
+    pub keyspace: f64,
+    pub key_pattern: Option<String>,
+    /// null or absent: keyspace / 6.
+    pub key_stddev: Option<Either<f64, Null>>,
+    pub zipf_exponent: Option<f64>,
+    pub value_size_min: f64,
+    pub value_size_max: f64,
+    pub set_ratio: f64,
+    pub set_cmd: String,
+    pub get_cmd: String,
+    pub key_prefix: String,
+    pub literal_commands: Option<bool>,
+    pub seed: f64,
+    pub verify_get: bool,
+    pub preload: bool,
+    pub threads: f64,
+    pub timeout_ms: f64,
+}
+
+#[napi(object)]
+pub struct NativeHistogram {
+    pub unit: String,
+    pub significant_digits: u32,
+    /// `[lowest equivalent ns, count]`, ascending.
+    pub buckets: Vec<Vec<f64>>,
+}
+
+#[napi(object)]
+pub struct NativeFailure {
+    pub kind: String,
+    pub message: String,
+}
+
+/// `RawResult` from plan.ts, field for field.
+#[napi(object)]
+pub struct NativeResult {
+    pub engine: String,
+    pub requests: f64,
+    pub sets: f64,
+    pub gets: f64,
+    pub ok: f64,
+    pub errors: f64,
+    pub misses: f64,
+    pub mismatches: f64,
+    pub bytes_out: f64,
+    pub bytes_in: f64,
+    pub elapsed_ns: f64,
+    pub histogram: NativeHistogram,
+    pub preload_requests: f64,
+    pub preload_elapsed_ns: f64,
+    pub first_error: Option<String>,
+    pub first_mismatch: Option<String>,
+    pub failure: Option<NativeFailure>,
+}
+
+/// `Progress` from plan.ts.
+#[napi(object)]
+pub struct NativeProgress {
+    pub done: f64,
+    pub total: f64,
+    pub errors: f64,
+    pub elapsed_ns: f64,
+    pub phase: String,
+}
+
+fn integer(name: &str, value: f64, min: f64, max: f64) -> Result<u64> {
+    if !value.is_finite() || value.fract() != 0.0 || value < min || value > max {
+        return Err(Error::new(
+            Status::InvalidArg,
+            format!("plan.{name} must be an integer in {min}..{max}, got {value}"),
+        ));
+    }
+    Ok(value as u64)
+}
+
+const U32_MAX: f64 = u32::MAX as f64;
+const SAFE_MAX: f64 = 9_007_199_254_740_991.0;
+
+fn to_plan(p: NativePlan) -> Result<Plan> {
+    let mode = Mode::parse(&p.mode).ok_or_else(|| {
+        Error::new(Status::InvalidArg, format!("plan.mode must be set, get or mixed, got {}", p.mode))
+    })?;
+    let key_pattern = p.key_pattern.as_deref().unwrap_or("uniform");
+    let key_pattern = KeyPattern::parse(key_pattern).ok_or_else(|| {
+        Error::new(
+            Status::InvalidArg,
+            format!("plan.keyPattern must be uniform, sequential, gaussian or zipf, got {key_pattern}"),
+        )
+    })?;
+    Ok(Plan {
+        host: p.host,
+        port: integer("port", p.port, 0.0, 65535.0)? as u16,
+        connections: integer("connections", p.connections, 1.0, U32_MAX)? as u32,
+        pipeline: integer("pipeline", p.pipeline, 1.0, U32_MAX)? as u32,
+        requests: integer("requests", p.requests, 0.0, SAFE_MAX)?,
+        mode,
+        keyspace: integer("keyspace", p.keyspace, 1.0, SAFE_MAX)?,
+        key_pattern,
+        key_stddev: match p.key_stddev {
+            Some(Either::A(d)) => Some(d),
+            _ => None,
+        },
+        zipf_exponent: p.zipf_exponent.unwrap_or(0.99),
+        value_size_min: integer("valueSizeMin", p.value_size_min, 0.0, U32_MAX)? as usize,
+        value_size_max: integer("valueSizeMax", p.value_size_max, 0.0, U32_MAX)? as usize,
+        set_ratio: integer("setRatio", p.set_ratio, 0.0, 100.0)? as u32,
+        set_cmd: p.set_cmd,
+        get_cmd: p.get_cmd,
+        key_prefix: p.key_prefix,
+        literal_commands: p.literal_commands.unwrap_or(false),
+        seed: integer("seed", p.seed, 0.0, U32_MAX)? as u32,
+        verify_get: p.verify_get,
+        preload: p.preload,
+        threads: integer("threads", p.threads, 1.0, 1024.0)? as u32,
+        timeout_ms: integer("timeoutMs", p.timeout_ms, 0.0, SAFE_MAX)?,
+    })
+}
+
+fn to_js(r: RawResult) -> NativeResult {
+    let n = |v: u64| v as f64;
+    NativeResult {
+        engine: "native".into(),
+        requests: n(r.requests),
+        sets: n(r.sets),
+        gets: n(r.gets),
+        ok: n(r.ok),
+        errors: n(r.errors),
+        misses: n(r.misses),
+        mismatches: n(r.mismatches),
+        bytes_out: n(r.bytes_out),
+        bytes_in: n(r.bytes_in),
+        elapsed_ns: n(r.elapsed_ns),
+        histogram: NativeHistogram {
+            unit: "ns".into(),
+            significant_digits: 3,
+            buckets: r.histogram.iter().map(|&(v, c)| vec![n(v), n(c)]).collect(),
+        },
+        preload_requests: n(r.preload_requests),
+        preload_elapsed_ns: n(r.preload_elapsed_ns),
+        first_error: r.first_error,
+        first_mismatch: r.first_mismatch,
+        failure: r.failure.map(|f| NativeFailure { kind: f.kind.as_str().into(), message: f.message }),
+    }
+}
+
+type RunThread = JoinHandle<std::result::Result<RawResult, PlanError>>;
+
+/// A run in progress. `progress()` and `cancel()` may be called any time;
+/// `wait()` once.
+#[napi]
+pub struct RunHandle {
+    control: Arc<RunControl>,
+    thread: Mutex<Option<RunThread>>,
+}
+
+#[napi]
+impl RunHandle {
+    /// Replies so far in the current phase; cheap (a few atomic loads).
+    #[napi]
+    pub fn progress(&self) -> NativeProgress {
+        let p = self.control.snapshot();
+        NativeProgress {
+            done: p.done as f64,
+            total: p.total as f64,
+            errors: p.errors as f64,
+            elapsed_ns: p.elapsed_ns as f64,
+            phase: p.phase.as_str().into(),
+        }
+    }
+
+    /// Stops the run: it ends within a few ms with an `interrupted` failure
+    /// and the counters so far.
+    #[napi]
+    pub fn cancel(&self) {
+        self.control.cancel();
+    }
+
+    /// Resolves with the result when the run ends.
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub fn wait(&self) -> Result<AsyncTask<WaitForRun>> {
+        let thread = self
+            .thread
+            .lock()
+            .map_err(|_| Error::from_reason("run handle lock poisoned"))?
+            .take()
+            .ok_or_else(|| Error::from_reason("wait() was already called on this run"))?;
+        Ok(AsyncTask::new(WaitForRun { thread: Some(thread) }))
+    }
+}
+
+/// Joins the run thread on the libuv pool, off the JS thread.
+pub struct WaitForRun {
+    thread: Option<RunThread>,
+}
+
+#[napi]
+impl Task for WaitForRun {
+    type Output = RawResult;
+    type JsValue = NativeResult;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let thread = self.thread.take().ok_or_else(|| Error::from_reason("run already joined"))?;
+        match thread.join() {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(e)) => Err(Error::new(Status::InvalidArg, e.0)),
+            Err(_) => Ok(RawResult {
+                failure: Some(respbench_core::Failure::new(FailureKind::Internal, "the native engine panicked")),
+                ..RawResult::default()
+            }),
+        }
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(to_js(output))
+    }
+}
+
+/// Checks the plan (throws on a bad one, before any connection), then starts
+/// the run on its own thread.
+#[napi]
+pub fn start_run(plan: NativePlan) -> Result<RunHandle> {
+    let plan = to_plan(plan)?;
+    respbench_core::run::check(&plan).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+    let control = Arc::new(RunControl::new());
+    let worker_control = Arc::clone(&control);
+    let thread = std::thread::Builder::new()
+        .name("respbench-run".into())
+        .spawn(move || respbench_core::run(plan, &worker_control))
+        .map_err(|e| Error::from_reason(format!("cannot start the run thread: {e}")))?;
+    Ok(RunHandle { control, thread: Mutex::new(Some(thread)) })
+}
