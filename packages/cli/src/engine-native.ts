@@ -1,10 +1,15 @@
 /**
- * The native engine: loads @respbench/native (the napi-rs addon) and adapts it
- * to the Engine interface. Loading may fail (no prebuilt binary for this
- * platform, not built): loadNativeEngine then says why, and the CLI falls
- * back to the JS engine under --engine auto.
+ * The native engine: loads @respbench/native (the napi-rs addon over
+ * crates/respbench-core) and adapts it to the Engine interface. Loading may
+ * fail (no prebuilt binary for this platform, not built): loadNativeEngine
+ * then says why in one line, and the CLI falls back to the JS engine under
+ * --engine auto.
+ *
+ * The addon runs the whole run on its own threads; this side only starts it,
+ * polls its progress counters, cancels it on abort and reshapes the result.
  */
-import type { Engine } from './plan.js';
+import { createRequire } from 'node:module';
+import type { Engine, Failure, FailureKind, Plan, Progress, RawResult, RunOptions } from './plan.js';
 
 export interface NativeLoad {
   engine: Engine | null;
@@ -12,6 +17,99 @@ export interface NativeLoad {
   reason: string | null;
 }
 
+/** What @respbench/native exports (its generated index.d.ts, restated so this package builds without it). */
+interface NativeAddon {
+  startRun(plan: Plan): NativeRunHandle;
+}
+
+interface NativeRunHandle {
+  progress(): { done: number; total: number; errors: number; elapsedNs: number; phase: string };
+  cancel(): void;
+  wait(): Promise<NativeResult>;
+}
+
+interface NativeResult extends Omit<RawResult, 'engine' | 'firstError' | 'firstMismatch' | 'failure'> {
+  firstError?: string | null;
+  firstMismatch?: string | null;
+  failure?: { kind: string; message: string } | null;
+}
+
+/** How often progress is handed to onProgress (the JS engine's pace). */
+const PROGRESS_INTERVAL_MS = 250;
+
+let cached: NativeLoad | null = null;
+
 export function loadNativeEngine(): NativeLoad {
-  return { engine: null, reason: 'the native engine is not built yet' };
+  if (cached) return cached;
+  let addon: NativeAddon;
+  try {
+    addon = createRequire(import.meta.url)('@respbench/native') as NativeAddon;
+  } catch (err) {
+    return (cached = { engine: null, reason: loadFailureText(err) });
+  }
+  if (typeof addon?.startRun !== 'function') {
+    return (cached = { engine: null, reason: '@respbench/native loaded but has no startRun (a stale build? rebuild with pnpm --filter @respbench/native build)' });
+  }
+  return (cached = { engine: nativeEngine(addon), reason: null });
+}
+
+/** One line for a user: which piece is missing, not the loader's stack. */
+function loadFailureText(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const first = String(e?.message ?? err).split('\n')[0];
+  if (e?.code === 'MODULE_NOT_FOUND' && /'@respbench\/native'/.test(first)) return '@respbench/native is not installed';
+  if (/Cannot find native binding/.test(first)) {
+    return `no native binary for ${process.platform}-${process.arch} (@respbench/native-${process.platform}-${process.arch}-* is not installed or not built; building needs cargo)`;
+  }
+  return first;
+}
+
+function nativeEngine(addon: NativeAddon): Engine {
+  return {
+    name: 'native',
+    async run(plan: Plan, options: RunOptions = {}): Promise<RawResult> {
+      const handle = addon.startRun(plan);
+      const { signal, onProgress } = options;
+      const onAbort = () => handle.cancel();
+      if (signal) {
+        if (signal.aborted) handle.cancel();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      }
+      const timer = onProgress ? setInterval(() => onProgress(toProgress(handle.progress())), PROGRESS_INTERVAL_MS) : null;
+      try {
+        return toRawResult(await handle.wait());
+      } finally {
+        if (timer) clearInterval(timer);
+        signal?.removeEventListener('abort', onAbort);
+      }
+    },
+  };
+}
+
+function toProgress(p: ReturnType<NativeRunHandle['progress']>): Progress {
+  return { done: p.done, total: p.total, errors: p.errors, elapsedNs: p.elapsedNs, phase: p.phase === 'preload' ? 'preload' : 'run' };
+}
+
+/** The addon leaves absent values undefined; RawResult spells them null, field for field. */
+function toRawResult(r: NativeResult): RawResult {
+  const failure: Failure | null = r.failure ? { kind: r.failure.kind as FailureKind, message: r.failure.message } : null;
+  return {
+    engine: 'native',
+    requests: r.requests,
+    sets: r.sets,
+    gets: r.gets,
+    ok: r.ok,
+    errors: r.errors,
+    misses: r.misses,
+    mismatches: r.mismatches,
+    bytesOut: r.bytesOut,
+    bytesIn: r.bytesIn,
+    elapsedNs: r.elapsedNs,
+    histogram: { unit: 'ns', significantDigits: 3, buckets: r.histogram.buckets.map(([value, count]) => [value, count] as [number, number]) },
+    preloadRequests: r.preloadRequests,
+    preloadElapsedNs: r.preloadElapsedNs,
+    firstError: r.firstError ?? null,
+    firstMismatch: r.firstMismatch ?? null,
+    failure,
+  };
 }
