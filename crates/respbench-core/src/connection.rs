@@ -10,14 +10,16 @@
 //! times at most.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream as StdTcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
 
 use crate::counters::Counters;
 use crate::histogram::LatencyHistogram;
 use crate::plan::{Failure, FailureKind};
+use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, Scan, escape_bytes};
 use crate::request_source::{Op, RequestSource, Workload};
 
@@ -54,35 +56,108 @@ struct Slot {
     op: Op,
 }
 
+/// Why a connection could not be opened.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// Cancelled while connecting.
+    Interrupted,
+    /// Refused, unresolvable, timed out…: the text for the user.
+    Failed(String),
+}
+
+/// How often a pending connect looks at the cancel flag.
+const CONNECT_SLICE: Duration = Duration::from_millis(20);
+
 /// Opens a TCP connection and makes it ready for load (no delay,
 /// non-blocking). The one place that will grow TLS, unix sockets and a
-/// handshake. Error texts match the TS engine's.
-pub fn open(host: &str, port: u16, timeout: Duration) -> Result<StdTcpStream, String> {
+/// handshake. The connect itself is non-blocking so that a cancel ends a
+/// connect that hangs (a server that never accepts) at once. Error texts
+/// match the TS engine's.
+pub fn open(host: &str, port: u16, timeout: Duration, control: &RunControl) -> Result<TcpStream, ConnectError> {
     let addrs: Vec<SocketAddr> = match (host, port).to_socket_addrs() {
         Ok(a) => a.collect(),
-        Err(_) => return Err(format!("cannot resolve host \"{host}\"")),
+        Err(_) => return Err(ConnectError::Failed(format!("cannot resolve host \"{host}\""))),
     };
     if addrs.is_empty() {
-        return Err(format!("cannot resolve host \"{host}\""));
+        return Err(ConnectError::Failed(format!("cannot resolve host \"{host}\"")));
     }
+    let deadline = Instant::now() + timeout;
     let mut last = String::new();
     for addr in addrs {
-        match StdTcpStream::connect_timeout(&addr, timeout) {
+        match connect_one(addr, deadline, control) {
             Ok(stream) => {
-                stream.set_nodelay(true).map_err(|e| format!("cannot connect to {host}:{port}: {e}"))?;
-                stream.set_nonblocking(true).map_err(|e| format!("cannot connect to {host}:{port}: {e}"))?;
+                stream
+                    .set_nodelay(true)
+                    .map_err(|e| ConnectError::Failed(format!("cannot connect to {host}:{port}: {}", io_text(&e))))?;
                 return Ok(stream);
             }
-            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+            Err(None) => return Err(ConnectError::Interrupted),
+            Err(Some(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
                 last = format!("connection refused by {host}:{port} (is the server running on that port?)");
             }
-            Err(e) if e.kind() == io::ErrorKind::TimedOut || e.kind() == io::ErrorKind::WouldBlock => {
+            Err(Some(e)) if e.kind() == io::ErrorKind::TimedOut => {
                 last = format!("connect to {host}:{port} timed out after {} ms", timeout.as_millis());
             }
-            Err(e) => last = format!("cannot connect to {host}:{port}: {e}"),
+            Err(Some(e)) => last = format!("cannot connect to {host}:{port}: {}", io_text(&e)),
         }
     }
-    Err(last)
+    Err(ConnectError::Failed(last))
+}
+
+/// One non-blocking connect, waited for in slices; `Err(None)` = cancelled.
+fn connect_one(addr: SocketAddr, deadline: Instant, control: &RunControl) -> Result<TcpStream, Option<io::Error>> {
+    let mut stream = TcpStream::connect(addr).map_err(Some)?;
+    let mut poll = Poll::new().map_err(Some)?;
+    poll.registry().register(&mut stream, Token(0), Interest::WRITABLE).map_err(Some)?;
+    let mut events = Events::with_capacity(4);
+    loop {
+        if control.is_cancelled() {
+            return Err(None);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(Some(io::Error::from(io::ErrorKind::TimedOut)));
+        }
+        if let Err(e) = poll.poll(&mut events, Some(CONNECT_SLICE.min(deadline - now))) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(Some(e));
+            }
+        }
+        if events.is_empty() {
+            continue;
+        }
+        // Writable: either connected or failed; mio's way to tell which.
+        if let Some(e) = stream.take_error().map_err(Some)? {
+            return Err(Some(e));
+        }
+        match stream.peer_addr() {
+            Ok(_) => {
+                poll.registry().deregister(&mut stream).map_err(Some)?;
+                return Ok(stream);
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => continue,
+            Err(e) => return Err(Some(e)),
+        }
+    }
+}
+
+/// An I/O error as a user reads it, with the errno name Node would show
+/// ("connection reset (ECONNRESET)"), so both engines' messages match the same patterns.
+fn io_text(e: &io::Error) -> String {
+    let code = match e.kind() {
+        io::ErrorKind::ConnectionReset => Some(("connection reset", "ECONNRESET")),
+        io::ErrorKind::BrokenPipe => Some(("broken pipe", "EPIPE")),
+        io::ErrorKind::ConnectionAborted => Some(("connection aborted", "ECONNABORTED")),
+        io::ErrorKind::ConnectionRefused => Some(("connection refused", "ECONNREFUSED")),
+        io::ErrorKind::TimedOut => Some(("timed out", "ETIMEDOUT")),
+        io::ErrorKind::HostUnreachable => Some(("host unreachable", "EHOSTUNREACH")),
+        io::ErrorKind::NetworkUnreachable => Some(("network unreachable", "ENETUNREACH")),
+        _ => None,
+    };
+    match code {
+        Some((text, name)) => format!("{text} ({name})"),
+        None => e.to_string(),
+    }
 }
 
 pub(crate) struct Connection {
@@ -110,7 +185,7 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    pub fn new(id: u32, stream: StdTcpStream, source: RequestSource, workload: &Workload) -> Connection {
+    pub fn new(id: u32, stream: TcpStream, source: RequestSource, workload: &Workload) -> Connection {
         let pipeline = workload.plan.pipeline.max(1) as usize;
         let per_request = workload.max_request_bytes;
         let batch_limit = pipeline.min((MAX_BATCH_BYTES / per_request).max(1));
@@ -120,7 +195,7 @@ impl Connection {
             id,
             peer,
             stream_base: 0,
-            stream: TcpStream::from_std(stream),
+            stream,
             source,
             slots: vec![Slot { sent_at: now, key_index: 0, key_hash: 0, op: Op::Set }; pipeline].into_boxed_slice(),
             head: 0,
@@ -159,18 +234,23 @@ impl Connection {
         }
     }
 
-    /// Why the server's side of the connection went away, with the part of
-    /// a reply that had arrived, worded as the TS engine words it.
+    /// The part of a reply that has arrived, for messages: a server that
+    /// stopped mid-reply can be told from one that never answered.
+    pub fn partial_note(&self) -> String {
+        if self.input_len == 0 {
+            return String::new();
+        }
+        format!(
+            ", in the middle of a reply ({} bytes of it received: \"{}\")",
+            self.input_len,
+            escape_bytes(&self.input, 0, self.input_len, 32)
+        )
+    }
+
+    /// Why the server's side of the connection went away, worded as the TS
+    /// engine words it.
     fn closed_failure(&self, err: Option<io::Error>) -> Failure {
-        let mid_reply = if self.input_len > 0 {
-            format!(
-                ", in the middle of a reply ({} bytes of it received: \"{}\")",
-                self.input_len,
-                escape_bytes(&self.input, 0, self.input_len, 32)
-            )
-        } else {
-            String::new()
-        };
+        let mid_reply = self.partial_note();
         let (where_, received) = (self.label(), self.received);
         let how = match err.as_ref().map(io::Error::kind) {
             None => "",
@@ -178,7 +258,7 @@ impl Connection {
             Some(io::ErrorKind::BrokenPipe) => " (EPIPE)",
             Some(io::ErrorKind::ConnectionAborted) => " (ECONNABORTED)",
             Some(_) => {
-                let e = err.expect("an error");
+                let e = io_text(&err.expect("an error"));
                 return Failure::new(FailureKind::Closed, format!("{where_}: {e} after {received} replies{mid_reply}"));
             }
         };

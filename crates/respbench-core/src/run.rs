@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
-use crate::connection::{self, Connection, Status, Tally};
+use crate::connection::{self, ConnectError, Connection, Status, Tally};
 use crate::counters::Counters;
 use crate::histogram::LatencyHistogram;
 use crate::plan::{Failure, FailureKind, Plan, PlanError, RawResult};
@@ -141,9 +141,12 @@ fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOu
         if control.is_cancelled() {
             return empty(Failure::new(FailureKind::Interrupted, "interrupted"));
         }
-        let stream = match connection::open(&plan.host, plan.port, connect_timeout) {
+        let stream = match connection::open(&plan.host, plan.port, connect_timeout, control) {
             Ok(s) => s,
-            Err(message) => return empty(Failure::new(FailureKind::Connect, message)),
+            Err(ConnectError::Interrupted) => {
+                return empty(Failure::new(FailureKind::Interrupted, "interrupted while connecting"));
+            }
+            Err(ConnectError::Failed(message)) => return empty(Failure::new(FailureKind::Connect, message)),
         };
         let source = if timed { workload.run_source(c) } else { workload.preload_source(c) };
         groups[c as usize % threads].push(Connection::new(c, stream, source, workload));
@@ -277,10 +280,11 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
                         shared.fail(Failure::new(
                             FailureKind::Timeout,
                             format!(
-                                "{}: no reply within {} ms (--timeout) after {} replies",
+                                "{}: no reply within {} ms (--timeout) after {} replies{}",
                                 conn.label(),
                                 w.plan.timeout_ms,
-                                conn.received
+                                conn.received,
+                                conn.partial_note()
                             ),
                         ));
                         break;
