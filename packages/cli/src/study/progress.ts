@@ -82,11 +82,15 @@ export class StudyProgress {
     this.live = true;
   }
 
-  /** A run finished (or failed): one permanent line. */
-  runFinished(pos: RunPosition, summary: string): void {
+  /**
+   * A run finished: one permanent line. A failure is said even with --quiet,
+   * as an error line of its own.
+   */
+  runFinished(pos: RunPosition, summary: string, failure: string | null = null): void {
     this.runsDone++;
     this.currentFraction = 0;
-    this.note(`${this.where(pos)} · ${summary} · ${this.times()}`);
+    if (this.linesEnabled) this.note(`${this.where(pos)} · ${failure ?? summary} · ${this.times()}`);
+    else if (failure) this.io.stderr(`respbench: ${this.where(pos)}: ${failure}\n`);
   }
 
   /** Runs that will not happen (their scenario's target did not start). */

@@ -192,14 +192,11 @@ export class StudyRunner {
           flags: planFlags(plan),
         };
         this.record(row);
-        const figures = status === 'ok' ? `${Math.round(result.opsPerSec)} ops/s · ${result.elapsedSec.toFixed(2)} s` : `${status}: ${error}`;
-        this.progress.runFinished(pos, figures);
-        if (status !== 'ok') {
-          if (status === 'failed') this.io.stderr(`respbench: scenario "${s.name}" ${mode} round ${round}: ${error}\n`);
-          if (this.plan.failFast) {
-            this.stopReason = 'fail-fast';
-            return;
-          }
+        const figures = `${Math.round(result.opsPerSec)} ops/s · ${result.elapsedSec.toFixed(2)} s`;
+        this.progress.runFinished(pos, figures, status === 'ok' ? null : `${status}: ${error}`);
+        if (status !== 'ok' && this.plan.failFast) {
+          this.stopReason = 'fail-fast';
+          return;
         }
       }
     }

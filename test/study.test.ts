@@ -1,0 +1,436 @@
+/**
+ * `respbench study` end to end against real redis-server processes the study
+ * starts itself: the files it writes (read back with a real CSV parser), what
+ * an interrupt keeps and cleans up, failures recorded without stopping the
+ * study, bad study files, and the HTML report rendered by headless Chromium.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI, freePort, liveProcesses, REPO, runCli } from './helpers/servers.js';
+
+// csv-parse is a dev dependency of @respbench/report; the root has no copy.
+const { parse } = createRequire(path.join(REPO, 'packages', 'report', 'package.json'))('csv-parse/sync') as {
+  parse: (text: string, options: { columns: true }) => Record<string, string>[];
+};
+
+const work = mkdtempSync(path.join(tmpdir(), 'respbench-study-test-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+let dirCount = 0;
+function studyDir(): string {
+  const dir = path.join(work, `s${++dirCount}`);
+  mkdirSync(dir);
+  return dir;
+}
+
+function writeStudy(dir: string, name: string, text: string): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+interface Outputs {
+  detail: Record<string, string>[];
+  summary: Record<string, string>[];
+  markdown: string;
+  htmlPath: string;
+  files: string[];
+}
+
+function readOutputs(out: string): Outputs {
+  const files = readdirSync(out).sort();
+  const pick = (re: RegExp) => {
+    const f = files.find((n) => re.test(n));
+    if (!f) throw new Error(`no file matching ${re} in ${files.join(', ')}`);
+    return path.join(out, f);
+  };
+  return {
+    detail: parse(readFileSync(pick(/_detail_\d{8}_\d{6}\.csv$/), 'utf8'), { columns: true }),
+    summary: parse(readFileSync(pick(/_summary_\d{8}_\d{6}\.csv$/), 'utf8'), { columns: true }),
+    markdown: readFileSync(pick(/_\d{8}_\d{6}\.md$/), 'utf8'),
+    htmlPath: pick(/_\d{8}_\d{6}\.html$/),
+    files,
+  };
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Data directories a study made (their names carry this prefix). */
+function studyDirs(): string[] {
+  return readdirSync(tmpdir()).filter((d) => d.startsWith('respbench-study-') && !d.startsWith('respbench-study-test-'));
+}
+
+/** redis-server processes still serving the ports of these runs (redis retitles itself `redis-server 127.0.0.1:PORT`). */
+function redisLeftovers(rows: Record<string, string>[]): string[] {
+  const ports = [...new Set(rows.map((r) => r.port).filter(Boolean))];
+  expect(ports.length).toBeGreaterThan(0);
+  return liveProcesses('redis-server').filter((l) => ports.some((p) => l.includes(`:${p}`)));
+}
+
+const REDIS_TITLE = 'Redis: SET/GET (persistence modes)';
+let htmlFromTwoPresets: string | null = null;
+
+describe('a study of two Redis presets over two rounds', () => {
+  const dir = studyDir();
+  const out = path.join(dir, 'results');
+  const file = writeStudy(
+    dir,
+    'two-presets.yaml',
+    `name: two_presets
+rounds: 2
+modes: [set, get]
+baseline: none
+defaults:
+  requests: 20000
+  pipeline: 32
+  keyspace: 5000
+  verifyGet: true
+groups:
+  - title: "${REDIS_TITLE}"
+    scenarios:
+      - { name: none,       tags: [none],       target: { redis: none } }
+      - { name: aof_always, tags: [aof_always], target: { redis: aof_always } }
+`,
+  );
+  let run: Awaited<ReturnType<typeof runCli>>;
+  let outputs: Outputs;
+
+  it('runs to the end and writes the four files', async () => {
+    const before = studyDirs();
+    run = await runCli(['study', file, '--out', out], 90_000);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(run.code, run.stderr).toBe(0);
+    outputs = readOutputs(out);
+    expect(outputs.files).toHaveLength(4);
+    expect(outputs.files.every((f) => f.startsWith('two_presets_'))).toBe(true);
+    htmlFromTwoPresets = outputs.htmlPath;
+    expect(redisLeftovers(outputs.detail)).toEqual([]);
+    expect(studyDirs().filter((d) => !before.includes(d))).toEqual([]);
+  });
+
+  it('has one detail row per scenario, mode and round, all clean', () => {
+    const keys = outputs.detail.map((r) => `${r.scenario}/${r.mode}/${r.round}`).sort();
+    expect(keys).toEqual(
+      ['aof_always/get/1', 'aof_always/get/2', 'aof_always/set/1', 'aof_always/set/2', 'none/get/1', 'none/get/2', 'none/set/1', 'none/set/2'],
+    );
+    for (const r of outputs.detail) {
+      expect(r.status, r.error).toBe('ok');
+      expect(r.group).toBe(REDIS_TITLE);
+      expect(r.label).toBe(`${r.scenario} (${r.scenario})`);
+      expect(r.target).toBe(`redis preset ${r.scenario}`);
+      expect(Number(r.requests)).toBe(20000);
+      expect(Number(r.answered)).toBe(20000);
+      expect(Number(r.ok)).toBe(20000);
+      expect(Number(r.errors) + Number(r.misses) + Number(r.mismatches)).toBe(0);
+      expect(Number(r.ops_per_sec)).toBeGreaterThan(0);
+      // avg us/op is elapsed / requests, as in the tables users keep.
+      expect(Number(r.avg_us_per_op)).toBeCloseTo((Number(r.elapsed_s) * 1e6) / 20000, 2);
+      expect(Number(r.p50_us)).toBeGreaterThan(0);
+      expect(Number(r.p99_us)).toBeGreaterThanOrEqual(Number(r.p50_us));
+      expect(r.engine).toMatch(/^(js|native)$/);
+      expect(r.verify_get).toBe('true');
+      expect(Number(r.pipeline)).toBe(32);
+      expect(Number(r.port)).toBeGreaterThan(0);
+    }
+  });
+
+  it('has summary means equal to the means of the detail rows', () => {
+    expect(outputs.summary.map((s) => `${s.scenario}/${s.mode}`)).toEqual(['none/set', 'none/get', 'aof_always/set', 'aof_always/get']);
+    for (const s of outputs.summary) {
+      const rounds = outputs.detail.filter((r) => r.scenario === s.scenario && r.mode === s.mode).sort((a, b) => Number(a.round) - Number(b.round));
+      const ops = rounds.map((r) => Number(r.ops_per_sec));
+      expect(Number(s.ok_rounds)).toBe(2);
+      expect(Number(s.round1_ops_per_sec)).toBeCloseTo(ops[0], 2);
+      expect(Number(s.round2_ops_per_sec)).toBeCloseTo(ops[1], 2);
+      expect(Number(s.mean_ops_per_sec)).toBeCloseTo(mean(ops), 1);
+      expect(Number(s.min_ops_per_sec)).toBeCloseTo(Math.min(...ops), 2);
+      expect(Number(s.max_ops_per_sec)).toBeCloseTo(Math.max(...ops), 2);
+      expect(Number(s.mean_avg_us_per_op)).toBeCloseTo(mean(rounds.map((r) => Number(r.avg_us_per_op))), 4);
+      expect(Number(s.mean_elapsed_s)).toBeCloseTo(mean(rounds.map((r) => Number(r.elapsed_s))), 4);
+      const base = outputs.summary.find((b) => b.scenario === 'none' && b.mode === s.mode)!;
+      expect(Number(s.ratio_to_baseline)).toBeCloseTo(Number(s.mean_ops_per_sec) / Number(base.mean_ops_per_sec), 4);
+    }
+  });
+
+  it("writes the Markdown table in the seed's layout, also on stdout", () => {
+    const lines = outputs.markdown.split('\n');
+    const header = '| scenario | mode | Round1 | Round2 | mean QPS | mean avg(us/op) | mean elapsed(s) | vs none |';
+    const at = lines.indexOf(header);
+    expect(at, outputs.markdown).toBeGreaterThan(0);
+    expect(lines[at - 2]).toBe(`### ${REDIS_TITLE}`);
+    const rows = lines.slice(at + 2, at + 6);
+    expect(rows.map((l) => l.split(' | ').slice(0, 2).join(' | '))).toEqual([
+      '| none (none) | set',
+      '| none (none) | get',
+      '| aof_always (aof_always) | set',
+      '| aof_always (aof_always) | get',
+    ]);
+    for (const row of rows) {
+      const cells = row.slice(2, -2).split(' | ');
+      expect(cells).toHaveLength(8);
+      expect(cells[2]).toMatch(/^\d+$/);
+      expect(cells[3]).toMatch(/^\d+$/);
+      expect(cells[4]).toMatch(/^\d+\.\d\d$/);
+      expect(cells[5]).toMatch(/^\d+\.\d\d$/);
+      expect(cells[6]).toMatch(/^\d+\.\d\d$/);
+      expect(cells[7]).toMatch(/^\d+\.\d%$/);
+    }
+    const noneSet = outputs.summary.find((s) => s.scenario === 'none' && s.mode === 'set')!;
+    expect(rows[0]).toContain(`| ${Number(noneSet.mean_ops_per_sec).toFixed(2)} |`);
+    expect(run.stdout).toContain(header);
+    expect(run.stdout).toContain(rows[0]);
+  });
+});
+
+describe('command-line flags and languages', () => {
+  it('overrides the file with flags given on the command line, and --lang zh gives the headers users read', async () => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    const file = writeStudy(
+      dir,
+      'big.yaml',
+      `rounds: 5
+modes: [set, get, mixed]
+defaults: { requests: 5000000, pipeline: 16 }
+groups:
+  - title: demo
+    setCmd: RSET
+    getCmd: RGET
+    scenarios:
+      - { name: stand_in, tags: [embedded], target: { embedded: true }, pipeline: 8 }
+`,
+    );
+    const run = await runCli(['study', file, '--out', out, '--rounds', '1', '--requests', '5000', '--modes', 'set,get', '--engine', 'js', '--lang', 'zh', '-q'], 60_000);
+    expect(run.code, run.stderr).toBe(0);
+    const o = readOutputs(out);
+    expect(o.files[0]).toMatch(/^big_/);
+    expect(o.detail.map((r) => `${r.mode}/${r.round}`)).toEqual(['set/1', 'get/1']);
+    for (const r of o.detail) {
+      expect(r.requests).toBe('5000');
+      expect(r.engine).toBe('js');
+      expect(r.pipeline).toBe('8');
+      expect(r.set_cmd).toBe('RSET');
+    }
+    expect(o.markdown).toContain('| 场景 | 模式 | Round1 | 均值QPS | 均值avg(us/op) | 均值elapsed(s) |');
+    expect(o.markdown).toContain('| stand_in (embedded) | set |');
+    expect(o.markdown).toMatch(/big 1轮均值复测（\d{4}-\d\d-\d\d \d\d:\d\d:\d\d）/);
+  });
+});
+
+describe('failures', () => {
+  it('records a start command that never opens its port, goes on, and exits 1', async () => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    const port = await freePort();
+    const file = writeStudy(
+      dir,
+      'never.yaml',
+      `rounds: 2
+modes: [set]
+defaults: { requests: 5000 }
+scenarios:
+  - { name: silent, target: { command: "sleep 37.25", port: ${port}, readyTimeout: 1s } }
+  - { name: demo, target: { embedded: true } }
+`,
+    );
+    const run = await runCli(['study', file, '--out', out, '-q'], 60_000);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`scenario "silent": the start command "sleep 37.25" did not open port ${port}`);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    const o = readOutputs(out);
+    expect(o.detail.map((r) => `${r.scenario}/${r.round}/${r.status}`)).toEqual(['silent/1/failed', 'silent/2/failed', 'demo/1/ok', 'demo/2/ok']);
+    expect(o.detail[0].error).toContain('did not open port');
+    expect(o.markdown).toContain('| silent | set | failed | failed | - | - | - |');
+    expect(liveProcesses('sleep 37.25')).toEqual([]);
+  });
+
+  it('records the runs against a server that died and goes on to the next scenario', async () => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    // A "server" that is ready, then dies while its start command lives on.
+    const file = writeStudy(
+      dir,
+      'dies.yaml',
+      `rounds: 5
+modes: [set]
+defaults: { requests: 300000, timeout: 2s }
+scenarios:
+  - name: dying
+    target:
+      command: "redis-server --port {port} --bind 127.0.0.1 --dir {dir} --save '' & sleep 0.2; kill -9 $!; sleep 38.5"
+  - { name: demo, target: { embedded: true }, requests: 20000 }
+`,
+    );
+    const run = await runCli(['study', file, '--out', out, '-q'], 60_000);
+    const o = readOutputs(out);
+    const dying = o.detail.filter((r) => r.scenario === 'dying');
+    expect(dying).toHaveLength(5);
+    expect(dying.some((r) => r.status === 'failed'), JSON.stringify(dying)).toBe(true);
+    expect(dying.filter((r) => r.status === 'failed').every((r) => /connect|closed|reset|refused/i.test(r.error))).toBe(true);
+    expect(o.detail.filter((r) => r.scenario === 'demo').map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+    expect(run.code).toBe(1);
+    expect(liveProcesses('sleep 38.5')).toEqual([]);
+  });
+
+  it('stops at the first failure with --fail-fast', async () => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    const file = writeStudy(
+      dir,
+      'ff.yaml',
+      `rounds: 2
+modes: [set]
+defaults: { requests: 5000 }
+scenarios:
+  - { name: broken, target: { command: "exit 3", port: ${await freePort()} } }
+  - { name: demo, target: { embedded: true } }
+`,
+    );
+    const run = await runCli(['study', file, '--out', out, '-q', '--fail-fast'], 60_000);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('exited with status 3 before opening port');
+    const o = readOutputs(out);
+    expect(o.detail.map((r) => r.scenario)).toEqual(['broken', 'broken']);
+    expect(o.markdown).toContain('a run failed (--fail-fast)');
+  });
+
+  const BAD: [string, string, RegExp][] = [
+    ['invalid.yaml', 'rounds: 2\ngroups:\n  - title: x\n    scenarios: [ { name: a, target: { redis: none }\n', /invalid.yaml:\d+: invalid YAML/],
+    ['unknown-key.yaml', 'groups:\n  - title: x\n    scenarios:\n      - name: a\n        target: { redis: none }\n        reqests: 100\n', /unknown-key.yaml:6: unknown key "reqests".*did you mean "requests"/],
+    ['no-target.yaml', 'groups:\n  - title: x\n    scenarios:\n      - name: a\n        tags: [t]\n', /no-target.yaml:4: scenario "a": target is missing/],
+    ['preset.yaml', 'groups:\n  - title: x\n    scenarios:\n      - name: a\n        target: { redis: aof_sometimes }\n', /preset.yaml:5: unknown redis preset "aof_sometimes" \(known: none, rdb_default, aof_no, aof_everysec, aof_always\)/],
+    ['rounds.yaml', 'rounds: -3\nscenarios:\n  - { name: a, target: { redis: none } }\n', /rounds.yaml:1: rounds must be a whole number/],
+    ['flag.yaml', 'defaults:\n  pipeline: 0\nscenarios:\n  - { name: a, target: { redis: none } }\n', /flag.yaml:2: scenario "a": --pipeline must be a whole number/],
+    ['invalid.json', '{\n  "rounds": 2,\n  "scenarios": [ { "name": "a", }\n  ]\n}\n', /invalid.json:3: invalid JSON/],
+    ['key.json', '{\n  "rounds": 2,\n  "scenarios": [\n    { "name": "a", "target": { "redis": "none" }, "colour": 1 }\n  ]\n}\n', /key.json:4: unknown key "colour"/],
+  ];
+  it.each(BAD)('rejects %s with one line naming the file and line, exit 2, nothing started', async (name, text, message) => {
+    const dir = studyDir();
+    const file = writeStudy(dir, name, text);
+    const run = await runCli(['study', file, '--out', path.join(dir, 'out')], 30_000);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trim().split('\n'), run.stderr).toHaveLength(1);
+    expect(run.stderr).toMatch(/^respbench: /);
+    expect(run.stderr).toMatch(message);
+    expect(readdirSync(dir)).toEqual([name]);
+  });
+});
+
+/** Starts a study as a child process and resolves once `minRows` runs are in its detail CSV. */
+async function startAndWaitForRows(args: string[], out: string, minRows: number, timeoutMs = 60_000) {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const deadline = Date.now() + timeoutMs;
+  let seen = 0;
+  while (Date.now() < deadline && child.exitCode === null) {
+    try {
+      const f = readdirSync(out).find((n) => /_detail_.*\.csv$/.test(n));
+      if (f) seen = parse(readFileSync(path.join(out, f), 'utf8'), { columns: true }).length;
+    } catch {
+      /* not written yet */
+    }
+    if (seen >= minRows) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return { child, closed, seen, output: () => ({ stdout, stderr }) };
+}
+
+describe('an interrupted study', () => {
+  it('keeps its finished rows on SIGINT, stops its redis-servers, removes their data and exits 130', async () => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    const before = studyDirs();
+    const file = writeStudy(
+      dir,
+      'long.yaml',
+      `name: long
+rounds: 50
+modes: [set, get]
+defaults: { requests: 50000, pipeline: 32, keyspace: 5000 }
+groups:
+  - title: "${REDIS_TITLE}"
+    scenarios:
+      - { name: none,   tags: [none],   target: { redis: none } }
+      - { name: aof_no, tags: [aof_no], target: { redis: aof_no } }
+`,
+    );
+    const study = await startAndWaitForRows(['study', file, '--out', out], out, 3);
+    expect(study.seen).toBeGreaterThanOrEqual(3);
+    study.child.kill('SIGINT');
+    const code = await study.closed;
+    const { stdout, stderr } = study.output();
+    expect(code, stderr).toBe(130);
+    expect(stderr).toContain('SIGINT: stopping the study');
+    const o = readOutputs(out);
+    expect(o.detail.length).toBeGreaterThanOrEqual(study.seen);
+    expect(o.detail.length).toBeLessThan(200);
+    expect(o.detail.every((r) => r.status === 'ok')).toBe(true);
+    o.detail.forEach((r, i) => expect(Number(r.round)).toBe(i + 1));
+    expect(o.markdown).toContain('interrupted (SIGINT)');
+    expect(o.markdown).toContain(`partial: ${o.detail.length} of 200 runs finished`);
+    expect(stdout).toContain('| none (none) | set |');
+    expect(redisLeftovers(o.detail)).toEqual([]);
+    expect(studyDirs().filter((d) => !before.includes(d))).toEqual([]);
+  });
+
+  it('exits 143 on SIGTERM and stops the server it started', async () => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    const file = writeStudy(dir, 'term.yaml', 'rounds: 100\nmodes: [set]\ndefaults: { requests: 20000 }\nscenarios:\n  - { name: demo, target: { embedded: true } }\n');
+    const study = await startAndWaitForRows(['study', file, '--out', out, '-q'], out, 1);
+    const servers = liveProcesses('serve --port').filter((l) => l.includes('--exit-with-stdin'));
+    study.child.kill('SIGTERM');
+    expect(await study.closed).toBe(143);
+    expect(readOutputs(out).detail.length).toBeGreaterThanOrEqual(1);
+    const pids = servers.map((l) => l.trim().split(/\s+/)[0]);
+    const still = liveProcesses('serve --port').filter((l) => pids.includes(l.trim().split(/\s+/)[0]));
+    expect(still).toEqual([]);
+  });
+});
+
+describe('the HTML report', () => {
+  const chromium = ['chromium', 'chromium-browser'].find((b) => spawnSync('sh', ['-c', `command -v ${b}`]).status === 0);
+
+  it('opens in headless Chromium and shows its charts', (ctx) => {
+    if (!chromium) ctx.skip('chromium is not installed (apt-get install -y chromium): the HTML report was not rendered');
+    expect(htmlFromTwoPresets, 'the two-preset study ran first and wrote an HTML report').not.toBeNull();
+    const profile = mkdtempSync(path.join(tmpdir(), 'respbench-chromium-'));
+    try {
+      const args = [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        `--user-data-dir=${profile}`,
+      ];
+      const dom = spawnSync(chromium!, [...args, '--dump-dom', `file://${htmlFromTwoPresets}`], { encoding: 'utf8', timeout: 60_000 });
+      expect(dom.status, dom.stderr).toBe(0);
+      const html = dom.stdout;
+      expect(html).toContain(REDIS_TITLE);
+      expect(html.match(/<svg class="chart throughput"/g)).toHaveLength(1);
+      expect(html.match(/<svg class="chart latency"/g)).toHaveLength(1);
+      // One bar per scenario and mode, with the rounds as dots.
+      expect(html.match(/<g class="bar"/g)).toHaveLength(4);
+      expect((html.match(/<circle[^>]*class="round"/g) ?? []).length).toBe(8);
+      expect(html.match(/<g class="latency"/g)).toHaveLength(4);
+      const shot = path.join(profile, 'report.png');
+      const png = spawnSync(chromium!, [...args, '--window-size=1000,1400', `--screenshot=${shot}`, `file://${htmlFromTwoPresets}`], { encoding: 'utf8', timeout: 60_000 });
+      expect(png.status, png.stderr).toBe(0);
+      expect(readFileSync(shot).length).toBeGreaterThan(10_000);
+    } finally {
+      rmSync(profile, { recursive: true, force: true });
+    }
+  });
+});
