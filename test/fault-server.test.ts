@@ -6,8 +6,7 @@
  * that loads.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-// @ts-expect-error a plain ESM test server without type declarations
-import { startFaultServer } from './faults/fault-server.mjs';
+import { startFaultServer, type FaultServer } from './faults/fault-server.mjs';
 import { availableEngines, STACK_TRACE, startNoAcceptServer, waitFor } from './faults/harness.js';
 import { CLI, liveProcesses, runCli, runJson } from './helpers/servers.js';
 
@@ -16,12 +15,6 @@ const engines = await availableEngines();
 /** Good replies each connection gets before the fault. */
 const AFTER = 5;
 
-interface FaultServer {
-  port: number;
-  connections(): number;
-  close(): Promise<void>;
-}
-
 let server: FaultServer | null = null;
 afterEach(async () => {
   await server?.close();
@@ -29,7 +22,7 @@ afterEach(async () => {
 });
 
 async function serve(mode: string, extra: { after?: number; every?: number } = {}): Promise<FaultServer> {
-  server = (await startFaultServer({ mode, after: AFTER, ...extra })) as FaultServer;
+  server = await startFaultServer({ mode, after: AFTER, ...extra });
   return server;
 }
 

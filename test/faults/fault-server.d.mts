@@ -1,0 +1,24 @@
+/** Types for fault-server.mjs, so TypeScript tests import it with types. */
+export declare const MODES: readonly string[];
+export declare const BROKEN_REPLY: Readonly<Record<string, Buffer>>;
+
+export interface FaultServerOptions {
+  /** One of MODES; default `ok`. */
+  mode?: string;
+  /** Good replies each connection gets before the fault; default 10. */
+  after?: number;
+  /** error-replies: every Nth reply is an error; default 10. */
+  every?: number;
+  /** 0 picks a free port. */
+  port?: number;
+  host?: string;
+}
+
+export interface FaultServer {
+  port: number;
+  /** Connections accepted so far. */
+  connections(): number;
+  close(): Promise<void>;
+}
+
+export declare function startFaultServer(options?: FaultServerOptions): Promise<FaultServer>;
