@@ -317,8 +317,10 @@ impl Connection {
         Ok(Status::Busy)
     }
 
-    /// Reads what the socket has, takes every complete reply, refills the window.
-    pub fn on_readable(&mut self, w: &Workload, tally: &mut Tally) -> Result<Status, Failure> {
+    /// Reads what the socket has, takes every complete reply, refills the
+    /// window. `closing`: the event said the server's side is closed (or in
+    /// error), so read on to the end: no later event will say it again.
+    pub fn on_readable(&mut self, w: &Workload, tally: &mut Tally, closing: bool) -> Result<Status, Failure> {
         loop {
             if self.input_len == self.input.len() {
                 let grown = self.input.len() * 2;
@@ -339,7 +341,8 @@ impl Connection {
                     }
                     // A short read emptied the socket: epoll reports the next
                     // arrival, so another read now would only say WouldBlock.
-                    if n < space {
+                    // Not so for a FIN already reported with this event.
+                    if n < space && !closing {
                         return Ok(Status::Busy);
                     }
                 }

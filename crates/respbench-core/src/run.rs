@@ -256,8 +256,9 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
             if finished[i] {
                 continue;
             }
-            if event.is_readable() || event.is_read_closed() || event.is_error() {
-                let outcome = conns[i].on_readable(w, &mut tally);
+            let closing = event.is_read_closed() || event.is_error();
+            if event.is_readable() || closing {
+                let outcome = conns[i].on_readable(w, &mut tally, closing);
                 settle(i, outcome, &mut finished, &mut active);
             }
             if !finished[i] && event.is_writable() {

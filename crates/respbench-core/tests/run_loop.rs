@@ -89,6 +89,21 @@ fn the_server_closing_the_connection_is_a_closed_failure() {
 }
 
 #[test]
+fn a_close_that_arrives_with_the_last_replies_is_seen_at_once() {
+    // Pipelined: the server answers five requests and closes in one go, so
+    // the FIN comes in the same epoll event as the data.
+    for _ in 0..20 {
+        let server = TestServer::start(Behaviour::CloseAfter(5));
+        let p = Plan { connections: 1, threads: 1, pipeline: 16, timeout_ms: 5000, ..plan(server.port) };
+        let started = Instant::now();
+        let r = run(p, &RunControl::new()).unwrap();
+        assert_eq!(r.failure.map(|f| f.kind), Some(FailureKind::Closed));
+        assert_eq!(r.requests, 5);
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+}
+
+#[test]
 fn no_reply_within_the_timeout_ends_the_run_with_counters_so_far() {
     let server = TestServer::start(Behaviour::Stall);
     let started = Instant::now();
