@@ -53,6 +53,14 @@ const cases: Array<[string, string[], string]> = [
   ['empty timeout', ['--timeout', ''], '--timeout'],
   ['short flag missing its value', ['-P'], '--pipeline'],
   ['--verify-get with a read that sends __rand_int__', ['--verify-get', '--get-cmd', 'HGET __key__ f__rand_int__'], '--get-cmd'],
+  ['misspelt flag (the suggestion stays on the same line)', ['--pipline', '4'], '--pipline'],
+  ['timeout that would round to 0 ms (and so mean off)', ['--timeout', '0.4ms'], '--timeout'],
+  ['unknown key pattern', ['--key-pattern', 'hot'], '--key-pattern'],
+  ['zipf exponent of zero', ['--key-pattern', 'zipf', '--zipf-exponent', '0'], '--zipf-exponent'],
+  ['negative key stddev', ['--key-pattern', 'gaussian', '--key-stddev', '-3'], '--key-stddev'],
+  ['unknown suite test', ['-t', 'set,frob'], '--tests'],
+  ['--csv without -t', ['--csv'], '--csv'],
+  ['--compare without a port', ['-t', 'set', '--compare', 'localhost'], '--compare'],
 ];
 
 /** The case's flags after a harmless target and request count, unless the case sets them itself. */
@@ -69,26 +77,6 @@ describe('bad input is a usage error naming the flag (exit 2)', () => {
   });
 
   it.concurrent.each(cases)('%s', async (_what, args, flag) => {
-    await expectUsageError(args, flag);
-  });
-});
-
-/**
- * Cases that misbehave today in files this suite does not own; each says
- * where. `it.fails` keeps the suite green and turns red once the bug is
- * fixed: then move the case up into `cases`.
- */
-const knownBugs: Array<[string, string[], string]> = [
-  // cli.ts outputError: commander's "(Did you mean --pipeline?)" comes after a
-  // newline, so the message is two lines.
-  ['misspelt flag (two lines: the suggestion is on its own line)', ['--pipline', '4'], '--pipline'],
-  // validate.ts parseDurationMs: 0.4ms rounds to 0, which then passes as
-  // "0 turns it off", so a tiny timeout silently disables the timeout.
-  ['timeout that rounds to 0 ms (silently turns the timeout off)', ['--timeout', '0.4ms'], '--timeout'],
-];
-
-describe('known bad-input bugs (in files owned elsewhere)', () => {
-  it.fails.each(knownBugs)('%s', async (_what, args, flag) => {
     await expectUsageError(args, flag);
   });
 });

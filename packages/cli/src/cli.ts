@@ -89,7 +89,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
       writeOut: io.stdout,
       writeErr: io.stderr,
       // Commander's own usage errors, as one line in the same voice as ours.
-      outputError: (text, write) => write(`respbench: ${text.replace(/^error: /, '').trim()} (see --help)\n`),
+      outputError: (text, write) => write(`respbench: ${text.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').trim()} (see --help)\n`),
     })
     .exitOverride()
     .showSuggestionAfterError(true);
@@ -191,7 +191,8 @@ async function runCommand(opts: RunFlags, io: CliIo): Promise<void> {
   }
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
   else io.stdout(`${formatHuman(result)}\n`);
-  if (result.failure?.kind === 'connect' || result.failure?.kind === 'preload') io.stderr(`respbench: ${result.failure.message}\n`);
+  // The reason also goes to stderr, so a script reading --json still sees why it failed.
+  if (result.failure && result.failure.kind !== 'interrupted') io.stderr(`respbench: ${result.failure.message}\n`);
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);
 }

@@ -50,6 +50,10 @@ export function hintFor(r: RunResult): string | null {
 
 export function formatHuman(r: RunResult, engineNotice: string | null = null): string {
   const lines: string[] = [];
+  if (r.failure?.kind === 'connect') {
+    // Nothing was measured: a table of zeros would only hide the reason.
+    return `respbench · engine ${r.engine} · target ${r.target.host}:${r.target.port}\nFAILED (connect): ${r.failure.message}`;
+  }
   lines.push(`respbench · engine ${r.engine} · target ${r.target.host}:${r.target.port}`);
   if (engineNotice) lines.push(engineNotice);
   lines.push(`workload: ${describeWorkload(r)}`);

@@ -79,9 +79,11 @@ export function parseDurationMs(flag: string, raw: unknown, allowZero: boolean):
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
   const unit = m?.[2] ?? 's';
   const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000;
-  const ms = m ? Math.round(Number(m[1]) * factor) : NaN;
+  const exact = m ? Number(m[1]) * factor : NaN;
+  const ms = Math.round(exact);
   const limit = 24 * 3_600_000;
-  if (!Number.isFinite(ms) || ms > limit || (ms === 0 && !allowZero) || (ms < 1 && ms !== 0)) {
+  // 0.4ms must not round to 0 and so silently mean "off".
+  if (!Number.isFinite(ms) || ms > limit || (exact === 0 && !allowZero) || (exact > 0 && exact < 1)) {
     throw new UsageError(`${flag} must be a duration like 500ms, 10s or 2m, up to 24h${allowZero ? ' (0 turns it off)' : ''} (got ${shown(raw)})`);
   }
   return ms;
