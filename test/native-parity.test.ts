@@ -1,0 +1,85 @@
+/**
+ * The native engine sends what the JS engine sends: the same Plans through
+ * both (the CLI with --json --engine js|native) against one redis-server,
+ * comparing what reached the server (DEBUG DIGEST of the whole dataset after
+ * FLUSHALL and one run) and the counters. Verification through the native
+ * engine must find values that were corrupted behind its back.
+ *
+ * In CI the addon must load (cargo is there and `pnpm install` builds it);
+ * elsewhere the file is skipped when it does not.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nativeLoads } from './helpers/engines.js';
+import { runJson, startRedis, type RedisServer } from './helpers/servers.js';
+
+const native = nativeLoads();
+if (!native && process.env.CI) throw new Error('the native engine does not load in CI: pnpm install should have built it');
+
+/** Counters that depend only on the Plan, never on timing. */
+const COUNTERS = ['requests', 'sets', 'gets', 'ok', 'errors', 'misses', 'mismatches', 'bytesOut', 'bytesIn', 'preloadRequests'] as const;
+
+let redis: RedisServer;
+
+beforeAll(async () => {
+  if (native) redis = await startRedis();
+});
+
+afterAll(async () => {
+  await redis?.stop();
+});
+
+async function runOn(engine: 'js' | 'native', args: string[]): Promise<any> {
+  const { run, result } = await runJson(['--engine', engine, '--port', String(redis.port), '-q', '--timeout', '10s', ...args], 90_000);
+  expect(result.engine, `${engine}: ${run.stderr}`).toBe(engine);
+  return result;
+}
+
+/** FLUSHALL, one run, DEBUG DIGEST: a fingerprint of every key and value the run left. */
+async function digestAfter(engine: 'js' | 'native', args: string[]): Promise<{ digest: string; result: any }> {
+  redis.cli('FLUSHALL');
+  const result = await runOn(engine, args);
+  expect(result.failure, JSON.stringify(result.failure)).toBeNull();
+  return { digest: redis.cli('DEBUG', 'DIGEST'), result };
+}
+
+function counters(result: any): Record<string, number> {
+  return Object.fromEntries(COUNTERS.map((k) => [k, result[k]]));
+}
+
+const WORKLOADS: Array<[name: string, args: string[]]> = [
+  ['set, 4 connections on 2 threads', ['--mode', 'set', '-n', '20000', '-c', '4', '--threads', '2', '-P', '32', '-r', '5000', '--seed', '11']],
+  ['HSET template with a value size range', ['--mode', 'set', '--set-cmd', 'HSET __key__ field __data__', '-d', '8-200', '-n', '10000', '-c', '3', '-r', '3000', '--seed', '12']],
+  ['__rand_int__ inside an argument', ['--mode', 'set', '--set-cmd', 'HSET __key__ f:__rand_int__ __data__', '-n', '5000', '-c', '2', '-r', '100000', '--seed', '13']],
+  ['zipf keys', ['--mode', 'set', '--key-pattern', 'zipf', '-n', '10000', '-c', '2', '-r', '100000', '--seed', '14']],
+  ['gaussian keys', ['--mode', 'set', '--key-pattern', 'gaussian', '--key-stddev', '300', '-n', '10000', '-c', '2', '-r', '10000', '--seed', '15']],
+  ['sequential keys', ['--mode', 'set', '--key-pattern', 'sequential', '-n', '9000', '-c', '3', '-r', '100000', '--seed', '16']],
+  // One connection: reads and writes of the same key keep their order, so misses are deterministic too.
+  ['mixed, one connection', ['--mode', 'mixed', '--set-ratio', '30', '-n', '20000', '-P', '16', '-r', '2000', '--seed', '17']],
+  ['get with preload and verify', ['--mode', 'get', '--verify-get', '-n', '20000', '-c', '2', '-r', '5000', '-d', '1-64', '--seed', '18']],
+];
+
+describe.skipIf(!native)('native and JS engines send the same traffic', () => {
+  it.each(WORKLOADS)('%s: same dataset digest and counters', async (_name, args) => {
+    const js = await digestAfter('js', args);
+    const nat = await digestAfter('native', args);
+    expect(nat.digest).toBe(js.digest);
+    expect(nat.digest).not.toBe('0000000000000000000000000000000000000000');
+    expect(counters(nat.result)).toEqual(counters(js.result));
+    expect(nat.result.complete).toBe(true);
+    const recorded = nat.result.histogram.buckets.reduce((n: number, [, c]: [number, number]) => n + c, 0);
+    expect(recorded).toBe(nat.result.requests);
+  });
+
+  it('verify-get through the native engine finds values corrupted behind its back, as the JS engine does', async () => {
+    const base = ['-r', '200', '-n', '4000', '--key-prefix', 'bench:par:', '--seed', '19'];
+    await digestAfter('native', ['--mode', 'set', '--key-pattern', 'sequential', ...base]);
+    for (const i of [3, 50, 199]) redis.cli('SET', `bench:par:${i}`, 'corrupted!');
+    const get = ['--mode', 'get', '--verify-get', '--no-preload', '-c', '2', ...base];
+    const nat = await runOn('native', get);
+    const js = await runOn('js', get);
+    expect(nat.mismatches).toBeGreaterThan(0);
+    expect(nat.mismatches).toBe(js.mismatches);
+    expect(nat.misses).toBe(0);
+    expect(nat.firstMismatch).toMatch(/^key bench:par:(3|50|199): expected "[0-9a-f]{8}[0-9A-Za-z]*", got "corrupted!"$/);
+  });
+});
