@@ -1,0 +1,107 @@
+/**
+ * engine-native.ts through the real addon: the result has RawResult's exact
+ * field names (null, not undefined, for absent values), progress reaches
+ * onProgress, and an AbortSignal interrupts a run. The server is a few lines
+ * of node:net: it answers +OK to every command (one `*` per command: keys
+ * and values never contain one) or, stalling, nothing.
+ */
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadNativeEngine } from '../src/engine-native.js';
+import type { Plan, Progress } from '../src/plan.js';
+
+const loaded = loadNativeEngine();
+
+const servers: net.Server[] = [];
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close();
+});
+
+function okServer(stall = false): Promise<number> {
+  const server = net.createServer((socket) => {
+    socket.on('error', () => socket.destroy());
+    socket.on('data', (chunk) => {
+      if (stall) return;
+      let n = 0;
+      for (const b of chunk) if (b === 0x2a) n++;
+      if (n > 0) socket.write(Buffer.from('+OK\r\n'.repeat(n)));
+    });
+  });
+  servers.push(server);
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
+}
+
+function plan(port: number, more: Partial<Plan> = {}): Plan {
+  return {
+    host: '127.0.0.1',
+    port,
+    connections: 2,
+    pipeline: 32,
+    requests: 50_000,
+    mode: 'set',
+    keyspace: 1000,
+    keyPattern: 'uniform',
+    keyStddev: null,
+    zipfExponent: 0.99,
+    valueSizeMin: 32,
+    valueSizeMax: 32,
+    setRatio: 50,
+    setCmd: 'SET',
+    getCmd: 'GET',
+    keyPrefix: 'bench:key:',
+    literalCommands: false,
+    seed: 1,
+    verifyGet: false,
+    preload: true,
+    threads: 2,
+    timeoutMs: 0,
+    ...more,
+  };
+}
+
+const RAW_RESULT_FIELDS = [
+  'engine', 'requests', 'sets', 'gets', 'ok', 'errors', 'misses', 'mismatches', 'bytesOut', 'bytesIn', 'elapsedNs',
+  'histogram', 'preloadRequests', 'preloadElapsedNs', 'firstError', 'firstMismatch', 'failure',
+].sort();
+
+describe.skipIf(!loaded.engine)('native engine adapter', () => {
+  it('returns a RawResult with exactly its field names, absent values as null', async () => {
+    const port = await okServer();
+    const r = await loaded.engine!.run(plan(port));
+    expect(Object.keys(r).sort()).toEqual(RAW_RESULT_FIELDS);
+    expect(r).toMatchObject({ engine: 'native', requests: 50_000, sets: 50_000, ok: 50_000, errors: 0, failure: null, firstError: null, firstMismatch: null });
+    expect(r.histogram.unit).toBe('ns');
+    expect(r.histogram.buckets.reduce((n, [, c]) => n + c, 0)).toBe(50_000);
+  });
+
+  it('reports progress while the run goes on', async () => {
+    const port = await okServer();
+    const seen: Progress[] = [];
+    const r = await loaded.engine!.run(plan(port, { requests: 3_000_000, pipeline: 64 }), { onProgress: (p) => seen.push(p) });
+    expect(r.requests).toBe(3_000_000);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((p) => p.phase === 'run' && p.total === 3_000_000 && p.done <= 3_000_000)).toBe(true);
+  });
+
+  it('an AbortSignal interrupts a run that gets no replies', async () => {
+    const port = await okServer(true);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 200);
+    const started = Date.now();
+    const r = await loaded.engine!.run(plan(port), { signal: controller.signal });
+    expect(r.failure).toEqual({ kind: 'interrupted', message: 'interrupted' });
+    expect(r.requests).toBe(0);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('a bad plan is refused before any connection', async () => {
+    await expect(loaded.engine!.run(plan(1, { setCmd: 'SET __key__ __nope__' }))).rejects.toThrow(/__nope__/);
+  });
+});
+
+describe('loading', () => {
+  it('says in one line why the addon is missing, or loads it', () => {
+    if (loaded.engine) expect(loaded.reason).toBeNull();
+    else expect(loaded.reason).toMatch(/^[^\n]+$/);
+  });
+});
