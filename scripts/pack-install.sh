@@ -11,6 +11,11 @@
 # dependencies. Prints "pack-install: ok" at the end; exits non-zero on any failure.
 set -euo pipefail
 
+# As a user's shell: nothing from a calling package manager or test runner
+# (NODE_PATH from pnpm/npx would reach the workspace's own node_modules).
+unset NODE_PATH
+for v in $(compgen -e | grep -iE '^(npm_|pnpm_)' || true); do unset "$v"; done
+
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/respbench-pack-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -42,7 +47,7 @@ for d in "${dirs[@]}"; do
 done
 PATH="$clean_path" command -v cargo >/dev/null 2>&1 && fail "cargo is still on the stripped PATH"
 
-run() { PATH="$clean_path" HOME="$work" node node_modules/respbench/dist/bin.js "$@"; }
+run() { env -i PATH="$clean_path" HOME="$work" node node_modules/respbench/dist/bin.js "$@"; }
 
 out="$(run --engine native --embedded --requests 20000 --json -q 2>"$work/native.err")" || fail "native run failed: $(cat "$work/native.err")"
 node -e '
