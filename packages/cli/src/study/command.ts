@@ -65,7 +65,14 @@ export function registerStudyCommand(program: Command, io: StudyIo): void {
     .command('study')
     .argument('<file>', 'study file (YAML or JSON), see docs/study.md')
     .description('run a study: scenarios x modes x rounds, with CSV, Markdown and HTML reports');
-  addRunOptions(cmd)
+  addRunOptions(cmd);
+  for (const o of cmd.options) {
+    // The targets give the address; showing --host/--port would invite a flag the study refuses.
+    if (o.long === '--host' || o.long === '--port') o.hideHelp();
+    else o.helpGroup('Run flags (given here, they override the study file; defaults shown are the built-in ones):');
+  }
+  cmd
+    .optionsGroup('Study options:')
     .option('--rounds <n>', 'rounds per scenario and mode (overrides the file)')
     .option('--modes <list>', 'modes to run, e.g. set,get (overrides the file; --mode X is --modes X)')
     .option('-o, --out <dir>', 'directory for the CSV, Markdown and HTML files', 'results')
