@@ -18,7 +18,7 @@ ul.meta { margin: 0; padding-left: 18px; color: #444; }
 p.note { color: #666; font-size: 12px; margin: 4px 0; }
 table { border-collapse: collapse; margin: 8px 0 4px; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; }
-th { background: #f4f4f4; font-weight: 600; }
+th { background: #f4f4f4; font-weight: 600; white-space: nowrap; }
 td.num { text-align: right; }
 td.bad { color: #c0392b; }
 svg.chart { display: block; max-width: 100%; height: auto; margin: 6px 0; }

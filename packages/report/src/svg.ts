@@ -172,7 +172,7 @@ export function latencyChart(summaries: SummaryRow[], t: Labels, range?: { lo: n
   const lo0 = range?.lo ?? (values.length ? Math.min(...values) : 1);
   const hi0 = range?.hi ?? (values.length ? Math.max(...values) : 10);
   const lo = 10 ** Math.floor(Math.log10(Math.max(lo0, 0.001)));
-  const hi = 10 ** Math.ceil(Math.log10(Math.max(hi0, lo * 10)));
+  const hi = niceCeil(Math.max(hi0, lo * 10));
   const plotW = WIDTH - LABEL_W - RIGHT_PAD;
   const x = (v: number) => LABEL_W + ((Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * plotW;
   const rowH = 22;
