@@ -78,7 +78,10 @@ export class StudyProgress {
     this.lastDone = p.done;
     this.lastNs = p.elapsedNs;
     const now = p.phase === 'preload' ? `preload ${p.total > 0 ? Math.round((100 * p.done) / p.total) : 0}%` : `${Math.round(rate)} ops/s · ${p.total > 0 ? Math.round((100 * p.done) / p.total) : 0}%`;
-    this.io.stderr(`\r\x1b[2K${this.where(pos)} · ${now} · ${this.times()}`);
+    // Longer than the terminal, the line would wrap and \r could no longer rewrite it.
+    const width = process.stderr.columns ?? 0;
+    const line = `${this.where(pos)} · ${now} · ${this.times()}`;
+    this.io.stderr(`\r\x1b[2K${width > 10 && line.length >= width ? `${line.slice(0, width - 2)}…` : line}`);
     this.live = true;
   }
 
