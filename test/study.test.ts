@@ -221,6 +221,27 @@ groups:
   });
 });
 
+describe('the examples', () => {
+  it('runs examples/quick.json (JSON study file) with a baseline across groups', async () => {
+    const out = path.join(studyDir(), 'out');
+    const run = await runCli(['study', path.join(REPO, 'examples', 'quick.json'), '--out', out, '--requests', '10000', '-q'], 60_000);
+    expect(run.code, run.stderr).toBe(0);
+    const o = readOutputs(out);
+    expect(o.detail).toHaveLength(8);
+    expect(o.detail.every((r) => r.status === 'ok')).toBe(true);
+    expect(o.summary.find((s) => s.scenario === 'redis_none' && s.mode === 'get')!.ratio_to_baseline).toBe('1');
+    expect(o.markdown).toContain('### demo server: RSET/RGET');
+    expect(o.markdown).toContain('| mean elapsed(s) | vs redis_none |');
+  });
+
+  it.each(['redis-persistence.yaml', 'kvstore-vs-redis.yaml'])('accepts examples/%s', async (name) => {
+    // A wrong engine name fails only after the file has been read and checked.
+    const run = await runCli(['study', path.join(REPO, 'examples', name), '--engine', 'nope'], 30_000);
+    expect(run.stderr.trim()).toBe('respbench: --engine must be one of auto, native, js (got "nope") (from the command line)');
+    expect(run.code).toBe(2);
+  });
+});
+
 describe('failures', () => {
   it('records a start command that never opens its port, goes on, and exits 1', async () => {
     const dir = studyDir();
