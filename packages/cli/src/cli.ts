@@ -73,7 +73,10 @@ export function addRunOptions(cmd: Command): Command {
     .option('--threads <n>', 'native engine worker threads (the JS engine runs on one)')
     .addOption(new Option('--engine <engine>', 'auto (native if it loads, else js) | native | js').default('auto'))
     .option('--timeout <duration>', 'per-request reply timeout, e.g. 500ms, 10s; 0 turns it off', '10s')
-    .option('--no-preload', 'get mode: read what is already there instead of writing the keys first');
+    .option('--no-preload', 'get mode: read what is already there instead of writing the keys first')
+    .option('--duration <duration>', 'run for this long (e.g. 30s) instead of --requests')
+    .option('--warmup <duration>', 'send load for this long first, left out of every figure')
+    .option('--rate <n>', 'open loop: total requests per second on a schedule; latency from the intended send time');
 }
 
 function numberOr(raw: string | undefined, flag: string, fallback: number): number {

@@ -98,6 +98,14 @@ class ConnectionRunner {
   private readonly keyHashes: Uint32Array;
   private readonly keyIndexes: Float64Array;
   private readonly sentAt: Float64Array;
+  /** --rate: when each request was due; latency counts from here. */
+  private readonly intendedAt: Float64Array;
+  /** --rate: requests given a due time so far, and the gap between two (ms). */
+  private scheduled = 0;
+  private readonly intervalMs: number;
+  private startedAt = 0;
+  private wakeup: NodeJS.Timeout | null = null;
+  private immediate: NodeJS.Immediate | null = null;
   private head = 0;
   private tail = 0;
   private inflight = 0;
@@ -114,9 +122,16 @@ class ConnectionRunner {
     private readonly workload: Workload,
     private readonly counters: Counters,
     private readonly histogram: Histogram | null,
+    private readonly serviceHistogram: Histogram | null,
     private readonly pipeline: number,
+    /** performance.now() after which no request is sent (time-bound phases), else Infinity. */
+    private readonly deadline: number,
+    rate: number,
+    connections: number,
     private readonly finish: (id: number, failure: Failure | null) => void,
   ) {
+    this.intervalMs = rate > 0 ? (1000 * connections) / rate : 0;
+    this.intendedAt = new Float64Array(this.intervalMs > 0 ? pipeline : 0);
     this.kinds = new Uint8Array(pipeline);
     this.keyHashes = new Uint32Array(pipeline);
     this.keyIndexes = new Float64Array(pipeline);
@@ -139,7 +154,17 @@ class ConnectionRunner {
       this.complete();
       return;
     }
-    this.sendBatch();
+    this.startedAt = performance.now();
+    this.pump();
+  }
+
+  /** Sends what may go now; if the phase is over and nothing waits, completes. */
+  private pump(): void {
+    if (this.done) return;
+    const now = performance.now();
+    if (now >= this.deadline) this.source.remaining = 0;
+    if (this.source.remaining > 0) this.sendBatch(now);
+    else if (this.inflight === 0) this.complete();
   }
 
   /** Send time of the oldest request still waiting, or -1. */
@@ -151,17 +176,25 @@ class ConnectionRunner {
     this.fail(failure);
   }
 
-  private sendBatch(): void {
+  private sendBatch(now: number): void {
     const source = this.source;
     const free = this.pipeline - this.inflight;
     let count = free < source.remaining ? free : source.remaining;
+    if (this.intervalMs > 0) {
+      // Open loop: only what is due by now; wake up when the next one is.
+      const due = Math.floor((now - this.startedAt) / this.intervalMs) + 1 - this.scheduled;
+      if (due < count) count = due;
+      if (count <= 0) {
+        this.wakeAt(this.startedAt + this.scheduled * this.intervalMs);
+        return;
+      }
+    }
     if (count <= 0) return;
     const perRequest = this.workload.maxRequestBytes;
     const fit = Math.max(1, Math.floor(MAX_BATCH_BYTES / perRequest));
     if (count > fit) count = fit;
     const out = Buffer.allocUnsafe(count * perRequest);
     let pos = 0;
-    const now = performance.now();
     for (let i = 0; i < count; i++) {
       const slot = this.tail;
       pos += source.next(out, pos);
@@ -169,11 +202,34 @@ class ConnectionRunner {
       this.keyHashes[slot] = source.lastKeyHash;
       this.keyIndexes[slot] = source.lastKeyIndex;
       this.sentAt[slot] = now;
+      if (this.intervalMs > 0) this.intendedAt[slot] = this.startedAt + this.scheduled++ * this.intervalMs;
       this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
     }
     this.inflight += count;
     this.counters.bytesOut += pos;
     this.socket.write(pos === out.length ? out : out.subarray(0, pos));
+    if (this.intervalMs > 0 && source.remaining > 0 && this.inflight < this.pipeline) {
+      this.wakeAt(this.startedAt + this.scheduled * this.intervalMs);
+    }
+  }
+
+  /** --rate: one timer at a time for the next due request (the deadline caps it). */
+  private wakeAt(when: number): void {
+    if (this.wakeup !== null || this.immediate !== null) return;
+    const wait = Math.min(when, this.deadline) - performance.now();
+    if (wait < 1) {
+      // Node's timers tick in whole milliseconds: sooner than that, poll the
+      // event loop instead, or every request would leave up to 1 ms late.
+      this.immediate = setImmediate(() => {
+        this.immediate = null;
+        this.pump();
+      });
+      return;
+    }
+    this.wakeup = setTimeout(() => {
+      this.wakeup = null;
+      this.pump();
+    }, wait - 0.5);
   }
 
   private onData(chunk: Buffer): void {
@@ -193,8 +249,7 @@ class ConnectionRunner {
         return;
       }
       reader.keepRest();
-      if (this.source.remaining > 0) this.sendBatch();
-      else if (this.inflight === 0) this.complete();
+      this.pump();
     } catch (err) {
       if (err instanceof ProtocolError) {
         this.fail({
@@ -240,7 +295,10 @@ class ConnectionRunner {
     this.received++;
     const c = this.counters;
     if (this.histogram !== null) {
-      this.histogram.record((now - this.sentAt[slot]) * 1e6);
+      if (this.intervalMs > 0) {
+        this.histogram.record((now - this.intendedAt[slot]) * 1e6);
+        this.serviceHistogram?.record((now - this.sentAt[slot]) * 1e6);
+      } else this.histogram.record((now - this.sentAt[slot]) * 1e6);
       c.requests++;
     }
     const scanner = this.reader.scanner;
@@ -279,6 +337,8 @@ class ConnectionRunner {
   private complete(): void {
     if (this.done) return;
     this.done = true;
+    if (this.wakeup) clearTimeout(this.wakeup);
+    if (this.immediate) clearImmediate(this.immediate);
     this.socket.end();
     this.finish(this.id, null);
   }
@@ -286,6 +346,8 @@ class ConnectionRunner {
   private fail(failure: Failure): void {
     if (this.done) return;
     this.done = true;
+    if (this.wakeup) clearTimeout(this.wakeup);
+    if (this.immediate) clearImmediate(this.immediate);
     this.socket.destroy();
     this.finish(this.id, failure);
   }
@@ -300,11 +362,13 @@ interface PhaseOutcome {
 async function runPhase(
   plan: Plan,
   workload: Workload,
-  phase: 'preload' | 'run',
+  phase: 'preload' | 'warmup' | 'run',
   counters: Counters,
   histogram: Histogram | null,
+  serviceHistogram: Histogram | null,
   options: RunOptions,
 ): Promise<PhaseOutcome> {
+  const durationMs = phase === 'warmup' ? plan.warmupMs : phase === 'run' ? plan.durationMs : 0;
   const sockets: net.Socket[] = [];
   try {
     for (let c = 0; c < plan.connections; c++) {
@@ -338,9 +402,11 @@ async function runPhase(
     const stopAll = (f: Failure) => {
       for (const r of runners) r.stop(f);
     };
+    const deadline = durationMs > 0 ? start + durationMs : Infinity;
+    const rate = phase === 'preload' ? 0 : plan.rate;
     for (let c = 0; c < plan.connections; c++) {
-      const source = phase === 'preload' ? workload.preloadSource(c) : workload.runSource(c);
-      runners.push(new ConnectionRunner(c, sockets[c], source, workload, counters, histogram, plan.pipeline, finish));
+      const source = phase === 'preload' ? workload.preloadSource(c) : workload.runSource(c, durationMs > 0);
+      runners.push(new ConnectionRunner(c, sockets[c], source, workload, counters, histogram, serviceHistogram, plan.pipeline, deadline, rate, plan.connections, finish));
     }
     const timeoutMs = plan.timeoutMs;
     timer = setInterval(() => {
@@ -356,7 +422,8 @@ async function runPhase(
       if (options.onProgress) {
         let done = 0;
         for (const r of runners) done += r.received;
-        options.onProgress({ done, total: phase === 'run' ? plan.requests : workload.preloadTotal, errors: counters.errors, elapsedNs: (now - start) * 1e6, phase });
+        const total = durationMs > 0 ? 0 : phase === 'run' ? plan.requests : workload.preloadTotal;
+        options.onProgress({ done, total, errors: counters.errors, elapsedNs: (now - start) * 1e6, phase, durationNs: durationMs * 1e6 });
       }
     }, timeoutMs > 0 ? Math.min(250, Math.max(10, timeoutMs / 4)) : 250);
     timer.unref();
@@ -378,14 +445,22 @@ export const jsEngine: Engine = {
     let preloadElapsedNs = 0;
     let failure: Failure | null = null;
     if (workload.preloadTotal > 0) {
-      const pre = await runPhase(plan, workload, 'preload', preloadCounters, null, options);
+      const pre = await runPhase(plan, workload, 'preload', preloadCounters, null, null, options);
       preloadElapsedNs = pre.elapsedNs;
       if (pre.failure) failure = { kind: pre.failure.kind, message: `preload: ${pre.failure.message}` };
       else if (preloadCounters.errors > 0) failure = { kind: 'preload', message: `preload: the server answered ${preloadCounters.errors} writes with errors, first: ${preloadCounters.firstError}` };
     }
+    const warmupCounters = newCounters();
+    let warmupElapsedNs = 0;
+    if (!failure && plan.warmupMs > 0) {
+      const warm = await runPhase(plan, workload, 'warmup', warmupCounters, null, null, options);
+      warmupElapsedNs = warm.elapsedNs;
+      if (warm.failure) failure = { kind: warm.failure.kind, message: `warmup: ${warm.failure.message}` };
+    }
+    const serviceHistogram = plan.rate > 0 ? new Histogram() : null;
     let elapsedNs = 0;
     if (!failure) {
-      const outcome = await runPhase(plan, workload, 'run', counters, histogram, options);
+      const outcome = await runPhase(plan, workload, 'run', counters, histogram, serviceHistogram, options);
       elapsedNs = outcome.elapsedNs;
       failure = outcome.failure;
     }
@@ -404,6 +479,9 @@ export const jsEngine: Engine = {
       histogram: histogram.toData(),
       preloadRequests: preloadCounters.sets,
       preloadElapsedNs,
+      warmupRequests: warmupCounters.sets + warmupCounters.gets,
+      warmupElapsedNs,
+      serviceHistogram: serviceHistogram ? serviceHistogram.toData() : null,
       firstError: counters.firstError ?? (failure ? preloadCounters.firstError : null),
       firstMismatch: counters.firstMismatch,
       failure,

@@ -22,13 +22,15 @@ export function describeWorkload(r: RunResult): string {
   const cmds = p.mode === 'set' ? p.setCmd : p.mode === 'get' ? p.getCmd : `${p.setCmd} / ${p.getCmd}`;
   const parts = [
     `mode ${p.mode}`,
-    `${p.requests} requests`,
+    p.durationMs > 0 ? `for ${p.durationMs / 1000} s` : `${p.requests} requests`,
     `${p.connections} connection${p.connections === 1 ? '' : 's'}`,
     `pipeline ${p.pipeline}`,
     `keyspace ${p.keyspace}`,
     `value ${size}`,
   ];
   if (p.mode === 'mixed') parts.push(`set-ratio ${p.setRatio}%`);
+  if (p.keyPattern !== 'uniform') parts.push(`keys ${p.keyPattern}`);
+  if (p.rate > 0) parts.push(`rate ${p.rate}/s (open loop)`);
   parts.push(`commands ${cmds}`, `prefix ${p.keyPrefix}`, `seed ${p.seed}`, `verify ${p.verifyGet ? 'on' : 'off'}`);
   return parts.join(', ');
 }
@@ -58,6 +60,7 @@ export function formatHuman(r: RunResult, engineNotice: string | null = null): s
   if (engineNotice) lines.push(engineNotice);
   lines.push(`workload: ${describeWorkload(r)}`);
   if (r.preloadRequests > 0) lines.push(`preload: ${r.preloadRequests} writes in ${fixed(r.preloadElapsedSec, 3)} s (untimed, not in the figures)`);
+  if (r.workload.warmupMs > 0) lines.push(`warmup: ${r.warmupRequests} requests in ${fixed((r.warmupElapsedNs ?? 0) / 1e9, 3)} s (sent and answered, not in the figures)`);
   lines.push('');
   const head = ['ops/s', 'avg us/op', 'elapsed s', 'p50 us', 'p90 us', 'p99 us', 'p99.9 us', 'max us'];
   const l = r.latencyUs;
@@ -66,8 +69,13 @@ export function formatHuman(r: RunResult, engineNotice: string | null = null): s
   lines.push(head.map((h, i) => h.padStart(widths[i])).join('  '));
   lines.push(row.map((v, i) => v.padStart(widths[i])).join('  '));
   lines.push('');
+  if (r.serviceUs) {
+    const sv = r.serviceUs;
+    lines.push(`latency above counts from each request's intended send time; service time (from the actual send): p50 ${fixed(sv.p50, 1)} · p90 ${fixed(sv.p90, 1)} · p99 ${fixed(sv.p99, 1)} · p99.9 ${fixed(sv.p999, 1)} · max ${fixed(sv.max, 1)} us`);
+    lines.push(`rate: asked ${r.workload.rate}/s, achieved ${fixed(r.opsPerSec, 1)}/s${r.rateKept === false ? ' — COULD NOT KEEP THE ASKED RATE (server or client too slow, or --pipeline too small)' : ''}`);
+  }
   lines.push(
-    `requests ${r.requests}/${r.workload.requests} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches} · sets ${r.sets} · gets ${r.gets}`,
+    `requests ${r.requests}${r.workload.durationMs > 0 ? '' : `/${r.workload.requests}`} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches} · sets ${r.sets} · gets ${r.gets}`,
   );
   lines.push(`bytes out ${bytes(r.bytesOut)} · in ${bytes(r.bytesIn)} · latency = reply parsed - request written, per request`);
   if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${r.failure.message}; the figures above cover the ${r.requests} replies received`);

@@ -49,6 +49,12 @@ export interface Plan {
   threads: number;
   /** Per-request reply timeout in ms; 0 disables it. */
   timeoutMs: number;
+  /** Measured phase length in ms instead of a request count; 0 = count-bound. */
+  durationMs: number;
+  /** Untimed phase before the measured one, in ms; 0 = none. */
+  warmupMs: number;
+  /** Open loop: total requests per second on a schedule; 0 = as fast as replies allow. */
+  rate: number;
 }
 
 /** Why a run ended early. */
@@ -79,6 +85,11 @@ export interface RawResult {
   histogram: HistogramData;
   preloadRequests: number;
   preloadElapsedNs: number;
+  /** Requests sent and answered during --warmup, in no figure (absent = 0). */
+  warmupRequests?: number;
+  warmupElapsedNs?: number;
+  /** --rate: latency from the actual send (the main histogram counts from the intended send). */
+  serviceHistogram?: HistogramData | null;
   /** Text of the first error reply, if any. */
   firstError: string | null;
   /** Text of the first mismatching value, escaped, if any. */
@@ -96,6 +107,10 @@ export interface RunResult extends RawResult {
   /** Per-request latency, reply parsed − request written. */
   latencyUs: LatencySummary;
   preloadElapsedSec: number;
+  /** --rate: percentiles of the service time (reply − actual send). */
+  serviceUs: LatencySummary | null;
+  /** --rate: false when the achieved rate fell more than 2% short of the asked one. */
+  rateKept: boolean | null;
   /** True when every planned request got its reply. */
   complete: boolean;
 }
@@ -106,7 +121,9 @@ export interface Progress {
   total: number;
   errors: number;
   elapsedNs: number;
-  phase: 'preload' | 'run';
+  phase: 'preload' | 'warmup' | 'run';
+  /** Duration-bound phases: their length, for a time-based done %. */
+  durationNs?: number;
 }
 
 export interface RunOptions {

@@ -22,8 +22,9 @@ export class ProgressLine {
     const rate = dt > 0 && p.done >= this.lastDone ? (p.done - this.lastDone) / dt : 0;
     this.lastDone = p.done;
     this.lastNs = p.elapsedNs;
-    const pct = p.total > 0 ? ((100 * p.done) / p.total).toFixed(1) : '0.0';
-    const label = p.phase === 'preload' ? 'preload' : 'running';
+    const fraction = p.total > 0 ? p.done / p.total : p.durationNs ? p.elapsedNs / p.durationNs : 0;
+    const pct = (100 * Math.min(1, fraction)).toFixed(1);
+    const label = p.phase === 'run' ? 'running' : p.phase;
     this.io.stderr(`\r\x1b[2K${label}: ${pct}% · ${Math.round(rate)} ops/s · errors ${p.errors} · ${(p.elapsedNs / 1e9).toFixed(1)} s`);
     this.shown = true;
   }

@@ -24,6 +24,9 @@ export function finishResult(plan: Plan, raw: RawResult): RunResult {
   const histogram = Histogram.fromData(raw.histogram);
   return {
     ...raw,
+    warmupRequests: raw.warmupRequests ?? 0,
+    warmupElapsedNs: raw.warmupElapsedNs ?? 0,
+    serviceHistogram: raw.serviceHistogram ?? null,
     target: { host: plan.host, port: plan.port },
     workload: plan,
     elapsedSec,
@@ -31,7 +34,9 @@ export function finishResult(plan: Plan, raw: RawResult): RunResult {
     avgUsPerOp: raw.requests > 0 ? (elapsedSec * 1e6) / raw.requests : 0,
     latencyUs: histogram.summaryUs(),
     preloadElapsedSec: raw.preloadElapsedNs / 1e9,
-    complete: raw.failure === null && raw.requests === plan.requests,
+    serviceUs: raw.serviceHistogram ? Histogram.fromData(raw.serviceHistogram).summaryUs() : null,
+    rateKept: plan.rate > 0 && elapsedSec > 0 ? raw.requests / elapsedSec >= plan.rate * 0.98 : null,
+    complete: raw.failure === null && (plan.durationMs > 0 || raw.requests === plan.requests),
   };
 }
 

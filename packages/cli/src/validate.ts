@@ -112,6 +112,9 @@ export interface RawRunOptions {
   engine: string;
   preload: boolean;
   timeout: string;
+  duration?: string;
+  warmup?: string;
+  rate?: string;
 }
 
 export function defaultSeed(): number {
@@ -148,6 +151,9 @@ export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoic
     preload: raw.preload !== false,
     threads: raw.threads === undefined ? 1 : parseInteger('--threads', raw.threads, LIMITS.threads),
     timeoutMs: parseDurationMs('--timeout', raw.timeout, true),
+    durationMs: raw.duration === undefined ? 0 : parseDurationMs('--duration', raw.duration, false),
+    warmupMs: raw.warmup === undefined ? 0 : parseDurationMs('--warmup', raw.warmup, true),
+    rate: raw.rate === undefined ? 0 : parsePositive('--rate', raw.rate, 100_000_000),
   };
   checkTemplates(plan);
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ['auto', 'native', 'js']);

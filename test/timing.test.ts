@@ -1,0 +1,77 @@
+/**
+ * Time-bounded runs, warmup, open-loop rate and live progress, against a real
+ * redis-server.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engines } from './helpers/engines.js';
+import { CLI, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+describe.each(engines())('engine %s', (engine) => {
+  const base = () => ['--engine', engine, '--port', String(redis.port)];
+
+  it('--duration 2s ends in about 2 s, whatever --requests says', async () => {
+    const { run, result } = await runJson([...base(), '--duration', '2s', '--mode', 'set', '--requests', '10'], 20_000);
+    expect(run.code).toBe(0);
+    expect(result.elapsedSec).toBeGreaterThan(1.95);
+    expect(result.elapsedSec).toBeLessThan(2.5);
+    expect(result.requests).toBeGreaterThan(10);
+    expect(result.complete).toBe(true);
+  });
+
+  it('--warmup sends load first and leaves it out of every figure, saying so', async () => {
+    const { run, result } = await runJson([...base(), '--warmup', '500ms', '--requests', '20000', '--mode', 'set']);
+    expect(run.code).toBe(0);
+    expect(result.requests).toBe(20000);
+    expect(result.sets).toBe(20000);
+    expect(result.warmupRequests).toBeGreaterThan(0);
+    const counted = result.histogram.buckets.reduce((n: number, [, c]: [number, number]) => n + c, 0);
+    expect(counted).toBe(20000);
+    const human = await runCli([...base(), '--warmup', '300ms', '--requests', '5000']);
+    expect(human.stdout).toMatch(/warmup: \d+ requests in 0\.\d+ s \(sent and answered, not in the figures\)/);
+  });
+
+  it('--rate holds the asked rate within a few percent', async () => {
+    const { run, result } = await runJson([...base(), '--rate', '5000', '--duration', '2s', '--mode', 'set'], 20_000);
+    expect(run.code).toBe(0);
+    expect(result.opsPerSec).toBeGreaterThan(5000 * 0.97);
+    expect(result.opsPerSec).toBeLessThan(5000 * 1.03);
+    expect(result.rateKept).toBe(true);
+    expect(result.serviceUs).not.toBeNull();
+  });
+
+  it('a server stall shows in the intended-time percentiles, not in the service time', async () => {
+    const child = spawn(process.execPath, [CLI, ...base(), '--rate', '4000', '--requests', '12000', '--pipeline', '16', '--mode', 'set', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    await new Promise((r) => setTimeout(r, 1000));
+    // Blocks the server for 500 ms while the schedule keeps running.
+    spawnSync('redis-cli', ['-p', String(redis.port), 'DEBUG', 'SLEEP', '0.5']);
+    const code = await new Promise((r) => child.on('close', r));
+    expect(code).toBe(0);
+    const result = JSON.parse(out);
+    expect(result.requests).toBe(12000);
+    expect(result.latencyUs.p99).toBeGreaterThan(300_000);
+    expect(result.serviceUs.p99).toBeLessThan(50_000);
+  });
+});
+
+describe('live progress', () => {
+  it('shows ops/s and done % on a terminal, and nothing with --quiet or when not a terminal', async () => {
+    const args = ['--engine', 'js', '--port', String(redis.port), '--duration', '2s', '--mode', 'set'];
+    const tty = spawnSync('script', ['-qefc', [process.execPath, CLI, ...args].join(' '), '/dev/null'], { encoding: 'utf8', timeout: 20_000 });
+    expect(tty.stdout).toMatch(/running: \d+\.\d% · \d+ ops\/s · errors 0/);
+    const quiet = spawnSync('script', ['-qefc', [process.execPath, CLI, ...args, '--quiet'].join(' '), '/dev/null'], { encoding: 'utf8', timeout: 20_000 });
+    expect(quiet.stdout).not.toMatch(/running:/);
+    const piped = await runCli(args);
+    expect(piped.stderr).not.toMatch(/running:/);
+  });
+});
