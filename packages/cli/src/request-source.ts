@@ -86,16 +86,19 @@ export class Workload {
     this.getEncoder = new CommandEncoder(this.getTemplate, this.prefix, this.values, plan.keyspace);
     this.verify = plan.verifyGet;
     this.maxRequestBytes = Math.max(this.setEncoder.maxBytes(), this.getEncoder.maxBytes());
-    this.preloadTotal = plan.mode === 'get' && plan.preload ? Math.min(plan.keyspace, plan.requests) : 0;
+    // A time-bound run may read any key, so it preloads the whole keyspace.
+    const reads = plan.durationMs > 0 ? plan.keyspace : Math.min(plan.keyspace, plan.requests);
+    this.preloadTotal = plan.mode === 'get' && plan.preload ? reads : 0;
   }
 
-  runSource(connection: number): RequestSource {
-    const count = requestsForConnection(this.plan.requests, this.plan.connections, connection);
+  /** The measured (or warmup) stream of a connection; unbounded when time ends the phase. */
+  runSource(connection: number, timeBound: boolean): RequestSource {
+    const count = timeBound ? Infinity : requestsForConnection(this.plan.requests, this.plan.connections, connection);
     return new RequestSource(this, 'run', connection, count);
   }
 
   preloadSource(connection: number): RequestSource {
-    const all = this.plan.keyspace <= this.plan.requests;
+    const all = this.plan.keyspace <= this.plan.requests || this.plan.durationMs > 0;
     const count = requestsForConnection(this.preloadTotal, this.plan.connections, connection);
     return new RequestSource(this, all ? 'preload-all' : 'preload-replay', connection, count);
   }
