@@ -65,6 +65,10 @@ export interface NativePlan {
   preload: boolean
   threads: number
   timeoutMs: number
+  /** Absent = 0: counted, no warmup, closed loop. */
+  durationMs?: number
+  warmupMs?: number
+  rate?: number
 }
 
 /** `Progress` from plan.ts. */
@@ -74,6 +78,7 @@ export interface NativeProgress {
   errors: number
   elapsedNs: number
   phase: string
+  durationNs: number
 }
 
 /** `RawResult` from plan.ts, field for field. */
@@ -92,6 +97,9 @@ export interface NativeResult {
   histogram: NativeHistogram
   preloadRequests: number
   preloadElapsedNs: number
+  warmupRequests: number
+  warmupElapsedNs: number
+  serviceHistogram?: NativeHistogram
   firstError?: string
   firstMismatch?: string
   failure?: NativeFailure

@@ -36,6 +36,9 @@ pub(crate) struct Tally {
     pub counters: Counters,
     /// Present in the timed phase only: preload replies are counted, not timed.
     pub histogram: Option<LatencyHistogram>,
+    /// With a rate: latency from the actual send, beside the main one from
+    /// the intended send.
+    pub service: Option<LatencyHistogram>,
     /// Replies and errors not yet added to the shared progress counters.
     pub unreported_replies: u64,
     pub unreported_errors: u64,
@@ -48,9 +51,30 @@ pub(crate) enum Status {
     Finished,
 }
 
+/// When a connection may send: a deadline for time-bound phases
+/// (`--duration`, `--warmup`) and a schedule for `--rate`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Pace {
+    /// No request is sent after this.
+    pub deadline: Option<Instant>,
+    /// Seconds between two of this connection's requests (connections /
+    /// rate); None sends as fast as replies allow.
+    pub interval: Option<f64>,
+}
+
+impl Pace {
+    /// Whether anything but replies decides when to send.
+    pub fn is_paced(&self) -> bool {
+        self.deadline.is_some() || self.interval.is_some()
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Slot {
+    /// When the write carrying it was issued.
     sent_at: Instant,
+    /// When it was due (`--rate`); `sent_at` otherwise. Latency counts from here.
+    intended: Instant,
     key_index: u64,
     key_hash: u32,
     op: Op,
@@ -182,10 +206,14 @@ pub(crate) struct Connection {
     peer: Option<String>,
     /// Replies received in this phase.
     pub received: u64,
+    pace: Pace,
+    started_at: Instant,
+    /// `--rate`: requests given a due time so far.
+    scheduled: u64,
 }
 
 impl Connection {
-    pub fn new(id: u32, stream: TcpStream, source: RequestSource, workload: &Workload) -> Connection {
+    pub fn new(id: u32, stream: TcpStream, source: RequestSource, workload: &Workload, pace: Pace) -> Connection {
         let pipeline = workload.plan.pipeline.max(1) as usize;
         let per_request = workload.max_request_bytes;
         let batch_limit = pipeline.min((MAX_BATCH_BYTES / per_request).max(1));
@@ -197,7 +225,8 @@ impl Connection {
             stream_base: 0,
             stream,
             source,
-            slots: vec![Slot { sent_at: now, key_index: 0, key_hash: 0, op: Op::Set }; pipeline].into_boxed_slice(),
+            slots: vec![Slot { sent_at: now, intended: now, key_index: 0, key_hash: 0, op: Op::Set }; pipeline]
+                .into_boxed_slice(),
             head: 0,
             tail: 0,
             inflight: 0,
@@ -209,6 +238,9 @@ impl Connection {
             input_len: 0,
             scanner: ReplyScanner::new(),
             received: 0,
+            pace,
+            started_at: now,
+            scheduled: 0,
         }
     }
 
@@ -217,8 +249,48 @@ impl Connection {
         if self.source.remaining == 0 {
             return Ok(Status::Finished);
         }
-        self.send(w, tally)?;
+        self.started_at = Instant::now();
+        self.pump(w, tally)
+    }
+
+    /// Sets when a time-bound phase ends (known once the workers start).
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.pace.deadline = deadline;
+    }
+
+    pub fn is_paced(&self) -> bool {
+        self.pace.is_paced()
+    }
+
+    /// Sends what may go now; once the phase is over and nothing waits, finishes.
+    pub fn pump(&mut self, w: &Workload, tally: &mut Tally) -> Result<Status, Failure> {
+        if self.pace.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.source.remaining = 0;
+        }
+        if self.source.remaining > 0 {
+            self.send(w, tally)?;
+        } else if self.inflight == 0 {
+            return Ok(Status::Finished);
+        }
         Ok(Status::Busy)
+    }
+
+    /// When this connection next needs a turn that no socket event will give
+    /// it: the next due request under `--rate`, or the end of a time-bound phase.
+    pub fn next_wake(&self) -> Option<Instant> {
+        if self.source.remaining == 0 {
+            return None;
+        }
+        let due = match self.pace.interval {
+            Some(interval) if self.inflight < self.slots.len() => {
+                Some(self.started_at + Duration::from_secs_f64(self.scheduled as f64 * interval))
+            }
+            _ => None,
+        };
+        match (due, self.pace.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Send time of the oldest request still waiting for its reply.
@@ -274,16 +346,30 @@ impl Connection {
         let pipeline = self.slots.len();
         while self.out_start == self.out_end {
             let free = (pipeline - self.inflight) as u64;
-            let count = free.min(self.source.remaining).min(self.batch_limit as u64) as usize;
+            let mut count = free.min(self.source.remaining).min(self.batch_limit as u64) as usize;
+            let now = Instant::now();
+            if let Some(interval) = self.pace.interval {
+                // Open loop: only what is due by now.
+                let due = (now.saturating_duration_since(self.started_at).as_secs_f64() / interval).floor() as u64 + 1;
+                count = count.min(due.saturating_sub(self.scheduled) as usize);
+            }
             if count == 0 {
                 return Ok(());
             }
-            let now = Instant::now();
             let mut pos = 0;
             for _ in 0..count {
                 let r = self.source.next(w, &mut self.out[pos..]);
                 pos += r.len;
-                self.slots[self.tail] = Slot { sent_at: now, key_index: r.key_index, key_hash: r.key_hash, op: r.op };
+                let intended = match self.pace.interval {
+                    Some(interval) => {
+                        let at = self.started_at + Duration::from_secs_f64(self.scheduled as f64 * interval);
+                        self.scheduled += 1;
+                        at
+                    }
+                    None => now,
+                };
+                self.slots[self.tail] =
+                    Slot { sent_at: now, intended, key_index: r.key_index, key_hash: r.key_hash, op: r.op };
                 self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
             }
             self.inflight += count;
@@ -313,8 +399,7 @@ impl Connection {
 
     pub fn on_writable(&mut self, w: &Workload, tally: &mut Tally) -> Result<Status, Failure> {
         self.flush()?;
-        self.send(w, tally)?;
-        Ok(Status::Busy)
+        self.pump(w, tally)
     }
 
     /// Reads what the socket has, takes every complete reply, refills the
@@ -334,9 +419,7 @@ impl Connection {
                     tally.counters.bytes_in += n as u64;
                     self.input_len += n;
                     self.take_replies(w, tally, now)?;
-                    if self.source.remaining > 0 {
-                        self.send(w, tally)?;
-                    } else if self.inflight == 0 {
+                    if self.pump(w, tally)? == Status::Finished {
                         return Ok(Status::Finished);
                     }
                     // A short read emptied the socket: epoll reports the next
@@ -415,7 +498,10 @@ impl Connection {
 fn count_reply(w: &Workload, tally: &mut Tally, scanner: &ReplyScanner, buf: &[u8], slot: &Slot, now: Instant) {
     let c = &mut tally.counters;
     if let Some(h) = tally.histogram.as_mut() {
-        h.record(now.saturating_duration_since(slot.sent_at).as_nanos() as u64);
+        h.record(now.saturating_duration_since(slot.intended).as_nanos() as u64);
+        if let Some(service) = tally.service.as_mut() {
+            service.record(now.saturating_duration_since(slot.sent_at).as_nanos() as u64);
+        }
         c.requests += 1;
     }
     match slot.op {

@@ -62,6 +62,13 @@ pub struct Plan {
     pub threads: u32,
     /// Per-request reply timeout; 0 disables it.
     pub timeout_ms: u64,
+    /// Measured phase length instead of a request count; 0 = count-bound.
+    pub duration_ms: u64,
+    /// Untimed phase before the measured one; 0 = none.
+    pub warmup_ms: u64,
+    /// Open loop: total requests per second on a schedule; 0 = as fast as
+    /// replies allow.
+    pub rate: f64,
 }
 
 impl Plan {
@@ -90,6 +97,9 @@ impl Plan {
             preload: true,
             threads: 1,
             timeout_ms: 0,
+            duration_ms: 0,
+            warmup_ms: 0,
+            rate: 0.0,
         }
     }
 
@@ -117,6 +127,9 @@ impl Plan {
         }
         if self.key_stddev.is_some_and(|d| !(d.is_finite() && d >= 0.0)) {
             return fail("keyStddev must be a number at least 0");
+        }
+        if !(self.rate >= 0.0 && self.rate.is_finite()) {
+            return fail("rate must be a number at least 0");
         }
         if self.set_ratio > 100 {
             return fail("setRatio must be between 0 and 100");
@@ -196,6 +209,12 @@ pub struct RawResult {
     pub histogram: Vec<(u64, u64)>,
     pub preload_requests: u64,
     pub preload_elapsed_ns: u64,
+    /// Requests sent and answered during the warmup, in no figure.
+    pub warmup_requests: u64,
+    pub warmup_elapsed_ns: u64,
+    /// With a rate: latency from the actual send (the main histogram counts
+    /// from the intended send). None without a rate.
+    pub service_histogram: Option<Vec<(u64, u64)>>,
     /// Text of the first error reply, if any.
     pub first_error: Option<String>,
     /// Text of the first mismatching value, escaped, if any.

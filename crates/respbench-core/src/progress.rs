@@ -11,6 +11,7 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     Preload,
+    Warmup,
     Run,
 }
 
@@ -18,6 +19,7 @@ impl Phase {
     pub fn as_str(self) -> &'static str {
         match self {
             Phase::Preload => "preload",
+            Phase::Warmup => "warmup",
             Phase::Run => "run",
         }
     }
@@ -28,7 +30,10 @@ impl Phase {
 pub struct ProgressSnapshot {
     /// Replies in the current phase so far.
     pub done: u64,
+    /// Requests planned for the phase; 0 when time bounds it.
     pub total: u64,
+    /// Length of a time-bound phase; 0 for a counted one.
+    pub duration_ns: u64,
     pub errors: u64,
     pub elapsed_ns: u64,
     pub phase: Phase,
@@ -40,6 +45,7 @@ pub struct RunControl {
     cancelled: AtomicBool,
     done: AtomicU64,
     total: AtomicU64,
+    duration_ns: AtomicU64,
     errors: AtomicU64,
     phase: AtomicU8,
     phase_started: Mutex<Option<Instant>>,
@@ -57,6 +63,7 @@ impl RunControl {
             cancelled: AtomicBool::new(false),
             done: AtomicU64::new(0),
             total: AtomicU64::new(0),
+            duration_ns: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             phase: AtomicU8::new(0),
             phase_started: Mutex::new(None),
@@ -73,7 +80,8 @@ impl RunControl {
         self.cancelled.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn begin_phase(&self, phase: Phase, total: u64) {
+    pub(crate) fn begin_phase(&self, phase: Phase, total: u64, duration_ns: u64) {
+        self.duration_ns.store(duration_ns, Ordering::Relaxed);
         self.done.store(0, Ordering::Relaxed);
         self.errors.store(0, Ordering::Relaxed);
         self.total.store(total, Ordering::Relaxed);
@@ -96,9 +104,14 @@ impl RunControl {
         ProgressSnapshot {
             done: self.done.load(Ordering::Relaxed),
             total: self.total.load(Ordering::Relaxed),
+            duration_ns: self.duration_ns.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
             elapsed_ns: started.map_or(0, |t| t.elapsed().as_nanos() as u64),
-            phase: if self.phase.load(Ordering::Relaxed) == Phase::Preload as u8 { Phase::Preload } else { Phase::Run },
+            phase: match self.phase.load(Ordering::Relaxed) {
+                p if p == Phase::Preload as u8 => Phase::Preload,
+                p if p == Phase::Warmup as u8 => Phase::Warmup,
+                _ => Phase::Run,
+            },
         }
     }
 }

@@ -63,7 +63,9 @@ impl Workload {
         let set_encoder = CommandEncoder::new(set, prefix, plan.keyspace);
         let get_encoder = CommandEncoder::new(get, prefix, plan.keyspace);
         let max_request_bytes = set_encoder.max_bytes(&values).max(get_encoder.max_bytes(&values));
-        let preload_total = if plan.mode == Mode::Get && plan.preload { plan.keyspace.min(plan.requests) } else { 0 };
+        // A time-bound run may read any key, so it preloads the whole keyspace.
+        let reads = if plan.duration_ms > 0 { plan.keyspace } else { plan.keyspace.min(plan.requests) };
+        let preload_total = if plan.mode == Mode::Get && plan.preload { reads } else { 0 };
         Ok(Workload {
             verify: plan.verify_get,
             values,
@@ -75,13 +77,19 @@ impl Workload {
         })
     }
 
-    pub fn run_source(&self, connection: u32) -> RequestSource {
-        let count = requests_for_connection(self.plan.requests, self.plan.connections as u64, connection as u64);
+    /// The measured (or warmup) stream of a connection; unbounded when time
+    /// ends the phase.
+    pub fn run_source(&self, connection: u32, time_bound: bool) -> RequestSource {
+        let count = if time_bound {
+            u64::MAX
+        } else {
+            requests_for_connection(self.plan.requests, self.plan.connections as u64, connection as u64)
+        };
         RequestSource::new(&self.plan, Order::Run, connection, count)
     }
 
     pub fn preload_source(&self, connection: u32) -> RequestSource {
-        let all = self.plan.keyspace <= self.plan.requests;
+        let all = self.plan.keyspace <= self.plan.requests || self.plan.duration_ms > 0;
         let count = requests_for_connection(self.preload_total, self.plan.connections as u64, connection as u64);
         RequestSource::new(&self.plan, if all { Order::PreloadAll } else { Order::PreloadReplay }, connection, count)
     }

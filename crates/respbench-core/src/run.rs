@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
-use crate::connection::{self, ConnectError, Connection, Status, Tally};
+use crate::connection::{self, ConnectError, Connection, Pace, Status, Tally};
 use crate::counters::Counters;
 use crate::histogram::LatencyHistogram;
 use crate::plan::{Failure, FailureKind, Plan, PlanError, RawResult};
@@ -43,8 +43,9 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
     let mut result = RawResult::default();
     let mut preload = Counters::default();
     let mut failure = None;
+    let plan = &workload.plan;
     if workload.preload_total > 0 {
-        control.begin_phase(Phase::Preload, workload.preload_total);
+        control.begin_phase(Phase::Preload, workload.preload_total, 0);
         let outcome = run_phase(&workload, Phase::Preload, control);
         result.preload_elapsed_ns = outcome.elapsed_ns;
         preload = outcome.counters;
@@ -62,15 +63,29 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         }
     }
     result.preload_requests = preload.sets;
+    if failure.is_none() && plan.warmup_ms > 0 {
+        control.begin_phase(Phase::Warmup, 0, plan.warmup_ms * 1_000_000);
+        let outcome = run_phase(&workload, Phase::Warmup, control);
+        result.warmup_elapsed_ns = outcome.elapsed_ns;
+        result.warmup_requests = outcome.counters.sets + outcome.counters.gets;
+        if let Some(f) = outcome.failure {
+            failure = Some(Failure::new(f.kind, format!("warmup: {}", f.message)));
+        }
+    }
     let mut histogram = LatencyHistogram::new();
+    let mut service = (plan.rate > 0.0).then(LatencyHistogram::new);
     let mut counters = Counters::default();
     if failure.is_none() {
-        control.begin_phase(Phase::Run, workload.plan.requests);
+        let total = if plan.duration_ms > 0 { 0 } else { plan.requests };
+        control.begin_phase(Phase::Run, total, plan.duration_ms * 1_000_000);
         let outcome = run_phase(&workload, Phase::Run, control);
         result.elapsed_ns = outcome.elapsed_ns;
         counters = outcome.counters;
         if let Some(h) = outcome.histogram {
             histogram = h;
+        }
+        if outcome.service.is_some() {
+            service = outcome.service;
         }
         failure = outcome.failure;
     }
@@ -84,6 +99,7 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
     result.bytes_out = counters.bytes_out;
     result.bytes_in = counters.bytes_in;
     result.histogram = histogram.buckets();
+    result.service_histogram = service.map(|h| h.buckets());
     result.first_error =
         counters.first_error_text().or_else(|| if failure.is_some() { preload.first_error_text() } else { None });
     result.first_mismatch = counters.first_mismatch_text();
@@ -96,6 +112,7 @@ struct PhaseOutcome {
     failure: Option<Failure>,
     counters: Counters,
     histogram: Option<LatencyHistogram>,
+    service: Option<LatencyHistogram>,
 }
 
 /// What the worker threads of one phase share: the first failure, and the
@@ -127,12 +144,22 @@ struct WorkerOutcome {
 fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOutcome {
     let plan = &workload.plan;
     let timed = phase == Phase::Run;
+    let rated = timed && plan.rate > 0.0;
     let empty = |failure| PhaseOutcome {
         elapsed_ns: 0,
         failure: Some(failure),
         counters: Counters::default(),
         histogram: timed.then(LatencyHistogram::new),
+        service: rated.then(LatencyHistogram::new),
     };
+    let length = match phase {
+        Phase::Preload => 0,
+        Phase::Warmup => plan.warmup_ms,
+        Phase::Run => plan.duration_ms,
+    };
+    let length = (length > 0).then(|| Duration::from_millis(length));
+    // connection c's k-th request is due at start + k * C / R.
+    let interval = (phase != Phase::Preload && plan.rate > 0.0).then(|| plan.connections as f64 / plan.rate);
     let connect_timeout =
         if plan.timeout_ms > 0 { Duration::from_millis(plan.timeout_ms) } else { DEFAULT_CONNECT_TIMEOUT };
     let threads = plan.threads.clamp(1, plan.connections) as usize;
@@ -148,8 +175,12 @@ fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOu
             }
             Err(ConnectError::Failed(message)) => return empty(Failure::new(FailureKind::Connect, message)),
         };
-        let source = if timed { workload.run_source(c) } else { workload.preload_source(c) };
-        groups[c as usize % threads].push(Connection::new(c, stream, source, workload));
+        let source = match phase {
+            Phase::Preload => workload.preload_source(c),
+            _ => workload.run_source(c, length.is_some()),
+        };
+        let pace = Pace { deadline: None, interval };
+        groups[c as usize % threads].push(Connection::new(c, stream, source, workload, pace));
     }
 
     let shared = PhaseShared { workload, control, stop: AtomicBool::new(false), failure: Mutex::new(None) };
@@ -162,7 +193,7 @@ fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOu
                 let (shared, barrier) = (&shared, &barrier);
                 std::thread::Builder::new()
                     .name(format!("respbench-worker-{i}"))
-                    .spawn_scoped(scope, move || worker(conns, shared, barrier, timed))
+                    .spawn_scoped(scope, move || worker(conns, shared, barrier, timed, rated, length))
                     .expect("spawn a worker thread")
             })
             .collect();
@@ -183,11 +214,15 @@ fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOu
 
     let mut counters = Counters::default();
     let mut histogram = timed.then(LatencyHistogram::new);
+    let mut service = rated.then(LatencyHistogram::new);
     let mut end = start;
     for o in outcomes {
         end = end.max(o.finished_at);
         counters.merge(o.tally.counters);
         if let (Some(total), Some(h)) = (histogram.as_mut(), o.tally.histogram.as_ref()) {
+            total.merge(h);
+        }
+        if let (Some(total), Some(h)) = (service.as_mut(), o.tally.service.as_ref()) {
             total.merge(h);
         }
     }
@@ -196,12 +231,24 @@ fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOu
         failure: shared.failure.into_inner().unwrap_or_else(|e| e.into_inner()),
         counters,
         histogram,
+        service,
     }
 }
 
 /// One worker thread's event loop over its connections.
-fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrier, timed: bool) -> WorkerOutcome {
-    let mut tally = Tally { histogram: timed.then(LatencyHistogram::new), ..Tally::default() };
+fn worker(
+    mut conns: Vec<Connection>,
+    shared: &PhaseShared<'_>,
+    barrier: &Barrier,
+    timed: bool,
+    rated: bool,
+    length: Option<Duration>,
+) -> WorkerOutcome {
+    let mut tally = Tally {
+        histogram: timed.then(LatencyHistogram::new),
+        service: rated.then(LatencyHistogram::new),
+        ..Tally::default()
+    };
     let setup = (|| -> std::io::Result<Poll> {
         let poll = Poll::new()?;
         for (i, conn) in conns.iter_mut().enumerate() {
@@ -226,6 +273,15 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
     let mut finished = vec![false; conns.len()];
     let mut active = conns.len();
     let mut events = Events::with_capacity(conns.len().clamp(16, 1024));
+    // A time-bound phase ends `length` after its start (this thread's start).
+    let deadline = length.map(|l| Instant::now() + l);
+    let mut paced = false;
+    for conn in conns.iter_mut() {
+        conn.set_deadline(deadline);
+        paced |= conn.is_paced();
+    }
+    // Paced: the first turn comes at once, then at whatever is due next.
+    let mut next_wake: Option<Instant> = paced.then(Instant::now);
 
     let settle = |i: usize, outcome: Result<Status, Failure>, finished: &mut [bool], active: &mut usize| match outcome {
         Ok(Status::Busy) => {}
@@ -245,7 +301,14 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
             shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
             break;
         }
-        if let Err(e) = poll.poll(&mut events, Some(POLL_SLICE)) {
+        let wait = match next_wake {
+            // Sooner than epoll's millisecond: poll without sleeping, or a
+            // due request would go out up to 1 ms late.
+            Some(t) => t.saturating_duration_since(Instant::now()).min(POLL_SLICE),
+            None => POLL_SLICE,
+        };
+        let wait = if wait < Duration::from_millis(1) { Duration::ZERO } else { wait };
+        if let Err(e) = poll.poll(&mut events, Some(wait)) {
             if e.kind() != std::io::ErrorKind::Interrupted {
                 shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));
                 break;
@@ -267,6 +330,29 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
             }
             if finished[i] {
                 let _ = poll.registry().deregister(&mut conns[i].stream);
+            }
+        }
+        if paced {
+            // Turns no socket event gives: due requests (--rate), the end of a time-bound phase.
+            next_wake = None;
+            let now = Instant::now();
+            for i in 0..conns.len() {
+                if finished[i] {
+                    continue;
+                }
+                match conns[i].next_wake() {
+                    Some(t) if t <= now => {
+                        let outcome = conns[i].pump(w, &mut tally);
+                        settle(i, outcome, &mut finished, &mut active);
+                        if finished[i] {
+                            let _ = poll.registry().deregister(&mut conns[i].stream);
+                        } else if let Some(t) = conns[i].next_wake() {
+                            next_wake = Some(next_wake.map_or(t, |n: Instant| n.min(t)));
+                        }
+                    }
+                    Some(t) => next_wake = Some(next_wake.map_or(t, |n: Instant| n.min(t))),
+                    None => {}
+                }
             }
         }
         control.add(tally.unreported_replies, tally.unreported_errors);

@@ -181,3 +181,40 @@ fn a_bad_template_is_refused_before_connecting() {
         .unwrap_err();
     assert!(e.0.starts_with("--set-cmd has unknown placeholder __value__"), "{e}");
 }
+
+#[test]
+fn a_duration_bounds_the_run_by_time_not_by_count() {
+    let server = TestServer::start(Behaviour::Normal);
+    let started = Instant::now();
+    let p = Plan { duration_ms: 300, requests: 10, ..plan(server.port) };
+    let r = run(p, &RunControl::new()).unwrap();
+    assert_eq!(r.failure, None);
+    assert!(r.requests > 10, "time, not the count, ends it: {}", r.requests);
+    assert!(r.elapsed_ns >= 300_000_000 && started.elapsed() < Duration::from_secs(3), "{}", r.elapsed_ns);
+    assert_eq!(total(&r.histogram), r.requests);
+}
+
+#[test]
+fn a_warmup_is_answered_and_counted_apart() {
+    let server = TestServer::start(Behaviour::Normal);
+    let r = run(Plan { warmup_ms: 200, requests: 3000, ..plan(server.port) }, &RunControl::new()).unwrap();
+    assert_eq!(r.failure, None);
+    assert!(r.warmup_requests > 0 && r.warmup_elapsed_ns >= 200_000_000);
+    assert_eq!((r.requests, total(&r.histogram)), (3000, 3000));
+}
+
+#[test]
+fn a_rate_sends_on_schedule_and_keeps_a_service_histogram() {
+    let server = TestServer::start(Behaviour::Normal);
+    // 2,000 requests at 4,000/s over 2 connections: half a second.
+    let p = Plan { rate: 4000.0, requests: 2000, connections: 2, ..plan(server.port) };
+    let r = run(p, &RunControl::new()).unwrap();
+    assert_eq!(r.failure, None);
+    assert_eq!(r.requests, 2000);
+    let secs = r.elapsed_ns as f64 / 1e9;
+    assert!((0.45..0.9).contains(&secs), "{secs} s for 2,000 requests at 4,000/s");
+    let service = r.service_histogram.expect("a service histogram with --rate");
+    assert_eq!(total(&service), 2000);
+    let r = run(plan(server.port), &RunControl::new()).unwrap();
+    assert!(r.service_histogram.is_none());
+}

@@ -9,6 +9,7 @@
  * polls its progress counters, cancels it on abort and reshapes the result.
  */
 import { createRequire } from 'node:module';
+import type { HistogramData } from './histogram.js';
 import type { Engine, Failure, FailureKind, Plan, Progress, RawResult, RunOptions } from './plan.js';
 
 export interface NativeLoad {
@@ -23,12 +24,13 @@ interface NativeAddon {
 }
 
 interface NativeRunHandle {
-  progress(): { done: number; total: number; errors: number; elapsedNs: number; phase: string };
+  progress(): { done: number; total: number; errors: number; elapsedNs: number; phase: string; durationNs: number };
   cancel(): void;
   wait(): Promise<NativeResult>;
 }
 
-interface NativeResult extends Omit<RawResult, 'engine' | 'firstError' | 'firstMismatch' | 'failure'> {
+interface NativeResult extends Omit<RawResult, 'engine' | 'firstError' | 'firstMismatch' | 'failure' | 'serviceHistogram'> {
+  serviceHistogram?: HistogramData | null;
   firstError?: string | null;
   firstMismatch?: string | null;
   failure?: { kind: string; message: string } | null;
@@ -87,7 +89,12 @@ function nativeEngine(addon: NativeAddon): Engine {
 }
 
 function toProgress(p: ReturnType<NativeRunHandle['progress']>): Progress {
-  return { done: p.done, total: p.total, errors: p.errors, elapsedNs: p.elapsedNs, phase: p.phase === 'preload' ? 'preload' : 'run' };
+  const phase = p.phase === 'preload' || p.phase === 'warmup' ? p.phase : 'run';
+  return { done: p.done, total: p.total, errors: p.errors, elapsedNs: p.elapsedNs, phase, durationNs: p.durationNs };
+}
+
+function histogramData(h: HistogramData): HistogramData {
+  return { unit: 'ns', significantDigits: 3, buckets: h.buckets.map(([value, count]) => [value, count] as [number, number]) };
 }
 
 /** The addon leaves absent values undefined; RawResult spells them null, field for field. */
@@ -105,9 +112,12 @@ function toRawResult(r: NativeResult): RawResult {
     bytesOut: r.bytesOut,
     bytesIn: r.bytesIn,
     elapsedNs: r.elapsedNs,
-    histogram: { unit: 'ns', significantDigits: 3, buckets: r.histogram.buckets.map(([value, count]) => [value, count] as [number, number]) },
+    histogram: histogramData(r.histogram),
     preloadRequests: r.preloadRequests,
     preloadElapsedNs: r.preloadElapsedNs,
+    warmupRequests: r.warmupRequests ?? 0,
+    warmupElapsedNs: r.warmupElapsedNs ?? 0,
+    serviceHistogram: r.serviceHistogram ? histogramData(r.serviceHistogram) : null,
     firstError: r.firstError ?? null,
     firstMismatch: r.firstMismatch ?? null,
     failure,

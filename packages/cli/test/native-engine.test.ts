@@ -55,13 +55,17 @@ function plan(port: number, more: Partial<Plan> = {}): Plan {
     preload: true,
     threads: 2,
     timeoutMs: 0,
+    durationMs: 0,
+    warmupMs: 0,
+    rate: 0,
     ...more,
   };
 }
 
 const RAW_RESULT_FIELDS = [
   'engine', 'requests', 'sets', 'gets', 'ok', 'errors', 'misses', 'mismatches', 'bytesOut', 'bytesIn', 'elapsedNs',
-  'histogram', 'preloadRequests', 'preloadElapsedNs', 'firstError', 'firstMismatch', 'failure',
+  'histogram', 'preloadRequests', 'preloadElapsedNs', 'warmupRequests', 'warmupElapsedNs', 'serviceHistogram',
+  'firstError', 'firstMismatch', 'failure',
 ].sort();
 
 describe.skipIf(!loaded.engine)('native engine adapter', () => {
@@ -69,7 +73,7 @@ describe.skipIf(!loaded.engine)('native engine adapter', () => {
     const port = await okServer();
     const r = await loaded.engine!.run(plan(port));
     expect(Object.keys(r).sort()).toEqual(RAW_RESULT_FIELDS);
-    expect(r).toMatchObject({ engine: 'native', requests: 50_000, sets: 50_000, ok: 50_000, errors: 0, failure: null, firstError: null, firstMismatch: null });
+    expect(r).toMatchObject({ engine: 'native', requests: 50_000, sets: 50_000, ok: 50_000, errors: 0, failure: null, firstError: null, firstMismatch: null, serviceHistogram: null });
     expect(r.histogram.unit).toBe('ns');
     expect(r.histogram.buckets.reduce((n, [, c]) => n + c, 0)).toBe(50_000);
   });

@@ -38,6 +38,10 @@ pub struct NativePlan {
     pub preload: bool,
     pub threads: f64,
     pub timeout_ms: f64,
+    /// Absent = 0: counted, no warmup, closed loop.
+    pub duration_ms: Option<f64>,
+    pub warmup_ms: Option<f64>,
+    pub rate: Option<f64>,
 }
 
 #[napi(object)]
@@ -71,6 +75,9 @@ pub struct NativeResult {
     pub histogram: NativeHistogram,
     pub preload_requests: f64,
     pub preload_elapsed_ns: f64,
+    pub warmup_requests: f64,
+    pub warmup_elapsed_ns: f64,
+    pub service_histogram: Option<NativeHistogram>,
     pub first_error: Option<String>,
     pub first_mismatch: Option<String>,
     pub failure: Option<NativeFailure>,
@@ -84,6 +91,7 @@ pub struct NativeProgress {
     pub errors: f64,
     pub elapsed_ns: f64,
     pub phase: String,
+    pub duration_ns: f64,
 }
 
 fn integer(name: &str, value: f64, min: f64, max: f64) -> Result<u64> {
@@ -136,7 +144,18 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
         preload: p.preload,
         threads: integer("threads", p.threads, 1.0, 1024.0)? as u32,
         timeout_ms: integer("timeoutMs", p.timeout_ms, 0.0, SAFE_MAX)?,
+        duration_ms: integer("durationMs", p.duration_ms.unwrap_or(0.0), 0.0, SAFE_MAX)?,
+        warmup_ms: integer("warmupMs", p.warmup_ms.unwrap_or(0.0), 0.0, SAFE_MAX)?,
+        rate: p.rate.unwrap_or(0.0),
     })
+}
+
+fn histogram(buckets: &[(u64, u64)]) -> NativeHistogram {
+    NativeHistogram {
+        unit: "ns".into(),
+        significant_digits: 3,
+        buckets: buckets.iter().map(|&(v, c)| vec![v as f64, c as f64]).collect(),
+    }
 }
 
 fn to_js(r: RawResult) -> NativeResult {
@@ -153,13 +172,12 @@ fn to_js(r: RawResult) -> NativeResult {
         bytes_out: n(r.bytes_out),
         bytes_in: n(r.bytes_in),
         elapsed_ns: n(r.elapsed_ns),
-        histogram: NativeHistogram {
-            unit: "ns".into(),
-            significant_digits: 3,
-            buckets: r.histogram.iter().map(|&(v, c)| vec![n(v), n(c)]).collect(),
-        },
+        histogram: histogram(&r.histogram),
         preload_requests: n(r.preload_requests),
         preload_elapsed_ns: n(r.preload_elapsed_ns),
+        warmup_requests: n(r.warmup_requests),
+        warmup_elapsed_ns: n(r.warmup_elapsed_ns),
+        service_histogram: r.service_histogram.as_deref().map(histogram),
         first_error: r.first_error,
         first_mismatch: r.first_mismatch,
         failure: r.failure.map(|f| NativeFailure { kind: f.kind.as_str().into(), message: f.message }),
@@ -188,6 +206,7 @@ impl RunHandle {
             errors: p.errors as f64,
             elapsed_ns: p.elapsed_ns as f64,
             phase: p.phase.as_str().into(),
+            duration_ns: p.duration_ns as f64,
         }
     }
 
