@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Fuzz the Rust reply scanner and template parser with cargo-fuzz (libFuzzer).
+#   scripts/fuzz.sh [seconds per target, default 60]
+# Needs a nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`); when
+# either is missing it says so and exits 0, so CI on a machine without them
+# still passes (the parsers' own tests and property tests still run).
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+seconds="${1:-60}"
+if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  echo "fuzz: skipped (no nightly Rust toolchain on this machine)"
+  exit 0
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "fuzz: skipped (cargo-fuzz is not installed: cargo install cargo-fuzz)"
+  exit 0
+fi
+mkdir -p corpus/reply_scanner corpus/template_parser
+# Seeds: a few well-formed replies and templates.
+printf '+OK\r\n' > corpus/reply_scanner/simple
+printf '\x03$5\r\nhello\r\n*2\r\n:1\r\n$-1\r\n' > corpus/reply_scanner/mixed
+printf '\x01%%1\r\n+a\r\n|1\r\n+k\r\n+v\r\n_\r\n' > corpus/reply_scanner/resp3
+printf 'HSET __key__ field __data__' > corpus/template_parser/hset
+printf 'SET user:__rand_int__ __key__ __data__' > corpus/template_parser/mixed
+for target in reply_scanner template_parser; do
+  log=$(mktemp)
+  cargo +nightly fuzz run "$target" "corpus/$target" -- -max_total_time="$seconds" -print_final_stats=1 >"$log" 2>&1 || {
+    tail -40 "$log"
+    echo "fuzz: $target FAILED (crash input saved under fuzz/artifacts/$target)"
+    exit 1
+  }
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
+  echo "fuzz: $target ok, $runs executions in ${seconds}s, no crash"
+  rm -f "$log"
+done
