@@ -89,6 +89,9 @@ class ConnectInterrupted extends Error {
 function connectErrorText(host: string, port: number, err: NodeJS.ErrnoException): string {
   if (err.code === 'ECONNREFUSED') return `connection refused by ${host}:${port} (is the server running on that port?)`;
   if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return `cannot resolve host "${host}"`;
+  if (err.code === 'EMFILE' || err.code === 'ENFILE') {
+    return `cannot open another connection to ${host}:${port}: the open-file limit is too low for this many connections (raise it, e.g. ulimit -n 65536, or use fewer -c)`;
+  }
   return `cannot connect to ${host}:${port}: ${err.message}`;
 }
 
