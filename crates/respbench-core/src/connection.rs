@@ -116,6 +116,12 @@ pub fn open(host: &str, port: u16, timeout: Duration, control: &RunControl) -> R
                 return Ok(stream);
             }
             Err(None) => return Err(ConnectError::Interrupted),
+            // EMFILE, ENFILE: say what to change, not "too many open files".
+            Err(Some(e)) if matches!(e.raw_os_error(), Some(23 | 24)) => {
+                return Err(ConnectError::Failed(format!(
+                    "cannot open another connection to {host}:{port}: the open-file limit is too low for this many connections (raise it, e.g. ulimit -n 65536, or use fewer -c)"
+                )));
+            }
             Err(Some(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
                 last = format!("connection refused by {host}:{port} (is the server running on that port?)");
             }
