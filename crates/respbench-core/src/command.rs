@@ -147,12 +147,32 @@ pub fn unverifiable_reason(get: &Template) -> Option<&'static str> {
     }
 }
 
+/// One step of encoding a request, from a template compiled once: runs of
+/// fixed bytes are merged, so `SET` costs one copy for `*3\r\n$3\r\nSET\r\n`.
+#[derive(Clone, Debug)]
+enum Piece {
+    /// `statics[start..end]`.
+    Static(usize, usize),
+    /// `$<length>\r\n` of an argument that holds placeholders: the fixed part
+    /// of its length and how many of each placeholder it holds.
+    Length {
+        fixed: usize,
+        keys: usize,
+        datas: usize,
+        rands: usize,
+    },
+    Key,
+    Data,
+    RandInt,
+}
+
 /// Encodes one template per request. Immutable after construction, so one
 /// encoder serves every connection on every thread.
 #[derive(Clone, Debug)]
 pub struct CommandEncoder {
     template: Template,
-    header: Vec<u8>,
+    pieces: Vec<Piece>,
+    statics: Vec<u8>,
     prefix: Vec<u8>,
     /// FNV-1a state after the prefix: a key's hash only has to go over its digits.
     prefix_hash: u32,
@@ -161,8 +181,43 @@ pub struct CommandEncoder {
 
 impl CommandEncoder {
     pub fn new(template: Template, prefix: &[u8], keyspace: u64) -> Self {
-        let header = format!("*{}\r\n", template.args.len()).into_bytes();
-        CommandEncoder { template, header, prefix: prefix.to_vec(), prefix_hash: fnv1a32(prefix), keyspace }
+        let mut statics = Vec::new();
+        let mut pieces = Vec::new();
+        let push_static = |pieces: &mut Vec<Piece>, statics: &mut Vec<u8>, bytes: &[u8]| {
+            let start = statics.len();
+            statics.extend_from_slice(bytes);
+            match pieces.last_mut() {
+                Some(Piece::Static(_, end)) if *end == start => *end = statics.len(),
+                _ => pieces.push(Piece::Static(start, statics.len())),
+            }
+        };
+        push_static(&mut pieces, &mut statics, format!("*{}\r\n", template.args.len()).as_bytes());
+        for parts in &template.args {
+            let (mut fixed, mut keys, mut datas, mut rands) = (0, 0, 0, 0);
+            for p in parts {
+                match p {
+                    Part::Literal(b) => fixed += b.len(),
+                    Part::Key => keys += 1,
+                    Part::Data => datas += 1,
+                    Part::RandInt => rands += 1,
+                }
+            }
+            if keys + datas + rands == 0 {
+                push_static(&mut pieces, &mut statics, format!("${fixed}\r\n").as_bytes());
+            } else {
+                pieces.push(Piece::Length { fixed, keys, datas, rands });
+            }
+            for p in parts {
+                match p {
+                    Part::Literal(b) => push_static(&mut pieces, &mut statics, b),
+                    Part::Key => pieces.push(Piece::Key),
+                    Part::Data => pieces.push(Piece::Data),
+                    Part::RandInt => pieces.push(Piece::RandInt),
+                }
+            }
+            push_static(&mut pieces, &mut statics, b"\r\n");
+        }
+        CommandEncoder { template, pieces, statics, prefix: prefix.to_vec(), prefix_hash: fnv1a32(prefix), keyspace }
     }
 
     pub fn template(&self) -> &Template {
@@ -171,17 +226,15 @@ impl CommandEncoder {
 
     /// Upper bound of the bytes one request takes.
     pub fn max_bytes(&self, values: &ValueFactory) -> usize {
-        let mut n = self.header.len();
-        for arg in &self.template.args {
-            n += 1 + 20 + 2 + 2;
-            for p in arg {
-                n += match p {
-                    Part::Literal(b) => b.len(),
-                    Part::Key => self.prefix.len() + 20,
-                    Part::Data => values.max,
-                    Part::RandInt => RAND_INT_DIGITS,
-                };
-            }
+        let mut n = 0;
+        for piece in &self.pieces {
+            n += match *piece {
+                Piece::Static(start, end) => end - start,
+                Piece::Length { .. } => 1 + 20 + 2,
+                Piece::Key => self.prefix.len() + 20,
+                Piece::Data => values.max,
+                Piece::RandInt => RAND_INT_DIGITS,
+            };
         }
         n
     }
@@ -203,44 +256,33 @@ impl CommandEncoder {
         let key_len = self.prefix.len() + ndigits;
         let data_len = if self.template.uses_data { values.size_for(h) } else { 0 };
 
-        let mut pos = self.header.len();
-        out[..pos].copy_from_slice(&self.header);
-        for parts in &self.template.args {
-            let mut len = 0;
-            for p in parts {
-                len += match p {
-                    Part::Literal(b) => b.len(),
-                    Part::Key => key_len,
-                    Part::Data => data_len,
-                    Part::RandInt => RAND_INT_DIGITS,
-                };
-            }
-            out[pos] = b'$';
-            pos += 1;
-            pos += write_decimal(&mut out[pos..], len as u64);
-            out[pos..pos + 2].copy_from_slice(b"\r\n");
-            pos += 2;
-            for p in parts {
-                match p {
-                    Part::Literal(b) => {
-                        out[pos..pos + b.len()].copy_from_slice(b);
-                        pos += b.len();
-                    }
-                    Part::Key => {
-                        out[pos..pos + self.prefix.len()].copy_from_slice(&self.prefix);
-                        pos += self.prefix.len();
-                        out[pos..pos + ndigits].copy_from_slice(digits);
-                        pos += ndigits;
-                    }
-                    Part::Data => pos += values.write_value(&mut out[pos..], h),
-                    Part::RandInt => {
-                        let n = rand.next_key_index(self.keyspace);
-                        pos += write_padded(&mut out[pos..], n, RAND_INT_DIGITS);
-                    }
+        let mut pos = 0;
+        for piece in &self.pieces {
+            match *piece {
+                Piece::Static(start, end) => {
+                    out[pos..pos + (end - start)].copy_from_slice(&self.statics[start..end]);
+                    pos += end - start;
+                }
+                Piece::Length { fixed, keys, datas, rands } => {
+                    let len = fixed + keys * key_len + datas * data_len + rands * RAND_INT_DIGITS;
+                    out[pos] = b'$';
+                    pos += 1;
+                    pos += write_decimal(&mut out[pos..], len as u64);
+                    out[pos..pos + 2].copy_from_slice(b"\r\n");
+                    pos += 2;
+                }
+                Piece::Key => {
+                    out[pos..pos + self.prefix.len()].copy_from_slice(&self.prefix);
+                    pos += self.prefix.len();
+                    out[pos..pos + ndigits].copy_from_slice(digits);
+                    pos += ndigits;
+                }
+                Piece::Data => pos += values.write_value(&mut out[pos..], h),
+                Piece::RandInt => {
+                    let n = rand.next_key_index(self.keyspace);
+                    pos += write_padded(&mut out[pos..], n, RAND_INT_DIGITS);
                 }
             }
-            out[pos..pos + 2].copy_from_slice(b"\r\n");
-            pos += 2;
         }
         (pos, h)
     }

@@ -450,6 +450,9 @@ impl Connection {
         let pipeline = self.slots.len();
         let received_before = self.received;
         let errors_before = tally.counters.errors;
+        // Requests of one batch share a send time and replies of one read a
+        // receive time: one subtraction per batch, not per reply.
+        let mut latency: (Option<Instant>, u64) = (None, 0);
         while pos < end && self.inflight > 0 {
             let buf = &self.input[..end];
             let n = match self.scanner.scan(buf, pos) {
@@ -473,7 +476,10 @@ impl Connection {
             self.head = if self.head + 1 == pipeline { 0 } else { self.head + 1 };
             self.inflight -= 1;
             self.received += 1;
-            count_reply(w, tally, &self.scanner, buf, &slot, now);
+            if latency.0 != Some(slot.intended) {
+                latency = (Some(slot.intended), now.saturating_duration_since(slot.intended).as_nanos() as u64);
+            }
+            count_reply(w, tally, &self.scanner, buf, &slot, now, latency.1);
             pos += n;
         }
         tally.unreported_replies += self.received - received_before;
@@ -501,10 +507,18 @@ impl Connection {
 
 /// Counts one reply against the request it answers, as the TS engine's onReply.
 #[inline]
-fn count_reply(w: &Workload, tally: &mut Tally, scanner: &ReplyScanner, buf: &[u8], slot: &Slot, now: Instant) {
+fn count_reply(
+    w: &Workload,
+    tally: &mut Tally,
+    scanner: &ReplyScanner,
+    buf: &[u8],
+    slot: &Slot,
+    now: Instant,
+    latency_ns: u64,
+) {
     let c = &mut tally.counters;
     if let Some(h) = tally.histogram.as_mut() {
-        h.record(now.saturating_duration_since(slot.intended).as_nanos() as u64);
+        h.record(latency_ns);
         if let Some(service) = tally.service.as_mut() {
             service.record(now.saturating_duration_since(slot.sent_at).as_nanos() as u64);
         }
