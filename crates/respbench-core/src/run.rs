@@ -136,6 +136,8 @@ impl PhaseShared<'_> {
 
 struct WorkerOutcome {
     tally: Tally,
+    /// When this thread began its connections: the phase's start is the earliest.
+    started_at: Instant,
     finished_at: Instant,
 }
 
@@ -205,7 +207,7 @@ fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOu
                 Ok(o) => o,
                 Err(_) => {
                     shared.fail(Failure::new(FailureKind::Internal, "a worker thread panicked"));
-                    WorkerOutcome { tally: Tally::default(), finished_at: Instant::now() }
+                    WorkerOutcome { tally: Tally::default(), started_at: start, finished_at: Instant::now() }
                 }
             })
             .collect();
@@ -215,6 +217,9 @@ fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOu
     let mut counters = Counters::default();
     let mut histogram = timed.then(LatencyHistogram::new);
     let mut service = rated.then(LatencyHistogram::new);
+    // Each thread measures from its own start after the barrier (its
+    // deadline counts from there too), so a late main thread shortens nothing.
+    let start = outcomes.iter().map(|o| o.started_at).min().unwrap_or(start);
     let mut end = start;
     for o in outcomes {
         end = end.max(o.finished_at);
@@ -257,11 +262,12 @@ fn worker(
         Ok(poll)
     })();
     barrier.wait();
+    let started_at = Instant::now();
     let mut poll = match setup {
         Ok(p) => p,
         Err(e) => {
             shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
-            return WorkerOutcome { tally, finished_at: Instant::now() };
+            return WorkerOutcome { tally, started_at, finished_at: Instant::now() };
         }
     };
     let w = shared.workload;
@@ -274,7 +280,7 @@ fn worker(
     let mut active = conns.len();
     let mut events = Events::with_capacity(conns.len().clamp(16, 1024));
     // A time-bound phase ends `length` after its start (this thread's start).
-    let deadline = length.map(|l| Instant::now() + l);
+    let deadline = length.map(|l| started_at + l);
     let mut paced = false;
     for conn in conns.iter_mut() {
         conn.set_deadline(deadline);
@@ -384,5 +390,5 @@ fn worker(
     let finished_at = Instant::now();
     // Close the sockets before reporting, so the server sees them go with the run.
     drop(conns);
-    WorkerOutcome { tally, finished_at }
+    WorkerOutcome { tally, started_at, finished_at }
 }

@@ -212,7 +212,7 @@ fn a_rate_sends_on_schedule_and_keeps_a_service_histogram() {
     assert_eq!(r.failure, None);
     assert_eq!(r.requests, 2000);
     let secs = r.elapsed_ns as f64 / 1e9;
-    assert!((0.45..0.9).contains(&secs), "{secs} s for 2,000 requests at 4,000/s");
+    assert!((0.45..2.0).contains(&secs), "{secs} s for 2,000 requests at 4,000/s");
     let service = r.service_histogram.expect("a service histogram with --rate");
     assert_eq!(total(&service), 2000);
     let r = run(plan(server.port), &RunControl::new()).unwrap();
