@@ -5,18 +5,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
-import { CLI, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+import { CLI, runCli, runJson, useRedis } from './helpers/servers.js';
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedis();
 
 describe.each(engines())('engine %s', (engine) => {
-  const base = () => ['--engine', engine, '--port', String(redis.port)];
+  const base = () => ['--engine', engine, '--port', String(redis.current.port)];
 
   it('--duration 2s ends in about 2 s, whatever --requests says', async () => {
     const { run, result } = await runJson([...base(), '--duration', '2s', '--mode', 'set', '--requests', '10'], 20_000);
@@ -54,7 +48,7 @@ describe.each(engines())('engine %s', (engine) => {
     child.stdout.on('data', (d) => (out += d));
     await new Promise((r) => setTimeout(r, 1000));
     // Blocks the server for 500 ms while the schedule keeps running.
-    spawnSync('redis-cli', ['-p', String(redis.port), 'DEBUG', 'SLEEP', '0.5']);
+    spawnSync('redis-cli', ['-p', String(redis.current.port), 'DEBUG', 'SLEEP', '0.5']);
     const code = await new Promise((r) => child.on('close', r));
     expect(code).toBe(0);
     const result = JSON.parse(out);
@@ -66,7 +60,7 @@ describe.each(engines())('engine %s', (engine) => {
 
 describe('live progress', () => {
   it('shows ops/s and done % on a terminal, and nothing with --quiet or when not a terminal', async () => {
-    const args = ['--engine', 'js', '--port', String(redis.port), '--duration', '2s', '--mode', 'set'];
+    const args = ['--engine', 'js', '--port', String(redis.current.port), '--duration', '2s', '--mode', 'set'];
     const tty = spawnSync('script', ['-qefc', [process.execPath, CLI, ...args].join(' '), '/dev/null'], { encoding: 'utf8', timeout: 20_000 });
     expect(tty.stdout).toMatch(/running: \d+\.\d% · \d+ ops\/s · errors 0/);
     const quiet = spawnSync('script', ['-qefc', [process.execPath, CLI, ...args, '--quiet'].join(' '), '/dev/null'], { encoding: 'utf8', timeout: 20_000 });

@@ -4,40 +4,34 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
-import { runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+import { runCli, runJson, startRedis, useRedis } from './helpers/servers.js';
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedis();
 
 describe.each(engines())('engine %s', (engine) => {
-  const base = () => ['--engine', engine, '--port', String(redis.port)];
+  const base = () => ['--engine', engine, '--port', String(redis.current.port)];
 
   it('HSET/HGET templates write hashes and verify against real Redis', async () => {
-    redis.cli('FLUSHALL');
+    redis.current.cli('FLUSHALL');
     const tmpl = ['--set-cmd', 'HSET __key__ field __data__', '--get-cmd', 'HGET __key__ field', '--keyspace', '500', '--key-prefix', 'bench:h:'];
     const { run, result } = await runJson([...base(), ...tmpl, '--mode', 'get', '--verify-get', '--requests', '20000']);
     expect(run.code).toBe(0);
     expect(result.mismatches).toBe(0);
     expect(result.misses).toBe(0);
-    expect(redis.cli('TYPE', 'bench:h:7')).toBe('hash');
-    expect(redis.cli('HGET', 'bench:h:7', 'field')).toHaveLength(32);
+    expect(redis.current.cli('TYPE', 'bench:h:7')).toBe('hash');
+    expect(redis.current.cli('HGET', 'bench:h:7', 'field')).toHaveLength(32);
   });
 
   it('the suite prints one redis-benchmark line per test and fills the list before LRANGE', async () => {
-    redis.cli('FLUSHALL');
+    redis.current.cli('FLUSHALL');
     const run = await runCli([...base(), '-t', 'set,get,incr,lpush,lpop,sadd,hset,zadd,lrange_100,mset,ping', '-n', '5000', '-P', '16', '--key-prefix', 'suite:']);
     expect(run.code).toBe(0);
     const labels = run.stdout.trim().split('\n').map((l) => l.split(':')[0]);
     expect(labels).toEqual(['SET', 'GET', 'INCR', 'LPUSH', 'LPOP', 'SADD', 'HSET', 'ZADD', 'LPUSH (needed to benchmark LRANGE)', 'LRANGE_100 (first 100 elements)', 'MSET (10 keys)', 'PING']);
     for (const line of run.stdout.trim().split('\n')) expect(line).toMatch(/: \d+\.\d\d requests per second, p50=\d+\.\d{3} msec$/);
     // The fill left 5000 elements; LRANGE does not pop.
-    expect(Number(redis.cli('LLEN', 'suite:mylist'))).toBe(5000);
-    expect(Number(redis.cli('ZCARD', 'suite:myzset'))).toBeGreaterThan(0);
+    expect(Number(redis.current.cli('LLEN', 'suite:mylist'))).toBe(5000);
+    expect(Number(redis.current.cli('ZCARD', 'suite:myzset'))).toBeGreaterThan(0);
   });
 
   it('--csv prints redis-benchmark CSV columns', async () => {
@@ -62,38 +56,38 @@ describe.each(engines())('engine %s', (engine) => {
 
   it('zipf over a large keyspace touches far fewer distinct keys than uniform', async () => {
     const distinct = async (pattern: string) => {
-      redis.cli('FLUSHALL');
+      redis.current.cli('FLUSHALL');
       const { run } = await runJson([...base(), '--mode', 'set', '--requests', '20000', '--keyspace', '1000000', '--key-pattern', pattern, '--zipf-exponent', '1.1', '--seed', '5']);
       expect(run.code).toBe(0);
-      return Number(redis.cli('DBSIZE'));
+      return Number(redis.current.cli('DBSIZE'));
     };
     const uniform = await distinct('uniform');
     const zipf = await distinct('zipf');
     expect(uniform).toBeGreaterThan(19000);
     expect(zipf).toBeLessThan(uniform * 0.5);
     // Index 0 is the hottest key.
-    redis.cli('FLUSHALL');
+    redis.current.cli('FLUSHALL');
   });
 
   it('sequential walks consecutive keys; gaussian clusters round the middle', async () => {
-    redis.cli('FLUSHALL');
+    redis.current.cli('FLUSHALL');
     await runJson([...base(), '--mode', 'set', '--requests', '1000', '--keyspace', '1000000', '--key-pattern', 'sequential', '--key-prefix', 'seq:']);
-    expect(Number(redis.cli('DBSIZE'))).toBe(1000);
-    expect(redis.cli('EXISTS', 'seq:0', 'seq:999')).toBe('2');
-    redis.cli('FLUSHALL');
+    expect(Number(redis.current.cli('DBSIZE'))).toBe(1000);
+    expect(redis.current.cli('EXISTS', 'seq:0', 'seq:999')).toBe('2');
+    redis.current.cli('FLUSHALL');
     await runJson([...base(), '--mode', 'set', '--requests', '2000', '--keyspace', '1000000', '--key-pattern', 'gaussian', '--key-stddev', '100', '--key-prefix', 'g:']);
-    const keys = redis.cli('KEYS', 'g:*').split('\n').map((k) => Number(k.slice(2)));
+    const keys = redis.current.cli('KEYS', 'g:*').split('\n').map((k) => Number(k.slice(2)));
     expect(Math.min(...keys)).toBeGreaterThan(500000 - 1000);
     expect(Math.max(...keys)).toBeLessThan(500000 + 1000);
   });
 
   it('a value size range gives each key its own size, and reads still verify', async () => {
-    redis.cli('FLUSHALL');
+    redis.current.cli('FLUSHALL');
     const args = [...base(), '--value-size', '32-1024', '--keyspace', '300', '--key-prefix', 'vr:'];
     const { run, result } = await runJson([...args, '--mode', 'get', '--verify-get', '--requests', '5000']);
     expect(run.code).toBe(0);
     expect(result.mismatches).toBe(0);
-    const sizes = new Set([1, 2, 3, 4, 5, 6, 7, 8].map((i) => Number(redis.cli('STRLEN', `vr:${i}`))));
+    const sizes = new Set([1, 2, 3, 4, 5, 6, 7, 8].map((i) => Number(redis.current.cli('STRLEN', `vr:${i}`))));
     expect(sizes.size).toBeGreaterThan(4);
     for (const s of sizes) {
       expect(s).toBeGreaterThanOrEqual(32);

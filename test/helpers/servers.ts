@@ -6,6 +6,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { afterAll, beforeAll } from 'vitest';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -124,4 +125,19 @@ export async function runJson(args: string[], timeoutMs = 60_000): Promise<{ run
 export function liveProcesses(needle: string): string[] {
   const r = spawnSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
   return r.stdout.split('\n').filter((l) => l.includes(needle) && !l.includes('ps -eo'));
+}
+
+/**
+ * One redis-server for the test file: started before its tests, stopped
+ * after. Read `.current` inside tests (it is set once beforeAll has run).
+ */
+export function useRedis(extra: string[] = []): { current: RedisServer } {
+  const holder = {} as { current: RedisServer };
+  beforeAll(async () => {
+    holder.current = await startRedis(extra);
+  });
+  afterAll(async () => {
+    await holder.current?.stop();
+  });
+  return holder;
 }
