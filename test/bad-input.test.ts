@@ -61,6 +61,9 @@ const cases: Array<[string, string[], string]> = [
   ['unknown suite test', ['-t', 'set,frob'], '--tests'],
   ['--csv without -t', ['--csv'], '--csv'],
   ['--compare without a port', ['-t', 'set', '--compare', 'localhost'], '--compare'],
+  ['-t with --verify-get (the suite has its own commands)', ['-t', 'set', '--verify-get'], '--verify-get'],
+  ['-t with --mode', ['-t', 'set', '--mode', 'get'], '--mode'],
+  ['-t with a key prefix holding a space', ['-t', 'lpush', '--key-prefix', 'my app:'], '--key-prefix'],
 ];
 
 /** The case's flags after a harmless target and request count, unless the case sets them itself. */

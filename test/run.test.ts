@@ -3,6 +3,7 @@
  * real redis-server, and the kvstore shapes against the built-in demo server.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
 import { CLI, freePort, runCli, runJson, startRedis, waitForPort, type RedisServer } from './helpers/servers.js';
@@ -154,6 +155,22 @@ describe.each(engines())('engine %s', (engineName) => {
     });
   });
 
+});
+
+describe('respbench serve', () => {
+  it('stops on SIGTERM even while a client is connected', async () => {
+    const port = await freePort();
+    const server = spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { stdio: 'ignore' });
+    await waitForPort(port);
+    const client = net.connect(port, '127.0.0.1');
+    await new Promise((r) => client.once('connect', r));
+    const exited = new Promise<number | null>((r) => server.once('exit', (code) => r(code)));
+    server.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 3000))]);
+    client.destroy();
+    if (code === 'still running') server.kill('SIGKILL');
+    expect(code).toBe(0);
+  });
 });
 
 describe('when the server is not there', () => {

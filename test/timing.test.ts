@@ -42,6 +42,21 @@ describe.each(engines())('engine %s', (engine) => {
     expect(result.serviceUs).not.toBeNull();
   });
 
+  it('--rate spreads the connections over the interval instead of firing them together', async () => {
+    // 20 connections at 10/s: each sends every 2 s, one connection every 0.1 s.
+    const { run, result } = await runJson([...base(), '--rate', '10', '-c', '20', '--duration', '3s', '--mode', 'set'], 20_000);
+    expect(run.code).toBe(0);
+    expect(result.requests).toBeGreaterThanOrEqual(28);
+    expect(result.requests).toBeLessThanOrEqual(32);
+  });
+
+  it('--rate sends on time at low rates: on an idle server intended-time and service latency agree', async () => {
+    const { result } = await runJson([...base(), '--rate', '400', '-c', '2', '--duration', '1500ms', '--mode', 'set'], 20_000);
+    expect(result.requests).toBeGreaterThan(550);
+    // Sending late would add up to a timer tick (1 ms) to every intended-time latency.
+    expect(result.latencyUs.p50 - result.serviceUs.p50).toBeLessThan(300);
+  });
+
   it('a server stall shows in the intended-time percentiles, not in the service time', async () => {
     const child = spawn(process.execPath, [CLI, ...base(), '--rate', '4000', '--requests', '12000', '--pipeline', '16', '--mode', 'set', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -4,7 +4,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
-import { runCli, runJson, startRedis, useRedis } from './helpers/servers.js';
+import { spawn } from 'node:child_process';
+import { CLI, freePort, runCli, runJson, startRedis, useRedis, waitForPort } from './helpers/servers.js';
+
+/** The demo server (kvstore-shaped: no INCR) on a free port. */
+async function runCliServe(): Promise<{ port: number; stop: () => void }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port)], { stdio: 'ignore' });
+  await waitForPort(port);
+  return { port, stop: () => child.kill('SIGKILL') };
+}
 
 const redis = useRedis();
 
@@ -65,7 +74,8 @@ describe.each(engines())('engine %s', (engine) => {
     const zipf = await distinct('zipf');
     expect(uniform).toBeGreaterThan(19000);
     expect(zipf).toBeLessThan(uniform * 0.5);
-    // Index 0 is the hottest key.
+    // Index 0 is the hottest key: 20,000 zipf draws cannot miss it.
+    expect(redis.current.cli('EXISTS', 'bench:key:0')).toBe('1');
     redis.current.cli('FLUSHALL');
   });
 
@@ -79,6 +89,27 @@ describe.each(engines())('engine %s', (engine) => {
     const keys = redis.current.cli('KEYS', 'g:*').split('\n').map((k) => Number(k.slice(2)));
     expect(Math.min(...keys)).toBeGreaterThan(500000 - 1000);
     expect(Math.max(...keys)).toBeLessThan(500000 + 1000);
+  });
+
+  it('large values still fill the pipeline window', async () => {
+    const { run, result } = await runJson([...base(), '--mode', 'set', '-d', '200000', '-n', '2000', '-r', '200', '-P', '64', '--key-prefix', 'big:']);
+    expect(run.code).toBe(0);
+    // Little's law: requests in flight = throughput x mean latency. One at a time would give ~1.
+    const inFlight = (result.opsPerSec * result.latencyUs.mean) / 1e6;
+    expect(inFlight).toBeGreaterThan(8);
+    redis.current.cli('FLUSHALL');
+  });
+
+  it('--compare marks a test that got error replies instead of reporting their speed as the server\'s', async () => {
+    const demo = await runCliServe();
+    try {
+      const run = await runCli([...base(), '-t', 'set,incr', '-n', '2000', '--compare', `127.0.0.1:${demo.port}`]);
+      expect(run.code).toBe(3);
+      expect(run.stdout).toMatch(/\| INCR\s+\| \d+\.\d\d\s+\| \d+\.\d\d \(errors\)\s+\| n\/a/);
+      expect(run.stderr).toMatch(/INCR: 2000 error replies, first: ERR unknown command 'incr'/);
+    } finally {
+      demo.stop();
+    }
   });
 
   it('a value size range gives each key its own size, and reads still verify', async () => {

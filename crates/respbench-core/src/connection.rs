@@ -60,6 +60,9 @@ pub(crate) struct Pace {
     /// Seconds between two of this connection's requests (connections /
     /// rate); None sends as fast as replies allow.
     pub interval: Option<f64>,
+    /// Seconds into the schedule of this connection's first request
+    /// (connection / rate), so connections do not fire together.
+    pub offset: f64,
 }
 
 impl Pace {
@@ -281,6 +284,11 @@ impl Connection {
         Ok(Status::Busy)
     }
 
+    /// `--rate`: when this connection's request `k` is due.
+    fn due_at(&self, k: u64, interval: f64) -> Instant {
+        self.started_at + Duration::from_secs_f64(self.pace.offset + k as f64 * interval)
+    }
+
     /// When this connection next needs a turn that no socket event will give
     /// it: the next due request under `--rate`, or the end of a time-bound phase.
     pub fn next_wake(&self) -> Option<Instant> {
@@ -289,7 +297,7 @@ impl Connection {
         }
         let due = match self.pace.interval {
             Some(interval) if self.inflight < self.slots.len() => {
-                Some(self.started_at + Duration::from_secs_f64(self.scheduled as f64 * interval))
+                Some(self.due_at(self.scheduled, interval))
             }
             _ => None,
         };
@@ -356,7 +364,8 @@ impl Connection {
             let now = Instant::now();
             if let Some(interval) = self.pace.interval {
                 // Open loop: only what is due by now.
-                let due = (now.saturating_duration_since(self.started_at).as_secs_f64() / interval).floor() as u64 + 1;
+                let into = now.saturating_duration_since(self.started_at).as_secs_f64() - self.pace.offset;
+                let due = if into < 0.0 { 0 } else { (into / interval).floor() as u64 + 1 };
                 count = count.min(due.saturating_sub(self.scheduled) as usize);
             }
             if count == 0 {
@@ -368,7 +377,7 @@ impl Connection {
                 pos += r.len;
                 let intended = match self.pace.interval {
                     Some(interval) => {
-                        let at = self.started_at + Duration::from_secs_f64(self.scheduled as f64 * interval);
+                        let at = self.due_at(self.scheduled, interval);
                         self.scheduled += 1;
                         at
                     }

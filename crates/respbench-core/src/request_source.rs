@@ -64,7 +64,7 @@ impl Workload {
         let get_encoder = CommandEncoder::new(get, prefix, plan.keyspace);
         let max_request_bytes = set_encoder.max_bytes(&values).max(get_encoder.max_bytes(&values));
         // A time-bound run may read any key, so it preloads the whole keyspace.
-        let reads = if plan.duration_ms > 0 { plan.keyspace } else { plan.keyspace.min(plan.requests) };
+        let reads = if plan.duration_ms > 0 || plan.warmup_ms > 0 { plan.keyspace } else { plan.keyspace.min(plan.requests) };
         let preload_total = if plan.mode == Mode::Get && plan.preload { reads } else { 0 };
         Ok(Workload {
             verify: plan.verify_get,
@@ -89,7 +89,7 @@ impl Workload {
     }
 
     pub fn preload_source(&self, connection: u32) -> RequestSource {
-        let all = self.plan.keyspace <= self.plan.requests || self.plan.duration_ms > 0;
+        let all = self.plan.keyspace <= self.plan.requests || self.plan.duration_ms > 0 || self.plan.warmup_ms > 0;
         let count = requests_for_connection(self.preload_total, self.plan.connections as u64, connection as u64);
         RequestSource::new(&self.plan, if all { Order::PreloadAll } else { Order::PreloadReplay }, connection, count)
     }

@@ -160,7 +160,8 @@ fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOu
         Phase::Run => plan.duration_ms,
     };
     let length = (length > 0).then(|| Duration::from_millis(length));
-    // connection c's k-th request is due at start + k * C / R.
+    // connection c's k-th request is due at start + (k * C + c) / R: the
+    // connections take turns instead of firing together.
     let interval = (phase != Phase::Preload && plan.rate > 0.0).then(|| plan.connections as f64 / plan.rate);
     let connect_timeout =
         if plan.timeout_ms > 0 { Duration::from_millis(plan.timeout_ms) } else { DEFAULT_CONNECT_TIMEOUT };
@@ -181,7 +182,8 @@ fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOu
             Phase::Preload => workload.preload_source(c),
             _ => workload.run_source(c, length.is_some()),
         };
-        let pace = Pace { deadline: None, interval };
+        let offset = interval.map_or(0.0, |_| c as f64 / plan.rate);
+        let pace = Pace { deadline: None, interval, offset };
         groups[c as usize % threads].push(Connection::new(c, stream, source, workload, pace));
     }
 
@@ -313,7 +315,9 @@ fn worker(
             Some(t) => t.saturating_duration_since(Instant::now()).min(POLL_SLICE),
             None => POLL_SLICE,
         };
-        let wait = if wait < Duration::from_millis(1) { Duration::ZERO } else { wait };
+        // epoll rounds a timeout up to whole milliseconds: sleep one less,
+        // and poll without sleeping through the last one.
+        let wait = wait.saturating_sub(Duration::from_millis(1));
         if let Err(e) = poll.poll(&mut events, Some(wait)) {
             if e.kind() != std::io::ErrorKind::Interrupted {
                 shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));

@@ -104,8 +104,8 @@ export function buildProgram(io: CliIo = defaultIo): Command {
     .option('--csv', 'with -t: print CSV in redis-benchmark --csv columns', false)
     .option('--compare <host:port>', 'with -t: run the suite against this second target too and print both with the ratio')
     .addHelpText('after', HELP_AFTER)
-    .action(async (opts: RunFlags) => {
-      await runCommand(opts, io);
+    .action(async (opts: RunFlags, cmd: Command) => {
+      await runCommand(opts, io, (name) => cmd.getOptionValueSource(name) === 'cli');
     });
 
   program
@@ -141,11 +141,12 @@ function parseTarget(raw: string): { host: string; port: number } {
   return { host: m[1], port: parseInteger('--compare port', m[2], LIMITS.port) };
 }
 
-async function runCommand(opts: RunFlags, io: CliIo): Promise<void> {
+async function runCommand(opts: RunFlags, io: CliIo, given: (option: string) => boolean = () => false): Promise<void> {
   const { plan, engine: choice } = buildPlan(opts);
   const tests = opts.tests === undefined ? null : parseTests(opts.tests);
   const compare = opts.compare === undefined ? null : parseTarget(opts.compare);
   if (!tests && (opts.csv || compare)) throw new UsageError(`${opts.csv ? '--csv' : '--compare'} goes with -t/--tests`);
+  if (tests) checkSuiteFlags(plan, given);
   let selection;
   try {
     selection = selectEngine(choice);
@@ -200,6 +201,20 @@ async function runCommand(opts: RunFlags, io: CliIo): Promise<void> {
   if (code !== EXIT.ok) throw new Exit(code);
 }
 
+/** The suite sets its own commands and modes: flags that would be silently ignored are refused. */
+function checkSuiteFlags(plan: Plan, given: (option: string) => boolean): void {
+  for (const flag of ['mode', 'setCmd', 'getCmd', 'verifyGet', 'setRatio']) {
+    if (given(flag)) {
+      const name = `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      throw new UsageError(`${name} does not go with -t/--tests (each test has its own command)`);
+    }
+  }
+  // The prefix is pasted into the suite's command text, where a space would split an argument.
+  if (/\s|__/.test(plan.keyPrefix)) {
+    throw new UsageError(`--key-prefix must not contain spaces or "__" with -t/--tests (got ${JSON.stringify(plan.keyPrefix)})`);
+  }
+}
+
 async function runSuiteCommand(
   engine: Engine,
   plan: Plan,
@@ -231,8 +246,14 @@ async function runSuiteCommand(
   }
   let code: number = EXIT.ok;
   for (const line of [...a, ...b]) code = Math.max(code, exitCodeFor(line.result) === EXIT.failed ? 100 : exitCodeFor(line.result));
-  for (const line of [...a, ...b]) {
-    if (line.result.failure) io.stderr(`respbench: ${line.label}: ${line.result.failure.message}\n`);
+  for (const [lines, target] of [[a, plan], [b, compare]] as const) {
+    for (const line of lines) {
+      const where = compare ? `${target!.host}:${target!.port} ` : '';
+      if (line.result.failure) io.stderr(`respbench: ${where}${line.label}: ${line.result.failure.message}\n`);
+      else if (line.result.errors > 0 && (compare || opts.json || opts.csv)) {
+        io.stderr(`respbench: ${where}${line.label}: ${line.result.errors} error replies, first: ${line.result.firstError}\n`);
+      }
+    }
   }
   return code === 100 ? EXIT.failed : code;
 }

@@ -106,7 +106,13 @@ class ConnectionRunner {
   /** --rate: requests given a due time so far, and the gap between two (ms). */
   private scheduled = 0;
   private readonly intervalMs: number;
+  /** --rate: this connection's place in the interval, so connections do not fire together. */
+  private readonly offsetMs: number;
   private startedAt = 0;
+  /** Requests per write, and the write buffers: reused once their write completes. */
+  private readonly batchRequests: number;
+  private readonly freeBuffers: Buffer[] = [];
+  private readonly busyBuffers: Buffer[] = [];
   private wakeup: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
   private head = 0;
@@ -134,6 +140,9 @@ class ConnectionRunner {
     private readonly finish: (id: number, failure: Failure | null) => void,
   ) {
     this.intervalMs = rate > 0 ? (1000 * connections) / rate : 0;
+    this.offsetMs = rate > 0 ? (1000 * id) / rate : 0;
+    const perRequest = workload.maxRequestBytes;
+    this.batchRequests = Math.max(1, Math.min(pipeline, Math.floor(MAX_BATCH_BYTES / perRequest)));
     this.intendedAt = new Float64Array(this.intervalMs > 0 ? pipeline : 0);
     this.kinds = new Uint8Array(pipeline);
     this.keyHashes = new Uint32Array(pipeline);
@@ -185,36 +194,56 @@ class ConnectionRunner {
     let count = free < source.remaining ? free : source.remaining;
     if (this.intervalMs > 0) {
       // Open loop: only what is due by now; wake up when the next one is.
-      const due = Math.floor((now - this.startedAt) / this.intervalMs) + 1 - this.scheduled;
+      const due = Math.floor((now - this.startedAt - this.offsetMs) / this.intervalMs) + 1 - this.scheduled;
       if (due < count) count = due;
       if (count <= 0) {
-        this.wakeAt(this.startedAt + this.scheduled * this.intervalMs);
+        this.wakeAt(this.dueAt(this.scheduled));
         return;
       }
     }
-    if (count <= 0) return;
-    const perRequest = this.workload.maxRequestBytes;
-    const fit = Math.max(1, Math.floor(MAX_BATCH_BYTES / perRequest));
-    if (count > fit) count = fit;
-    const out = Buffer.allocUnsafe(count * perRequest);
+    // Fill the whole window, in writes of at most MAX_BATCH_BYTES (a large
+    // value must not shrink the window to one request per read).
+    while (count > 0) {
+      const n = count < this.batchRequests ? count : this.batchRequests;
+      this.writeRequests(n, now);
+      count -= n;
+    }
+    if (this.intervalMs > 0 && source.remaining > 0 && this.inflight < this.pipeline) {
+      this.wakeAt(this.dueAt(this.scheduled));
+    }
+  }
+
+  /** --rate: when request k of this connection is due (connections are spread over the interval). */
+  private dueAt(k: number): number {
+    return this.startedAt + this.offsetMs + k * this.intervalMs;
+  }
+
+  /** Encodes n requests into a pooled buffer and writes them at once. */
+  private writeRequests(n: number, now: number): void {
+    const source = this.source;
+    const out = this.freeBuffers.pop() ?? Buffer.allocUnsafe(this.batchRequests * this.workload.maxRequestBytes);
     let pos = 0;
-    for (let i = 0; i < count; i++) {
+    for (let i = 0; i < n; i++) {
       const slot = this.tail;
       pos += source.next(out, pos);
       this.kinds[slot] = source.lastKind;
       this.keyHashes[slot] = source.lastKeyHash;
       this.keyIndexes[slot] = source.lastKeyIndex;
       this.sentAt[slot] = now;
-      if (this.intervalMs > 0) this.intendedAt[slot] = this.startedAt + this.scheduled++ * this.intervalMs;
+      if (this.intervalMs > 0) this.intendedAt[slot] = this.dueAt(this.scheduled++);
       this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
     }
-    this.inflight += count;
+    this.inflight += n;
     this.counters.bytesOut += pos;
-    this.socket.write(pos === out.length ? out : out.subarray(0, pos));
-    if (this.intervalMs > 0 && source.remaining > 0 && this.inflight < this.pipeline) {
-      this.wakeAt(this.startedAt + this.scheduled * this.intervalMs);
-    }
+    this.busyBuffers.push(out);
+    this.socket.write(out.subarray(0, pos), this.onWritten);
   }
+
+  /** Write callbacks come in order: the oldest buffer in use is free again. */
+  private readonly onWritten = (): void => {
+    const buf = this.busyBuffers.shift();
+    if (buf !== undefined && this.freeBuffers.length < 4) this.freeBuffers.push(buf);
+  };
 
   /** --rate: one timer at a time for the next due request (the deadline caps it). */
   private wakeAt(when: number): void {
@@ -223,17 +252,17 @@ class ConnectionRunner {
     if (wait < 1) {
       // Node's timers tick in whole milliseconds: sooner than that, poll the
       // event loop instead, or every request would leave up to 1 ms late.
-      this.immediate = setImmediate(() => {
-        this.immediate = null;
-        this.pump();
-      });
+      this.immediate = setImmediate(this.onWake);
       return;
     }
-    this.wakeup = setTimeout(() => {
-      this.wakeup = null;
-      this.pump();
-    }, wait - 0.5);
+    this.wakeup = setTimeout(this.onWake, wait - 0.5);
   }
+
+  private readonly onWake = (): void => {
+    this.wakeup = null;
+    this.immediate = null;
+    this.pump();
+  };
 
   private onData(chunk: Buffer): void {
     if (this.done) return;

@@ -72,7 +72,7 @@ export function formatHuman(r: RunResult, engineNotice: string | null = null): s
   if (r.serviceUs) {
     const sv = r.serviceUs;
     lines.push(`latency above counts from each request's intended send time; service time (from the actual send): p50 ${fixed(sv.p50, 1)} · p90 ${fixed(sv.p90, 1)} · p99 ${fixed(sv.p99, 1)} · p99.9 ${fixed(sv.p999, 1)} · max ${fixed(sv.max, 1)} us`);
-    lines.push(`rate: asked ${r.workload.rate}/s, achieved ${fixed(r.opsPerSec, 1)}/s${r.rateKept === false ? ' — COULD NOT KEEP THE ASKED RATE (server or client too slow, or --pipeline too small)' : ''}`);
+    lines.push(`rate: asked ${r.workload.rate}/s, achieved ${fixed(r.opsPerSec, 1)}/s${r.rateKept === false ? ' — COULD NOT KEEP THE ASKED RATE (more than 2% off: server or client too slow, --pipeline too small, or a run too short for the schedule)' : ''}`);
   }
   lines.push(
     `requests ${r.requests}${r.workload.durationMs > 0 ? '' : `/${r.workload.requests}`} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches} · sets ${r.sets} · gets ${r.gets}`,

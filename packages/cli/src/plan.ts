@@ -109,7 +109,7 @@ export interface RunResult extends RawResult {
   preloadElapsedSec: number;
   /** --rate: percentiles of the service time (reply − actual send). */
   serviceUs: LatencySummary | null;
-  /** --rate: false when the achieved rate fell more than 2% short of the asked one. */
+  /** --rate: false when the achieved rate is more than 2% off the asked one. */
   rateKept: boolean | null;
   /** True when every planned request got its reply. */
   complete: boolean;

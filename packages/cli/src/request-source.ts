@@ -86,8 +86,9 @@ export class Workload {
     this.getEncoder = new CommandEncoder(this.getTemplate, this.prefix, this.values, plan.keyspace);
     this.verify = plan.verifyGet;
     this.maxRequestBytes = Math.max(this.setEncoder.maxBytes(), this.getEncoder.maxBytes());
-    // A time-bound run may read any key, so it preloads the whole keyspace.
-    const reads = plan.durationMs > 0 ? plan.keyspace : Math.min(plan.keyspace, plan.requests);
+    // A time-bound phase (the run, or a warmup) may read any key, so it preloads the whole keyspace.
+    const timeBound = plan.durationMs > 0 || plan.warmupMs > 0;
+    const reads = timeBound ? plan.keyspace : Math.min(plan.keyspace, plan.requests);
     this.preloadTotal = plan.mode === 'get' && plan.preload ? reads : 0;
   }
 
@@ -98,7 +99,7 @@ export class Workload {
   }
 
   preloadSource(connection: number): RequestSource {
-    const all = this.plan.keyspace <= this.plan.requests || this.plan.durationMs > 0;
+    const all = this.plan.keyspace <= this.plan.requests || this.plan.durationMs > 0 || this.plan.warmupMs > 0;
     const count = requestsForConnection(this.preloadTotal, this.plan.connections, connection);
     return new RequestSource(this, all ? 'preload-all' : 'preload-replay', connection, count);
   }

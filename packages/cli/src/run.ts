@@ -35,7 +35,7 @@ export function finishResult(plan: Plan, raw: RawResult): RunResult {
     latencyUs: histogram.summaryUs(),
     preloadElapsedSec: raw.preloadElapsedNs / 1e9,
     serviceUs: raw.serviceHistogram ? Histogram.fromData(raw.serviceHistogram).summaryUs() : null,
-    rateKept: plan.rate > 0 && elapsedSec > 0 ? raw.requests / elapsedSec >= plan.rate * 0.98 : null,
+    rateKept: plan.rate > 0 && elapsedSec > 0 ? Math.abs(raw.requests / elapsedSec - plan.rate) <= plan.rate * 0.02 : null,
     complete: raw.failure === null && (plan.durationMs > 0 || raw.requests === plan.requests),
   };
 }

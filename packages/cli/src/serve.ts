@@ -142,7 +142,10 @@ export interface RunningServer {
 /** Serves on host:port (0 = any free port) in this process. */
 export function startServer(port: number, host = '127.0.0.1'): Promise<RunningServer> {
   const store = new KvStore();
+  const clients = new Set<net.Socket>();
   const server = net.createServer((socket) => {
+    clients.add(socket);
+    socket.once('close', () => clients.delete(socket));
     socket.setNoDelay(true);
     let carry: Buffer = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
@@ -167,7 +170,12 @@ export function startServer(port: number, host = '127.0.0.1'): Promise<RunningSe
       const address = server.address() as net.AddressInfo;
       resolve({
         port: address.port,
-        close: () => new Promise<void>((res) => server.close(() => res())),
+        // Connected clients must not keep a stopping server alive.
+        close: () =>
+          new Promise<void>((res) => {
+            server.close(() => res());
+            for (const c of clients) c.destroy();
+          }),
       });
     });
   });
