@@ -43,7 +43,7 @@ function measured(cmd, args) {
     'import json, resource, subprocess, sys',
     'p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)',
     'r = resource.getrusage(resource.RUSAGE_CHILDREN)',
-    'print(json.dumps({"code": p.returncode, "cpu": r.ru_utime + r.ru_stime, "maxrssKb": r.ru_maxrss, "out": p.stdout.decode(), "err": p.stderr.decode()}))',
+    'print(json.dumps({"code": p.returncode, "cpu": r.ru_utime + r.ru_stime, "user": r.ru_utime, "sys": r.ru_stime, "maxrssKb": r.ru_maxrss, "out": p.stdout.decode(), "err": p.stderr.decode()}))',
   ].join('\n');
   const r = spawnSync('python3', ['-c', wrapper, cmd, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (r.status !== 0) throw new Error(`measuring ${cmd} failed: ${r.stderr}`);
@@ -82,7 +82,7 @@ function redisBenchmark(port, test) {
   const r = measured('redis-benchmark', ['-p', String(port), '-P', opts.pipeline, '-c', '1', '-n', String(N), '-r', opts.keyspace, '-d', opts['value-size'], '-t', test, '--csv']);
   const line = r.out.trim().split('\n').find((l) => l.startsWith(`"${test.toUpperCase()}"`));
   if (!line) throw new Error(`no figures from redis-benchmark: ${r.out}${r.err}`);
-  return { ops: Number(line.split(',')[1].replace(/"/g, '')), cpuUsPerOp: (r.cpu * 1e6) / N, maxrssKb: r.maxrssKb };
+  return { ops: Number(line.split(',')[1].replace(/"/g, '')), cpuUsPerOp: (r.cpu * 1e6) / N, userUsPerOp: (r.user * 1e6) / N, sysUsPerOp: (r.sys * 1e6) / N, maxrssKb: r.maxrssKb };
 }
 
 function respbench(port, engine, test, requests = N) {
@@ -91,7 +91,7 @@ function respbench(port, engine, test, requests = N) {
   const r = measured(process.execPath, args);
   if (r.code !== 0 && r.code !== 3) throw new Error(`respbench --engine ${engine} failed (${r.code}): ${r.err}`);
   const result = JSON.parse(r.out);
-  return { ops: result.opsPerSec, cpuUsPerOp: (r.cpu * 1e6) / requests, maxrssKb: r.maxrssKb, engine: result.engine };
+  return { ops: result.opsPerSec, cpuUsPerOp: (r.cpu * 1e6) / requests, userUsPerOp: (r.user * 1e6) / requests, sysUsPerOp: (r.sys * 1e6) / requests, maxrssKb: r.maxrssKb, engine: result.engine };
 }
 
 function engineLoads(port, engine) {
@@ -120,10 +120,12 @@ try {
     for (const c of clients) {
       const ops = median(samples[c].map((s) => s.ops));
       const cpu = median(samples[c].map((s) => s.cpuUsPerOp));
-      rows.push([test.toUpperCase(), c, ops.toFixed(0), cpu.toFixed(3), (ops / base.ops).toFixed(2), (cpu / base.cpu).toFixed(2)]);
+      const user = median(samples[c].map((s) => s.userUsPerOp));
+      const sys = median(samples[c].map((s) => s.sysUsPerOp));
+      rows.push([test.toUpperCase(), c, ops.toFixed(0), user.toFixed(3), sys.toFixed(3), cpu.toFixed(3), (ops / base.ops).toFixed(2), (cpu / base.cpu).toFixed(2)]);
     }
   }
-  const head = ['test', 'client', 'ops/s', 'CPU us/op', 'ops ratio', 'CPU ratio'];
+  const head = ['test', 'client', 'ops/s', 'user us/op', 'sys us/op', 'CPU us/op', 'ops ratio', 'CPU ratio'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const fmt = (r) => `| ${r.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
   console.log(fmt(head));
