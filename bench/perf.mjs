@@ -6,7 +6,7 @@
  * the whole client process / requests) with ratios to redis-benchmark.
  *
  *   pnpm perf                      # 2,000,000 requests, 3 rounds
- *   pnpm perf -- --requests 500000 --rounds 5 --pipeline 128 --keyspace 100000
+ *   pnpm perf --requests 500000 --rounds 5 --pipeline 128 --keyspace 100000 --memory
  *
  * Figures only: nothing here passes or fails. The machine is shared and
  * noisy, so compare the ratios measured in one run.
