@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz the Rust reply scanner and template parser with cargo-fuzz (libFuzzer).
 #   scripts/fuzz.sh [seconds per target, default 60]
+#   FUZZ_FORK=2 scripts/fuzz.sh 300     # libFuzzer's fork mode: N processes at once
 # Needs a nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`); when
 # either is missing it says so and exits 0, so CI on a machine without them
 # still passes (the parsers' own tests and property tests still run).
@@ -24,12 +25,17 @@ printf 'HSET __key__ field __data__' > corpus/template_parser/hset
 printf 'SET user:__rand_int__ __key__ __data__' > corpus/template_parser/mixed
 for target in reply_scanner template_parser; do
   log=$(mktemp)
-  cargo +nightly fuzz run "$target" "corpus/$target" -- -max_total_time="$seconds" -print_final_stats=1 >"$log" 2>&1 || {
+  fork=()
+  if [ -n "${FUZZ_FORK:-}" ]; then fork=(-fork="$FUZZ_FORK"); fi
+  cargo +nightly fuzz run "$target" "corpus/$target" -- -max_total_time="$seconds" -print_final_stats=1 "${fork[@]}" >"$log" 2>&1 || {
     tail -40 "$log"
     echo "fuzz: $target FAILED (crash input saved under fuzz/artifacts/$target)"
     exit 1
   }
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  # Fork mode reports progress lines "#N: cov: …" instead of final stats.
+  [ -n "$runs" ] || runs=$(grep -o '^#[0-9]*' "$log" | tr -d '#' | tail -1)
+  [ -n "$runs" ] || runs='?'
   echo "fuzz: $target ok, $runs executions in ${seconds}s, no crash"
   rm -f "$log"
 done
