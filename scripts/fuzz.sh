@@ -32,9 +32,9 @@ for target in reply_scanner template_parser; do
     echo "fuzz: $target FAILED (crash input saved under fuzz/artifacts/$target)"
     exit 1
   }
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
   # Fork mode reports progress lines "#N: cov: …" instead of final stats.
-  [ -n "$runs" ] || runs=$(grep -o '^#[0-9]*' "$log" | tr -d '#' | tail -1)
+  [ -n "$runs" ] || runs=$(grep -o '^#[0-9]*' "$log" | tr -d '#' | tail -1 || true)
   [ -n "$runs" ] || runs='?'
   echo "fuzz: $target ok, $runs executions in ${seconds}s, no crash"
   rm -f "$log"
