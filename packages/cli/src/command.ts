@@ -5,7 +5,7 @@
  * A template is parsed once; per request only the key, value and random
  * numbers are written into a preallocated buffer.
  */
-import { decimalDigits, fnv1a32, KeyStream, ValueFactory, writeKey } from './workload.js';
+import { copyBytes, decimalDigits, fnv1a32, KeyStream, ValueFactory, writeKey } from './workload.js';
 
 export const PLACEHOLDERS = ['__key__', '__data__', '__rand_int__'] as const;
 const RAND_INT_DIGITS = 12;
@@ -129,7 +129,7 @@ export class CommandEncoder {
     const h = fnv1a32(this.keyScratch, 0, keyLen);
     this.lastKeyHash = h;
     const dataLen = this.template.usesData ? this.values.sizeFor(h) : 0;
-    let pos = at + this.header.copy(out, at);
+    let pos = at + copyBytes(this.header, 0, this.header.length, out, at);
     const args = this.template.args;
     for (let a = 0; a < args.length; a++) {
       const parts = args[a];
@@ -147,8 +147,8 @@ export class CommandEncoder {
       out[pos++] = 10;
       for (let i = 0; i < parts.length; i++) {
         const p = parts[i];
-        if (p.kind === 'literal') pos += p.bytes.copy(out, pos);
-        else if (p.kind === 'key') pos += this.keyScratch.copy(out, pos, 0, keyLen);
+        if (p.kind === 'literal') pos += copyBytes(p.bytes, 0, p.bytes.length, out, pos);
+        else if (p.kind === 'key') pos += copyBytes(this.keyScratch, 0, keyLen, out, pos);
         else if (p.kind === 'data') pos += this.values.writeValue(out, pos, h);
         else pos += writePadded(out, pos, stream.nextKeyIndex(this.keyspace), RAND_INT_DIGITS);
       }

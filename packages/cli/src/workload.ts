@@ -92,12 +92,23 @@ export function requestsForConnection(total: number, connections: number, c: num
 }
 
 /**
+ * Copies src[from..to) into out at `at`; returns the length. Short runs (keys,
+ * command names, 32-byte values) are copied by a loop: a native Buffer.copy
+ * call costs more than the bytes it moves.
+ */
+export function copyBytes(src: Uint8Array, from: number, to: number, out: Uint8Array, at: number): number {
+  const n = to - from;
+  if (n > 64) return (src as Buffer).copy(out, at, from, to);
+  for (let i = 0; i < n; i++) out[at + i] = src[from + i];
+  return n;
+}
+
+/**
  * The bytes `<prefix><index>` written into `out` at `at`; returns the length.
  * Decimal digits are written backwards from the end, no string made.
  */
 export function writeKey(out: Buffer, at: number, prefix: Buffer, index: number): number {
-  prefix.copy(out, at);
-  let pos = at + prefix.length;
+  let pos = at + copyBytes(prefix, 0, prefix.length, out, at);
   const digits = decimalDigits(index);
   let n = index;
   for (let i = digits - 1; i >= 0; i--) {
@@ -162,7 +173,7 @@ export class ValueFactory {
     }
     if (size > 8) {
       const off = h >>> 26;
-      this.fill.copy(out, at + 8, off + 8, off + size);
+      copyBytes(this.fill, off + 8, off + size, out, at + 8);
     }
     return size;
   }
