@@ -159,13 +159,17 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: Stud
 
   const startedAt = new Date();
   const paths = outputPaths(opts.out, spec.name, fileTimestamp(startedAt));
-  const common: RawFlags = { ...builtin, ...spec.defaults, ...cli };
+  // What the runs actually use: a value every scenario shares, or "varies".
+  const shared = (key: 'requests' | 'pipeline' | 'keyspace' | 'valueSize' | 'connections'): string => {
+    const values = new Set(scenarios.map((s) => String((rawOf(s) as unknown as Record<string, unknown>)[key])));
+    return values.size === 1 ? [...values][0] : 'varies';
+  };
   const parameters = [
-    `requests=${common.requests}`,
-    `pipeline=${common.pipeline}`,
-    `keyspace=${common.keyspace}`,
-    `value-size=${common.valueSize}`,
-    `connections=${common.connections}`,
+    `requests=${shared('requests')}`,
+    `pipeline=${shared('pipeline')}`,
+    `keyspace=${shared('keyspace')}`,
+    `value-size=${shared('valueSize')}`,
+    `connections=${shared('connections')}`,
   ].join(' ');
   const allModes: Mode[] = [];
   for (const m of [...spec.modes, ...scenarios.flatMap(modesOf)]) if (!allModes.includes(m) && scenarios.some((s) => modesOf(s).includes(m))) allModes.push(m);

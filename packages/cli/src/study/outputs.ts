@@ -4,7 +4,7 @@
  * the study — Ctrl-C, a dead server, a crash — leaves complete files with
  * every finished round, never a half-written one.
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { detailCsv, htmlReport, markdownReport, summarize, summaryCsv, type Lang, type RunRow, type StudyInfo } from '@respbench/report';
 
@@ -15,8 +15,19 @@ export interface OutputPaths {
   html: string;
 }
 
-/** `<out>/<name>_detail_<ts>.csv`, `<name>_summary_<ts>.csv`, `<name>_<ts>.md`, `<name>_<ts>.html`. */
+/**
+ * `<out>/<name>_detail_<ts>.csv`, `<name>_summary_<ts>.csv`, `<name>_<ts>.md`,
+ * `<name>_<ts>.html`. Two studies started in the same second must not
+ * overwrite each other: the second gets `<ts>_2`, and so on.
+ */
 export function outputPaths(outDir: string, name: string, stamp: string): OutputPaths {
+  for (let n = 1; ; n++) {
+    const paths = pathsFor(outDir, name, n === 1 ? stamp : `${stamp}_${n}`);
+    if (!Object.values(paths).some((p) => existsSync(p))) return paths;
+  }
+}
+
+function pathsFor(outDir: string, name: string, stamp: string): OutputPaths {
   return {
     detail: path.join(outDir, `${name}_detail_${stamp}.csv`),
     summary: path.join(outDir, `${name}_summary_${stamp}.csv`),

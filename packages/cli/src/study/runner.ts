@@ -138,9 +138,10 @@ export class StudyRunner {
       try {
         await this.runScenario(s, target, i, modes);
       } finally {
-        this.current = null;
         this.progress.clear();
+        // `current` stays set while the server stops, so a second signal can still kill it.
         await target.stop();
+        this.current = null;
       }
     }
     this.progress.clear();

@@ -127,7 +127,11 @@ async function launch(l: Launch, signal: AbortSignal | undefined): Promise<Start
   tail.attach(child);
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code, sig) => {
-      exitReason = sig ? `killed by ${sig}` : `exited with status ${code}`;
+      exitReason = sig
+        ? `killed by ${sig}`
+        : code === 0
+          ? 'exited with status 0 (a start command must stay in the foreground, e.g. no --daemonize yes)'
+          : `exited with status ${code}`;
       resolve();
     });
     child.once('error', (err) => {
