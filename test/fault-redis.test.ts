@@ -5,19 +5,15 @@
  * engine that loads.
  */
 import { spawn } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { availableEngines, STACK_TRACE, waitFor } from './faults/harness.js';
-import { freePort, liveProcesses, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+import { freePort, redisPerTest, runCli, runJson, type RedisServer } from './helpers/servers.js';
 
 const engines = await availableEngines();
 
 let redis: RedisServer | null = null;
-afterEach(async () => {
-  const port = redis?.port;
-  await redis?.stop();
-  redis = null;
-  if (port) expect(liveProcesses(`redis-server 127.0.0.1:${port}`)).toEqual([]);
-});
+/** Each test's redis-server is stopped after it, and must leave no process behind. */
+const startRedis = redisPerTest();
 
 function commandsProcessed(r: RedisServer): number {
   return Number(/total_commands_processed:(\d+)/.exec(r.cli('INFO', 'stats'))?.[1] ?? 0);

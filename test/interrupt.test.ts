@@ -4,19 +4,15 @@
  * started (the embedded demo server) outlives it.
  */
 import { spawn } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { availableEngines, childPids, isAlive, STACK_TRACE, waitFor } from './faults/harness.js';
-import { CLI, liveProcesses, startRedis, type RedisServer } from './helpers/servers.js';
+import { CLI, liveProcesses, redisPerTest, type RedisServer } from './helpers/servers.js';
 
 const engines = await availableEngines();
 
 let redis: RedisServer | null = null;
-afterEach(async () => {
-  const port = redis?.port;
-  await redis?.stop();
-  redis = null;
-  if (port) expect(liveProcesses(`redis-server 127.0.0.1:${port}`)).toEqual([]);
-});
+/** Each test's redis-server is stopped after it, and must leave no process behind. */
+const startRedis = redisPerTest();
 
 interface Exited {
   code: number | null;

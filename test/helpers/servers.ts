@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -140,4 +140,20 @@ export function useRedis(extra: string[] = []): { current: RedisServer } {
     await holder.current?.stop();
   });
   return holder;
+}
+
+/**
+ * A start function for tests that each start their own redis-server: every
+ * server started through it is stopped after its test, and the test fails if
+ * the process is still there (no orphans).
+ */
+export function redisPerTest(): (extra?: string[]) => Promise<RedisServer> {
+  let current: RedisServer | null = null;
+  afterEach(async () => {
+    const port = current?.port;
+    await current?.stop();
+    current = null;
+    if (port) expect(liveProcesses(`redis-server 127.0.0.1:${port}`)).toEqual([]);
+  });
+  return async (extra: string[] = []) => (current = await startRedis(extra));
 }

@@ -170,19 +170,13 @@ export class StudyRunner {
         // An interrupted run measured a part of its requests: not a round.
         if (this.stopReason && this.stopReason !== 'fail-fast') return;
         const { status, error } = statusOf(result, target.exitReason());
+        const measured = result.requests > 0;
         const row: RunRow = {
-          group: s.group,
-          scenario: s.name,
-          tags: s.tags,
-          target: describeTarget(s.target),
-          mode,
-          round,
-          status,
-          error,
-          opsPerSec: result.requests > 0 ? result.opsPerSec : null,
-          avgUsPerOp: result.requests > 0 ? result.avgUsPerOp : null,
-          elapsedSec: result.requests > 0 ? result.elapsedSec : null,
-          latencyUs: result.requests > 0 ? result.latencyUs : null,
+          ...this.baseRow(s, mode, round, status, error),
+          opsPerSec: measured ? result.opsPerSec : null,
+          avgUsPerOp: measured ? result.avgUsPerOp : null,
+          elapsedSec: measured ? result.elapsedSec : null,
+          latencyUs: measured ? result.latencyUs : null,
           answered: result.requests,
           ok: result.ok,
           errors: result.errors,
@@ -203,7 +197,8 @@ export class StudyRunner {
     }
   }
 
-  private failedRow(s: ScenarioSpec, mode: Mode, round: number, error: string): RunRow {
+  /** A row with no figures: what a failed-to-start target records, and what a run fills in. */
+  private baseRow(s: ScenarioSpec, mode: Mode, round: number, status: RunRow['status'], error: RunRow['error']): RunRow {
     return {
       group: s.group,
       scenario: s.name,
@@ -211,7 +206,7 @@ export class StudyRunner {
       target: describeTarget(s.target),
       mode,
       round,
-      status: 'failed',
+      status,
       error,
       opsPerSec: null,
       avgUsPerOp: null,
@@ -226,6 +221,10 @@ export class StudyRunner {
       startedAt: new Date().toISOString(),
       flags: {},
     };
+  }
+
+  private failedRow(s: ScenarioSpec, mode: Mode, round: number, error: string): RunRow {
+    return this.baseRow(s, mode, round, 'failed', error);
   }
 
   private exitCode(): number {
