@@ -5,6 +5,7 @@
  */
 import { jsEngine } from './engine-js.js';
 import { loadNativeEngine } from './engine-native.js';
+import { Exit, EXIT } from './exit.js';
 import type { Engine } from './plan.js';
 import type { EngineChoice } from './validate.js';
 
@@ -24,4 +25,23 @@ export function selectEngine(choice: EngineChoice): EngineSelection {
     throw new EngineUnavailableError(`--engine native: the native engine cannot be loaded: ${native.reason}`);
   }
   return { engine: jsEngine, notice: `respbench: using the JS engine (native engine unavailable: ${native.reason})` };
+}
+
+/**
+ * selectEngine for the commands (a run, a study): the fallback notice goes to
+ * stderr, and an engine that cannot load is one line there and exit 1.
+ */
+export function engineForCommand(choice: EngineChoice, stderr: (text: string) => void): Engine {
+  let selection: EngineSelection;
+  try {
+    selection = selectEngine(choice);
+  } catch (err) {
+    if (err instanceof EngineUnavailableError) {
+      stderr(`respbench: ${err.message}\n`);
+      throw new Exit(EXIT.failed);
+    }
+    throw err;
+  }
+  if (selection.notice) stderr(`${selection.notice}\n`);
+  return selection.engine;
 }

@@ -3,8 +3,10 @@ export type { Engine, EngineName, Failure, Mode, Plan, Progress, RawResult, RunO
 export { jsEngine } from './engine-js.js';
 export { loadNativeEngine } from './engine-native.js';
 export { selectEngine } from './engines.js';
-export { EXIT, exitCodeFor, finishResult, runPlan } from './run.js';
+export { EXIT } from './exit.js';
+export { exitCodeFor, finishResult, runPlan } from './run.js';
 export { buildPlan, UsageError } from './validate.js';
 export { formatHuman, formatJson } from './output.js';
-export { spawnEmbedded, startServer } from './serve.js';
+export { startServer } from './serve/server.js';
+export { spawnEmbedded } from './serve/spawn.js';
 export { Histogram } from './histogram.js';

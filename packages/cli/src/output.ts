@@ -50,14 +50,13 @@ export function hintFor(r: RunResult): string | null {
   return null;
 }
 
-export function formatHuman(r: RunResult, engineNotice: string | null = null): string {
+export function formatHuman(r: RunResult): string {
   const lines: string[] = [];
   if (r.failure?.kind === 'connect') {
     // Nothing was measured: a table of zeros would only hide the reason.
     return `respbench · engine ${r.engine} · target ${r.target.host}:${r.target.port}\nFAILED (connect): ${r.failure.message}`;
   }
   lines.push(`respbench · engine ${r.engine} · target ${r.target.host}:${r.target.port}`);
-  if (engineNotice) lines.push(engineNotice);
   lines.push(`workload: ${describeWorkload(r)}`);
   if (r.preloadRequests > 0) lines.push(`preload: ${r.preloadRequests} writes in ${fixed(r.preloadElapsedSec, 3)} s (untimed, not in the figures)`);
   if (r.workload.warmupMs > 0) lines.push(`warmup: ${r.warmupRequests} requests in ${fixed((r.warmupElapsedNs ?? 0) / 1e9, 3)} s (sent and answered, not in the figures)`);

@@ -3,21 +3,9 @@
  * read (throughput, avg us/op, latency percentiles) and the exit status it
  * deserves. Used by the CLI and by studies.
  */
+import { EXIT } from './exit.js';
 import { Histogram } from './histogram.js';
 import type { Engine, Plan, RawResult, RunOptions, RunResult } from './plan.js';
-
-export const EXIT = {
-  ok: 0,
-  /** Could not run, or the run broke off: refused, closed, protocol error, timeout. */
-  failed: 1,
-  usage: 2,
-  /** The server answered some requests with error replies. */
-  errorReplies: 3,
-  /** Reads returned values that differ from what was written (or, in get mode with --verify-get, nothing). */
-  verifyFailed: 4,
-  sigint: 130,
-  sigterm: 143,
-} as const;
 
 export function finishResult(plan: Plan, raw: RawResult): RunResult {
   const elapsedSec = raw.elapsedNs / 1e9;

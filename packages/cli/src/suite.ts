@@ -75,6 +75,20 @@ export function parseTests(raw: string): SuiteTest[] {
   return out;
 }
 
+/** The suite sets its own commands and modes: flags that would be silently ignored are refused. */
+export function checkSuiteFlags(plan: Plan, given: (option: string) => boolean): void {
+  for (const flag of ['mode', 'setCmd', 'getCmd', 'verifyGet', 'setRatio']) {
+    if (given(flag)) {
+      const name = `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      throw new UsageError(`${name} does not go with -t/--tests (each test has its own command)`);
+    }
+  }
+  // The prefix is pasted into the suite's command text, where a space would split an argument.
+  if (/\s|__/.test(plan.keyPrefix)) {
+    throw new UsageError(`--key-prefix must not contain spaces or "__" with -t/--tests (got ${JSON.stringify(plan.keyPrefix)})`);
+  }
+}
+
 /** The Plan of one suite test: the command as a literal template, written as a "set". */
 export function planForTest(base: Plan, test: SuiteTest): Plan {
   return {

@@ -4,6 +4,7 @@
  * The CLI prints that one line and exits 2.
  */
 import { parseTemplate, TemplateError, unverifiableReason } from './command.js';
+import { LIMITS } from './limits.js';
 import type { Mode, Plan } from './plan.js';
 import { KEY_PATTERNS, type KeyPattern } from './workload.js';
 
@@ -14,19 +15,14 @@ export class UsageError extends Error {
   }
 }
 
-export const LIMITS = {
-  port: [1, 65535],
-  requests: [1, 2 ** 40],
-  pipeline: [1, 65536],
-  keyspace: [1, 2 ** 48],
-  valueSize: [1, 64 * 1024 * 1024],
-  setRatio: [0, 100],
-  seed: [0, 4294967295],
-  connections: [1, 10000],
-  threads: [1, 256],
-} as const;
+/** Every mode, in the order help and messages list them. */
+export const MODES = ['set', 'get', 'mixed'] as const satisfies readonly Mode[];
+// Fails to compile when Plan gains a mode this list lacks.
+const _allModes: readonly (typeof MODES)[number][] = [] as Mode[];
+void _allModes;
 
-export type EngineChoice = 'auto' | 'native' | 'js';
+export const ENGINE_CHOICES = ['auto', 'native', 'js'] as const;
+export type EngineChoice = (typeof ENGINE_CHOICES)[number];
 
 function shown(raw: unknown): string {
   return JSON.stringify(String(raw));
@@ -71,6 +67,24 @@ export function parseValueSize(raw: unknown): { min: number; max: number } {
   const b = m[2] === undefined ? a : Number(m[2]);
   if (a < lo || b > max || a > b) throw new UsageError(range);
   return { min: a, max: b };
+}
+
+/** `[::1]` → `::1`; any other host as given (trimmed). Used by --host and study targets. */
+export function parseHost(raw: string): string {
+  const text = raw.trim();
+  const bracketed = /^\[([^\]]*)\]$/.exec(text);
+  return bracketed ? bracketed[1] : text;
+}
+
+/**
+ * `host:port` or `[ipv6]:port`, for --compare and a study's `address:`
+ * target; `what` names the flag or key in messages.
+ */
+export function parseHostPort(raw: string, what: string): { host: string; port: number } {
+  const text = raw.trim();
+  const m = /^\[([^\]]+)\]:(\d+)$/.exec(text) ?? /^([^[\]]+):(\d+)$/.exec(text);
+  if (!m) throw new UsageError(`${what} must be HOST:PORT, e.g. 127.0.0.1:6379 or [::1]:6379 (got ${shown(raw)})`);
+  return { host: m[1], port: parseInteger(`${what} port`, m[2], LIMITS.port) };
 }
 
 /** Durations as `500ms`, `10s`, `2m` or a bare number of seconds. */
@@ -123,9 +137,9 @@ export function defaultSeed(): number {
 
 /** Turns raw flag values into a Plan, or throws UsageError naming the flag. */
 export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoice } {
-  const host = String(raw.host).trim();
+  const host = parseHost(String(raw.host));
   if (host.length === 0) throw new UsageError('--host must not be empty');
-  const mode = parseChoice<Mode>('--mode', raw.mode, ['set', 'get', 'mixed']);
+  const mode = parseChoice<Mode>('--mode', raw.mode, MODES);
   const sizes = parseValueSize(raw.valueSize);
   const connections = parseInteger('-c/--connections', raw.connections, LIMITS.connections);
   const plan: Plan = {
@@ -156,7 +170,7 @@ export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoic
     rate: raw.rate === undefined ? 0 : parsePositive('--rate', raw.rate, 100_000_000),
   };
   checkTemplates(plan);
-  const engine = parseChoice<EngineChoice>('--engine', raw.engine, ['auto', 'native', 'js']);
+  const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);
   return { plan, engine };
 }
 

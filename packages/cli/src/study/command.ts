@@ -8,15 +8,16 @@
 import { fileTimestamp, type StudyInfo } from '@respbench/report';
 import { Command } from 'commander';
 import path from 'node:path';
-import { addRunOptions, Exit } from '../cli.js';
-import { EngineUnavailableError, selectEngine } from '../engines.js';
+import { engineForCommand } from '../engines.js';
+import { Exit, EXIT } from '../exit.js';
+import { onStopSignals, SIGNAL_EXIT } from '../interrupt.js';
 import type { Engine, Mode } from '../plan.js';
-import { EXIT } from '../run.js';
-import { buildPlan, parseChoice, parseInteger, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
-import { outputPaths } from './outputs.js';
+import { addRunOptions } from '../run-options.js';
+import { buildPlan, MODES, parseChoice, parseInteger, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
+import { outputPaths, type OutputPaths } from './outputs.js';
 import { StudyProgress } from './progress.js';
-import { StudyRunner } from './runner.js';
-import { loadStudyFile, MODES, ROUNDS_LIMIT, type RawFlags, type RunFlag, type ScenarioSpec, type StudySpec } from './spec.js';
+import { StudyRunner, type StudySetup } from './runner.js';
+import { DEFAULT_MODES, loadStudyFile, ROUNDS_LIMIT, type RawFlags, type RunFlag, type ScenarioSpec, type StudySpec } from './spec.js';
 
 interface StudyIo {
   stdout: (t: string) => void;
@@ -36,15 +37,16 @@ interface StudyOptions {
 
 const STUDY_HELP = `
 Examples:
-  respbench study examples/redis-persistence.yaml
-  respbench study examples/redis-persistence.yaml --rounds 1 --requests 100000 --engine js   try it small first
-  respbench study my.yaml --lang zh --out results/                                             zh headers (场景, 模式, 均值QPS, …)
+  respbench study my.yaml
+  respbench study my.yaml --rounds 1 --requests 100000 --engine js   try it small first
+  respbench study my.yaml --lang zh --out results/                   zh headers (场景, 模式, 均值QPS, …)
 
 Run flags given here override the file's (defaults < group < scenario < command line).
 Targets: { redis: none | rdb_default | aof_no | aof_everysec | aof_always },
 { address: 'HOST:PORT' }, { command: '... --port {port}' }, { embedded: true }.
 Writes <out>/<name>_detail_<ts>.csv, <name>_summary_<ts>.csv, <name>_<ts>.md and
-<name>_<ts>.html after every finished run. Format: docs/study.md.
+<name>_<ts>.html after every finished run (<ts>_2, _3, ... when a study of the
+same name started in the same second). File format and examples: see the README.
 
 Exit status: 0 every run clean; 1 a run failed or a target did not start;
 2 bad study file or flags; 3 error replies; 4 reads did not verify; 130/143 interrupted.
@@ -63,13 +65,18 @@ export function studyRunFlags(): RunFlag[] {
 export function registerStudyCommand(program: Command, io: StudyIo): void {
   const cmd = program
     .command('study')
-    .argument('<file>', 'study file (YAML or JSON), see docs/study.md')
+    .argument('<file>', 'study file (YAML or JSON); the format: see the README')
     .description('run a study: scenarios x modes x rounds, with CSV, Markdown and HTML reports');
   addRunOptions(cmd);
   for (const o of cmd.options) {
     // The targets give the address; showing --host/--port would invite a flag the study refuses.
     if (o.long === '--host' || o.long === '--port') o.hideHelp();
     else o.helpGroup('Run flags (given here, they override the study file; defaults shown are the built-in ones):');
+    // A study runs its file's modes (else set and get), never the single run's default.
+    if (o.long === '--mode') {
+      o.default(undefined);
+      o.description = `run only this mode: ${MODES.join(' | ')} (same as --modes; default: the study's modes, else ${DEFAULT_MODES.join(' and ')})`;
+    }
   }
   cmd
     .optionsGroup('Study options:')
@@ -101,8 +108,18 @@ function parseModes(raw: string, flag: string): Mode[] {
   return [...new Set(list.map((m) => parseChoice<Mode>(flag, m, MODES)))];
 }
 
-async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: StudyIo): Promise<void> {
-  const runFlags = studyRunFlags();
+/** What the study's command line says: run flags (apart from their built-in defaults) and study options. */
+interface CommandLine {
+  /** Run flags left at their built-in defaults: the study file overrides these. */
+  builtin: RawFlags;
+  /** Run flags given on the command line: these override the study file. */
+  cli: RawFlags;
+  lang: 'en' | 'zh';
+  rounds: number | undefined;
+  modes: Mode[] | null;
+}
+
+function readCommandLine(opts: StudyOptions, cmd: Command, runFlags: RunFlag[]): CommandLine {
   const fromCli = (key: string) => cmd.getOptionValueSource(key) === 'cli';
   for (const key of ['host', 'port']) {
     if (fromCli(key)) throw new UsageError(`--${key} does not apply to a study: each scenario's target gives the address (target: { address: 'HOST:PORT' })`);
@@ -117,48 +134,39 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: Stud
     else builtin[f.key] = v as string | boolean;
   }
   const lang = parseChoice<'en' | 'zh'>('--lang', opts.lang, ['en', 'zh']);
-  const rounds0 = opts.rounds === undefined ? undefined : parseInteger('--rounds', opts.rounds, ROUNDS_LIMIT);
-  let modesOverride: Mode[] | null = null;
-  if (opts.modes !== undefined) modesOverride = parseModes(opts.modes, '--modes');
-  else if (fromCli('mode')) modesOverride = parseModes(String(opts.mode), '--mode');
+  const rounds = opts.rounds === undefined ? undefined : parseInteger('--rounds', opts.rounds, ROUNDS_LIMIT);
+  let modes: Mode[] | null = null;
+  if (opts.modes !== undefined) modes = parseModes(opts.modes, '--modes');
+  else if (fromCli('mode')) modes = parseModes(String(opts.mode), '--mode');
+  return { builtin, cli, lang, rounds, modes };
+}
 
-  const spec = loadStudyFile(file, runFlags);
-  const rounds = rounds0 ?? spec.rounds;
-  const scenarios = spec.groups.flatMap((g) => g.scenarios);
-  const rawOf = (s: ScenarioSpec) => ({ ...builtin, ...spec.defaults, ...s.flags, ...cli }) as unknown as Omit<RawRunOptions, 'host' | 'port' | 'mode'>;
-  const modesOf = (s: ScenarioSpec) => modesOverride ?? s.modes;
-
-  // Check every scenario's flags before anything starts: a typo in the last
-  // scenario should not cost the hour the first ones take.
+/**
+ * Checks every scenario's flags before anything starts (a typo in the last
+ * scenario should not cost the hour the first ones take), then loads each
+ * engine the scenarios ask for once.
+ */
+function checkScenarios(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<StudySetup, 'modesOf' | 'rawOf'>, line: CommandLine, runFlags: RunFlag[], io: StudyIo): (s: ScenarioSpec) => Engine {
   const engineChoices = new Map<ScenarioSpec, EngineChoice>();
   for (const s of scenarios) {
-    for (const mode of modesOf(s)) {
+    for (const mode of setup.modesOf(s)) {
       try {
-        const { engine } = buildPlan({ ...rawOf(s), host: '127.0.0.1', port: '1', mode } as RawRunOptions);
+        const { engine } = buildPlan({ ...setup.rawOf(s), host: '127.0.0.1', port: '1', mode } as RawRunOptions);
         engineChoices.set(s, engine);
       } catch (err) {
-        if (err instanceof UsageError) throw locateFlagError(err, spec, s, cli, runFlags);
+        if (err instanceof UsageError) throw locateFlagError(err, spec, s, line.cli, runFlags);
         throw err;
       }
     }
   }
   const engines = new Map<EngineChoice, Engine>();
-  for (const choice of new Set(engineChoices.values())) {
-    try {
-      const selection = selectEngine(choice);
-      if (selection.notice) io.stderr(`${selection.notice}\n`);
-      engines.set(choice, selection.engine);
-    } catch (err) {
-      if (err instanceof EngineUnavailableError) {
-        io.stderr(`respbench: ${err.message}\n`);
-        throw new Exit(EXIT.failed);
-      }
-      throw err;
-    }
-  }
+  for (const choice of new Set(engineChoices.values())) engines.set(choice, engineForCommand(choice, io.stderr));
+  return (s) => engines.get(engineChoices.get(s)!)!;
+}
 
-  const startedAt = new Date();
-  const paths = outputPaths(opts.out, spec.name, fileTimestamp(startedAt));
+/** The heading of the reports: what the runs share, the modes in their order, the groups. */
+function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<StudySetup, 'modesOf' | 'rawOf'>, rounds: number, startedAt: Date, paths: OutputPaths): StudyInfo {
+  const { modesOf, rawOf } = setup;
   // What the runs actually use: a value every scenario shares, or "varies".
   const shared = (key: 'requests' | 'pipeline' | 'keyspace' | 'valueSize' | 'connections'): string => {
     const values = new Set(scenarios.map((s) => String((rawOf(s) as unknown as Record<string, unknown>)[key])));
@@ -173,7 +181,7 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: Stud
   ].join(' ');
   const allModes: Mode[] = [];
   for (const m of [...spec.modes, ...scenarios.flatMap(modesOf)]) if (!allModes.includes(m) && scenarios.some((s) => modesOf(s).includes(m))) allModes.push(m);
-  const info: StudyInfo = {
+  return {
     name: spec.name,
     startedAt,
     rounds,
@@ -183,18 +191,12 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: Stud
     parameters,
     files: { detail: paths.detail, summary: paths.summary },
   };
+}
 
-  const runsPlanned = scenarios.reduce((a, s) => a + modesOf(s).length * rounds, 0);
-  const progress = new StudyProgress(io, runsPlanned, !opts.quiet && Boolean(io.stderrIsTty), !opts.quiet);
-  const runner = new StudyRunner(
-    { scenarios, rounds, modesOf, rawOf, engineOf: (s) => engines.get(engineChoices.get(s)!)!, info, paths, lang, failFast: opts.failFast },
-    io,
-    progress,
-  );
-  progress.note(`respbench study ${spec.name}: ${scenarios.length} scenario${scenarios.length === 1 ? '' : 's'}, ${runsPlanned} runs, writing ${path.join(opts.out, `${spec.name}_*_${fileTimestamp(startedAt)}.*`)}`);
-
+/** The first SIGINT/SIGTERM stops the study in order; a second kills the current server and exits. */
+async function runInterruptible(runner: StudyRunner, progress: StudyProgress, io: StudyIo): ReturnType<StudyRunner['run']> {
   let signals = 0;
-  const onSignal = (sig: 'SIGINT' | 'SIGTERM') => () => {
+  const stopListening = onStopSignals((sig) => {
     signals++;
     if (signals === 1) {
       progress.clear();
@@ -202,20 +204,37 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: Stud
       runner.interrupt(sig);
     } else {
       runner.killNow();
-      process.exit(sig === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
+      process.exit(SIGNAL_EXIT[sig]);
     }
-  };
-  const onInt = onSignal('SIGINT');
-  const onTerm = onSignal('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
-  let outcome;
+  });
   try {
-    outcome = await runner.run();
+    return await runner.run();
   } finally {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onTerm);
+    stopListening();
   }
+}
+
+async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: StudyIo): Promise<void> {
+  const runFlags = studyRunFlags();
+  const line = readCommandLine(opts, cmd, runFlags);
+  const spec = loadStudyFile(file, runFlags);
+  const rounds = line.rounds ?? spec.rounds;
+  const scenarios = spec.groups.flatMap((g) => g.scenarios);
+  const setup = {
+    rawOf: (s: ScenarioSpec) => ({ ...line.builtin, ...spec.defaults, ...s.flags, ...line.cli }) as unknown as Omit<RawRunOptions, 'host' | 'port' | 'mode'>,
+    modesOf: (s: ScenarioSpec) => line.modes ?? s.modes,
+  };
+  const engineOf = checkScenarios(spec, scenarios, setup, line, runFlags, io);
+
+  const startedAt = new Date();
+  const paths = outputPaths(opts.out, spec.name, fileTimestamp(startedAt));
+  const info = studyInfo(spec, scenarios, setup, rounds, startedAt, paths);
+  const runsPlanned = scenarios.reduce((a, s) => a + setup.modesOf(s).length * rounds, 0);
+  const progress = new StudyProgress(io, runsPlanned, !opts.quiet && Boolean(io.stderrIsTty), !opts.quiet);
+  const runner = new StudyRunner({ scenarios, rounds, ...setup, engineOf, info, paths, lang: line.lang, failFast: opts.failFast }, io, progress);
+  progress.note(`respbench study ${spec.name}: ${scenarios.length} scenario${scenarios.length === 1 ? '' : 's'}, ${runsPlanned} runs, writing ${path.join(opts.out, `${spec.name}_*_${fileTimestamp(startedAt)}.*`)}`);
+
+  const outcome = await runInterruptible(runner, progress, io);
   io.stdout(outcome.markdown);
   io.stderr(`wrote ${paths.detail}\nwrote ${paths.summary}\nwrote ${paths.markdown}\nwrote ${paths.html}\n`);
   if (outcome.exitCode !== EXIT.ok) throw new Exit(outcome.exitCode);

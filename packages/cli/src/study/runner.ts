@@ -8,7 +8,8 @@
 import type { RunRow, RunStatus, StudyInfo } from '@respbench/report';
 import { scenarioLabel } from '@respbench/report';
 import type { Engine, Mode, Plan, RunResult } from '../plan.js';
-import { EXIT, missingCountsAsVerifyFailure, runPlan } from '../run.js';
+import { EXIT } from '../exit.js';
+import { missingCountsAsVerifyFailure, runPlan } from '../run.js';
 import { buildPlan, type RawRunOptions } from '../validate.js';
 import { writeOutputs, type OutputPaths } from './outputs.js';
 import { StudyProgress, type RunPosition } from './progress.js';
@@ -17,7 +18,8 @@ import { startTarget, TargetError, type StartedTarget } from './targets.js';
 
 export type StopReason = 'SIGINT' | 'SIGTERM' | 'fail-fast';
 
-export interface StudyPlan {
+/** What the study runs, settled before the first run: not to be confused with a run's Plan. */
+export interface StudySetup {
   scenarios: ScenarioSpec[];
   rounds: number;
   /** Each scenario's modes after the command line's --mode/--modes. */
@@ -74,11 +76,11 @@ export class StudyRunner {
   private readonly runsPlanned: number;
 
   constructor(
-    private readonly plan: StudyPlan,
+    private readonly setup: StudySetup,
     private readonly io: { stdout: (t: string) => void; stderr: (t: string) => void },
     private readonly progress: StudyProgress,
   ) {
-    this.runsPlanned = plan.scenarios.reduce((a, s) => a + plan.modesOf(s).length * plan.rounds, 0);
+    this.runsPlanned = setup.scenarios.reduce((a, s) => a + setup.modesOf(s).length * setup.rounds, 0);
   }
 
   /** Asks the study to stop: the current run is aborted, targets are stopped, outputs written. */
@@ -96,11 +98,11 @@ export class StudyRunner {
     const engines = [...new Set(this.rows.map((r) => r.engine).filter((e) => e !== ''))];
     const stopped =
       this.stopReason === 'fail-fast' ? 'a run failed (--fail-fast)' : this.stopReason ? `interrupted (${this.stopReason})` : undefined;
-    return { ...this.plan.info, engines, runsPlanned: this.runsPlanned, runsDone: this.runsDone, stopped };
+    return { ...this.setup.info, engines, runsPlanned: this.runsPlanned, runsDone: this.runsDone, stopped };
   }
 
   private write(): string {
-    return writeOutputs(this.plan.paths, this.rows, this.info(), this.plan.lang);
+    return writeOutputs(this.setup.paths, this.rows, this.info(), this.setup.lang);
   }
 
   private record(row: RunRow): void {
@@ -110,12 +112,12 @@ export class StudyRunner {
   }
 
   async run(): Promise<StudyOutcome> {
-    const { scenarios, rounds } = this.plan;
+    const { scenarios } = this.setup;
     this.write();
     for (const [i, s] of scenarios.entries()) {
       if (this.stopReason) break;
       const label = scenarioLabel(s);
-      const modes = this.plan.modesOf(s);
+      const modes = this.setup.modesOf(s);
       this.progress.note(`scenario ${i + 1}/${scenarios.length} ${label} · starting ${describeTarget(s.target)}`);
       let target: StartedTarget;
       try {
@@ -123,15 +125,7 @@ export class StudyRunner {
       } catch (err) {
         if (this.stopReason && this.stopReason !== 'fail-fast') break;
         if (!(err instanceof TargetError)) throw err;
-        this.progress.clear();
-        this.io.stderr(`respbench: scenario "${s.name}": ${err.message}\n`);
-        for (const mode of modes) {
-          for (let round = 1; round <= rounds; round++) {
-            this.record(this.failedRow(s, mode, round, `target: ${err.message}`));
-          }
-        }
-        this.progress.skipped(modes.length * rounds);
-        if (this.plan.failFast) this.stopReason = 'fail-fast';
+        this.recordTargetFailure(s, modes, err);
         continue;
       }
       this.current = target;
@@ -149,21 +143,35 @@ export class StudyRunner {
     return { rows: this.rows, markdown, stopped: this.stopReason, exitCode: this.exitCode() };
   }
 
+  /** A target that did not start: each of its runs is recorded as failed, and the study goes on. */
+  private recordTargetFailure(s: ScenarioSpec, modes: Mode[], err: TargetError): void {
+    const { rounds } = this.setup;
+    this.progress.clear();
+    this.io.stderr(`respbench: scenario "${s.name}": ${err.message}\n`);
+    for (const mode of modes) {
+      for (let round = 1; round <= rounds; round++) {
+        this.record(this.failedRow(s, mode, round, `target: ${err.message}`));
+      }
+    }
+    this.progress.skipped(modes.length * rounds);
+    if (this.setup.failFast) this.stopReason = 'fail-fast';
+  }
+
   private async runScenario(s: ScenarioSpec, target: StartedTarget, index: number, modes: Mode[]): Promise<void> {
-    const { rounds } = this.plan;
-    const engine = this.plan.engineOf(s);
+    const { rounds } = this.setup;
+    const engine = this.setup.engineOf(s);
     for (const mode of modes) {
       for (let round = 1; round <= rounds; round++) {
         if (this.stopReason) return;
         const pos: RunPosition = {
           scenarioIndex: index + 1,
-          scenarioCount: this.plan.scenarios.length,
+          scenarioCount: this.setup.scenarios.length,
           label: scenarioLabel(s),
           mode,
           round,
           rounds,
         };
-        const { plan } = buildPlan({ ...this.plan.rawOf(s), host: target.host, port: String(target.port), mode } as RawRunOptions);
+        const { plan } = buildPlan({ ...this.setup.rawOf(s), host: target.host, port: String(target.port), mode } as RawRunOptions);
         this.progress.runStarted();
         const startedAt = new Date().toISOString();
         const result = await runPlan(engine, plan, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) });
@@ -189,7 +197,7 @@ export class StudyRunner {
         this.record(row);
         const figures = `${Math.round(result.opsPerSec)} ops/s · ${result.elapsedSec.toFixed(2)} s`;
         this.progress.runFinished(pos, figures, status === 'ok' ? null : `${status}: ${error}`);
-        if (status !== 'ok' && this.plan.failFast) {
+        if (status !== 'ok' && this.setup.failFast) {
           this.stopReason = 'fail-fast';
           return;
         }

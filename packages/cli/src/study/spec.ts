@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { Mode } from '../plan.js';
-import { parseDurationMs, parseInteger, UsageError } from '../validate.js';
+import { LIMITS } from '../limits.js';
+import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, UsageError } from '../validate.js';
 
 /** One run flag as the study file may give it: the commander option it stands for. */
 export interface RunFlag {
@@ -88,7 +89,9 @@ export interface StudySpec {
   lineOf(at: (string | number)[]): number | undefined;
 }
 
-export const MODES: readonly Mode[] = ['set', 'get', 'mixed'];
+/** The modes of a study that names none. */
+export const DEFAULT_MODES: readonly Mode[] = ['set', 'get'];
+const DEFAULT_ROUNDS = 3;
 export const ROUNDS_LIMIT: readonly [number, number] = [1, 10_000];
 /** Flags a study does not take from its file: the target gives the address, `modes` the mode. */
 const NOT_IN_FILE = new Set(['host', 'port', 'mode']);
@@ -205,155 +208,204 @@ const TOP_KEYS = ['name', 'description', 'rounds', 'modes', 'baseline', 'default
 const GROUP_KEYS = ['title', 'description', 'modes', 'target', 'scenarios'];
 const SCENARIO_KEYS = ['name', 'description', 'tags', 'target', 'modes'];
 
-function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: FileErrors, lineOf: (at: Path) => number | undefined): StudySpec {
-  if (!isPlainObject(data)) throw errors.at([], 'a study file is a map with groups (or scenarios), see docs/study.md');
-  const flagByName = new Map<string, RunFlag>();
-  for (const f of runFlags) {
-    if (NOT_IN_FILE.has(f.key)) continue;
-    flagByName.set(f.key, f);
-    flagByName.set(kebab(f.key), f);
-  }
-  const flagNames = [...new Set(runFlags.filter((f) => !NOT_IN_FILE.has(f.key)).map((f) => f.key))];
+/** Run flags read from one map, with where each was set. */
+interface FlagsAt {
+  flags: RawFlags;
+  paths: Record<string, Path>;
+}
 
-  const checkKeys = (obj: Record<string, unknown>, at: Path, allowed: string[], withFlags: boolean, what: string) => {
+/** Reads the parts of a study file, each check naming the file and line of what it refuses. */
+class SpecReader {
+  private readonly flagByName = new Map<string, RunFlag>();
+  private readonly flagNames: string[];
+  /** Scenario names seen so far: they must be unique in a study. */
+  readonly names = new Set<string>();
+
+  constructor(
+    readonly file: string,
+    runFlags: RunFlag[],
+    readonly errors: FileErrors,
+  ) {
+    for (const f of runFlags) {
+      if (NOT_IN_FILE.has(f.key)) continue;
+      this.flagByName.set(f.key, f);
+      this.flagByName.set(kebab(f.key), f);
+    }
+    this.flagNames = [...new Set(runFlags.filter((f) => !NOT_IN_FILE.has(f.key)).map((f) => f.key))];
+  }
+
+  checkKeys(obj: Record<string, unknown>, at: Path, allowed: string[], withFlags: boolean, what: string): void {
     for (const key of Object.keys(obj)) {
-      if (allowed.includes(key) || (withFlags && flagByName.has(key))) continue;
+      if (allowed.includes(key) || (withFlags && this.flagByName.has(key))) continue;
       if (withFlags && NOT_IN_FILE.has(key)) {
         const why = key === 'mode' ? 'use modes: [set, get]' : "the target gives the address: target: { address: 'HOST:PORT' }";
-        throw errors.at([...at, key], `${key} cannot be set in a study file (${why})`);
+        throw this.errors.at([...at, key], `${key} cannot be set in a study file (${why})`);
       }
-      const known = withFlags ? [...allowed, ...flagNames] : allowed;
-      const near = closest(key, [...known, ...(withFlags ? [...flagByName.keys()] : [])]);
+      const known = withFlags ? [...allowed, ...this.flagNames] : allowed;
+      const near = closest(key, [...known, ...(withFlags ? [...this.flagByName.keys()] : [])]);
       const hint = near ? `did you mean "${near}"? ` : '';
-      throw errors.at([...at, key], `unknown key "${key}" in ${what} (${hint}known: ${known.join(', ')})`);
+      throw this.errors.at([...at, key], `unknown key "${key}" in ${what} (${hint}known: ${known.join(', ')})`);
     }
-  };
+  }
 
-  /** Run flags among obj's keys, normalised to commander's attribute names and raw string values. */
-  const readFlags = (obj: Record<string, unknown>, at: Path, into: RawFlags, paths: Record<string, Path>) => {
+  /** Run flags among obj's keys, normalised to commander's attribute names and raw string values, added to `into`. */
+  readFlags(obj: Record<string, unknown>, at: Path, into: FlagsAt): void {
     for (const [key, value] of Object.entries(obj)) {
-      const f = flagByName.get(key);
+      const f = this.flagByName.get(key);
       if (!f) continue;
       const here = [...at, key];
       if (!f.takesValue) {
-        if (typeof value !== 'boolean') throw errors.at(here, `${key} must be true or false (got ${JSON.stringify(value)})`);
-        into[f.key] = value;
+        if (typeof value !== 'boolean') throw this.errors.at(here, `${key} must be true or false (got ${JSON.stringify(value)})`);
+        into.flags[f.key] = value;
       } else {
         if (typeof value !== 'string' && typeof value !== 'number') {
-          throw errors.at(here, `${key} must be a value like ${f.flag} takes (got ${JSON.stringify(value)})`);
+          throw this.errors.at(here, `${key} must be a value like ${f.flag} takes (got ${JSON.stringify(value)})`);
         }
-        into[f.key] = String(value);
+        into.flags[f.key] = String(value);
       }
-      paths[f.key] = here;
+      into.paths[f.key] = here;
     }
-  };
+  }
 
-  const readModes = (value: unknown, at: Path): Mode[] => {
+  readModes(value: unknown, at: Path): Mode[] {
     const list = typeof value === 'string' ? value.split(',').map((s) => s.trim()) : value;
-    if (!Array.isArray(list) || list.length === 0) throw errors.at(at, `modes must be a list of ${MODES.join(', ')}, e.g. [set, get]`);
+    if (!Array.isArray(list) || list.length === 0) throw this.errors.at(at, `modes must be a list of ${MODES.join(', ')}, e.g. [set, get]`);
     const out: Mode[] = [];
     for (const m of list) {
-      if (!MODES.includes(m as Mode)) throw errors.at(at, `modes: unknown mode ${JSON.stringify(m)} (known: ${MODES.join(', ')})`);
+      if (!MODES.includes(m as Mode)) throw this.errors.at(at, `modes: unknown mode ${JSON.stringify(m)} (known: ${MODES.join(', ')})`);
       if (!out.includes(m as Mode)) out.push(m as Mode);
     }
     return out;
-  };
+  }
 
-  const readString = (value: unknown, at: Path, what: string): string => {
-    if (typeof value !== 'string' && typeof value !== 'number') throw errors.at(at, `${what} must be text (got ${JSON.stringify(value)})`);
+  readString(value: unknown, at: Path, what: string): string {
+    if (typeof value !== 'string' && typeof value !== 'number') throw this.errors.at(at, `${what} must be text (got ${JSON.stringify(value)})`);
     const s = String(value).trim();
-    if (s.length === 0) throw errors.at(at, `${what} must not be empty`);
+    if (s.length === 0) throw this.errors.at(at, `${what} must not be empty`);
     return s;
-  };
+  }
 
-  checkKeys(data, [], TOP_KEYS, false, 'the study');
-  const base = path.basename(file).replace(/\.(ya?ml|json)$/i, '');
-  const name = data.name === undefined ? base.replace(/[^\w.-]+/g, '_') || 'study' : readString(data.name, ['name'], 'name');
-  if (!/^[\w.-]+$/.test(name)) throw errors.at(['name'], `name must be letters, digits, ".", "_" or "-" (it names the output files; got ${JSON.stringify(name)})`);
-  let rounds = 3;
-  if (data.rounds !== undefined) {
+  /** The study's name (it names the output files): given, or the file's name. */
+  readName(data: Record<string, unknown>): string {
+    const base = path.basename(this.file).replace(/\.(ya?ml|json)$/i, '');
+    const name = data.name === undefined ? base.replace(/[^\w.-]+/g, '_') || 'study' : this.readString(data.name, ['name'], 'name');
+    if (!/^[\w.-]+$/.test(name)) throw this.errors.at(['name'], `name must be letters, digits, ".", "_" or "-" (it names the output files; got ${JSON.stringify(name)})`);
+    return name;
+  }
+
+  readRounds(value: unknown): number {
+    if (value === undefined) return DEFAULT_ROUNDS;
     try {
-      rounds = parseInteger('rounds', data.rounds, ROUNDS_LIMIT);
+      return parseInteger('rounds', value, ROUNDS_LIMIT);
     } catch (err) {
-      throw errors.at(['rounds'], (err as Error).message);
+      throw this.errors.at(['rounds'], (err as Error).message);
     }
   }
-  const modes = data.modes === undefined ? (['set', 'get'] as Mode[]) : readModes(data.modes, ['modes']);
-  const defaults: RawFlags = {};
-  const defaultPaths: Record<string, Path> = {};
-  if (data.defaults !== undefined) {
-    if (!isPlainObject(data.defaults)) throw errors.at(['defaults'], 'defaults must be a map of run flags, e.g. { requests: 1000000, pipeline: 128 }');
-    checkKeys(data.defaults, ['defaults'], [], true, 'defaults');
-    readFlags(data.defaults, ['defaults'], defaults, defaultPaths);
+
+  readDefaults(value: unknown): FlagsAt {
+    const out: FlagsAt = { flags: {}, paths: {} };
+    if (value === undefined) return out;
+    if (!isPlainObject(value)) throw this.errors.at(['defaults'], 'defaults must be a map of run flags, e.g. { requests: 1000000, pipeline: 128 }');
+    this.checkKeys(value, ['defaults'], [], true, 'defaults');
+    this.readFlags(value, ['defaults'], out);
+    return out;
   }
 
-  let groupList: { value: unknown; at: Path }[];
-  if (data.groups !== undefined && data.scenarios !== undefined) throw errors.at(['scenarios'], 'give either groups or scenarios, not both');
-  if (data.groups !== undefined) {
-    if (!Array.isArray(data.groups) || data.groups.length === 0) throw errors.at(['groups'], 'groups must be a non-empty list of { title, scenarios }');
-    groupList = data.groups.map((value, i) => ({ value, at: ['groups', i] }));
-  } else if (data.scenarios !== undefined) {
-    groupList = [{ value: { title: name, scenarios: data.scenarios }, at: [] }];
-  } else {
-    throw errors.at([], 'the study has no groups (or scenarios): nothing to run');
+  /** `groups`, or the top-level `scenarios` as one group titled with the study's name. */
+  groupList(data: Record<string, unknown>, name: string): { value: unknown; at: Path }[] {
+    if (data.groups !== undefined && data.scenarios !== undefined) throw this.errors.at(['scenarios'], 'give either groups or scenarios, not both');
+    if (data.groups !== undefined) {
+      if (!Array.isArray(data.groups) || data.groups.length === 0) throw this.errors.at(['groups'], 'groups must be a non-empty list of { title, scenarios }');
+      return data.groups.map((value, i) => ({ value, at: ['groups', i] }));
+    }
+    if (data.scenarios !== undefined) return [{ value: { title: name, scenarios: data.scenarios }, at: [] }];
+    throw this.errors.at([], 'the study has no groups (or scenarios): nothing to run');
   }
 
-  const names = new Set<string>();
-  const groups: GroupSpec[] = groupList.map(({ value: g, at }) => {
-    if (!isPlainObject(g)) throw errors.at(at, 'a group is a map { title, scenarios }');
-    if (at.length > 0) checkKeys(g, at, GROUP_KEYS, true, `group ${describe(at)}`);
-    const title = g.title === undefined ? `group ${Number(at[1]) + 1}` : readString(g.title, [...at, 'title'], 'title');
-    const groupFlags: RawFlags = {};
-    const groupPaths: Record<string, Path> = {};
-    if (at.length > 0) readFlags(g, at, groupFlags, groupPaths);
-    const groupModes = g.modes === undefined ? modes : readModes(g.modes, [...at, 'modes']);
+  /** `at` is empty for the implicit group of top-level scenarios (which has no keys of its own to check). */
+  readGroup(g: unknown, at: Path, studyModes: Mode[]): GroupSpec {
+    if (!isPlainObject(g)) throw this.errors.at(at, 'a group is a map { title, scenarios }');
+    const explicit = at.length > 0;
+    if (explicit) this.checkKeys(g, at, GROUP_KEYS, true, `group ${describe(at)}`);
+    const title = g.title === undefined ? `group ${Number(at[1]) + 1}` : this.readString(g.title, [...at, 'title'], 'title');
+    const groupFlags: FlagsAt = { flags: {}, paths: {} };
+    if (explicit) this.readFlags(g, at, groupFlags);
+    const group: GroupContext = {
+      title,
+      at,
+      flags: groupFlags,
+      modes: g.modes === undefined ? studyModes : this.readModes(g.modes, [...at, 'modes']),
+      target: g.target,
+    };
     const scenariosAt: Path = [...at, 'scenarios'];
-    if (!Array.isArray(g.scenarios) || g.scenarios.length === 0) throw errors.at(scenariosAt, `group "${title}": scenarios must be a non-empty list`);
-    const scenarios = g.scenarios.map((s: unknown, i: number): ScenarioSpec => {
-      const sAt: Path = [...scenariosAt, i];
-      if (!isPlainObject(s)) throw errors.at(sAt, 'a scenario is a map { name, tags, target, ... }');
-      checkKeys(s, sAt, SCENARIO_KEYS, true, `scenario ${describe(sAt)}`);
-      const sname = readString(s.name, [...sAt, 'name'], 'scenario name');
-      if (names.has(sname)) throw errors.at([...sAt, 'name'], `scenario name "${sname}" is used twice (names must be unique in a study)`);
-      names.add(sname);
-      let tags: string[] = [];
-      if (s.tags !== undefined) {
-        const list = Array.isArray(s.tags) ? s.tags : [s.tags];
-        tags = list.map((t, j) => readString(t, [...sAt, 'tags', j], 'a tag'));
-      }
-      const flags: RawFlags = { ...groupFlags };
-      const flagPaths: Record<string, Path> = { ...groupPaths };
-      readFlags(s, sAt, flags, flagPaths);
-      const targetValue = s.target ?? g.target;
-      if (targetValue === undefined) throw errors.at(sAt, `scenario "${sname}": target is missing (${TARGET_FORMS})`);
-      const target = readTarget(targetValue, s.target !== undefined ? [...sAt, 'target'] : [...at, 'target'], errors, path.dirname(path.resolve(file)));
-      return {
-        group: title,
-        name: sname,
-        tags,
-        target,
-        modes: s.modes === undefined ? groupModes : readModes(s.modes, [...sAt, 'modes']),
-        flags,
-        flagPaths,
-      };
-    });
+    if (!Array.isArray(g.scenarios) || g.scenarios.length === 0) throw this.errors.at(scenariosAt, `group "${title}": scenarios must be a non-empty list`);
+    const scenarios = g.scenarios.map((s: unknown, i: number) => this.readScenario(s, [...scenariosAt, i], group));
     return { title, scenarios };
-  });
-
-  let baseline: string | undefined;
-  if (data.baseline !== undefined) {
-    baseline = readString(data.baseline, ['baseline'], 'baseline');
-    if (!names.has(baseline)) throw errors.at(['baseline'], `baseline "${baseline}" is not a scenario of this study (scenarios: ${[...names].join(', ')})`);
   }
+
+  readScenario(s: unknown, at: Path, group: GroupContext): ScenarioSpec {
+    if (!isPlainObject(s)) throw this.errors.at(at, 'a scenario is a map { name, tags, target, ... }');
+    this.checkKeys(s, at, SCENARIO_KEYS, true, `scenario ${describe(at)}`);
+    const name = this.readString(s.name, [...at, 'name'], 'scenario name');
+    if (this.names.has(name)) throw this.errors.at([...at, 'name'], `scenario name "${name}" is used twice (names must be unique in a study)`);
+    this.names.add(name);
+    let tags: string[] = [];
+    if (s.tags !== undefined) {
+      const list = Array.isArray(s.tags) ? s.tags : [s.tags];
+      tags = list.map((t, j) => this.readString(t, [...at, 'tags', j], 'a tag'));
+    }
+    // The scenario's own flags win over its group's.
+    const own: FlagsAt = { flags: { ...group.flags.flags }, paths: { ...group.flags.paths } };
+    this.readFlags(s, at, own);
+    const targetValue = s.target ?? group.target;
+    if (targetValue === undefined) throw this.errors.at(at, `scenario "${name}": target is missing (${TARGET_FORMS})`);
+    const targetAt = s.target !== undefined ? [...at, 'target'] : [...group.at, 'target'];
+    return {
+      group: group.title,
+      name,
+      tags,
+      target: readTarget(targetValue, targetAt, this.errors, path.dirname(path.resolve(this.file))),
+      modes: s.modes === undefined ? group.modes : this.readModes(s.modes, [...at, 'modes']),
+      flags: own.flags,
+      flagPaths: own.paths,
+    };
+  }
+
+  readBaseline(value: unknown): string | undefined {
+    if (value === undefined) return undefined;
+    const baseline = this.readString(value, ['baseline'], 'baseline');
+    if (!this.names.has(baseline)) throw this.errors.at(['baseline'], `baseline "${baseline}" is not a scenario of this study (scenarios: ${[...this.names].join(', ')})`);
+    return baseline;
+  }
+}
+
+/** What a group hands down to its scenarios. */
+interface GroupContext {
+  title: string;
+  at: Path;
+  flags: FlagsAt;
+  modes: Mode[];
+  target: unknown;
+}
+
+function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: FileErrors, lineOf: (at: Path) => number | undefined): StudySpec {
+  if (!isPlainObject(data)) throw errors.at([], 'a study file is a map with groups (or scenarios); the format: see the README');
+  const reader = new SpecReader(file, runFlags, errors);
+  reader.checkKeys(data, [], TOP_KEYS, false, 'the study');
+  const name = reader.readName(data);
+  const rounds = reader.readRounds(data.rounds);
+  const modes = data.modes === undefined ? [...DEFAULT_MODES] : reader.readModes(data.modes, ['modes']);
+  const defaults = reader.readDefaults(data.defaults);
+  const groups = reader.groupList(data, name).map(({ value, at }) => reader.readGroup(value, at, modes));
   return {
     file,
     name,
     description: typeof data.description === 'string' ? data.description : undefined,
     rounds,
     modes,
-    baseline,
-    defaults,
-    defaultPaths,
+    baseline: reader.readBaseline(data.baseline),
+    defaults: defaults.flags,
+    defaultPaths: defaults.paths,
     groups,
     lineOf,
   };
@@ -368,6 +420,48 @@ const TARGET_KEYS: Record<string, string[]> = {
   embedded: ['embedded'],
 };
 
+/** One target map's values, each read with the file and line of a bad one. */
+class TargetFields {
+  constructor(
+    readonly value: Record<string, unknown>,
+    readonly at: Path,
+    readonly errors: FileErrors,
+  ) {}
+
+  /** A UsageError from a flag parser, placed at `key`. */
+  private placed<T>(key: string, read: () => T): T {
+    try {
+      return read();
+    } catch (err) {
+      throw this.errors.at([...this.at, key], (err as Error).message);
+    }
+  }
+
+  port(key: string, v: unknown = this.value[key]): number {
+    return this.placed(key, () => parseInteger(`target ${key}`, v, LIMITS.port));
+  }
+
+  duration(key: string, fallbackMs: number): number {
+    if (this.value[key] === undefined) return fallbackMs;
+    return this.placed(key, () => parseDurationMs(`target ${key}`, this.value[key], false));
+  }
+
+  host(): string {
+    return this.value.host === undefined ? '127.0.0.1' : parseHost(String(this.value.host));
+  }
+
+  stringList(key: string): string[] {
+    const v = this.value[key];
+    if (v === undefined) return [];
+    if (!Array.isArray(v) || v.some((a) => typeof a !== 'string' && typeof a !== 'number')) throw this.errors.at([...this.at, key], `${key} must be a list of strings`);
+    return v.map(String);
+  }
+
+  address(): { host: string; port: number } {
+    return this.placed('address', () => parseHostPort(String(this.value.address), 'address'));
+  }
+}
+
 function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: string): TargetSpec {
   if (!isPlainObject(value)) throw errors.at(at, `target must be ${TARGET_FORMS}`);
   const kind = ['redis', 'command', 'embedded', 'address', 'port'].find((k) => k in value);
@@ -377,82 +471,65 @@ function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: stri
       throw errors.at([...at, key], `unknown key "${key}" in a ${kind === 'port' ? 'host/port' : kind} target (known: ${TARGET_KEYS[kind].join(', ')})`);
     }
   }
-  const port = (key: string, v: unknown) => {
-    try {
-      return parseInteger(`target ${key}`, v, [1, 65535]);
-    } catch (err) {
-      throw errors.at([...at, key], (err as Error).message);
-    }
-  };
-  const duration = (key: string, fallbackMs: number) => {
-    if (value[key] === undefined) return fallbackMs;
-    try {
-      return parseDurationMs(`target ${key}`, value[key], false);
-    } catch (err) {
-      throw errors.at([...at, key], (err as Error).message);
-    }
-  };
-  const host = () => (value.host === undefined ? '127.0.0.1' : String(value.host));
-  const stringList = (key: string): string[] => {
-    const v = value[key];
-    if (v === undefined) return [];
-    if (!Array.isArray(v) || v.some((a) => typeof a !== 'string' && typeof a !== 'number')) throw errors.at([...at, key], `${key} must be a list of strings`);
-    return v.map(String);
-  };
+  const t = new TargetFields(value, at, errors);
   switch (kind) {
-    case 'redis': {
-      const preset = value.redis;
-      if (typeof preset !== 'string' || !(preset in REDIS_PRESETS)) {
-        throw errors.at([...at, 'redis'], `unknown redis preset ${JSON.stringify(preset)} (known: ${Object.keys(REDIS_PRESETS).join(', ')})`);
-      }
-      return {
-        kind: 'redis',
-        preset: preset as RedisPreset,
-        binary: value.binary === undefined ? 'redis-server' : String(value.binary),
-        args: stringList('args'),
-        readyTimeoutMs: duration('readyTimeout', 10_000),
-        stopTimeoutMs: duration('stopTimeout', 10_000),
-      };
-    }
+    case 'redis':
+      return readRedisTarget(t);
     case 'embedded':
       if (value.embedded !== true) throw errors.at([...at, 'embedded'], 'embedded must be true');
       return { kind: 'embedded' };
-    case 'address': {
-      const m = /^(.+):(\d+)$/.exec(String(value.address));
-      if (!m) throw errors.at([...at, 'address'], `address must be HOST:PORT, e.g. 127.0.0.1:6379 (got ${JSON.stringify(value.address)})`);
-      return { kind: 'address', host: m[1].replace(/^\[(.*)\]$/, '$1'), port: port('address', m[2]) };
-    }
+    case 'address':
+      return { kind: 'address', ...t.address() };
     case 'port':
-      return { kind: 'address', host: host(), port: port('port', value.port) };
-    default: {
-      const command = value.command;
-      const okCommand =
-        (typeof command === 'string' && command.trim().length > 0) ||
-        (Array.isArray(command) && command.length > 0 && command.every((a) => typeof a === 'string' || typeof a === 'number'));
-      if (!okCommand) throw errors.at([...at, 'command'], 'command must be a shell command line or a list [program, arg, ...]');
-      const cmd = typeof command === 'string' ? command : (command as unknown[]).map(String);
-      const text = typeof cmd === 'string' ? cmd : cmd.join(' ');
-      const fixed = value.port === undefined ? null : port('port', value.port);
-      if (fixed === null && !text.includes('{port}')) {
-        throw errors.at([...at, 'command'], 'a command target needs a port: give port: N, or put {port} in the command to get a free one');
-      }
-      let env: Record<string, string> = {};
-      if (value.env !== undefined) {
-        if (!isPlainObject(value.env)) throw errors.at([...at, 'env'], 'env must be a map of NAME: value');
-        env = Object.fromEntries(Object.entries(value.env).map(([k, v]) => [k, String(v)]));
-      }
-      return {
-        kind: 'command',
-        command: cmd,
-        host: host(),
-        port: fixed,
-        cwd: value.cwd === undefined ? studyDir : path.resolve(studyDir, String(value.cwd)),
-        env,
-        readyTimeoutMs: duration('readyTimeout', 10_000),
-        stopTimeoutMs: duration('stopTimeout', 5_000),
-      };
-    }
+      return { kind: 'address', host: t.host(), port: t.port('port') };
+    default:
+      return readCommandTarget(t, studyDir);
   }
+}
+
+function readRedisTarget(t: TargetFields): TargetSpec {
+  const preset = t.value.redis;
+  if (typeof preset !== 'string' || !(preset in REDIS_PRESETS)) {
+    throw t.errors.at([...t.at, 'redis'], `unknown redis preset ${JSON.stringify(preset)} (known: ${Object.keys(REDIS_PRESETS).join(', ')})`);
+  }
+  return {
+    kind: 'redis',
+    preset: preset as RedisPreset,
+    binary: t.value.binary === undefined ? 'redis-server' : String(t.value.binary),
+    args: t.stringList('args'),
+    readyTimeoutMs: t.duration('readyTimeout', 10_000),
+    stopTimeoutMs: t.duration('stopTimeout', 10_000),
+  };
+}
+
+function readCommandTarget(t: TargetFields, studyDir: string): TargetSpec {
+  const { value, at, errors } = t;
+  const command = value.command;
+  const okCommand =
+    (typeof command === 'string' && command.trim().length > 0) ||
+    (Array.isArray(command) && command.length > 0 && command.every((a) => typeof a === 'string' || typeof a === 'number'));
+  if (!okCommand) throw errors.at([...at, 'command'], 'command must be a shell command line or a list [program, arg, ...]');
+  const cmd = typeof command === 'string' ? command : (command as unknown[]).map(String);
+  const text = typeof cmd === 'string' ? cmd : cmd.join(' ');
+  const fixed = value.port === undefined ? null : t.port('port');
+  if (fixed === null && !text.includes('{port}')) {
+    throw errors.at([...at, 'command'], 'a command target needs a port: give port: N, or put {port} in the command to get a free one');
+  }
+  let env: Record<string, string> = {};
+  if (value.env !== undefined) {
+    if (!isPlainObject(value.env)) throw errors.at([...at, 'env'], 'env must be a map of NAME: value');
+    env = Object.fromEntries(Object.entries(value.env).map(([k, v]) => [k, String(v)]));
+  }
+  return {
+    kind: 'command',
+    command: cmd,
+    host: t.host(),
+    port: fixed,
+    cwd: value.cwd === undefined ? studyDir : path.resolve(studyDir, String(value.cwd)),
+    env,
+    readyTimeoutMs: t.duration('readyTimeout', 10_000),
+    stopTimeoutMs: t.duration('stopTimeout', 5_000),
+  };
 }
 
 /** Shown in the progress lines and the detail CSV's target column. */

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { respbenchArgv, spawnEmbedded } from '../serve/spawn.js';
 import { REDIS_PRESETS, type TargetSpec } from './spec.js';
 
 /** The target could not be started or never became ready. */
@@ -74,18 +74,13 @@ class OutputTail {
   }
 }
 
-/** The shell-quoted `node <respbench bin>` for `{respbench}` in commands. */
-function respbenchCommand(): string[] {
-  return [process.execPath, fileURLToPath(new URL('../bin.js', import.meta.url))];
-}
-
 function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 function substitute(text: string, vars: Record<string, string>, quote: boolean): string {
   return text.replace(/\{(port|dir|respbench|host)\}/g, (_, name: string) => {
-    if (name === 'respbench') return respbenchCommand().map(quote ? shellQuote : (s) => s).join(' ');
+    if (name === 'respbench') return respbenchArgv().map(quote ? shellQuote : (s) => s).join(' ');
     return quote ? shellQuote(vars[name]) : vars[name];
   });
 }
@@ -104,16 +99,18 @@ interface Launch {
   dir: string | null;
   /** For messages: `redis-server (preset aof_always)`, `the start command "..."`. */
   what: string;
-  /** Keep stdin open so a server that exits with it (respbench serve) dies with the study. */
-  stdinPipe?: boolean;
 }
 
-async function launch(l: Launch, signal: AbortSignal | undefined): Promise<StartedTarget> {
-  // With a fixed port, something already listening there would pass the
-  // ready check and take the load meant for the server we start.
-  if (await canConnect(l.host, l.port)) {
-    throw new TargetError(`${l.what}: port ${l.port} on ${l.host} is already in use (stop what listens there, or put {port} in the command for a free one)`);
-  }
+/** A child in its own process group, and how to stop it: SIGTERM to the group, SIGKILL after the stop timeout. */
+interface GroupChild {
+  program: string;
+  tail: OutputTail;
+  started: StartedTarget;
+  alive(): boolean;
+  spawnError(): NodeJS.ErrnoException | null;
+}
+
+function spawnGroup(l: Launch): GroupChild {
   const [program, ...args] = l.shell ? ['/bin/sh', '-c', l.argv.join(' ')] : l.argv;
   const tail = new OutputTail();
   let exitReason: string | null = null;
@@ -121,7 +118,7 @@ async function launch(l: Launch, signal: AbortSignal | undefined): Promise<Start
   const child = spawn(program, args, {
     cwd: l.cwd,
     env: { ...process.env, ...l.env },
-    stdio: [l.stdinPipe ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
   tail.attach(child);
@@ -189,28 +186,51 @@ async function launch(l: Launch, signal: AbortSignal | undefined): Promise<Start
     },
     exitReason: () => exitReason,
   };
-  {
-    const deadline = Date.now() + l.readyTimeoutMs;
-    for (;;) {
-      if (!alive()) {
-        await stop();
-        const enoent = (spawnError as NodeJS.ErrnoException | null)?.code === 'ENOENT';
-        if (enoent) throw new TargetError(`${l.what}: ${program} not found${program === 'redis-server' ? " (install Debian's redis-server package, or give target.binary)" : ''}`);
-        const said = tail.lastLines();
-        throw new TargetError(`${l.what} ${exitReason} before opening port ${l.port}${said ? `: ${said}` : ''}`);
+  return { program, tail, started, alive, spawnError: () => spawnError as NodeJS.ErrnoException | null };
+}
+
+/** Polls the port until it accepts connections; stops the child and throws TargetError if it never does. */
+async function waitUntilReady(l: Launch, c: GroupChild, signal: AbortSignal | undefined): Promise<StartedTarget> {
+  const deadline = Date.now() + l.readyTimeoutMs;
+  for (;;) {
+    if (!c.alive()) {
+      await c.started.stop();
+      if (c.spawnError()?.code === 'ENOENT') {
+        throw new TargetError(`${l.what}: ${c.program} not found${c.program === 'redis-server' ? " (install Debian's redis-server package, or give target.binary)" : ''}`);
       }
-      if (signal?.aborted) {
-        await stop();
-        throw new TargetError(`${l.what}: interrupted while waiting for port ${l.port}`);
-      }
-      if (await canConnect(l.host, l.port)) return started;
-      if (Date.now() > deadline) {
-        await stop();
-        const said = tail.lastLines();
-        throw new TargetError(`${l.what} did not open port ${l.port} on ${l.host} within ${l.readyTimeoutMs / 1000} s${said ? ` (it said: ${said})` : ''}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
+      const said = c.tail.lastLines();
+      throw new TargetError(`${l.what} ${c.started.exitReason()} before opening port ${l.port}${said ? `: ${said}` : ''}`);
     }
+    if (signal?.aborted) {
+      await c.started.stop();
+      throw new TargetError(`${l.what}: interrupted while waiting for port ${l.port}`);
+    }
+    if (await canConnect(l.host, l.port)) return c.started;
+    if (Date.now() > deadline) {
+      await c.started.stop();
+      const said = c.tail.lastLines();
+      throw new TargetError(`${l.what} did not open port ${l.port} on ${l.host} within ${l.readyTimeoutMs / 1000} s${said ? ` (it said: ${said})` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function launch(l: Launch, signal: AbortSignal | undefined): Promise<StartedTarget> {
+  // With a fixed port, something already listening there would pass the
+  // ready check and take the load meant for the server we start.
+  if (await canConnect(l.host, l.port)) {
+    throw new TargetError(`${l.what}: port ${l.port} on ${l.host} is already in use (stop what listens there, or put {port} in the command for a free one)`);
+  }
+  return waitUntilReady(l, spawnGroup(l), signal);
+}
+
+/** The demo server, started the way `--embedded` starts it. */
+async function startEmbedded(signal: AbortSignal | undefined): Promise<StartedTarget> {
+  try {
+    const server = await spawnEmbedded(signal);
+    return { host: '127.0.0.1', port: server.port, stop: server.stop, kill: server.kill, exitReason: server.exitReason };
+  } catch (err) {
+    throw new TargetError((err as Error).message);
   }
 }
 
@@ -219,23 +239,8 @@ export async function startTarget(spec: TargetSpec, signal?: AbortSignal): Promi
   switch (spec.kind) {
     case 'address':
       return { host: spec.host, port: spec.port, stop: async () => undefined, kill: () => undefined, exitReason: () => null };
-    case 'embedded': {
-      const port = await freePort();
-      return launch(
-        {
-          argv: [...respbenchCommand(), 'serve', '--port', String(port), '--exit-with-stdin'],
-          shell: false,
-          host: '127.0.0.1',
-          port,
-          readyTimeoutMs: 10_000,
-          stopTimeoutMs: 5_000,
-          dir: null,
-          what: 'the embedded demo server',
-          stdinPipe: true,
-        },
-        signal,
-      );
-    }
+    case 'embedded':
+      return startEmbedded(signal);
     case 'redis': {
       const port = await freePort();
       const dir = mkdtempSync(path.join(tmpdir(), `respbench-study-${spec.preset}-`));
@@ -261,7 +266,7 @@ export async function startTarget(spec: TargetSpec, signal?: AbortSignal): Promi
       const argv =
         typeof spec.command === 'string'
           ? [substitute(spec.command, vars, true)]
-          : spec.command.flatMap((a) => (a === '{respbench}' ? respbenchCommand() : [substitute(a, vars, false)]));
+          : spec.command.flatMap((a) => (a === '{respbench}' ? respbenchArgv() : [substitute(a, vars, false)]));
       return launch(
         {
           argv,

@@ -1,0 +1,35 @@
+/**
+ * The flags of one run, shared by the top-level command and a study (whose
+ * file may set each of them and whose command line overrides them).
+ */
+import { Command, Option } from 'commander';
+import { LIMITS } from './limits.js';
+import { MODES } from './validate.js';
+
+export function addRunOptions(cmd: Command): Command {
+  return cmd
+    .option('--host <ip>', 'server host', '127.0.0.1')
+    .option('-p, --port <port>', `server port (${LIMITS.port.join('..')})`, '6379')
+    .option('--mode <mode>', MODES.join(' | '), 'mixed')
+    .option('-n, --requests <n>', 'total requests over all connections (not per second)', '1000000')
+    .option('-P, --pipeline <n>', 'requests in flight per connection (sliding window)', '64')
+    .option('-r, --keyspace <n>', 'keys are drawn from [0, keyspace)', '100000')
+    .option('--key-pattern <pattern>', 'uniform | sequential | gaussian | zipf (deterministic per seed)', 'uniform')
+    .option('--key-stddev <n>', 'gaussian: standard deviation in keys (default: keyspace / 6)')
+    .option('--zipf-exponent <s>', 'zipf: exponent s > 0; larger is more skewed', '0.99')
+    .option('-d, --value-size <n>', 'value bytes, or a range MIN-MAX (size derived from the key)', '32')
+    .option('--set-ratio <0..100>', 'mixed mode: percentage of writes (reads: 100 - this)', '50')
+    .option('--set-cmd <cmd>', 'write command: a name (NAME key value) or a template with __key__ __data__ __rand_int__', 'SET')
+    .option('--get-cmd <cmd>', 'read command: a name (NAME key) or a template with __key__', 'GET')
+    .option('--key-prefix <prefix>', 'key prefix; keys are <prefix><index>', 'bench:key:')
+    .option('--seed <n>', `PRNG seed ${LIMITS.seed.join('..')}; fix it to repeat a run (default: from the clock, printed)`)
+    .option('--verify-get', 'check every read reply against the value written for its key', false)
+    .option('-c, --connections <n>', 'connections; each has its own key stream and share of the requests', '1')
+    .option('--threads <n>', 'native engine worker threads (the JS engine runs on one)')
+    .addOption(new Option('--engine <engine>', 'auto (native if it loads, else js) | native | js').default('auto'))
+    .option('--timeout <duration>', 'per-request reply timeout, e.g. 500ms, 10s; 0 turns it off', '10s')
+    .option('--no-preload', 'get mode: read what is already there instead of writing the keys first')
+    .option('--duration <duration>', 'run for this long (e.g. 30s) instead of --requests')
+    .option('--warmup <duration>', 'send load for this long first, left out of every figure')
+    .option('--rate <n>', 'open loop: total requests per second on a schedule; latency from the intended send time');
+}
