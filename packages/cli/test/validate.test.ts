@@ -1,0 +1,225 @@
+/**
+ * Flag values to a Plan: the defaults, the parsers, and every bad value as a
+ * UsageError naming its flag in one line. The CLI-level cases (commander's
+ * own errors, the suite's flags) go through `main` in this process;
+ * test/bad-input.test.ts keeps a few of them end to end.
+ */
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { main } from '../src/cli.js';
+import { addRunOptions } from '../src/run-options.js';
+import { buildPlan, MODES, parseDurationMs, parseHost, parseHostPort, parseValueSize, UsageError, type RawRunOptions } from '../src/validate.js';
+
+/** The flag values commander hands over when `args` are given. */
+function raw(args: string[] = []): RawRunOptions {
+  const cmd = addRunOptions(new Command()).exitOverride();
+  cmd.parse(args, { from: 'user' });
+  return cmd.opts() as RawRunOptions;
+}
+
+function usageError(run: () => unknown): UsageError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof UsageError) return err;
+    throw err;
+  }
+  throw new Error('expected a UsageError');
+}
+
+describe('buildPlan', () => {
+  it('turns the built-in defaults into the documented Plan', () => {
+    const { plan, engine } = buildPlan({ ...raw(), seed: '7' });
+    expect(engine).toBe('auto');
+    expect(plan).toEqual({
+      host: '127.0.0.1',
+      port: 6379,
+      connections: 1,
+      pipeline: 64,
+      requests: 1_000_000,
+      mode: 'mixed',
+      keyspace: 100_000,
+      keyPattern: 'uniform',
+      keyStddev: null,
+      zipfExponent: 0.99,
+      valueSizeMin: 32,
+      valueSizeMax: 32,
+      setRatio: 50,
+      setCmd: 'SET',
+      getCmd: 'GET',
+      keyPrefix: 'bench:key:',
+      literalCommands: false,
+      seed: 7,
+      verifyGet: false,
+      preload: true,
+      threads: 1,
+      timeoutMs: 10_000,
+      durationMs: 0,
+      warmupMs: 0,
+      rate: 0,
+    });
+  });
+
+  it('reads every flag', () => {
+    const { plan, engine } = buildPlan(
+      raw(['--host', 'db', '-p', '7000', '--mode', 'get', '-n', '5', '-P', '2', '-r', '9', '-d', '10-20', '--set-ratio', '30', '--seed', '0']
+        .concat(['-c', '3', '--threads', '4', '--engine', 'js', '--timeout', '0', '--no-preload', '--duration', '2m', '--warmup', '500ms', '--rate', '1.5'])
+        .concat(['--key-pattern', 'gaussian', '--key-stddev', '2.5', '--verify-get', '--key-prefix', 'k:'])),
+    );
+    expect(engine).toBe('js');
+    expect(plan).toMatchObject({
+      host: 'db',
+      port: 7000,
+      mode: 'get',
+      requests: 5,
+      pipeline: 2,
+      keyspace: 9,
+      valueSizeMin: 10,
+      valueSizeMax: 20,
+      setRatio: 30,
+      seed: 0,
+      connections: 3,
+      threads: 4,
+      timeoutMs: 0,
+      preload: false,
+      durationMs: 120_000,
+      warmupMs: 500,
+      rate: 1.5,
+      keyPattern: 'gaussian',
+      keyStddev: 2.5,
+      verifyGet: true,
+      keyPrefix: 'k:',
+    });
+  });
+
+  it('takes the seed from the clock when none is given', () => {
+    const { plan } = buildPlan(raw());
+    expect(Number.isInteger(plan.seed) && plan.seed >= 0 && plan.seed <= 4294967295).toBe(true);
+  });
+
+  it.each(MODES)('accepts mode %s', (mode) => {
+    expect(buildPlan(raw(['--mode', mode])).plan.mode).toBe(mode);
+  });
+
+  it('accepts a bracketed IPv6 host and drops the brackets', () => {
+    expect(buildPlan(raw(['--host', '[::1]'])).plan.host).toBe('::1');
+    expect(buildPlan(raw(['--host', '::1'])).plan.host).toBe('::1');
+  });
+});
+
+/** [what is wrong, the arguments, text the message must contain] — checked by buildPlan. */
+const planCases: Array<[string, string[], string]> = [
+  ['pipeline of zero', ['--pipeline', '0'], '--pipeline'],
+  ['pipeline past the limit', ['--pipeline', '65537'], '--pipeline'],
+  ['set ratio over 100', ['--set-ratio', '101'], '--set-ratio'],
+  ['set ratio not a number', ['--set-ratio', 'half'], '--set-ratio'],
+  ['unknown mode', ['--mode', 'foo'], '--mode'],
+  ['port past 65535', ['--port', '70000'], '--port'],
+  ['port zero', ['--port', '0'], '--port'],
+  ['port not a number', ['--port', 'http'], '--port'],
+  ['negative request count', ['--requests', '-5'], '--requests'],
+  ['zero requests', ['--requests', '0'], '--requests'],
+  ['fractional requests', ['--requests', '1.5'], '--requests'],
+  ['requests in exponent notation', ['--requests', '1e6'], '--requests'],
+  ['value size not a number', ['--value-size', 'abc'], '--value-size'],
+  ['absurd value size', ['--value-size', '999999999999'], '--value-size'],
+  ['value size zero', ['--value-size', '0'], '--value-size'],
+  ['value size range upside down', ['--value-size', '100-10'], '--value-size'],
+  ['negative seed', ['--seed', '-1'], '--seed'],
+  ['seed past 32 bits', ['--seed', '4294967296'], '--seed'],
+  ['timeout with an unknown unit', ['--timeout', '5x'], '--timeout'],
+  ['negative timeout', ['--timeout', '-1s'], '--timeout'],
+  ['timeout past a day', ['--timeout', '25h'], '--timeout'],
+  ['unknown engine', ['--engine', 'foo'], '--engine'],
+  ['zero connections', ['-c', '0'], '--connections'],
+  ['too many connections', ['--connections', '10001'], '--connections'],
+  ['zero keyspace', ['--keyspace', '0'], '--keyspace'],
+  ['zero threads', ['--threads', '0'], '--threads'],
+  ['empty host', ['--host', ''], '--host'],
+  ['empty bracketed host', ['--host', '[]'], '--host'],
+  ['write template with an unknown placeholder', ['--set-cmd', 'SET __key__ __value__'], '--set-cmd'],
+  ['write template without __key__', ['--set-cmd', 'SET mykey __data__'], '--set-cmd'],
+  ['read template without __key__', ['--get-cmd', 'GET mykey'], '--get-cmd'],
+  ['empty write command', ['--set-cmd', ''], '--set-cmd'],
+  ['template starting with a placeholder', ['--get-cmd', '__key__ GET'], '--get-cmd'],
+  ['--verify-get with a read that sends __data__', ['--verify-get', '--get-cmd', 'GETSET __key__ __data__'], '--get-cmd'],
+  ['threads past the limit', ['--threads', '1000'], '--threads'],
+  ['requests past 2^40', ['--requests', '99999999999999999999'], '--requests'],
+  ['port in hex', ['--port', '0x50'], '--port'],
+  ['seed with a decimal point', ['--seed', '1.0'], '--seed'],
+  ['empty timeout', ['--timeout', ''], '--timeout'],
+  ['--verify-get with a read that sends __rand_int__', ['--verify-get', '--get-cmd', 'HGET __key__ f__rand_int__'], '--get-cmd'],
+  ['timeout that would round to 0 ms (and so mean off)', ['--timeout', '0.4ms'], '--timeout'],
+  ['unknown key pattern', ['--key-pattern', 'hot'], '--key-pattern'],
+  ['zipf exponent of zero', ['--key-pattern', 'zipf', '--zipf-exponent', '0'], '--zipf-exponent'],
+  ['negative key stddev', ['--key-pattern', 'gaussian', '--key-stddev', '-3'], '--key-stddev'],
+];
+
+describe('a bad flag value is a UsageError naming the flag, in one line', () => {
+  it.each(planCases)('%s', (_what, args, flag) => {
+    const err = usageError(() => buildPlan(raw(args)));
+    expect(err.message).toContain(flag);
+    expect(err.message).not.toContain('\n');
+  });
+});
+
+/** Cases decided before or around buildPlan: commander's parsing, the suite's flags. */
+const cliCases: Array<[string, string[], string]> = [
+  ['unknown flag', ['--frobnicate'], '--frobnicate'],
+  ['flag missing its value', ['--mode'], '--mode'],
+  ['short flag missing its value', ['-P'], '--pipeline'],
+  ['misspelt flag (the suggestion stays on the same line)', ['--pipline', '4'], '--pipline'],
+  ['unknown suite test', ['-t', 'set,frob'], '--tests'],
+  ['--csv without -t', ['--csv'], '--csv'],
+  ['--compare without a port', ['-t', 'set', '--compare', 'localhost'], '--compare'],
+  ['--compare with a bad port', ['-t', 'set', '--compare', '[::1]:0'], '--compare'],
+  ['-t with --verify-get (the suite has its own commands)', ['-t', 'set', '--verify-get'], '--verify-get'],
+  ['-t with --mode', ['-t', 'set', '--mode', 'get'], '--mode'],
+  ['-t with a key prefix holding a space', ['-t', 'lpush', '--key-prefix', 'my app:'], '--key-prefix'],
+  ['a plan-level error reaches the user the same way', ['--pipeline', '0'], '--pipeline'],
+];
+
+describe('the CLI turns a usage error into exit 2 and one line on stderr', () => {
+  it.each(cliCases)('%s', async (_what, args, flag) => {
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t), stderrIsTty: false };
+    // Port 1 with nothing listening: a case that slipped through would exit 1, not 2.
+    const code = await main(['--port', '1', '--requests', '10', '--engine', 'js', ...args], io);
+    const lines = stderr.split('\n').filter((l) => l.length > 0);
+    expect({ code, lines: lines.length, stdout }).toEqual({ code: 2, lines: 1, stdout: '' });
+    expect(lines[0]).toMatch(/^respbench: /);
+    expect(lines[0]).toContain(flag);
+  });
+});
+
+describe('parsers', () => {
+  it('HOST:PORT with and without brackets', () => {
+    expect(parseHostPort('127.0.0.1:6379', 'x')).toEqual({ host: '127.0.0.1', port: 6379 });
+    expect(parseHostPort(' localhost:1 ', 'x')).toEqual({ host: 'localhost', port: 1 });
+    expect(parseHostPort('[::1]:6379', 'x')).toEqual({ host: '::1', port: 6379 });
+    expect(parseHostPort('::1:6379', 'x')).toEqual({ host: '::1', port: 6379 });
+    for (const bad of ['localhost', ':6379', '[::1]', '[::1:6379', 'a:b', 'h:0', 'h:65536']) {
+      expect(usageError(() => parseHostPort(bad, '--compare')).message).toMatch(/^--compare/);
+    }
+  });
+
+  it('hosts lose their brackets only', () => {
+    expect(parseHost(' [fe80::1] ')).toBe('fe80::1');
+    expect(parseHost('example.com')).toBe('example.com');
+  });
+
+  it('durations', () => {
+    expect(parseDurationMs('--t', '1.5s', false)).toBe(1500);
+    expect(parseDurationMs('--t', '2', false)).toBe(2000);
+    expect(parseDurationMs('--t', '1h', false)).toBe(3_600_000);
+    expect(parseDurationMs('--t', '0', true)).toBe(0);
+    expect(usageError(() => parseDurationMs('--t', '0', false)).message).not.toContain('turns it off');
+  });
+
+  it('value sizes', () => {
+    expect(parseValueSize('64')).toEqual({ min: 64, max: 64 });
+    expect(parseValueSize('1-67108864')).toEqual({ min: 1, max: 67108864 });
+    expect(() => parseValueSize('1-67108865')).toThrow(UsageError);
+  });
+});
