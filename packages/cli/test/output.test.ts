@@ -1,0 +1,101 @@
+/** What a run prints: the human table and its problem lines, and --json. */
+import { describe, expect, it } from 'vitest';
+import { describeWorkload, formatHuman, formatJson, hintFor } from '../src/output.js';
+import { finishResult } from '../src/run.js';
+import { planOf, rawResult } from './fixtures.js';
+
+describe('formatHuman', () => {
+  it('a clean run: header, workload, the figures row, counters', () => {
+    const r = finishResult(planOf(['--requests', '1000', '--port', '7000']), rawResult());
+    const lines = formatHuman(r).split('\n');
+    expect(lines[0]).toBe('respbench · engine js · target 127.0.0.1:7000');
+    expect(lines[1]).toBe(
+      'workload: mode mixed, 1000 requests, 1 connection, pipeline 64, keyspace 100000, value 32 B, set-ratio 50%, commands SET / GET, prefix bench:key:, seed 42, verify off',
+    );
+    expect(lines[3].trim().split(/\s{2,}/)).toEqual(['ops/s', 'avg us/op', 'elapsed s', 'p50 us', 'p90 us', 'p99 us', 'p99.9 us', 'max us']);
+    const row = lines[4].trim().split(/\s+/);
+    expect(row.slice(0, 3)).toEqual(['2000.00', '500.000', '0.500']);
+    expect(Number(row[3])).toBeCloseTo(100, -1);
+    expect(Number(row[7])).toBeCloseTo(200, -1);
+    expect(lines).toContain('requests 1000/1000 · ok 1000 · errors 0 · misses 0 · mismatches 0 · sets 500 · gets 500');
+    expect(lines).toContain('bytes out 123.46 kB · in 2.50 MB · latency = reply parsed - request written, per request');
+    expect(lines.some((l) => /FAILED|ERROR|VERIFY|note:/.test(l))).toBe(false);
+  });
+
+  it('a refused connection is one line of reason, no table of zeros', () => {
+    const r = finishResult(planOf(), rawResult({ requests: 0, failure: { kind: 'connect', message: 'connect ECONNREFUSED 127.0.0.1:6379' } }));
+    expect(formatHuman(r)).toBe('respbench · engine js · target 127.0.0.1:6379\nFAILED (connect): connect ECONNREFUSED 127.0.0.1:6379');
+  });
+
+  it('error replies with a hint, mismatches, a run that broke off', () => {
+    const r = finishResult(
+      planOf(['--set-cmd', 'HSET']),
+      rawResult({ errors: 3, firstError: "ERR wrong number of arguments for 'hset' command", mismatches: 2, firstMismatch: 'x', failure: { kind: 'timeout', message: 'no reply within 10s' } }),
+    );
+    const text = formatHuman(r);
+    expect(text).toContain('FAILED (timeout): no reply within 10s; the figures above cover the 1000 replies received');
+    expect(text).toContain("ERROR REPLIES: 3, first: ERR wrong number of arguments for 'hset' command");
+    expect(text).toContain("hint: Redis's HSET takes key field value");
+    expect(text).toContain('VERIFY FAILED: 2 reads returned another value; first: x');
+  });
+
+  it('get mode: misses fail --verify-get, and are a note without it', () => {
+    const verified = finishResult(planOf(['--mode', 'get', '--verify-get']), rawResult({ misses: 7 }));
+    expect(formatHuman(verified)).toContain('VERIFY FAILED: 7 reads found no value for a key that should exist');
+    const plain = finishResult(planOf(['--mode', 'get']), rawResult({ misses: 7 }));
+    expect(formatHuman(plain)).toContain('note: 7 reads found no value (nil)');
+  });
+
+  it('duration, warmup, preload and rate lines', () => {
+    const r = finishResult(
+      planOf(['--duration', '2s', '--warmup', '1s', '--rate', '1000', '--mode', 'get']),
+      rawResult({
+        preloadRequests: 100,
+        preloadElapsedNs: 250_000_000,
+        warmupRequests: 900,
+        warmupElapsedNs: 1_000_000_000,
+        serviceHistogram: { unit: 'ns', significantDigits: 3, buckets: [[50_000, 1000]] },
+      }),
+    );
+    const text = formatHuman(r);
+    expect(text).toContain('mode get, for 2 s,');
+    expect(text).toContain('rate 1000/s (open loop)');
+    expect(text).toContain('preload: 100 writes in 0.250 s (untimed, not in the figures)');
+    expect(text).toContain('warmup: 900 requests in 1.000 s (sent and answered, not in the figures)');
+    expect(text).toContain('rate: asked 1000/s, achieved 2000.0/s — COULD NOT KEEP THE ASKED RATE');
+    expect(text).toMatch(/service time \(from the actual send\): p50 5\d\.\d/);
+    expect(text).toContain('requests 1000 · ok');
+  });
+});
+
+describe('hints and the workload line', () => {
+  it.each([
+    ['unknown command', 'ERR unknown command', /check --set-cmd/],
+    ['WRONGTYPE', 'WRONGTYPE Operation against a key', /another --key-prefix/],
+    ['OOM', 'OOM command not allowed', /out of memory/],
+    ['NOAUTH', 'NOAUTH Authentication required.', /password/],
+  ])('%s', (_what, firstError, hint) => {
+    expect(hintFor(finishResult(planOf(), rawResult({ errors: 1, firstError })))).toMatch(hint);
+  });
+
+  it('no hint for an error it does not know', () => {
+    expect(hintFor(finishResult(planOf(), rawResult({ errors: 1, firstError: 'ERR something else' })))).toBeNull();
+  });
+
+  it('a value-size range and a key pattern', () => {
+    const text = describeWorkload(finishResult(planOf(['-d', '8-64', '--key-pattern', 'zipf', '--mode', 'set', '-c', '4']), rawResult()));
+    expect(text).toContain('4 connections');
+    expect(text).toContain('value 8-64 B');
+    expect(text).toContain('keys zipf');
+    expect(text).not.toContain('set-ratio');
+  });
+});
+
+describe('formatJson', () => {
+  it('is the RunResult, two-space indented, that parses back equal', () => {
+    const r = finishResult(planOf(), rawResult());
+    const text = formatJson(r);
+    expect(text.split('\n')[1]).toMatch(/^ {2}"/);
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(r)));
+  });
+});

@@ -1,0 +1,117 @@
+/** Loading a study file: the spec it gives, and one line with file and line for each mistake. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
+import { studyRunFlags } from '../src/study/command.js';
+import { DEFAULT_MODES, describeTarget, loadStudyFile } from '../src/study/spec.js';
+import { UsageError } from '../src/validate.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'respbench-spec-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const runFlags = studyRunFlags();
+
+function load(name: string, text: string) {
+  const file = path.join(dir, name);
+  writeFileSync(file, text);
+  return loadStudyFile(file, runFlags);
+}
+
+function errorOf(name: string, text: string): string {
+  try {
+    load(name, text);
+  } catch (err) {
+    expect(err).toBeInstanceOf(UsageError);
+    const message = (err as Error).message;
+    expect(message).not.toContain('\n');
+    return message.slice(dir.length + 1);
+  }
+  throw new Error('expected a UsageError');
+}
+
+describe('loadStudyFile', () => {
+  it('reads groups, flags at each level and their precedence, targets and the baseline', () => {
+    const spec = load(
+      'full.yaml',
+      `name: full
+rounds: 2
+modes: [set]
+baseline: b
+defaults: { requests: 1000, value-size: 16, verifyGet: true }
+groups:
+  - title: G
+    pipeline: 8
+    modes: [get, mixed]
+    target: { address: '[::1]:6380' }
+    scenarios:
+      - { name: a, tags: [x, y], pipeline: 4 }
+      - { name: b, tags: solo, modes: set, target: { redis: aof_always, args: [--maxmemory, 1gb] }, preload: false }
+  - title: H
+    scenarios:
+      - { name: c, target: { command: "srv --port {port}", readyTimeout: 2s, env: { A: 1 } } }
+      - { name: d, target: { host: '[::1]', port: 7000 } }
+      - { name: e, target: { embedded: true } }
+`,
+    );
+    expect(spec).toMatchObject({ name: 'full', rounds: 2, modes: ['set'], baseline: 'b', defaults: { requests: '1000', valueSize: '16', verifyGet: true } });
+    const [g, h] = spec.groups;
+    expect(g.title).toBe('G');
+    expect(g.scenarios.map((s) => [s.name, s.tags, s.modes, s.flags])).toEqual([
+      ['a', ['x', 'y'], ['get', 'mixed'], { pipeline: '4' }],
+      ['b', ['solo'], ['set'], { pipeline: '8', preload: false }],
+    ]);
+    expect(g.scenarios[0].target).toEqual({ kind: 'address', host: '::1', port: 6380 });
+    expect(g.scenarios[1].target).toMatchObject({ kind: 'redis', preset: 'aof_always', binary: 'redis-server', args: ['--maxmemory', '1gb'], readyTimeoutMs: 10_000 });
+    expect(h.scenarios[0].target).toEqual({
+      kind: 'command',
+      command: 'srv --port {port}',
+      host: '127.0.0.1',
+      port: null,
+      cwd: dir,
+      env: { A: '1' },
+      readyTimeoutMs: 2000,
+      stopTimeoutMs: 5000,
+    });
+    expect(h.scenarios[1].target).toEqual({ kind: 'address', host: '::1', port: 7000 });
+    expect(h.scenarios.map((s) => describeTarget(s.target))).toEqual(['command: srv --port {port}', '::1:7000', 'embedded demo server']);
+    expect(spec.lineOf(g.scenarios[0].flagPaths.pipeline)).toBe(12);
+  });
+
+  it('defaults: the file name, 3 rounds, set and get; top-level scenarios are one group', () => {
+    const spec = load('my study.json', '{ "scenarios": [ { "name": "a", "target": { "embedded": true } } ] }');
+    expect(spec).toMatchObject({ name: 'my_study', rounds: 3, modes: [...DEFAULT_MODES] });
+    expect(spec.groups).toHaveLength(1);
+    expect(spec.groups[0].title).toBe('my_study');
+    expect(spec.groups[0].scenarios[0].modes).toEqual(['set', 'get']);
+  });
+
+  const BAD: [string, string, string][] = [
+    ['a.yaml', '- just a list\n', 'a.yaml:1: a study file is a map with groups (or scenarios); the format: see the README'],
+    ['b.yaml', 'scenarios:\n  - name: a\n    target: { embedded: true }\n    reqests: 1\n', 'b.yaml:4: unknown key "reqests" in scenario scenarios[0] (did you mean "requests"?'],
+    ['c.yaml', 'rounds: 0\nscenarios: [ { name: a, target: { embedded: true } } ]\n', 'c.yaml:1: rounds must be a whole number from 1 to 10000'],
+    ['d.yaml', 'modes: [set, write]\nscenarios: [ { name: a, target: { embedded: true } } ]\n', 'd.yaml:1: modes: unknown mode "write" (known: set, get, mixed)'],
+    ['e.yaml', 'scenarios:\n  - { name: a, target: { embedded: true } }\n  - { name: a, target: { embedded: true } }\n', 'e.yaml:3: scenario name "a" is used twice'],
+    ['f.yaml', 'scenarios:\n  - { name: a, target: { address: "localhost" } }\n', 'f.yaml:2: address must be HOST:PORT'],
+    ['g.yaml', 'scenarios:\n  - { name: a, target: { port: 0 } }\n', 'g.yaml:2: target port must be a whole number from 1 to 65535'],
+    ['h.yaml', 'scenarios:\n  - { name: a, target: { command: "srv" } }\n', 'h.yaml:2: a command target needs a port'],
+    ['i.yaml', 'scenarios:\n  - { name: a, mode: set, target: { embedded: true } }\n', 'i.yaml:2: mode cannot be set in a study file (use modes: [set, get])'],
+    ['j.yaml', 'scenarios:\n  - { name: a, host: x, target: { embedded: true } }\n', 'j.yaml:2: host cannot be set in a study file'],
+    ['k.yaml', 'baseline: z\nscenarios:\n  - { name: a, target: { embedded: true } }\n', 'k.yaml:1: baseline "z" is not a scenario of this study (scenarios: a)'],
+    ['l.yaml', 'groups: []\n', 'l.yaml:1: groups must be a non-empty list'],
+    ['m.yaml', 'name: x\n', 'm.yaml:1: the study has no groups (or scenarios): nothing to run'],
+    ['n.yaml', 'scenarios:\n  - { name: a }\n', 'n.yaml:2: scenario "a": target is missing'],
+    ['o.yaml', 'scenarios:\n  - { name: a, verifyGet: 1, target: { embedded: true } }\n', 'o.yaml:2: verifyGet must be true or false (got 1)'],
+    ['p.yaml', 'scenarios:\n  - { name: a, target: { redis: none, readyTimeout: 0 } }\n', 'p.yaml:2: target readyTimeout must be a duration'],
+    ['q.json', '{\n  "scenarios": [ { "name": "a", } ]\n}\n', 'q.json:2: invalid JSON'],
+    ['r.yaml', 'name: "a b"\nscenarios: [ { name: a, target: { embedded: true } } ]\n', 'r.yaml:1: name must be letters, digits'],
+  ];
+
+  it.each(BAD)('%s: one line with the file and line', (name, text, expected) => {
+    expect(errorOf(name, text)).toContain(expected);
+  });
+
+  it('a file that is not there', () => {
+    expect(() => loadStudyFile(path.join(dir, 'none.yaml'), runFlags)).toThrow(/none.yaml: cannot read the study file \(no such file\)/);
+  });
+});
