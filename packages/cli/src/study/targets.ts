@@ -101,92 +101,107 @@ interface Launch {
   what: string;
 }
 
-/** A child in its own process group, and how to stop it: SIGTERM to the group, SIGKILL after the stop timeout. */
-interface GroupChild {
-  program: string;
-  tail: OutputTail;
-  started: StartedTarget;
-  alive(): boolean;
-  spawnError(): NodeJS.ErrnoException | null;
-}
+/**
+ * A started command in its own process group, and how it ends: SIGTERM to
+ * the group, SIGKILL after the stop timeout, the data directory removed.
+ */
+class GroupChild {
+  readonly program: string;
+  readonly tail = new OutputTail();
+  /** Why it ended: null while it runs. */
+  private ended: string | null = null;
+  private spawnError: NodeJS.ErrnoException | null = null;
+  private readonly child: ChildProcess;
+  private readonly exited: Promise<void>;
+  private stopping: Promise<void> | null = null;
 
-function spawnGroup(l: Launch): GroupChild {
-  const [program, ...args] = l.shell ? ['/bin/sh', '-c', l.argv.join(' ')] : l.argv;
-  const tail = new OutputTail();
-  let exitReason: string | null = null;
-  let spawnError: Error | null = null;
-  const child = spawn(program, args, {
-    cwd: l.cwd,
-    env: { ...process.env, ...l.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  tail.attach(child);
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', (code, sig) => {
-      exitReason = sig
-        ? `killed by ${sig}`
-        : code === 0
-          ? 'exited with status 0 (a start command must stay in the foreground, e.g. no --daemonize yes)'
-          : `exited with status ${code}`;
-      resolve();
+  constructor(private readonly l: Launch) {
+    const [program, ...args] = l.shell ? ['/bin/sh', '-c', l.argv.join(' ')] : l.argv;
+    this.program = program;
+    this.child = spawn(program, args, {
+      cwd: l.cwd,
+      env: { ...process.env, ...l.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
-    child.once('error', (err) => {
-      spawnError = err;
-      exitReason = err.message;
-      resolve();
+    this.tail.attach(this.child);
+    this.exited = new Promise<void>((resolve) => {
+      this.child.once('exit', (code, sig) => {
+        this.ended = sig
+          ? `killed by ${sig}`
+          : code === 0
+            ? 'exited with status 0 (a start command must stay in the foreground, e.g. no --daemonize yes)'
+            : `exited with status ${code}`;
+        resolve();
+      });
+      this.child.once('error', (err) => {
+        this.spawnError = err;
+        this.ended = err.message;
+        resolve();
+      });
     });
-  });
-  const alive = () => exitReason === null;
-  const signalGroup = (sig: NodeJS.Signals) => {
-    if (child.pid === undefined || !alive()) return;
+  }
+
+  alive(): boolean {
+    return this.ended === null;
+  }
+
+  notFound(): boolean {
+    return this.spawnError?.code === 'ENOENT';
+  }
+
+  private signalGroup(sig: NodeJS.Signals): void {
+    if (this.child.pid === undefined || !this.alive()) return;
     try {
-      process.kill(-child.pid, sig);
+      process.kill(-this.child.pid, sig);
     } catch {
       try {
-        child.kill(sig);
+        this.child.kill(sig);
       } catch {
         /* already gone */
       }
     }
-  };
-  const cleanup = () => {
-    if (l.dir) rmSync(l.dir, { recursive: true, force: true });
-  };
-  let stopping: Promise<void> | null = null;
-  const stop = () => {
-    stopping ??= (async () => {
-      if (alive()) {
-        signalGroup('SIGTERM');
-        const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), l.stopTimeoutMs).unref());
-        if ((await Promise.race([exited.then(() => 'exited' as const), timer])) === 'timeout') {
-          signalGroup('SIGKILL');
-          await exited;
+  }
+
+  private cleanup(): void {
+    if (this.l.dir) rmSync(this.l.dir, { recursive: true, force: true });
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      if (this.alive()) {
+        this.signalGroup('SIGTERM');
+        const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), this.l.stopTimeoutMs).unref());
+        if ((await Promise.race([this.exited.then(() => 'exited' as const), timer])) === 'timeout') {
+          this.signalGroup('SIGKILL');
+          await this.exited;
         }
       }
       // A shell's children may outlive it: make sure the whole group is gone.
-      if (child.pid !== undefined) {
+      if (this.child.pid !== undefined) {
         try {
-          process.kill(-child.pid, 'SIGKILL');
+          process.kill(-this.child.pid, 'SIGKILL');
         } catch {
           /* group already empty */
         }
       }
-      cleanup();
+      this.cleanup();
     })();
-    return stopping;
-  };
-  const started: StartedTarget = {
-    host: l.host,
-    port: l.port,
-    stop,
-    kill: () => {
-      signalGroup('SIGKILL');
-      cleanup();
-    },
-    exitReason: () => exitReason,
-  };
-  return { program, tail, started, alive, spawnError: () => spawnError as NodeJS.ErrnoException | null };
+    return this.stopping;
+  }
+
+  kill(): void {
+    this.signalGroup('SIGKILL');
+    this.cleanup();
+  }
+
+  asTarget(): StartedTarget {
+    return { host: this.l.host, port: this.l.port, stop: () => this.stop(), kill: () => this.kill(), exitReason: () => this.exitReason() };
+  }
+
+  exitReason(): string | null {
+    return this.ended;
+  }
 }
 
 /** Polls the port until it accepts connections; stops the child and throws TargetError if it never does. */
@@ -194,20 +209,20 @@ async function waitUntilReady(l: Launch, c: GroupChild, signal: AbortSignal | un
   const deadline = Date.now() + l.readyTimeoutMs;
   for (;;) {
     if (!c.alive()) {
-      await c.started.stop();
-      if (c.spawnError()?.code === 'ENOENT') {
+      await c.stop();
+      if (c.notFound()) {
         throw new TargetError(`${l.what}: ${c.program} not found${c.program === 'redis-server' ? " (install Debian's redis-server package, or give target.binary)" : ''}`);
       }
       const said = c.tail.lastLines();
-      throw new TargetError(`${l.what} ${c.started.exitReason()} before opening port ${l.port}${said ? `: ${said}` : ''}`);
+      throw new TargetError(`${l.what} ${c.exitReason()} before opening port ${l.port}${said ? `: ${said}` : ''}`);
     }
     if (signal?.aborted) {
-      await c.started.stop();
+      await c.stop();
       throw new TargetError(`${l.what}: interrupted while waiting for port ${l.port}`);
     }
-    if (await canConnect(l.host, l.port)) return c.started;
+    if (await canConnect(l.host, l.port)) return c.asTarget();
     if (Date.now() > deadline) {
-      await c.started.stop();
+      await c.stop();
       const said = c.tail.lastLines();
       throw new TargetError(`${l.what} did not open port ${l.port} on ${l.host} within ${l.readyTimeoutMs / 1000} s${said ? ` (it said: ${said})` : ''}`);
     }
@@ -221,7 +236,7 @@ async function launch(l: Launch, signal: AbortSignal | undefined): Promise<Start
   if (await canConnect(l.host, l.port)) {
     throw new TargetError(`${l.what}: port ${l.port} on ${l.host} is already in use (stop what listens there, or put {port} in the command for a free one)`);
   }
-  return waitUntilReady(l, spawnGroup(l), signal);
+  return waitUntilReady(l, new GroupChild(l), signal);
 }
 
 /** The demo server, started the way `--embedded` starts it. */
