@@ -16,7 +16,7 @@ import { addRunOptions } from '../run-options.js';
 import { buildPlan, MODES, parseChoice, parseInteger, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
 import { outputPaths, type OutputPaths } from './outputs.js';
 import { StudyProgress } from './progress.js';
-import { StudyRunner, type StudySetup } from './runner.js';
+import { countRuns, StudyRunner, type StudySetup } from './runner.js';
 import { DEFAULT_MODES, loadStudyFile, ROUNDS_LIMIT, type RawFlags, type RunFlag, type ScenarioSpec, type StudySpec } from './spec.js';
 
 interface StudyIo {
@@ -229,7 +229,7 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: Stud
   const startedAt = new Date();
   const paths = outputPaths(opts.out, spec.name, fileTimestamp(startedAt));
   const info = studyInfo(spec, scenarios, setup, rounds, startedAt, paths);
-  const runsPlanned = scenarios.reduce((a, s) => a + setup.modesOf(s).length * rounds, 0);
+  const runsPlanned = countRuns({ scenarios, rounds, modesOf: setup.modesOf });
   const progress = new StudyProgress(io, runsPlanned, !opts.quiet && Boolean(io.stderrIsTty), !opts.quiet);
   const runner = new StudyRunner({ scenarios, rounds, ...setup, engineOf, info, paths, lang: line.lang, failFast: opts.failFast }, io, progress);
   progress.note(`respbench study ${spec.name}: ${scenarios.length} scenario${scenarios.length === 1 ? '' : 's'}, ${runsPlanned} runs, writing ${path.join(opts.out, `${spec.name}_*_${fileTimestamp(startedAt)}.*`)}`);

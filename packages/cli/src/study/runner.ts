@@ -33,6 +33,11 @@ export interface StudySetup {
   failFast: boolean;
 }
 
+/** Every scenario's modes times the rounds. */
+export function countRuns(setup: Pick<StudySetup, 'scenarios' | 'modesOf' | 'rounds'>): number {
+  return setup.scenarios.reduce((a, s) => a + setup.modesOf(s).length * setup.rounds, 0);
+}
+
 export interface StudyOutcome {
   rows: RunRow[];
   markdown: string;
@@ -80,7 +85,7 @@ export class StudyRunner {
     private readonly io: { stdout: (t: string) => void; stderr: (t: string) => void },
     private readonly progress: StudyProgress,
   ) {
-    this.runsPlanned = setup.scenarios.reduce((a, s) => a + setup.modesOf(s).length * setup.rounds, 0);
+    this.runsPlanned = countRuns(setup);
   }
 
   /** Asks the study to stop: the current run is aborted, targets are stopped, outputs written. */
