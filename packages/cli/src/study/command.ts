@@ -11,6 +11,7 @@ import path from 'node:path';
 import { engineForCommand } from '../engines.js';
 import { Exit, EXIT } from '../exit.js';
 import { onStopSignals, SIGNAL_EXIT } from '../interrupt.js';
+import type { CliIo } from '../io.js';
 import type { Engine, Mode } from '../plan.js';
 import { addRunOptions } from '../run-options.js';
 import { buildPlan, MODES, parseChoice, parseInteger, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
@@ -18,12 +19,6 @@ import { outputPaths, type OutputPaths } from './outputs.js';
 import { StudyProgress } from './progress.js';
 import { countRuns, StudyRunner, type StudySetup } from './runner.js';
 import { DEFAULT_MODES, loadStudyFile, ROUNDS_LIMIT, type RawFlags, type RunFlag, type ScenarioSpec, type StudySpec } from './spec.js';
-
-interface StudyIo {
-  stdout: (t: string) => void;
-  stderr: (t: string) => void;
-  stderrIsTty?: boolean;
-}
 
 interface StudyOptions {
   rounds?: string;
@@ -62,7 +57,7 @@ export function studyRunFlags(): RunFlag[] {
   }));
 }
 
-export function registerStudyCommand(program: Command, io: StudyIo): void {
+export function registerStudyCommand(program: Command, io: CliIo): void {
   const cmd = program
     .command('study')
     .argument('<file>', 'study file (YAML or JSON); the format: see the README')
@@ -146,7 +141,7 @@ function readCommandLine(opts: StudyOptions, cmd: Command, runFlags: RunFlag[]):
  * scenario should not cost the hour the first ones take), then loads each
  * engine the scenarios ask for once.
  */
-function checkScenarios(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<StudySetup, 'modesOf' | 'rawOf'>, line: CommandLine, runFlags: RunFlag[], io: StudyIo): (s: ScenarioSpec) => Engine {
+function checkScenarios(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<StudySetup, 'modesOf' | 'rawOf'>, line: CommandLine, runFlags: RunFlag[], io: CliIo): (s: ScenarioSpec) => Engine {
   const engineChoices = new Map<ScenarioSpec, EngineChoice>();
   for (const s of scenarios) {
     for (const mode of setup.modesOf(s)) {
@@ -194,7 +189,7 @@ function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<Study
 }
 
 /** The first SIGINT/SIGTERM stops the study in order; a second kills the current server and exits. */
-async function runInterruptible(runner: StudyRunner, progress: StudyProgress, io: StudyIo): ReturnType<StudyRunner['run']> {
+async function runInterruptible(runner: StudyRunner, progress: StudyProgress, io: CliIo): ReturnType<StudyRunner['run']> {
   let signals = 0;
   const stopListening = onStopSignals((sig) => {
     signals++;
@@ -214,7 +209,7 @@ async function runInterruptible(runner: StudyRunner, progress: StudyProgress, io
   }
 }
 
-async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: StudyIo): Promise<void> {
+async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: CliIo): Promise<void> {
   const runFlags = studyRunFlags();
   const line = readCommandLine(opts, cmd, runFlags);
   const spec = loadStudyFile(file, runFlags);
@@ -230,7 +225,7 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: Stud
   const paths = outputPaths(opts.out, spec.name, fileTimestamp(startedAt));
   const info = studyInfo(spec, scenarios, setup, rounds, startedAt, paths);
   const runsPlanned = countRuns({ scenarios, rounds, modesOf: setup.modesOf });
-  const progress = new StudyProgress(io, runsPlanned, !opts.quiet && Boolean(io.stderrIsTty), !opts.quiet);
+  const progress = new StudyProgress(io, runsPlanned, !opts.quiet && io.stderrIsTty, !opts.quiet);
   const runner = new StudyRunner({ scenarios, rounds, ...setup, engineOf, info, paths, lang: line.lang, failFast: opts.failFast }, io, progress);
   progress.note(`respbench study ${spec.name}: ${scenarios.length} scenario${scenarios.length === 1 ? '' : 's'}, ${runsPlanned} runs, writing ${path.join(opts.out, `${spec.name}_*_${fileTimestamp(startedAt)}.*`)}`);
 
