@@ -5,11 +5,12 @@
 import { Command, CommanderError, Option } from 'commander';
 import { EngineUnavailableError, selectEngine } from './engines.js';
 import { formatHuman, formatJson } from './output.js';
-import { Histogram } from './histogram.js';
-import type { Engine, Plan, Progress, RunOptions, RunResult } from './plan.js';
+import { LatencyHistogram } from './engine-js/histogram.js';
+import type { Engine, Plan } from './engine-js/plan.js';
+import type { ProgressSnapshot, RunOptions } from './engine-js/progress.js';
 import { comparisonTable, CSV_HEADER, csvLine, parseTests, quietLine, runSuite, SUITE_NAMES, type SuiteLine, type SuiteTest } from './suite.js';
-import { ProgressLine } from './progress.js';
-import { EXIT, exitCodeFor, runPlan } from './run.js';
+import { ProgressLine } from './progress-line.js';
+import { EXIT, exitCodeFor, runPlan, type RunResult } from './run.js';
 import { spawnEmbedded, startServer } from './serve.js';
 import { registerStudyCommand } from './study/command.js';
 import { buildPlan, LIMITS, parseInteger, UsageError, type RawRunOptions } from './validate.js';
@@ -179,7 +180,7 @@ async function runCommand(opts: RunFlags, io: CliIo, given: (option: string) => 
   const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
   let result: RunResult;
   try {
-    const runOptions = { onProgress: (p: Progress) => progress.update(p), signal: controller.signal };
+    const runOptions = { onProgress: (p: ProgressSnapshot) => progress.update(p), signal: controller.signal };
     if (tests) {
       const code = await runSuiteCommand(selection.engine, plan, tests, compare, opts, io, progress, runOptions);
       if (signalCode !== EXIT.ok) throw new Exit(signalCode);
@@ -229,7 +230,7 @@ async function runSuiteCommand(
     progress.clear();
     if (opts.json || compare) return;
     if (opts.csv) {
-      const h = Histogram.fromData(line.result.histogram);
+      const h = LatencyHistogram.fromData(line.result.histogram);
       io.stdout(`${csvLine(line, h.valueAtPercentile(95) / 1000, h.min() / 1000)}\n`);
     } else io.stdout(`${quietLine(line)}\n`);
   };

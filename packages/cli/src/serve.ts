@@ -13,7 +13,7 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { ReplyScanner } from './resp.js';
+import { ReplyScanner } from './engine-js/reply.js';
 
 const OK = Buffer.from('+OK\r\n');
 const PONG = Buffer.from('+PONG\r\n');

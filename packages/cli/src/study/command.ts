@@ -10,7 +10,7 @@ import { Command } from 'commander';
 import path from 'node:path';
 import { addRunOptions, Exit } from '../cli.js';
 import { EngineUnavailableError, selectEngine } from '../engines.js';
-import type { Engine, Mode } from '../plan.js';
+import type { Engine, Mode } from '../engine-js/plan.js';
 import { EXIT } from '../run.js';
 import { buildPlan, parseChoice, parseInteger, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
 import { outputPaths } from './outputs.js';

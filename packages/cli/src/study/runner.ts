@@ -7,8 +7,8 @@
  */
 import type { RunRow, RunStatus, StudyInfo } from '@respbench/report';
 import { scenarioLabel } from '@respbench/report';
-import type { Engine, Mode, Plan, RunResult } from '../plan.js';
-import { EXIT, missingCountsAsVerifyFailure, runPlan } from '../run.js';
+import type { Engine, Mode, Plan } from '../engine-js/plan.js';
+import { EXIT, missingCountsAsVerifyFailure, runPlan, type RunResult } from '../run.js';
 import { buildPlan, type RawRunOptions } from '../validate.js';
 import { writeOutputs, type OutputPaths } from './outputs.js';
 import { StudyProgress, type RunPosition } from './progress.js';
