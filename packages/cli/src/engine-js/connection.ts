@@ -96,9 +96,9 @@ function connectErrorText(host: string, port: number, err: NodeJS.ErrnoException
 export interface Pace {
   /** performance.now() after which no request is sent; Infinity for a counted phase. */
   deadline: number;
-  /** --rate: ms between two of this connection's requests (connections / rate); 0 sends as fast as replies allow. */
+  /** --rate: ms between two of this connection's requests (1000 × connections / rate); 0 sends as fast as replies allow. */
   intervalMs: number;
-  /** --rate: ms into the schedule of this connection's first request (id / rate), so connections do not fire together. */
+  /** --rate: ms into the schedule of this connection's first request (1000 × id / rate), so connections do not fire together. */
   offsetMs: number;
 }
 
@@ -401,21 +401,23 @@ export class Connection {
     return `key ${key}: expected "${escapeBytes(expected, 0, expected.length, 48)}", got ${got}`;
   }
 
+  /** Its share answered: close politely. */
   private complete(): void {
-    if (this.done) return;
-    this.done = true;
-    if (this.wakeup) clearTimeout(this.wakeup);
-    if (this.immediate) clearImmediate(this.immediate);
-    this.socket.end();
-    this.finish(this.id, null);
+    this.end(null);
   }
 
   private fail(failure: Failure): void {
+    this.end(failure);
+  }
+
+  /** Once only: stops the timers, closes the socket (at once on a failure) and reports. */
+  private end(failure: Failure | null): void {
     if (this.done) return;
     this.done = true;
     if (this.wakeup) clearTimeout(this.wakeup);
     if (this.immediate) clearImmediate(this.immediate);
-    this.socket.destroy();
+    if (failure) this.socket.destroy();
+    else this.socket.end();
     this.finish(this.id, failure);
   }
 }

@@ -79,7 +79,8 @@ export class LatencyHistogram {
     this.total += count;
   }
 
-  add(other: LatencyHistogram): void {
+  /** Adds another histogram's counts (from another connection, engine or machine). */
+  merge(other: LatencyHistogram): void {
     for (let i = 0; i < COUNTS_LENGTH; i++) this.counts[i] += other.counts[i];
     this.total += other.total;
   }

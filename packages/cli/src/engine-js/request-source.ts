@@ -6,7 +6,7 @@
  * (op, key hash, key index) for when the reply comes. Paired with
  * crates/respbench-core/src/request_source.rs.
  */
-import { CommandEncoder, parseTemplate, type Template } from './command.js';
+import { CommandEncoder, parseTemplate } from './command.js';
 import { KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey } from './keys.js';
 import type { Plan } from './plan.js';
 import { ValueFactory } from './values.js';
@@ -92,8 +92,6 @@ export class RequestSource {
 /** A Plan made ready to send: templates parsed, encoders and value table built. */
 export class PreparedPlan {
   readonly values: ValueFactory;
-  readonly setTemplate: Template;
-  readonly getTemplate: Template;
   readonly setEncoder: CommandEncoder;
   readonly getEncoder: CommandEncoder;
   readonly verify: boolean;
@@ -105,10 +103,8 @@ export class PreparedPlan {
   constructor(readonly plan: Plan) {
     this.values = new ValueFactory({ min: plan.valueSizeMin, max: plan.valueSizeMax });
     this.prefix = Buffer.from(plan.keyPrefix);
-    this.setTemplate = parseTemplate(plan.setCmd, 'set', plan.literalCommands);
-    this.getTemplate = parseTemplate(plan.getCmd, 'get', plan.literalCommands);
-    this.setEncoder = new CommandEncoder(this.setTemplate, this.prefix, this.values, plan.keyspace);
-    this.getEncoder = new CommandEncoder(this.getTemplate, this.prefix, this.values, plan.keyspace);
+    this.setEncoder = new CommandEncoder(parseTemplate(plan.setCmd, 'set', plan.literalCommands), this.prefix, this.values, plan.keyspace);
+    this.getEncoder = new CommandEncoder(parseTemplate(plan.getCmd, 'get', plan.literalCommands), this.prefix, this.values, plan.keyspace);
     this.verify = plan.verifyGet;
     this.maxRequestBytes = Math.max(this.setEncoder.maxBytes(), this.getEncoder.maxBytes());
     // A time-bound phase (the run, or a warmup) may read any key, so it preloads the whole keyspace.
