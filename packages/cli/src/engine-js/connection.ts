@@ -130,20 +130,20 @@ export class Connection {
   private readonly histogram: LatencyHistogram | null;
   private readonly serviceHistogram: LatencyHistogram | null;
   private readonly pipeline: number;
-  /** performance.now() after which no request is sent (time-bound phases), else Infinity. */
-  private readonly deadline: number;
   private readonly finish: (id: number, failure: Failure | null) => void;
+  /** When this connection may send: the fields of its Pace. */
+  private readonly deadline: number;
+  private readonly intervalMs: number;
+  private readonly offsetMs: number;
+  /** The ring of in-flight requests, one slot each: head is the oldest, tail the next free. */
   private readonly ops: Uint8Array;
   private readonly keyHashes: Uint32Array;
   private readonly keyIndexes: Float64Array;
   private readonly sentAt: Float64Array;
   /** --rate: when each request was due; latency counts from here. */
   private readonly intendedAt: Float64Array;
-  /** --rate: requests given a due time so far, and the gap between two (ms). */
+  /** --rate: requests given a due time so far. */
   private scheduled = 0;
-  private readonly intervalMs: number;
-  /** --rate: this connection's place in the interval, so connections do not fire together. */
-  private readonly offsetMs: number;
   private startedAt = 0;
   /** Requests per write, and the write buffers: reused once their write completes. */
   private readonly batchRequests: number;
@@ -311,7 +311,7 @@ export class Connection {
         const at = reader.base + reader.pos;
         this.fail({
           kind: 'protocol',
-          message: `${this.where()}: protocol error after ${this.received} replies: unexpected bytes with no request waiting, at byte ${at} of the replies: "${escapeBytes(reader.buf, reader.pos, reader.end)}"`,
+          message: `${this.label()}: protocol error after ${this.received} replies: unexpected bytes with no request waiting, at byte ${at} of the replies: "${escapeBytes(reader.buf, reader.pos, reader.end)}"`,
         });
         return;
       }
@@ -321,21 +321,17 @@ export class Connection {
       if (err instanceof ProtocolError) {
         this.fail({
           kind: 'protocol',
-          message: `${this.where()}: protocol error after ${this.received} replies: ${err.reason} at byte ${reader.base + err.offset} of the replies: "${err.bytes}"`,
+          message: `${this.label()}: protocol error after ${this.received} replies: ${err.reason} at byte ${reader.base + err.offset} of the replies: "${err.bytes}"`,
         });
         return;
       }
       // A bug here must still end the run with the counters so far, not an uncaught exception.
-      this.fail({ kind: 'internal', message: `${this.where()}: internal error after ${this.received} replies: ${(err as Error)?.message ?? String(err)}` });
+      this.fail({ kind: 'internal', message: `${this.label()}: internal error after ${this.received} replies: ${(err as Error)?.message ?? String(err)}` });
     }
   }
 
-  label(): string {
-    return this.where();
-  }
-
   /** Names the connection in messages: which one, and to where. */
-  private where(): string {
+  label(): string {
     return this.peer ? `connection ${this.id} (${this.peer})` : `connection ${this.id}`;
   }
 
@@ -348,11 +344,11 @@ export class Connection {
   /** Why the server's side of the connection went away. */
   private closedText(err: NodeJS.ErrnoException | null): string {
     const midReply = this.partialNote();
-    if (err === null) return `${this.where()}: connection closed by server after ${this.received} replies${midReply}`;
+    if (err === null) return `${this.label()}: connection closed by server after ${this.received} replies${midReply}`;
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'ECONNABORTED') {
-      return `${this.where()}: connection closed by server after ${this.received} replies (${err.code === 'ECONNRESET' ? 'reset' : err.code})${midReply}`;
+      return `${this.label()}: connection closed by server after ${this.received} replies (${err.code === 'ECONNRESET' ? 'reset' : err.code})${midReply}`;
     }
-    return `${this.where()}: ${err.message} after ${this.received} replies${midReply}`;
+    return `${this.label()}: ${err.message} after ${this.received} replies${midReply}`;
   }
 
   private onReply(buf: Buffer, now: number): void {
