@@ -1,5 +1,5 @@
 /**
- * One run, as users run it: the seed's command lines (scaled down) against a
+ * One run, as users run it: the original tool's command lines (scaled down) against a
  * real redis-server, and the kvstore shapes against the built-in demo server.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -135,7 +135,7 @@ describe.each(engines())('engine %s', (engineName) => {
       ['RSET', 'RGET'],
       ['HSET', 'HGET'],
     ]) {
-      it(`${setCmd}/${getCmd}: the seed's kvstore lines write, then read back verified`, async () => {
+      it(`${setCmd}/${getCmd}: the original tool's kvstore lines write, then read back verified`, async () => {
         const common = [...engine, '--host', '127.0.0.1', '--port', String(port), '--set-cmd', setCmd, '--get-cmd', getCmd, '--requests', '30000', '--pipeline', '128', '--keyspace', '10000', '--value-size', '32'];
         const set = await runJson([...common, '--mode', 'set', '--key-prefix', 'bench:ts:set:']);
         expect(set.run.code).toBe(0);

@@ -156,7 +156,7 @@ groups:
     }
   });
 
-  it("writes the Markdown table in the seed's layout, also on stdout", () => {
+  it("writes the Markdown table in the original tool's layout, also on stdout", () => {
     const lines = outputs.markdown.split('\n');
     const header = '| scenario | mode | Round1 | Round2 | mean QPS | mean avg(us/op) | mean elapsed(s) | vs none |';
     const at = lines.indexOf(header);

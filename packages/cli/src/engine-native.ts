@@ -9,8 +9,9 @@
  * polls its progress counters, cancels it on abort and reshapes the result.
  */
 import { createRequire } from 'node:module';
-import type { HistogramData } from './histogram.js';
-import type { Engine, Failure, FailureKind, Plan, Progress, RawResult, RunOptions } from './plan.js';
+import type { HistogramData } from './engine-js/histogram.js';
+import type { Engine, Failure, FailureKind, Plan, RawResult } from './engine-js/plan.js';
+import type { ProgressSnapshot, RunOptions } from './engine-js/progress.js';
 
 export interface NativeLoad {
   engine: Engine | null;
@@ -88,7 +89,7 @@ function nativeEngine(addon: NativeAddon): Engine {
   };
 }
 
-function toProgress(p: ReturnType<NativeRunHandle['progress']>): Progress {
+function toProgress(p: ReturnType<NativeRunHandle['progress']>): ProgressSnapshot {
   const phase = p.phase === 'preload' || p.phase === 'warmup' ? p.phase : 'run';
   return { done: p.done, total: p.total, errors: p.errors, elapsedNs: p.elapsedNs, phase, durationNs: p.durationNs };
 }

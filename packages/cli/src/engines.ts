@@ -3,10 +3,10 @@
  * otherwise the JS engine, saying once why; `native` insists; `js` never
  * tries the addon.
  */
-import { jsEngine } from './engine-js.js';
+import { jsEngine } from './engine-js/index.js';
 import { loadNativeEngine } from './engine-native.js';
 import { Exit, EXIT } from './exit.js';
-import type { Engine } from './plan.js';
+import type { Engine } from './engine-js/plan.js';
 import type { EngineChoice } from './validate.js';
 
 export class EngineUnavailableError extends Error {}

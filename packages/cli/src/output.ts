@@ -2,8 +2,7 @@
  * What the user sees after a run: a short header, one row of figures, the
  * counters, and one clear line for anything that went wrong.
  */
-import type { RunResult } from './plan.js';
-import { missingCountsAsVerifyFailure } from './run.js';
+import { missingCountsAsVerifyFailure, type RunResult } from './run.js';
 
 function fixed(n: number, digits: number): string {
   return n.toFixed(digits);
@@ -17,7 +16,7 @@ function bytes(n: number): string {
 }
 
 export function describeWorkload(r: RunResult): string {
-  const p = r.workload;
+  const p = r.plan;
   const size = p.valueSizeMin === p.valueSizeMax ? `${p.valueSizeMin} B` : `${p.valueSizeMin}-${p.valueSizeMax} B`;
   const cmds = p.mode === 'set' ? p.setCmd : p.mode === 'get' ? p.getCmd : `${p.setCmd} / ${p.getCmd}`;
   const parts = [
@@ -38,7 +37,7 @@ export function describeWorkload(r: RunResult): string {
 /** Hints for error replies users meet often. */
 export function hintFor(r: RunResult): string | null {
   const e = r.firstError ?? '';
-  const p = r.workload;
+  const p = r.plan;
   if (/wrong number of arguments/i.test(e) && /^\s*HSET\s*$/i.test(p.setCmd)) {
     return "Redis's HSET takes key field value: try --set-cmd 'HSET __key__ field __data__' --get-cmd 'HGET __key__ field'";
   }
@@ -59,7 +58,7 @@ export function formatHuman(r: RunResult): string {
   lines.push(`respbench · engine ${r.engine} · target ${r.target.host}:${r.target.port}`);
   lines.push(`workload: ${describeWorkload(r)}`);
   if (r.preloadRequests > 0) lines.push(`preload: ${r.preloadRequests} writes in ${fixed(r.preloadElapsedSec, 3)} s (untimed, not in the figures)`);
-  if (r.workload.warmupMs > 0) lines.push(`warmup: ${r.warmupRequests} requests in ${fixed((r.warmupElapsedNs ?? 0) / 1e9, 3)} s (sent and answered, not in the figures)`);
+  if (r.plan.warmupMs > 0) lines.push(`warmup: ${r.warmupRequests} requests in ${fixed((r.warmupElapsedNs ?? 0) / 1e9, 3)} s (sent and answered, not in the figures)`);
   lines.push('');
   const head = ['ops/s', 'avg us/op', 'elapsed s', 'p50 us', 'p90 us', 'p99 us', 'p99.9 us', 'max us'];
   const l = r.latencyUs;
@@ -71,10 +70,10 @@ export function formatHuman(r: RunResult): string {
   if (r.serviceUs) {
     const sv = r.serviceUs;
     lines.push(`latency above counts from each request's intended send time; service time (from the actual send): p50 ${fixed(sv.p50, 1)} · p90 ${fixed(sv.p90, 1)} · p99 ${fixed(sv.p99, 1)} · p99.9 ${fixed(sv.p999, 1)} · max ${fixed(sv.max, 1)} us`);
-    lines.push(`rate: asked ${r.workload.rate}/s, achieved ${fixed(r.opsPerSec, 1)}/s${r.rateKept === false ? ' — COULD NOT KEEP THE ASKED RATE (more than 2% off: server or client too slow, --pipeline too small, or a run too short for the schedule)' : ''}`);
+    lines.push(`rate: asked ${r.plan.rate}/s, achieved ${fixed(r.opsPerSec, 1)}/s${r.rateKept === false ? ' — COULD NOT KEEP THE ASKED RATE (more than 2% off: server or client too slow, --pipeline too small, or a run too short for the schedule)' : ''}`);
   }
   lines.push(
-    `requests ${r.requests}${r.workload.durationMs > 0 ? '' : `/${r.workload.requests}`} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches} · sets ${r.sets} · gets ${r.gets}`,
+    `requests ${r.requests}${r.plan.durationMs > 0 ? '' : `/${r.plan.requests}`} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches} · sets ${r.sets} · gets ${r.gets}`,
   );
   lines.push(`bytes out ${bytes(r.bytesOut)} · in ${bytes(r.bytesIn)} · latency = reply parsed - request written, per request`);
   if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${r.failure.message}; the figures above cover the ${r.requests} replies received`);
@@ -85,7 +84,7 @@ export function formatHuman(r: RunResult): string {
   }
   if (r.mismatches > 0) lines.push(`VERIFY FAILED: ${r.mismatches} reads returned another value; first: ${r.firstMismatch}`);
   if (missingCountsAsVerifyFailure(r)) lines.push(`VERIFY FAILED: ${r.misses} reads found no value for a key that should exist`);
-  else if (r.misses > 0 && r.workload.mode === 'get') lines.push(`note: ${r.misses} reads found no value (nil)`);
+  else if (r.misses > 0 && r.plan.mode === 'get') lines.push(`note: ${r.misses} reads found no value (nil)`);
   return lines.join('\n');
 }
 

@@ -7,8 +7,9 @@ import { Exit, EXIT } from './exit.js';
 import { onStopSignals, SIGNAL_EXIT } from './interrupt.js';
 import type { CliIo } from './io.js';
 import { formatHuman, formatJson } from './output.js';
-import type { Progress, RunResult } from './plan.js';
-import { ProgressLine } from './progress.js';
+import type { ProgressSnapshot } from './engine-js/progress.js';
+import type { RunResult } from './run.js';
+import { ProgressLine } from './progress-line.js';
 import { exitCodeFor, runPlan } from './run.js';
 import { spawnEmbedded } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests } from './suite.js';
@@ -42,7 +43,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
   let result: RunResult;
   try {
-    const runOptions = { onProgress: (p: Progress) => progress.update(p), signal: controller.signal };
+    const runOptions = { onProgress: (p: ProgressSnapshot) => progress.update(p), signal: controller.signal };
     if (tests) {
       const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear() };
       const code = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);

@@ -4,8 +4,9 @@
  * targets; error lines on stderr; and the exit status of the whole suite.
  */
 import { EXIT } from './exit.js';
-import { Histogram } from './histogram.js';
-import type { Engine, Plan, RunOptions } from './plan.js';
+import { LatencyHistogram } from './engine-js/histogram.js';
+import type { Engine, Plan } from './engine-js/plan.js';
+import type { RunOptions } from './engine-js/progress.js';
 import { exitCodeFor } from './run.js';
 import { comparisonTable, CSV_HEADER, csvLine, quietLine, runSuite, type SuiteLine, type SuiteTest } from './suite.js';
 
@@ -46,7 +47,7 @@ export async function runSuiteCommand(
     out.beforeLine();
     if (out.json || compare) return;
     if (out.csv) {
-      const h = Histogram.fromData(line.result.histogram);
+      const h = LatencyHistogram.fromData(line.result.histogram);
       out.stdout(`${csvLine(line, h.valueAtPercentile(95) / 1000, h.min() / 1000)}\n`);
     } else out.stdout(`${quietLine(line)}\n`);
   };

@@ -3,10 +3,10 @@
  * one becomes a UsageError whose message names the flag and what it accepts.
  * The CLI prints that one line and exits 2.
  */
-import { parseTemplate, TemplateError, unverifiableReason } from './command.js';
+import { parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
 import { LIMITS } from './limits.js';
-import type { Mode, Plan } from './plan.js';
-import { KEY_PATTERNS, type KeyPattern } from './workload.js';
+import type { Mode, Plan } from './engine-js/plan.js';
+import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 
 export class UsageError extends Error {
   constructor(message: string) {

@@ -8,7 +8,8 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadNativeEngine } from '../src/engine-native.js';
-import type { Plan, Progress } from '../src/plan.js';
+import type { Plan } from '../src/engine-js/plan.js';
+import type { ProgressSnapshot } from '../src/engine-js/progress.js';
 
 const loaded = loadNativeEngine();
 
@@ -80,7 +81,7 @@ describe.skipIf(!loaded.engine)('native engine adapter', () => {
 
   it('reports progress while the run goes on', async () => {
     const port = await okServer();
-    const seen: Progress[] = [];
+    const seen: ProgressSnapshot[] = [];
     const r = await loaded.engine!.run(plan(port, { requests: 3_000_000, pipeline: 64 }), { onProgress: (p) => seen.push(p) });
     expect(r.requests).toBe(3_000_000);
     expect(seen.length).toBeGreaterThan(0);

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ProtocolError, ReplyKind, ReplyReader, ReplyScanner } from '../src/resp.js';
+import { ProtocolError, ReplyKind, ReplyReader, ReplyScanner } from '../src/engine-js/reply.js';
 
 /** A reply as the engine sees it: its kind and what it carries. */
 interface Seen {

@@ -89,13 +89,13 @@ export function labelsFor(lang: Lang = 'en'): Labels {
   return lang === 'zh' ? zh : en;
 }
 
-/** `YYYY-MM-DD HH:MM:SS` in local time, as the seed's headings show it. */
+/** `YYYY-MM-DD HH:MM:SS` in local time, as the original tool's headings show it. */
 export function localDateTime(d: Date): string {
   const p = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
-/** `YYYYMMDD_HHMMSS` in local time: the seed's file name stamp. */
+/** `YYYYMMDD_HHMMSS` in local time: the original tool's file name stamp. */
 export function fileTimestamp(d: Date): string {
   return localDateTime(d).replace(/-/g, '').replace(' ', '_').replace(/:/g, '');
 }

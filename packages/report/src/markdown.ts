@@ -16,7 +16,7 @@ export interface TableOptions {
   baseline?: string;
 }
 
-/** Two decimals, as the seed's tables; `-` when there is nothing to show. */
+/** Two decimals, as the original tool's tables; `-` when there is nothing to show. */
 export function fixed2(v: number | null): string {
   return v === null || !Number.isFinite(v) ? '-' : v.toFixed(2);
 }

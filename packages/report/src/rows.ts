@@ -78,7 +78,7 @@ export interface StudyInfo {
   baseline?: string;
   /** One line of the parameters common to the study, e.g. `requests=1000000 pipeline=128`. */
   parameters?: string;
-  /** Relative paths of the CSV files, listed in the Markdown preamble as the seed's tables do. */
+  /** Relative paths of the CSV files, listed in the Markdown preamble as the original tool's tables do. */
   files?: { detail?: string; summary?: string };
   /** Engines that ran, e.g. `native`. */
   engines?: string[];
@@ -89,7 +89,7 @@ export interface StudyInfo {
   stopped?: string;
 }
 
-/** `name (tag, tag)`, the label the seed's tables use; just `name` without tags. */
+/** `name (tag, tag)`, the label the original tool's tables use; just `name` without tags. */
 export function scenarioLabel(s: ScenarioInfo): string {
   return s.tags.length > 0 ? `${s.name} (${s.tags.join(', ')})` : s.name;
 }

@@ -43,8 +43,8 @@ function row(group: string, scenario: string, tags: string[], mode: string, roun
   };
 }
 
-/** Three rounds from the seed's 2026-03-05 07:59:54 tables. */
-function seedRows(): RunRow[] {
+/** Three rounds from the original tool's 2026-03-05 07:59:54 tables. */
+function originalToolRows(): RunRow[] {
   const rows: RunRow[] = [];
   const add = (g: string, s: string, tags: string[], mode: string, ops: number[]) => ops.forEach((o, i) => rows.push(row(g, s, tags, mode, i + 1, o)));
   add(KV, 'persist_mypool', ['incremental', 'mypool'], 'set', [125179, 170592, 164976]);
@@ -87,7 +87,7 @@ describe('stats', () => {
 
 describe('summarize', () => {
   it('keeps the study order of groups, scenarios and modes', () => {
-    const rows = seedRows().reverse();
+    const rows = originalToolRows().reverse();
     const s = summarize(rows, study);
     expect(s.map((r) => `${r.scenario}/${r.mode}`)).toEqual([
       'persist_mypool/set',
@@ -100,21 +100,21 @@ describe('summarize', () => {
     expect(s[0].label).toBe('persist_mypool (incremental, mypool)');
   });
 
-  it("reproduces the seed's mean QPS", () => {
-    const s = summarize(seedRows(), study);
+  it("reproduces the original tool's mean QPS", () => {
+    const s = summarize(originalToolRows(), study);
     expect(s[0].opsPerSec.mean!.toFixed(2)).toBe('153582.33');
     expect(s[4].opsPerSec.mean!.toFixed(2)).toBe('76947.00');
   });
 
   it('gives each scenario its ratio to the baseline in the same mode', () => {
-    const s = summarize(seedRows(), { ...study, baseline: 'none' });
+    const s = summarize(originalToolRows(), { ...study, baseline: 'none' });
     const kvSet = s.find((r) => r.scenario === 'persist_mypool' && r.mode === 'set')!;
     expect(kvSet.ratioToBaseline).toBeCloseTo(153582.33 / 242230.0, 4);
     expect(s.find((r) => r.scenario === 'none' && r.mode === 'get')!.ratioToBaseline).toBe(1);
   });
 
   it('leaves failed rounds out of the aggregates and counts them', () => {
-    const rows = seedRows();
+    const rows = originalToolRows();
     rows[1] = row(KV, 'persist_mypool', ['incremental', 'mypool'], 'set', 2, null, { status: 'failed', error: 'connection refused' });
     const s = summarize(rows, study)[0];
     expect(s.okRounds).toBe(2);
@@ -124,7 +124,7 @@ describe('summarize', () => {
   });
 
   it('shows rounds not run yet as missing (an interrupted study)', () => {
-    const rows = seedRows().filter((r) => !(r.scenario === 'aof_always' && (r.mode === 'get' || r.round === 3)));
+    const rows = originalToolRows().filter((r) => !(r.scenario === 'aof_always' && (r.mode === 'get' || r.round === 3)));
     const s = summarize(rows, study);
     expect(s.map((r) => `${r.scenario}/${r.mode}`)).not.toContain('aof_always/get');
     const aof = s.find((r) => r.scenario === 'aof_always')!;
@@ -133,8 +133,8 @@ describe('summarize', () => {
 });
 
 describe('markdown', () => {
-  it("lays out the seed's table", () => {
-    const s = summarize(seedRows(), study).filter((r) => r.group === REDIS);
+  it("lays out the original tool's table", () => {
+    const s = summarize(originalToolRows(), study).filter((r) => r.group === REDIS);
     const lines = markdownTable(s).split('\n');
     expect(lines[0]).toBe('| scenario | mode | Round1 | Round2 | Round3 | mean QPS | mean avg(us/op) | mean elapsed(s) |');
     expect(lines[1]).toBe('|---|---|---:|---:|---:|---:|---:|---:|');
@@ -143,7 +143,7 @@ describe('markdown', () => {
   });
 
   it('gives the headers users read today with lang zh', () => {
-    const s = summarize(seedRows(), study);
+    const s = summarize(originalToolRows(), study);
     const md = markdownReport(s, study, 'zh');
     expect(md).toContain('| 场景 | 模式 | Round1 | Round2 | Round3 | 均值QPS | 均值avg(us/op) | 均值elapsed(s) |');
     expect(md).toContain('hash_bench 3轮均值复测（2026-03-05 07:59:54）');
@@ -151,7 +151,7 @@ describe('markdown', () => {
   });
 
   it('writes one table per group under its title, with the baseline column when asked', () => {
-    const s = summarize(seedRows(), { ...study, baseline: 'none' });
+    const s = summarize(originalToolRows(), { ...study, baseline: 'none' });
     const md = markdownReport(s, { ...study, baseline: 'none' });
     expect(md.match(/^### /gm)).toHaveLength(2);
     expect(md).toContain(`### ${KV}`);
@@ -168,7 +168,7 @@ describe('markdown', () => {
 
 describe('csv', () => {
   it('writes one detail row per run that csv-parse reads back', () => {
-    const rows = seedRows();
+    const rows = originalToolRows();
     rows[0].error = 'quoted "text", with comma\nand newline';
     const parsed = parse(detailCsv(rows), { columns: true }) as Record<string, string>[];
     expect(parsed).toHaveLength(rows.length);
@@ -187,7 +187,7 @@ describe('csv', () => {
   });
 
   it('writes one summary row per scenario and mode with rounds, spread and ratio', () => {
-    const s = summarize(seedRows(), { ...study, baseline: 'none' });
+    const s = summarize(originalToolRows(), { ...study, baseline: 'none' });
     const parsed = parse(summaryCsv(s, 'none'), { columns: true }) as Record<string, string>[];
     expect(parsed).toHaveLength(6);
     const aof = parsed.find((r) => r.scenario === 'aof_always' && r.mode === 'set')!;
@@ -202,7 +202,7 @@ describe('csv', () => {
 
 describe('html', () => {
   it('is one self-contained page with a throughput and a latency chart per group', () => {
-    const s = summarize(seedRows(), study);
+    const s = summarize(originalToolRows(), study);
     const html = htmlReport(s, study);
     expect(html.startsWith('<!doctype html>')).toBe(true);
     expect(html.match(/<svg class="chart throughput"/g)).toHaveLength(2);

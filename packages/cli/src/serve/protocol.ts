@@ -2,7 +2,7 @@
  * The demo server's side of RESP: complete commands (arrays of bulk strings)
  * cut out of what a client sent.
  */
-import { ReplyScanner } from '../resp.js';
+import { ReplyScanner } from '../engine-js/reply.js';
 
 const CRLF = Buffer.from('\r\n');
 

@@ -12,7 +12,7 @@ import { engineForCommand } from '../engines.js';
 import { Exit, EXIT } from '../exit.js';
 import { onStopSignals, SIGNAL_EXIT } from '../interrupt.js';
 import type { CliIo } from '../io.js';
-import type { Engine, Mode } from '../plan.js';
+import type { Engine, Mode } from '../engine-js/plan.js';
 import { addRunOptions } from '../run-options.js';
 import { buildPlan, MODES, parseChoice, parseInteger, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
 import { outputPaths, type OutputPaths } from './outputs.js';

@@ -4,7 +4,7 @@
  * how long it has left. On a terminal a live line is rewritten in place; every
  * finished run also leaves one permanent line, which is all a log file gets.
  */
-import type { Progress } from '../plan.js';
+import type { ProgressSnapshot } from '../engine-js/progress.js';
 
 export interface RunPosition {
   scenarioIndex: number;
@@ -69,7 +69,7 @@ export class StudyProgress {
     this.lastNs = 0;
   }
 
-  update(pos: RunPosition, p: Progress): void {
+  update(pos: RunPosition, p: ProgressSnapshot): void {
     if (p.phase === 'run' && p.total > 0) this.currentFraction = Math.min(0.99, p.done / p.total);
     if (!this.liveEnabled) return;
     const dt = (p.elapsedNs - this.lastNs) / 1e9;

@@ -7,7 +7,8 @@
  */
 import type { RunRow, RunStatus, StudyInfo } from '@respbench/report';
 import { scenarioLabel } from '@respbench/report';
-import type { Engine, Mode, Plan, RunResult } from '../plan.js';
+import type { Engine, Mode, Plan } from '../engine-js/plan.js';
+import type { RunResult } from '../run.js';
 import { EXIT } from '../exit.js';
 import { missingCountsAsVerifyFailure, runPlan } from '../run.js';
 import { buildPlan, type RawRunOptions } from '../validate.js';

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
-import type { Mode } from '../plan.js';
+import type { Mode } from '../engine-js/plan.js';
 import { LIMITS } from '../limits.js';
 import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, UsageError } from '../validate.js';
 

@@ -1,11 +1,16 @@
 /**
- * Command templates and their RESP encoding. A bare name (`HSET`) means
- * `HSET __key__ __data__` for writes and `HGET __key__` for reads; a template
- * names its arguments with the placeholders of memtier and redis-benchmark.
- * A template is parsed once; per request only the key, value and random
- * numbers are written into a preallocated buffer.
+ * Request templates and their RESP encoding. `--set-cmd`/`--get-cmd` take a
+ * bare command name (`--set-cmd HSET` means `HSET __key__ __data__`,
+ * `--get-cmd HGET` means `HGET __key__`) or a template whose arguments hold the
+ * placeholders `__key__`, `__data__` (from memtier) and `__rand_int__` (from
+ * redis-benchmark); for the command suite's own commands (-t,
+ * Plan.literalCommands) a single word is sent as it is. A template is parsed once into parts; per request an encoder
+ * writes the whole RESP array (header, length headers, literal parts, key,
+ * value, random numbers) into the caller's preallocated buffer. Paired with
+ * crates/respbench-core/src/command.rs.
  */
-import { copyBytes, decimalDigits, fnv1a32, KeyStream, ValueFactory, writeKey } from './workload.js';
+import { copyBytes, fnv1a32, KeyStream, writeDecimal, writeKey, writePadded } from './keys.js';
+import type { ValueFactory } from './values.js';
 
 export const PLACEHOLDERS = ['__key__', '__data__', '__rand_int__'] as const;
 const RAND_INT_DIGITS = 12;
@@ -157,34 +162,4 @@ export class CommandEncoder {
     }
     return pos - at;
   }
-}
-
-/** Writes `n` in decimal at `at`; returns the digit count. */
-export function writeDecimal(out: Buffer, at: number, n: number): number {
-  const digits = decimalDigits(n);
-  for (let i = digits - 1; i >= 0; i--) {
-    const q = Math.floor(n / 10);
-    out[at + i] = 48 + (n - q * 10);
-    n = q;
-  }
-  return digits;
-}
-
-function writePadded(out: Buffer, at: number, n: number, width: number): number {
-  for (let i = width - 1; i >= 0; i--) {
-    const q = Math.floor(n / 10);
-    out[at + i] = 48 + (n - q * 10);
-    n = q;
-  }
-  return width;
-}
-
-/** Encodes an arbitrary command (setup work, never the hot path). */
-export function encodeCommand(args: (string | Buffer)[]): Buffer {
-  const chunks: Buffer[] = [Buffer.from(`*${args.length}\r\n`)];
-  for (const a of args) {
-    const b = typeof a === 'string' ? Buffer.from(a) : a;
-    chunks.push(Buffer.from(`$${b.length}\r\n`), b, Buffer.from('\r\n'));
-  }
-  return Buffer.concat(chunks);
 }

@@ -1,10 +1,15 @@
 /**
- * The contract both engines take and give back. A Plan is plain JSON: the
+ * The contract both engines take and give back: an Engine runs a Plan and
+ * returns a RawResult, or a Failure inside it. A Plan is plain JSON: the
  * native engine receives it through napi unchanged, and a study records it.
- * RunResult field names are stable: scripts read them from `--json`.
+ * RawResult's field names are part of `--json` (the CLI's RunResult, in
+ * ../run.ts, extends it): they stay stable. Paired with
+ * crates/respbench-core/src/plan.rs.
  */
-import type { HistogramData, LatencySummary } from './histogram.js';
-import type { KeyPattern } from './workload.js';
+import type { Counters } from './counters.js';
+import type { HistogramData } from './histogram.js';
+import type { KeyPattern } from './keys.js';
+import type { RunOptions } from './progress.js';
 
 export type Mode = 'set' | 'get' | 'mixed';
 export type EngineName = 'js' | 'native';
@@ -66,21 +71,8 @@ export interface Failure {
 }
 
 /** What an engine measured: counters and the histogram, nothing derived. */
-export interface RawResult {
+export interface RawResult extends Counters {
   engine: EngineName;
-  /** Timed requests that got a reply. */
-  requests: number;
-  sets: number;
-  gets: number;
-  /** Replies that were not errors (misses and mismatches included). */
-  ok: number;
-  errors: number;
-  /** Reads answered with nil. */
-  misses: number;
-  /** Reads whose value differed from the one derived from the key. */
-  mismatches: number;
-  bytesOut: number;
-  bytesIn: number;
   elapsedNs: number;
   histogram: HistogramData;
   preloadRequests: number;
@@ -90,47 +82,10 @@ export interface RawResult {
   warmupElapsedNs?: number;
   /** --rate: latency from the actual send (the main histogram counts from the intended send). */
   serviceHistogram?: HistogramData | null;
-  /** Text of the first error reply, if any. */
-  firstError: string | null;
-  /** Text of the first mismatching value, escaped, if any. */
-  firstMismatch: string | null;
   failure: Failure | null;
 }
 
-export interface RunResult extends RawResult {
-  target: { host: string; port: number };
-  workload: Plan;
-  elapsedSec: number;
-  opsPerSec: number;
-  /** elapsed / requests: the seed tool's "avg us/op" (inverse throughput). */
-  avgUsPerOp: number;
-  /** Per-request latency, reply parsed − request written. */
-  latencyUs: LatencySummary;
-  preloadElapsedSec: number;
-  /** --rate: percentiles of the service time (reply − actual send). */
-  serviceUs: LatencySummary | null;
-  /** --rate: false when the achieved rate is more than 2% off the asked one. */
-  rateKept: boolean | null;
-  /** True when every planned request got its reply. */
-  complete: boolean;
-}
-
-export interface Progress {
-  /** Timed requests answered so far. */
-  done: number;
-  total: number;
-  errors: number;
-  elapsedNs: number;
-  phase: 'preload' | 'warmup' | 'run';
-  /** Duration-bound phases: their length, for a time-based done %. */
-  durationNs?: number;
-}
-
-export interface RunOptions {
-  onProgress?: (p: Progress) => void;
-  signal?: AbortSignal;
-}
-
+/** What both engines implement: the JS engine (./index.ts) and the native one (../engine-native.ts). */
 export interface Engine {
   name: EngineName;
   run(plan: Plan, options?: RunOptions): Promise<RawResult>;

@@ -1,8 +1,10 @@
 /**
- * What to send: the seeded key stream, the value derived from each key, and
- * the command templates. This file is the TypeScript half of the workload
- * contract in docs/workload.md; the Rust engine implements the same bytes and
- * both are pinned by test/vectors/workload.json.
+ * Which keys a run touches and their bytes: the seeded xoshiro128** streams,
+ * the key patterns that draw indexes from them, `<prefix><index>` written as
+ * bytes, FNV-1a over those bytes, and the decimal digits every length header
+ * and key needs. The TypeScript half of docs/workload.md, paired with
+ * crates/respbench-core/src/keys.rs; both are pinned by
+ * test/vectors/workload.json.
  *
  * Everything here that runs per request works on numbers and preallocated
  * buffers only: no strings are built and nothing is allocated.
@@ -10,10 +12,9 @@
 
 const GOLDEN = 0x9e3779b9;
 const STREAM_SALT = 0x85ebca77;
-const FILL_SEED = 0x5eedf111;
 const TWO_POW_26 = 67108864;
-export const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const HEX = '0123456789abcdef';
+/** XORed into the seed for the stream that fills __rand_int__, so it never shifts the key stream. */
+export const RAND_INT_SALT = 0x52414e44;
 
 /** murmur3's 32-bit finaliser: a bijection that spreads every input bit. */
 export function fmix32(x: number): number {
@@ -103,23 +104,13 @@ export function copyBytes(src: Uint8Array, from: number, to: number, out: Uint8A
   return n;
 }
 
-/**
- * The bytes `<prefix><index>` written into `out` at `at`; returns the length.
- * Decimal digits are written backwards from the end, no string made.
- */
+/** The bytes `<prefix><index>` written into `out` at `at`; returns the length. */
 export function writeKey(out: Buffer, at: number, prefix: Buffer, index: number): number {
-  let pos = at + copyBytes(prefix, 0, prefix.length, out, at);
-  const digits = decimalDigits(index);
-  let n = index;
-  for (let i = digits - 1; i >= 0; i--) {
-    const q = Math.floor(n / 10);
-    out[pos + i] = 48 + (n - q * 10);
-    n = q;
-  }
-  pos += digits;
-  return pos - at;
+  const n = copyBytes(prefix, 0, prefix.length, out, at);
+  return n + writeDecimal(out, at + n, index);
 }
 
+/** How many decimal digits `n` (a non-negative integer) has. */
 export function decimalDigits(n: number): number {
   let d = 1;
   while (n >= 10) {
@@ -127,6 +118,25 @@ export function decimalDigits(n: number): number {
     d++;
   }
   return d;
+}
+
+/** Writes `n` in decimal at `at`; returns the digit count. */
+export function writeDecimal(out: Uint8Array, at: number, n: number): number {
+  return writePadded(out, at, n, decimalDigits(n));
+}
+
+/**
+ * Writes the low `width` decimal digits of `n` at `at`, zero-padded on the
+ * left; returns `width`. Digits are written backwards from the end, no
+ * string made.
+ */
+export function writePadded(out: Uint8Array, at: number, n: number, width: number): number {
+  for (let i = width - 1; i >= 0; i--) {
+    const q = Math.floor(n / 10);
+    out[at + i] = 48 + (n - q * 10);
+    n = q;
+  }
+  return width;
 }
 
 /** 32-bit FNV-1a over `len` bytes of `buf` from `at`. */
@@ -137,88 +147,6 @@ export function fnv1a32(buf: Uint8Array, at: number, len: number): number {
     h = Math.imul(h, 0x01000193);
   }
   return h >>> 0;
-}
-
-/** Value sizes: a fixed size (min === max) or a range drawn per key. */
-export interface ValueSizeSpec {
-  min: number;
-  max: number;
-}
-
-/**
- * Values are derived from the key bytes and the size spec alone, so any run
- * can verify what an earlier run wrote. The first 8 bytes (or fewer) are the
- * key's FNV-1a hash in hex; the rest is a slice of a fixed filler table
- * starting at an offset taken from the hash.
- */
-export class ValueFactory {
-  readonly fill: Buffer;
-  constructor(readonly sizes: ValueSizeSpec) {
-    this.fill = fillTable(sizes.max + 64);
-  }
-
-  /** Size of the value for a key whose hash is `h`. */
-  sizeFor(h: number): number {
-    const { min, max } = this.sizes;
-    if (min === max) return min;
-    return min + (fmix32(h) % (max - min + 1));
-  }
-
-  /** Writes the value for the key hashed to `h` into `out` at `at`; returns its length. */
-  writeValue(out: Buffer, at: number, h: number): number {
-    const size = this.sizeFor(h);
-    const head = size < 8 ? size : 8;
-    for (let i = 0; i < head; i++) {
-      out[at + i] = HEX.charCodeAt((h >>> (28 - 4 * i)) & 15);
-    }
-    if (size > 8) {
-      const off = h >>> 26;
-      copyBytes(this.fill, off + 8, off + size, out, at + 8);
-    }
-    return size;
-  }
-
-  /** True when `len` bytes of `buf` at `at` are exactly the value for hash `h`. */
-  matches(buf: Uint8Array, at: number, len: number, h: number): boolean {
-    const size = this.sizeFor(h);
-    if (len !== size) return false;
-    const head = size < 8 ? size : 8;
-    for (let i = 0; i < head; i++) {
-      if (buf[at + i] !== HEX.charCodeAt((h >>> (28 - 4 * i)) & 15)) return false;
-    }
-    if (size > 8) {
-      const off = h >>> 26;
-      return this.fill.compare(buf, at + 8, at + size, off + 8, off + size) === 0;
-    }
-    return true;
-  }
-}
-
-let cachedFill: Buffer | null = null;
-
-/** The filler table: ALPHABET[x % 62] for the outputs x of stream (FILL_SEED, 0). */
-export function fillTable(length: number): Buffer {
-  if (cachedFill && cachedFill.length >= length) return cachedFill;
-  const out = Buffer.allocUnsafe(length);
-  const stream = new KeyStream(FILL_SEED, 0);
-  for (let i = 0; i < length; i++) out[i] = ALPHABET.charCodeAt(stream.nextU32() % 62);
-  cachedFill = out;
-  return out;
-}
-
-/** Convenience for tests and docs: the key as a string. */
-export function keyString(prefix: string, index: number): string {
-  return prefix + String(index);
-}
-
-/** Convenience for tests and docs: the value for a key, as a Buffer. */
-export function valueFor(key: string | Buffer, sizes: ValueSizeSpec): Buffer {
-  const k = typeof key === 'string' ? Buffer.from(key) : key;
-  const factory = new ValueFactory(sizes);
-  const h = fnv1a32(k, 0, k.length);
-  const out = Buffer.alloc(factory.sizeFor(h));
-  factory.writeValue(out, 0, h);
-  return out;
 }
 
 // ---- Key patterns (docs/workload.md, "Key patterns") ----

@@ -1,9 +1,13 @@
 /**
- * Incremental RESP2/RESP3 reply scanning. `scan` says where one complete reply
- * ends, or that more bytes are needed (-1), without allocating: the kind of
- * the reply and where its payload lies are left in fields, as mini-redis's
- * `check` does before `parse`. Malformed input throws ProtocolError, the only
- * thing it ever throws.
+ * Incremental RESP2/RESP3 reply scanning, paired with
+ * crates/respbench-core/src/reply.rs. `ReplyScanner.scan(buf, at, end)` means
+ * the same in both languages: scan one reply starting at `at`; the result is
+ * the offset just past it (an offset, not a length), or -1 when the bytes up
+ * to `end` hold only part of it (Rust: `Scan::Incomplete`). It allocates
+ * nothing: the kind of the top-level reply and where its payload lies are
+ * left in fields, as mini-redis's `check` does before `parse`. Malformed input
+ * throws ProtocolError, the only thing it ever throws. `ReplyReader` (TS
+ * only) carries a reply split across socket reads.
  */
 
 export const enum ReplyKind {
@@ -61,7 +65,6 @@ export class ReplyScanner {
   payloadLen = 0;
 
   private lineEnd = 0;
-  private number = 0;
 
   /**
    * Scans one reply starting at `at`. Returns the offset just past it, or -1
@@ -214,8 +217,7 @@ export class ReplyScanner {
       if (d < 0 || d > 9) throw new ProtocolError(what, start, escapeBytes(buf, start, to + 2));
       n = n * 10 + d;
     }
-    this.number = negative ? -n : n;
-    return this.number;
+    return negative ? -n : n;
   }
 }
 

@@ -1,46 +1,40 @@
 /**
- * The pure TypeScript engine over node:net: how requests are sent and replies
- * counted. What to send comes from request-source.ts; the native engine does
- * the same work in Rust with the same traffic.
+ * One connection driven through its share of one phase: a sliding window of
+ * `pipeline` requests in flight, batched writes, replies counted as they
+ * arrive. `openConnection` is the one place a connection is opened and made
+ * ready. Paired with crates/respbench-core/src/connection.rs.
  *
  * Per connection, a ring of `pipeline` slots holds what each in-flight request
- * needs when its reply arrives (kind, key hash, key index, send time) in typed
- * arrays, so a reply costs no allocation. Requests go out in one write per
- * batch; a batch is whatever the window allows after each read.
+ * needs when its reply arrives (op, key hash, key index, send time) in typed
+ * arrays, so a reply costs no allocation. Requests go out in writes of at most
+ * MAX_BATCH_BYTES; a batch is whatever the window allows after each read.
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Histogram } from './histogram.js';
-import type { Engine, Failure, Plan, RawResult, RunOptions } from './plan.js';
-import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './resp.js';
-import { OP_GET, OP_SET, RequestSource, Workload } from './request-source.js';
+import type { Counters } from './counters.js';
+import type { LatencyHistogram } from './histogram.js';
+import type { Failure } from './plan.js';
+import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './reply.js';
+import { OP_GET, OP_SET, type PreparedPlan, type RequestSource } from './request-source.js';
 
 /** Bytes of requests encoded into one write at most (a larger value makes a larger write). */
 const MAX_BATCH_BYTES = 256 * 1024;
 
-interface Counters {
-  requests: number;
-  sets: number;
-  gets: number;
-  ok: number;
-  errors: number;
-  misses: number;
-  mismatches: number;
-  bytesOut: number;
-  bytesIn: number;
-  firstError: string | null;
-  firstMismatch: string | null;
-}
-
-function newCounters(): Counters {
-  return { requests: 0, sets: 0, gets: 0, ok: 0, errors: 0, misses: 0, mismatches: 0, bytesOut: 0, bytesIn: 0, firstError: null, firstMismatch: null };
-}
-
 /**
- * Opens a connection and makes it ready for load. The one place that will
- * grow TLS, unix sockets and a handshake (AUTH, SELECT, HELLO).
+ * Opens a connection and makes it ready for load: the one place that does,
+ * for every phase. Another transport (TLS, unix sockets) goes in `dial`; a
+ * handshake (AUTH, HELLO, SELECT) goes here, between the dial and handing the
+ * socket to a Connection. Rejects with ConnectInterrupted when `signal`
+ * aborts, with a user-facing message otherwise.
  */
-export function openConnection(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
+export async function openConnection(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
+  const socket = await dial(host, port, timeoutMs, signal);
+  // No handshake yet: a fresh TCP connection is ready as it is.
+  return socket;
+}
+
+/** The transport: a TCP connection with Nagle off, within `timeoutMs`. */
+function dial(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new ConnectInterrupted());
     const socket = net.connect({ host, port, noDelay: true });
@@ -62,7 +56,7 @@ export function openConnection(host: string, port: number, timeoutMs: number, si
     socket.once('connect', () => {
       settle();
       socket.removeAllListeners('error');
-      // Until a ConnectionRunner takes the socket over (the other connections
+      // Until a Connection takes the socket over (the other connections
       // are still opening), an error must be kept, not thrown as uncaught.
       socket.on('error', (err) => {
         if (!earlyErrors.has(socket)) earlyErrors.set(socket, err);
@@ -76,11 +70,11 @@ export function openConnection(host: string, port: number, timeoutMs: number, si
   });
 }
 
-/** Errors on open sockets that no ConnectionRunner listened to yet. */
+/** Errors on open sockets that no Connection listened to yet. */
 const earlyErrors = new WeakMap<net.Socket, Error>();
 
 /** Ctrl-C or SIGTERM while connections were opening. */
-class ConnectInterrupted extends Error {
+export class ConnectInterrupted extends Error {
   constructor() {
     super('interrupted while connecting');
   }
@@ -95,19 +89,61 @@ function connectErrorText(host: string, port: number, err: NodeJS.ErrnoException
   return `cannot connect to ${host}:${port}: ${err.message}`;
 }
 
+/**
+ * When a connection may send: a deadline for time-bound phases (--duration,
+ * --warmup) and a schedule for --rate.
+ */
+export interface Pace {
+  /** performance.now() after which no request is sent; Infinity for a counted phase. */
+  deadline: number;
+  /** --rate: ms between two of this connection's requests (1000 × connections / rate); 0 sends as fast as replies allow. */
+  intervalMs: number;
+  /** --rate: ms into the schedule of this connection's first request (1000 × id / rate), so connections do not fire together. */
+  offsetMs: number;
+}
+
+export interface ConnectionOptions {
+  /** Which connection of the phase, 0-based (for messages). */
+  id: number;
+  /** An open socket, from openConnection. */
+  socket: net.Socket;
+  source: RequestSource;
+  prepared: PreparedPlan;
+  /** The phase's counters, shared by its connections. */
+  counters: Counters;
+  /** The measured phase only: preload and warmup replies are counted, not timed. */
+  histogram: LatencyHistogram | null;
+  /** --rate: latency from the actual send, beside the main one from the intended send. */
+  serviceHistogram: LatencyHistogram | null;
+  pace: Pace;
+  /** Called once when the connection is done: with null when its share is answered. */
+  finish: (id: number, failure: Failure | null) => void;
+}
+
 /** Drives one connection through its share of one phase. */
-class ConnectionRunner {
-  private readonly kinds: Uint8Array;
+export class Connection {
+  readonly id: number;
+  private readonly socket: net.Socket;
+  private readonly source: RequestSource;
+  private readonly prepared: PreparedPlan;
+  private readonly counters: Counters;
+  private readonly histogram: LatencyHistogram | null;
+  private readonly serviceHistogram: LatencyHistogram | null;
+  private readonly pipeline: number;
+  private readonly finish: (id: number, failure: Failure | null) => void;
+  /** When this connection may send: the fields of its Pace. */
+  private readonly deadline: number;
+  private readonly intervalMs: number;
+  private readonly offsetMs: number;
+  /** The ring of in-flight requests, one slot each: head is the oldest, tail the next free. */
+  private readonly ops: Uint8Array;
   private readonly keyHashes: Uint32Array;
   private readonly keyIndexes: Float64Array;
   private readonly sentAt: Float64Array;
   /** --rate: when each request was due; latency counts from here. */
   private readonly intendedAt: Float64Array;
-  /** --rate: requests given a due time so far, and the gap between two (ms). */
+  /** --rate: requests given a due time so far. */
   private scheduled = 0;
-  private readonly intervalMs: number;
-  /** --rate: this connection's place in the interval, so connections do not fire together. */
-  private readonly offsetMs: number;
   private startedAt = 0;
   /** Requests per write, and the write buffers: reused once their write completes. */
   private readonly batchRequests: number;
@@ -124,30 +160,28 @@ class ConnectionRunner {
   private done = false;
   received = 0;
 
-  constructor(
-    readonly id: number,
-    private readonly socket: net.Socket,
-    private readonly source: RequestSource,
-    private readonly workload: Workload,
-    private readonly counters: Counters,
-    private readonly histogram: Histogram | null,
-    private readonly serviceHistogram: Histogram | null,
-    private readonly pipeline: number,
-    /** performance.now() after which no request is sent (time-bound phases), else Infinity. */
-    private readonly deadline: number,
-    rate: number,
-    connections: number,
-    private readonly finish: (id: number, failure: Failure | null) => void,
-  ) {
-    this.intervalMs = rate > 0 ? (1000 * connections) / rate : 0;
-    this.offsetMs = rate > 0 ? (1000 * id) / rate : 0;
-    const perRequest = workload.maxRequestBytes;
+  constructor(o: ConnectionOptions) {
+    this.id = o.id;
+    this.socket = o.socket;
+    this.source = o.source;
+    this.prepared = o.prepared;
+    this.counters = o.counters;
+    this.histogram = o.histogram;
+    this.serviceHistogram = o.serviceHistogram;
+    this.finish = o.finish;
+    this.deadline = o.pace.deadline;
+    this.intervalMs = o.pace.intervalMs;
+    this.offsetMs = o.pace.offsetMs;
+    const pipeline = o.prepared.plan.pipeline;
+    this.pipeline = pipeline;
+    const perRequest = o.prepared.maxRequestBytes;
     this.batchRequests = Math.max(1, Math.min(pipeline, Math.floor(MAX_BATCH_BYTES / perRequest)));
     this.intendedAt = new Float64Array(this.intervalMs > 0 ? pipeline : 0);
-    this.kinds = new Uint8Array(pipeline);
+    this.ops = new Uint8Array(pipeline);
     this.keyHashes = new Uint32Array(pipeline);
     this.keyIndexes = new Float64Array(pipeline);
     this.sentAt = new Float64Array(pipeline);
+    const socket = o.socket;
     this.peer = socket.remoteAddress ? `${socket.remoteAddress}:${socket.remotePort}` : null;
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err: NodeJS.ErrnoException) => this.fail({ kind: 'closed', message: this.closedText(err) }));
@@ -221,14 +255,15 @@ class ConnectionRunner {
   /** Encodes n requests into a pooled buffer and writes them at once. */
   private writeRequests(n: number, now: number): void {
     const source = this.source;
-    const out = this.freeBuffers.pop() ?? Buffer.allocUnsafe(this.batchRequests * this.workload.maxRequestBytes);
+    const out = this.freeBuffers.pop() ?? Buffer.allocUnsafe(this.batchRequests * this.prepared.maxRequestBytes);
     let pos = 0;
     for (let i = 0; i < n; i++) {
       const slot = this.tail;
-      pos += source.next(out, pos);
-      this.kinds[slot] = source.lastKind;
-      this.keyHashes[slot] = source.lastKeyHash;
-      this.keyIndexes[slot] = source.lastKeyIndex;
+      const request = source.next(out, pos);
+      pos += request.len;
+      this.ops[slot] = request.op;
+      this.keyHashes[slot] = request.keyHash;
+      this.keyIndexes[slot] = request.keyIndex;
       this.sentAt[slot] = now;
       if (this.intervalMs > 0) this.intendedAt[slot] = this.dueAt(this.scheduled++);
       this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
@@ -276,7 +311,7 @@ class ConnectionRunner {
         const at = reader.base + reader.pos;
         this.fail({
           kind: 'protocol',
-          message: `${this.where()}: protocol error after ${this.received} replies: unexpected bytes with no request waiting, at byte ${at} of the replies: "${escapeBytes(reader.buf, reader.pos, reader.end)}"`,
+          message: `${this.label()}: protocol error after ${this.received} replies: unexpected bytes with no request waiting, at byte ${at} of the replies: "${escapeBytes(reader.buf, reader.pos, reader.end)}"`,
         });
         return;
       }
@@ -286,21 +321,17 @@ class ConnectionRunner {
       if (err instanceof ProtocolError) {
         this.fail({
           kind: 'protocol',
-          message: `${this.where()}: protocol error after ${this.received} replies: ${err.reason} at byte ${reader.base + err.offset} of the replies: "${err.bytes}"`,
+          message: `${this.label()}: protocol error after ${this.received} replies: ${err.reason} at byte ${reader.base + err.offset} of the replies: "${err.bytes}"`,
         });
         return;
       }
       // A bug here must still end the run with the counters so far, not an uncaught exception.
-      this.fail({ kind: 'internal', message: `${this.where()}: internal error after ${this.received} replies: ${(err as Error)?.message ?? String(err)}` });
+      this.fail({ kind: 'internal', message: `${this.label()}: internal error after ${this.received} replies: ${(err as Error)?.message ?? String(err)}` });
     }
   }
 
-  label(): string {
-    return this.where();
-  }
-
   /** Names the connection in messages: which one, and to where. */
-  private where(): string {
+  label(): string {
     return this.peer ? `connection ${this.id} (${this.peer})` : `connection ${this.id}`;
   }
 
@@ -313,11 +344,11 @@ class ConnectionRunner {
   /** Why the server's side of the connection went away. */
   private closedText(err: NodeJS.ErrnoException | null): string {
     const midReply = this.partialNote();
-    if (err === null) return `${this.where()}: connection closed by server after ${this.received} replies${midReply}`;
+    if (err === null) return `${this.label()}: connection closed by server after ${this.received} replies${midReply}`;
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'ECONNABORTED') {
-      return `${this.where()}: connection closed by server after ${this.received} replies (${err.code === 'ECONNRESET' ? 'reset' : err.code})${midReply}`;
+      return `${this.label()}: connection closed by server after ${this.received} replies (${err.code === 'ECONNRESET' ? 'reset' : err.code})${midReply}`;
     }
-    return `${this.where()}: ${err.message} after ${this.received} replies${midReply}`;
+    return `${this.label()}: ${err.message} after ${this.received} replies${midReply}`;
   }
 
   private onReply(buf: Buffer, now: number): void {
@@ -334,8 +365,8 @@ class ConnectionRunner {
       c.requests++;
     }
     const scanner = this.reader.scanner;
-    const kind = this.kinds[slot];
-    if (kind === OP_SET) c.sets++;
+    const op = this.ops[slot];
+    if (op === OP_SET) c.sets++;
     else c.gets++;
     if (scanner.kind === ReplyKind.Error) {
       c.errors++;
@@ -343,15 +374,15 @@ class ConnectionRunner {
       return;
     }
     c.ok++;
-    if (kind !== OP_GET) return;
+    if (op !== OP_GET) return;
     if (scanner.kind === ReplyKind.Nil) {
       c.misses++;
       return;
     }
-    if (!this.workload.verify) return;
+    if (!this.prepared.verify) return;
     const matches =
       scanner.kind === ReplyKind.Bulk &&
-      this.workload.values.matches(buf, scanner.payloadStart, scanner.payloadLen, this.keyHashes[slot]);
+      this.prepared.values.matches(buf, scanner.payloadStart, scanner.payloadLen, this.keyHashes[slot]);
     if (!matches) {
       c.mismatches++;
       if (c.firstMismatch === null) c.firstMismatch = this.describeMismatch(buf, slot);
@@ -359,164 +390,31 @@ class ConnectionRunner {
   }
 
   private describeMismatch(buf: Buffer, slot: number): string {
-    const key = this.workload.keyText(this.keyIndexes[slot]);
-    const expected = this.workload.valueText(this.keyIndexes[slot]);
+    const key = this.prepared.keyText(this.keyIndexes[slot]);
+    const expected = this.prepared.valueBytes(this.keyIndexes[slot]);
     const s = this.reader.scanner;
     const got = s.kind === ReplyKind.Bulk ? `"${escapeBytes(buf, s.payloadStart, s.payloadStart + s.payloadLen, 48)}"` : `a non-bulk reply "${escapeBytes(buf, s.payloadStart - 1, s.payloadStart + s.payloadLen + 2, 48)}"`;
     return `key ${key}: expected "${escapeBytes(expected, 0, expected.length, 48)}", got ${got}`;
   }
 
+  /** Its share answered: close politely. */
   private complete(): void {
-    if (this.done) return;
-    this.done = true;
-    if (this.wakeup) clearTimeout(this.wakeup);
-    if (this.immediate) clearImmediate(this.immediate);
-    this.socket.end();
-    this.finish(this.id, null);
+    this.end(null);
   }
 
   private fail(failure: Failure): void {
+    this.end(failure);
+  }
+
+  /** Once only: stops the timers, closes the socket (at once on a failure) and reports. */
+  private end(failure: Failure | null): void {
     if (this.done) return;
     this.done = true;
     if (this.wakeup) clearTimeout(this.wakeup);
     if (this.immediate) clearImmediate(this.immediate);
-    this.socket.destroy();
+    if (failure) this.socket.destroy();
+    else this.socket.end();
     this.finish(this.id, failure);
   }
 }
 
-interface PhaseOutcome {
-  elapsedNs: number;
-  failure: Failure | null;
-}
-
-/** Runs one phase (preload or timed) over fresh connections. */
-async function runPhase(
-  plan: Plan,
-  workload: Workload,
-  phase: 'preload' | 'warmup' | 'run',
-  counters: Counters,
-  histogram: Histogram | null,
-  serviceHistogram: Histogram | null,
-  options: RunOptions,
-): Promise<PhaseOutcome> {
-  const durationMs = phase === 'warmup' ? plan.warmupMs : phase === 'run' ? plan.durationMs : 0;
-  const sockets: net.Socket[] = [];
-  try {
-    for (let c = 0; c < plan.connections; c++) {
-      sockets.push(await openConnection(plan.host, plan.port, plan.timeoutMs > 0 ? plan.timeoutMs : 10_000, options.signal));
-    }
-  } catch (err) {
-    for (const s of sockets) s.destroy();
-    if (err instanceof ConnectInterrupted) return { elapsedNs: 0, failure: { kind: 'interrupted', message: err.message } };
-    return { elapsedNs: 0, failure: { kind: 'connect', message: (err as Error).message } };
-  }
-  return new Promise<PhaseOutcome>((resolve) => {
-    const runners: ConnectionRunner[] = [];
-    let open = plan.connections;
-    let failure: Failure | null = null;
-    const start = performance.now();
-    let timer: NodeJS.Timeout | null = null;
-    const onAbort = () => stopAll({ kind: 'interrupted', message: 'interrupted' });
-    const finish = (_id: number, f: Failure | null) => {
-      if (f && !failure) {
-        failure = f;
-        stopAll(f);
-      }
-      open--;
-      if (open === 0) {
-        const elapsedNs = (performance.now() - start) * 1e6;
-        if (timer) clearInterval(timer);
-        options.signal?.removeEventListener('abort', onAbort);
-        resolve({ elapsedNs, failure });
-      }
-    };
-    const stopAll = (f: Failure) => {
-      for (const r of runners) r.stop(f);
-    };
-    const deadline = durationMs > 0 ? start + durationMs : Infinity;
-    const rate = phase === 'preload' ? 0 : plan.rate;
-    for (let c = 0; c < plan.connections; c++) {
-      const source = phase === 'preload' ? workload.preloadSource(c) : workload.runSource(c, durationMs > 0);
-      runners.push(new ConnectionRunner(c, sockets[c], source, workload, counters, histogram, serviceHistogram, plan.pipeline, deadline, rate, plan.connections, finish));
-    }
-    const timeoutMs = plan.timeoutMs;
-    timer = setInterval(() => {
-      const now = performance.now();
-      if (timeoutMs > 0) {
-        for (const r of runners) {
-          const oldest = r.oldestSentAt();
-          if (oldest >= 0 && now - oldest > timeoutMs) {
-            r.stop({ kind: 'timeout', message: `${r.label()}: no reply within ${timeoutMs} ms (--timeout) after ${r.received} replies${r.partialNote()}` });
-          }
-        }
-      }
-      if (options.onProgress) {
-        let done = 0;
-        for (const r of runners) done += r.received;
-        const total = durationMs > 0 ? 0 : phase === 'run' ? plan.requests : workload.preloadTotal;
-        options.onProgress({ done, total, errors: counters.errors, elapsedNs: (now - start) * 1e6, phase, durationNs: durationMs * 1e6 });
-      }
-    }, timeoutMs > 0 ? Math.min(250, Math.max(10, timeoutMs / 4)) : 250);
-    timer.unref();
-    if (options.signal) {
-      if (options.signal.aborted) queueMicrotask(onAbort);
-      else options.signal.addEventListener('abort', onAbort, { once: true });
-    }
-    for (const r of runners) r.start();
-  });
-}
-
-export const jsEngine: Engine = {
-  name: 'js',
-  async run(plan: Plan, options: RunOptions = {}): Promise<RawResult> {
-    const workload = new Workload(plan);
-    const preloadCounters = newCounters();
-    const counters = newCounters();
-    const histogram = new Histogram();
-    let preloadElapsedNs = 0;
-    let failure: Failure | null = null;
-    if (workload.preloadTotal > 0) {
-      const pre = await runPhase(plan, workload, 'preload', preloadCounters, null, null, options);
-      preloadElapsedNs = pre.elapsedNs;
-      if (pre.failure) failure = { kind: pre.failure.kind, message: `preload: ${pre.failure.message}` };
-      else if (preloadCounters.errors > 0) failure = { kind: 'preload', message: `preload: the server answered ${preloadCounters.errors} writes with errors, first: ${preloadCounters.firstError}` };
-    }
-    const warmupCounters = newCounters();
-    let warmupElapsedNs = 0;
-    if (!failure && plan.warmupMs > 0) {
-      const warm = await runPhase(plan, workload, 'warmup', warmupCounters, null, null, options);
-      warmupElapsedNs = warm.elapsedNs;
-      if (warm.failure) failure = { kind: warm.failure.kind, message: `warmup: ${warm.failure.message}` };
-    }
-    const serviceHistogram = plan.rate > 0 ? new Histogram() : null;
-    let elapsedNs = 0;
-    if (!failure) {
-      const outcome = await runPhase(plan, workload, 'run', counters, histogram, serviceHistogram, options);
-      elapsedNs = outcome.elapsedNs;
-      failure = outcome.failure;
-    }
-    return {
-      engine: 'js',
-      requests: counters.requests,
-      sets: counters.sets,
-      gets: counters.gets,
-      ok: counters.ok,
-      errors: counters.errors,
-      misses: counters.misses,
-      mismatches: counters.mismatches,
-      bytesOut: counters.bytesOut,
-      bytesIn: counters.bytesIn,
-      elapsedNs,
-      histogram: histogram.toData(),
-      preloadRequests: preloadCounters.sets,
-      preloadElapsedNs,
-      warmupRequests: warmupCounters.sets + warmupCounters.gets,
-      warmupElapsedNs,
-      serviceHistogram: serviceHistogram ? serviceHistogram.toData() : null,
-      firstError: counters.firstError ?? (failure ? preloadCounters.firstError : null),
-      firstMismatch: counters.firstMismatch,
-      failure,
-    };
-  },
-};

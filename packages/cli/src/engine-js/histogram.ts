@@ -60,7 +60,7 @@ function rangeSizeOfIndex(index: number): number {
   return 2 ** (bucket < 0 ? 0 : bucket);
 }
 
-export class Histogram {
+export class LatencyHistogram {
   readonly counts = new Float64Array(COUNTS_LENGTH);
   total = 0;
 
@@ -79,7 +79,8 @@ export class Histogram {
     this.total += count;
   }
 
-  add(other: Histogram): void {
+  /** Adds another histogram's counts (from another connection, engine or machine). */
+  merge(other: LatencyHistogram): void {
     for (let i = 0; i < COUNTS_LENGTH; i++) this.counts[i] += other.counts[i];
     this.total += other.total;
   }
@@ -92,8 +93,8 @@ export class Histogram {
     return { unit: 'ns', significantDigits: 3, buckets };
   }
 
-  static fromData(data: HistogramData): Histogram {
-    const h = new Histogram();
+  static fromData(data: HistogramData): LatencyHistogram {
+    const h = new LatencyHistogram();
     for (const [value, count] of data.buckets) h.recordCount(value, count);
     return h;
   }

@@ -3,7 +3,7 @@
  * Only when stderr is a terminal and not --quiet/--json; a single line
  * rewritten in place, cleared before the result is printed.
  */
-import type { Progress } from './plan.js';
+import type { ProgressSnapshot } from './engine-js/progress.js';
 
 export class ProgressLine {
   private lastDone = 0;
@@ -15,7 +15,7 @@ export class ProgressLine {
     private readonly enabled: boolean,
   ) {}
 
-  update(p: Progress): void {
+  update(p: ProgressSnapshot): void {
     if (!this.enabled) return;
     if (p.elapsedNs < 1e9 && !this.shown) return;
     const dt = (p.elapsedNs - this.lastNs) / 1e9;

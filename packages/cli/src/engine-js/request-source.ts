@@ -1,37 +1,58 @@
 /**
  * What to send next, per connection: the mode, the key stream and the
- * encoders put together. Each connection owns a RequestSource; the engine
- * asks it for the next request's bytes and reads back what it must remember
- * about that request (kind, key hash, key index) for when the reply comes.
+ * encoders put together. A `PreparedPlan` is a Plan made ready to send; each
+ * connection owns a `RequestSource` made from it, asks it for the next
+ * request's bytes and gets back what it must remember about that request
+ * (op, key hash, key index) for when the reply comes. Paired with
+ * crates/respbench-core/src/request_source.rs.
  */
-import { CommandEncoder, parseTemplate, type Template } from './command.js';
+import { CommandEncoder, parseTemplate } from './command.js';
+import { KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey } from './keys.js';
 import type { Plan } from './plan.js';
-import { fnv1a32, KeyChooser, KeyStream, requestsForConnection, ValueFactory, writeKey } from './workload.js';
+import { ValueFactory } from './values.js';
 
+/** Whether a request was a write or a read: decides how its reply counts. */
 export const OP_SET = 0;
 export const OP_GET = 1;
-/** XORed into the seed for the stream that fills __rand_int__, so it never shifts the key stream. */
-export const RAND_INT_SALT = 0x52414e44;
+export type Op = typeof OP_SET | typeof OP_GET;
 
+/**
+ * What the engine remembers about one request until its reply arrives. The
+ * source returns the same object from every `next` (no allocation per
+ * request): copy the fields out before asking for the next one.
+ */
+export interface Request {
+  /** Bytes the request took in the output buffer. */
+  len: number;
+  op: Op;
+  keyHash: number;
+  keyIndex: number;
+}
+
+/**
+ * The order a source walks keys in: the timed run draws from the key stream;
+ * a get-mode preload of the whole keyspace writes c, c+C, … on connection c;
+ * a preload of a keyspace larger than the run replays the run's own key
+ * stream with the write command.
+ */
 type Order = 'run' | 'preload-all' | 'preload-replay';
 
+/** One connection's sequence of requests for one phase. */
 export class RequestSource {
   remaining: number;
-  lastKind = OP_SET;
-  lastKeyHash = 0;
-  lastKeyIndex = 0;
+  private readonly request: Request = { len: 0, op: OP_SET, keyHash: 0, keyIndex: 0 };
   private readonly keys: KeyStream;
   private readonly chooser: KeyChooser;
   private readonly randInts: KeyStream;
   private sequential: number;
 
   constructor(
-    private readonly workload: Workload,
+    private readonly prepared: PreparedPlan,
     private readonly order: Order,
     connection: number,
     count: number,
   ) {
-    const plan = workload.plan;
+    const plan = prepared.plan;
     this.remaining = count;
     this.keys = new KeyStream(plan.seed, connection);
     this.chooser = new KeyChooser(plan, plan.keyspace, connection, plan.connections);
@@ -39,10 +60,13 @@ export class RequestSource {
     this.sequential = connection;
   }
 
-  /** Encodes the next request at `at`; returns its length. */
-  next(out: Buffer, at: number): number {
-    const w = this.workload;
-    const plan = w.plan;
+  /**
+   * Encodes the next request at `at` (`out` has at least maxRequestBytes
+   * there) and describes it. The returned object is reused by the next call.
+   */
+  next(out: Buffer, at: number): Request {
+    const p = this.prepared;
+    const plan = p.plan;
     this.remaining--;
     let isSet: boolean;
     let keyIndex: number;
@@ -55,20 +79,19 @@ export class RequestSource {
       isSet = plan.mode === 'mixed' ? this.keys.nextIsSet(plan.setRatio) : plan.mode === 'set' || this.order === 'preload-replay';
       keyIndex = this.chooser.next(this.keys);
     }
-    const encoder = isSet ? w.setEncoder : w.getEncoder;
-    const n = encoder.encode(out, at, keyIndex, this.randInts);
-    this.lastKind = isSet ? OP_SET : OP_GET;
-    this.lastKeyHash = encoder.lastKeyHash;
-    this.lastKeyIndex = keyIndex;
-    return n;
+    const encoder = isSet ? p.setEncoder : p.getEncoder;
+    const r = this.request;
+    r.len = encoder.encode(out, at, keyIndex, this.randInts);
+    r.op = isSet ? OP_SET : OP_GET;
+    r.keyHash = encoder.lastKeyHash;
+    r.keyIndex = keyIndex;
+    return r;
   }
 }
 
 /** A Plan made ready to send: templates parsed, encoders and value table built. */
-export class Workload {
+export class PreparedPlan {
   readonly values: ValueFactory;
-  readonly setTemplate: Template;
-  readonly getTemplate: Template;
   readonly setEncoder: CommandEncoder;
   readonly getEncoder: CommandEncoder;
   readonly verify: boolean;
@@ -80,10 +103,8 @@ export class Workload {
   constructor(readonly plan: Plan) {
     this.values = new ValueFactory({ min: plan.valueSizeMin, max: plan.valueSizeMax });
     this.prefix = Buffer.from(plan.keyPrefix);
-    this.setTemplate = parseTemplate(plan.setCmd, 'set', plan.literalCommands);
-    this.getTemplate = parseTemplate(plan.getCmd, 'get', plan.literalCommands);
-    this.setEncoder = new CommandEncoder(this.setTemplate, this.prefix, this.values, plan.keyspace);
-    this.getEncoder = new CommandEncoder(this.getTemplate, this.prefix, this.values, plan.keyspace);
+    this.setEncoder = new CommandEncoder(parseTemplate(plan.setCmd, 'set', plan.literalCommands), this.prefix, this.values, plan.keyspace);
+    this.getEncoder = new CommandEncoder(parseTemplate(plan.getCmd, 'get', plan.literalCommands), this.prefix, this.values, plan.keyspace);
     this.verify = plan.verifyGet;
     this.maxRequestBytes = Math.max(this.setEncoder.maxBytes(), this.getEncoder.maxBytes());
     // A time-bound phase (the run, or a warmup) may read any key, so it preloads the whole keyspace.
@@ -104,17 +125,15 @@ export class Workload {
     return new RequestSource(this, all ? 'preload-all' : 'preload-replay', connection, count);
   }
 
+  /** `<prefix><index>` as text (for messages; not the hot path). */
   keyText(index: number): string {
     return this.plan.keyPrefix + String(index);
   }
 
   /** The value for key `index` (for messages; not the hot path). */
-  valueText(index: number): Buffer {
+  valueBytes(index: number): Buffer {
     const key = Buffer.allocUnsafe(this.prefix.length + 20);
     const len = writeKey(key, 0, this.prefix, index);
-    const h = fnv1a32(key, 0, len);
-    const out = Buffer.allocUnsafe(this.values.sizeFor(h));
-    this.values.writeValue(out, 0, h);
-    return out;
+    return this.values.valueForKey(key, 0, len);
   }
 }

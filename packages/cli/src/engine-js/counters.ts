@@ -1,0 +1,29 @@
+/**
+ * Per-phase reply counters: the one shape both the engine's running count
+ * and the RawResult it returns use (RawResult extends Counters). Paired with
+ * crates/respbench-core/src/counters.rs.
+ */
+
+export interface Counters {
+  /** Timed requests that got a reply (the measured phase only). */
+  requests: number;
+  sets: number;
+  gets: number;
+  /** Replies that were not errors (misses and mismatches included). */
+  ok: number;
+  errors: number;
+  /** Reads answered with nil. */
+  misses: number;
+  /** Reads whose value differed from the one derived from the key. */
+  mismatches: number;
+  bytesOut: number;
+  bytesIn: number;
+  /** Text of the first error reply, if any. */
+  firstError: string | null;
+  /** Text of the first mismatching value, escaped, if any. */
+  firstMismatch: string | null;
+}
+
+export function newCounters(): Counters {
+  return { requests: 0, sets: 0, gets: 0, ok: 0, errors: 0, misses: 0, mismatches: 0, bytesOut: 0, bytesIn: 0, firstError: null, firstMismatch: null };
+}
