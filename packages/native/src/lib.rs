@@ -12,8 +12,10 @@ use respbench_core::keys::KeyPattern;
 use respbench_core::limits::{self, Limit};
 use respbench_core::{FailureKind, Mode, Plan, PlanError, RawResult, RunControl};
 
-/// `Plan` from packages/cli/src/plan.ts. Numbers arrive as doubles and are
-/// checked to be integers in range here, not truncated silently.
+/// `Plan` from packages/cli/src/engine-js/plan.ts (engine-native.ts checks
+/// at compile time that a Plan fits this type). Numbers arrive as doubles and
+/// are checked to be integers within `respbench_core::limits` here, not
+/// truncated silently.
 #[napi(object)]
 pub struct NativePlan {
     pub host: String,
@@ -59,7 +61,7 @@ pub struct NativeFailure {
     pub message: String,
 }
 
-/// `RawResult` from plan.ts, field for field.
+/// `RawResult` from engine-js/plan.ts, field for field.
 #[napi(object)]
 pub struct NativeResult {
     pub engine: String,
@@ -84,7 +86,7 @@ pub struct NativeResult {
     pub failure: Option<NativeFailure>,
 }
 
-/// `Progress` from plan.ts.
+/// `ProgressSnapshot` from engine-js/progress.ts.
 #[napi(object)]
 pub struct NativeProgress {
     pub done: f64,
