@@ -383,7 +383,9 @@ impl Connection {
     }
 
     /// Fills the window: encodes as many requests as it has room for into one
-    /// buffer and writes them with one call. Requests in one write share a send time.
+    /// buffer and writes them with one call, at most MAX_BATCH_BYTES' worth
+    /// (256 KiB): a window larger than that goes out in several writes.
+    /// Requests in one write share a send time.
     fn send(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<(), Failure> {
         let pipeline = self.slots.len();
         while self.out_start == self.out_end {
