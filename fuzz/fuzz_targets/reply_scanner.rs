@@ -13,9 +13,9 @@ fn scan_whole(buf: &[u8]) -> (Vec<(usize, String)>, Option<usize>) {
     let mut pos = 0;
     while pos < buf.len() {
         match scanner.scan(buf, pos) {
-            Ok(Scan::Complete(n)) => {
-                assert!(n > 0 && pos + n <= buf.len());
-                pos += n;
+            Ok(Scan::Complete(end)) => {
+                assert!(end > pos && end <= buf.len());
+                pos = end;
                 out.push((pos, format!("{:?}", scanner.kind)));
             }
             Ok(Scan::Incomplete) => return (out, None),
@@ -39,8 +39,8 @@ fn scan_split(buf: &[u8], cuts: &[usize]) -> (Vec<(usize, String)>, Option<usize
             }
             // The loop only ever sees the bytes delivered so far.
             match scanner.scan(&buf[..have], start) {
-                Ok(Scan::Complete(n)) => {
-                    start += n;
+                Ok(Scan::Complete(end)) => {
+                    start = end;
                     out.push((start, format!("{:?}", scanner.kind)));
                 }
                 Ok(Scan::Incomplete) => break,

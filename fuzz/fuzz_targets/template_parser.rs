@@ -5,7 +5,8 @@
 use libfuzzer_sys::fuzz_target;
 use respbench_core::command::{parse_template, CommandEncoder, Role};
 use respbench_core::reply::{ReplyScanner, Scan};
-use respbench_core::workload::{KeyStream, ValueFactory};
+use respbench_core::keys::KeyStream;
+use respbench_core::values::ValueFactory;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

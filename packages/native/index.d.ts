@@ -38,8 +38,10 @@ export interface NativeHistogram {
 }
 
 /**
- * `Plan` from packages/cli/src/plan.ts. Numbers arrive as doubles and are
- * checked to be integers in range here, not truncated silently.
+ * `Plan` from packages/cli/src/engine-js/plan.ts (engine-native.ts checks
+ * at compile time that a Plan fits this type). Numbers arrive as doubles and
+ * are checked to be integers within `respbench_core::limits` here, not
+ * truncated silently.
  */
 export interface NativePlan {
   host: string
@@ -71,7 +73,7 @@ export interface NativePlan {
   rate?: number
 }
 
-/** `Progress` from plan.ts. */
+/** `ProgressSnapshot` from engine-js/progress.ts. */
 export interface NativeProgress {
   done: number
   total: number
@@ -81,7 +83,7 @@ export interface NativeProgress {
   durationNs: number
 }
 
-/** `RawResult` from plan.ts, field for field. */
+/** `RawResult` from engine-js/plan.ts, field for field. */
 export interface NativeResult {
   engine: string
   requests: number

@@ -6,7 +6,8 @@
 
 use std::fmt;
 
-use crate::workload::{KeyStream, ValueFactory, fnv1a32, write_decimal, write_padded};
+use crate::keys::{KeyStream, fnv1a32, fnv1a32_continue, write_decimal, write_padded};
+use crate::values::ValueFactory;
 
 pub const PLACEHOLDERS: [&str; 3] = ["__key__", "__data__", "__rand_int__"];
 /// redis-benchmark writes `__rand_int__` as 12 zero-padded digits; so do we.
@@ -248,11 +249,7 @@ impl CommandEncoder {
         let mut digits = [0u8; 20];
         let ndigits = write_decimal(&mut digits, key_index);
         let digits = &digits[..ndigits];
-        let mut h = self.prefix_hash;
-        for &b in digits {
-            h ^= b as u32;
-            h = h.wrapping_mul(0x0100_0193);
-        }
+        let h = fnv1a32_continue(self.prefix_hash, digits);
         let key_len = self.prefix.len() + ndigits;
         let data_len = if self.template.uses_data { values.size_for(h) } else { 0 };
 
@@ -286,17 +283,6 @@ impl CommandEncoder {
         }
         (pos, h)
     }
-}
-
-/// Encodes an arbitrary command (setup work and tests, never the hot path).
-pub fn encode_command(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! One connection driven through its share of one phase: a sliding window of
-//! `pipeline` requests in flight, batched writes, replies scanned straight out
-//! of the read buffer.
+//! One connection: [`open`], the one place a connection is opened and made
+//! ready for load, then [`Connection`], which drives it through its share of
+//! one phase: a sliding window of `pipeline` requests in flight, batched
+//! writes, replies scanned straight out of the read buffer.
 //!
 //! Per connection, a ring of `pipeline` slots holds what each in-flight
 //! request needs when its reply arrives (kind, key hash, key index, send
@@ -16,12 +17,12 @@ use std::time::{Duration, Instant};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
-use crate::counters::Counters;
+use crate::counters::{Counters, FirstTexts};
 use crate::histogram::LatencyHistogram;
-use crate::plan::{Failure, FailureKind};
+use crate::plan::{Failure, FailureKind, Plan};
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, Scan, escape_bytes};
-use crate::request_source::{Op, RequestSource, Workload};
+use crate::request_source::{Op, PreparedPlan, RequestSource};
 
 /// Bytes of requests encoded into one write at most (as the TS engine).
 const MAX_BATCH_BYTES: usize = 256 * 1024;
@@ -34,6 +35,7 @@ const MAX_ERROR_TEXT: usize = 200;
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
     pub counters: Counters,
+    pub first: FirstTexts,
     /// Present in the timed phase only: preload replies are counted, not timed.
     pub histogram: Option<LatencyHistogram>,
     /// With a rate: latency from the actual send, beside the main one from
@@ -94,13 +96,33 @@ pub enum ConnectError {
 
 /// How often a pending connect looks at the cancel flag.
 const CONNECT_SLICE: Duration = Duration::from_millis(20);
+/// Connect timeout when the plan has no reply timeout (as the TS engine).
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Opens a TCP connection and makes it ready for load (no delay,
-/// non-blocking). The one place that will grow TLS, unix sockets and a
-/// handshake. The connect itself is non-blocking so that a cancel ends a
-/// connect that hangs (a server that never accepts) at once. Error texts
-/// match the TS engine's.
-pub fn open(host: &str, port: u16, timeout: Duration, control: &RunControl) -> Result<TcpStream, ConnectError> {
+/// Opens a connection to the plan's server and makes it ready for load: the
+/// one place that does, so the run loop only ever gets a ready stream. The
+/// connect is non-blocking so that a cancel ends a connect that hangs (a
+/// server that never accepts) at once; it gives up after the plan's
+/// `--timeout` (10 s when that is 0). Error texts match the TS engine's.
+pub fn open(plan: &Plan, control: &RunControl) -> Result<TcpStream, ConnectError> {
+    let (host, port) = (plan.host.as_str(), plan.port);
+    let timeout = if plan.timeout_ms > 0 { Duration::from_millis(plan.timeout_ms) } else { DEFAULT_CONNECT_TIMEOUT };
+    let stream = connect(host, port, timeout, control)?;
+    make_ready(&stream, plan)
+        .map_err(|e| ConnectError::Failed(format!("cannot connect to {host}:{port}: {}", io_text(&e))))?;
+    Ok(stream)
+}
+
+/// What a freshly connected socket needs before the first request: today
+/// only `TCP_NODELAY`. The hook for what is to come: a handshake (`AUTH`,
+/// `HELLO`, `SELECT`) is sent and answered here, and a TLS or unix-socket
+/// transport is set up here, so the load loop stays the same for all.
+fn make_ready(stream: &TcpStream, _plan: &Plan) -> io::Result<()> {
+    stream.set_nodelay(true)
+}
+
+/// Resolves `host` and connects to the first address that accepts.
+fn connect(host: &str, port: u16, timeout: Duration, control: &RunControl) -> Result<TcpStream, ConnectError> {
     let addrs: Vec<SocketAddr> = match (host, port).to_socket_addrs() {
         Ok(a) => a.collect(),
         Err(_) => return Err(ConnectError::Failed(format!("cannot resolve host \"{host}\""))),
@@ -112,12 +134,7 @@ pub fn open(host: &str, port: u16, timeout: Duration, control: &RunControl) -> R
     let mut last = String::new();
     for addr in addrs {
         match connect_one(addr, deadline, control) {
-            Ok(stream) => {
-                stream
-                    .set_nodelay(true)
-                    .map_err(|e| ConnectError::Failed(format!("cannot connect to {host}:{port}: {}", io_text(&e))))?;
-                return Ok(stream);
-            }
+            Ok(stream) => return Ok(stream),
             Err(None) => return Err(ConnectError::Interrupted),
             // EMFILE, ENFILE: say what to change, not "too many open files".
             Err(Some(e)) if matches!(e.raw_os_error(), Some(23 | 24)) => {
@@ -222,9 +239,9 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    pub fn new(id: u32, stream: TcpStream, source: RequestSource, workload: &Workload, pace: Pace) -> Connection {
-        let pipeline = workload.plan.pipeline.max(1) as usize;
-        let per_request = workload.max_request_bytes;
+    pub fn new(id: u32, stream: TcpStream, source: RequestSource, prepared: &PreparedPlan, pace: Pace) -> Connection {
+        let pipeline = prepared.plan.pipeline.max(1) as usize;
+        let per_request = prepared.max_request_bytes;
         let batch_limit = pipeline.min((MAX_BATCH_BYTES / per_request).max(1));
         let now = Instant::now();
         let peer = stream.peer_addr().ok().map(|a| format!("{}:{}", a.ip(), a.port()));
@@ -254,7 +271,7 @@ impl Connection {
     }
 
     /// Sends the first window. A connection with nothing to send is finished at once.
-    pub fn start(&mut self, w: &Workload, tally: &mut Tally) -> Result<Status, Failure> {
+    pub fn start(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
         if self.source.remaining == 0 {
             return Ok(Status::Finished);
         }
@@ -272,7 +289,7 @@ impl Connection {
     }
 
     /// Sends what may go now; once the phase is over and nothing waits, finishes.
-    pub fn pump(&mut self, w: &Workload, tally: &mut Tally) -> Result<Status, Failure> {
+    pub fn pump(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
         if self.pace.deadline.is_some_and(|d| Instant::now() >= d) {
             self.source.remaining = 0;
         }
@@ -296,9 +313,7 @@ impl Connection {
             return None;
         }
         let due = match self.pace.interval {
-            Some(interval) if self.inflight < self.slots.len() => {
-                Some(self.due_at(self.scheduled, interval))
-            }
+            Some(interval) if self.inflight < self.slots.len() => Some(self.due_at(self.scheduled, interval)),
             _ => None,
         };
         match (due, self.pace.deadline) {
@@ -318,6 +333,19 @@ impl Connection {
             Some(peer) => format!("connection {} ({peer})", self.id),
             None => format!("connection {}", self.id),
         }
+    }
+
+    /// `--timeout`: the oldest request in flight has waited longer than it.
+    pub fn timeout_failure(&self, timeout_ms: u64) -> Failure {
+        Failure::new(
+            FailureKind::Timeout,
+            format!(
+                "{}: no reply within {timeout_ms} ms (--timeout) after {} replies{}",
+                self.label(),
+                self.received,
+                self.partial_note()
+            ),
+        )
     }
 
     /// The part of a reply that has arrived, for messages: a server that
@@ -355,8 +383,10 @@ impl Connection {
     }
 
     /// Fills the window: encodes as many requests as it has room for into one
-    /// buffer and writes them with one call. Requests in one write share a send time.
-    fn send(&mut self, w: &Workload, tally: &mut Tally) -> Result<(), Failure> {
+    /// buffer and writes them with one call, at most MAX_BATCH_BYTES' worth
+    /// (256 KiB): a window larger than that goes out in several writes.
+    /// Requests in one write share a send time.
+    fn send(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<(), Failure> {
         let pipeline = self.slots.len();
         while self.out_start == self.out_end {
             let free = (pipeline - self.inflight) as u64;
@@ -412,7 +442,7 @@ impl Connection {
         Ok(())
     }
 
-    pub fn on_writable(&mut self, w: &Workload, tally: &mut Tally) -> Result<Status, Failure> {
+    pub fn on_writable(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
         self.flush()?;
         self.pump(w, tally)
     }
@@ -420,7 +450,7 @@ impl Connection {
     /// Reads what the socket has, takes every complete reply, refills the
     /// window. `closing`: the event said the server's side is closed (or in
     /// error), so read on to the end: no later event will say it again.
-    pub fn on_readable(&mut self, w: &Workload, tally: &mut Tally, closing: bool) -> Result<Status, Failure> {
+    pub fn on_readable(&mut self, w: &PreparedPlan, tally: &mut Tally, closing: bool) -> Result<Status, Failure> {
         loop {
             if self.input_len == self.input.len() {
                 let grown = self.input.len() * 2;
@@ -453,7 +483,7 @@ impl Connection {
 
     /// Scans and counts every complete reply in the read buffer, then keeps
     /// the incomplete tail at its start.
-    fn take_replies(&mut self, w: &Workload, tally: &mut Tally, now: Instant) -> Result<(), Failure> {
+    fn take_replies(&mut self, w: &PreparedPlan, tally: &mut Tally, now: Instant) -> Result<(), Failure> {
         let end = self.input_len;
         let mut pos = 0;
         let pipeline = self.slots.len();
@@ -464,8 +494,8 @@ impl Connection {
         let mut latency: (Option<Instant>, u64) = (None, 0);
         while pos < end && self.inflight > 0 {
             let buf = &self.input[..end];
-            let n = match self.scanner.scan(buf, pos) {
-                Ok(Scan::Complete(n)) => n,
+            let reply_end = match self.scanner.scan(buf, pos) {
+                Ok(Scan::Complete(reply_end)) => reply_end,
                 Ok(Scan::Incomplete) => break,
                 Err(e) => {
                     return Err(Failure::new(
@@ -489,7 +519,7 @@ impl Connection {
                 latency = (Some(slot.intended), now.saturating_duration_since(slot.intended).as_nanos() as u64);
             }
             count_reply(w, tally, &self.scanner, buf, &slot, now, latency.1);
-            pos += n;
+            pos = reply_end;
         }
         tally.unreported_replies += self.received - received_before;
         tally.unreported_errors += tally.counters.errors - errors_before;
@@ -517,7 +547,7 @@ impl Connection {
 /// Counts one reply against the request it answers, as the TS engine's onReply.
 #[inline]
 fn count_reply(
-    w: &Workload,
+    w: &PreparedPlan,
     tally: &mut Tally,
     scanner: &ReplyScanner,
     buf: &[u8],
@@ -539,10 +569,10 @@ fn count_reply(
     }
     if scanner.kind == ReplyKind::Error {
         c.errors += 1;
-        if c.first_error.is_none() {
+        if tally.first.error.is_none() {
             let text = scanner.payload(buf);
             let text: String = text[..text.len().min(MAX_ERROR_TEXT)].iter().map(|&b| b as char).collect();
-            c.first_error = Some((now, text));
+            tally.first.error = Some((now, text));
         }
         return;
     }
@@ -560,15 +590,15 @@ fn count_reply(
     let matches = scanner.kind == ReplyKind::Bulk && w.values.matches(scanner.payload(buf), slot.key_hash);
     if !matches {
         c.mismatches += 1;
-        if c.first_mismatch.is_none() {
-            c.first_mismatch = Some((now, describe_mismatch(w, scanner, buf, slot.key_index)));
+        if tally.first.mismatch.is_none() {
+            tally.first.mismatch = Some((now, describe_mismatch(w, scanner, buf, slot.key_index)));
         }
     }
 }
 
 /// `key K: expected "…", got "…"`, worded as the TS engine words it.
-fn describe_mismatch(w: &Workload, s: &ReplyScanner, buf: &[u8], key_index: u64) -> String {
-    let expected = w.value_for_index(key_index);
+fn describe_mismatch(w: &PreparedPlan, s: &ReplyScanner, buf: &[u8], key_index: u64) -> String {
+    let expected = w.value_bytes(key_index);
     let got = if s.kind == ReplyKind::Bulk {
         format!("\"{}\"", escape_bytes(buf, s.payload_start, s.payload_start + s.payload_len, 48))
     } else {

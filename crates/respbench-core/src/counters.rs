@@ -1,28 +1,29 @@
-//! Per-thread reply counters. Each worker thread owns one set and never
-//! shares it while the phase runs, so counting is plain integer adds; the
-//! sets are merged when the threads join.
+//! What a phase counts. [`Counters`] is the one shape of those counts: each
+//! worker thread owns a set and never shares it while the phase runs, so
+//! counting is plain integer adds; the sets are merged when the threads
+//! join, and [`crate::plan::RawResult`] carries the merged set as it is.
 
 use std::time::Instant;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
     /// Timed requests that got a reply (run phase only).
     pub requests: u64,
     pub sets: u64,
     pub gets: u64,
+    /// Replies that were not errors (misses and mismatches included).
     pub ok: u64,
     pub errors: u64,
+    /// Reads answered with nil.
     pub misses: u64,
+    /// Reads whose value differed from the one derived from the key.
     pub mismatches: u64,
     pub bytes_out: u64,
     pub bytes_in: u64,
-    /// When and what: merging keeps the earliest across threads.
-    pub first_error: Option<(Instant, String)>,
-    pub first_mismatch: Option<(Instant, String)>,
 }
 
 impl Counters {
-    pub fn merge(&mut self, other: Counters) {
+    pub fn merge(&mut self, other: &Counters) {
         self.requests += other.requests;
         self.sets += other.sets;
         self.gets += other.gets;
@@ -32,16 +33,29 @@ impl Counters {
         self.mismatches += other.mismatches;
         self.bytes_out += other.bytes_out;
         self.bytes_in += other.bytes_in;
-        self.first_error = earliest(self.first_error.take(), other.first_error);
-        self.first_mismatch = earliest(self.first_mismatch.take(), other.first_mismatch);
+    }
+}
+
+/// The first error reply and the first mismatching value one thread saw,
+/// with when: merging keeps the earliest across threads.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FirstTexts {
+    pub error: Option<(Instant, String)>,
+    pub mismatch: Option<(Instant, String)>,
+}
+
+impl FirstTexts {
+    pub fn merge(&mut self, other: FirstTexts) {
+        self.error = earliest(self.error.take(), other.error);
+        self.mismatch = earliest(self.mismatch.take(), other.mismatch);
     }
 
-    pub fn first_error_text(&self) -> Option<String> {
-        self.first_error.as_ref().map(|(_, t)| t.clone())
+    pub fn error_text(&self) -> Option<String> {
+        self.error.as_ref().map(|(_, t)| t.clone())
     }
 
-    pub fn first_mismatch_text(&self) -> Option<String> {
-        self.first_mismatch.as_ref().map(|(_, t)| t.clone())
+    pub fn mismatch_text(&self) -> Option<String> {
+        self.mismatch.as_ref().map(|(_, t)| t.clone())
     }
 }
 

@@ -1,6 +1,6 @@
 //! Latency histogram with HdrHistogram's bucket layout: lowest discernible
 //! value 1 ns, highest 2^40 ns, 3 significant digits. The TypeScript engine
-//! (`packages/cli/src/histogram.ts`) indexes values the same way, so
+//! (`packages/cli/src/engine-js/histogram.ts`) indexes values the same way, so
 //! histograms from either engine, or from several threads or machines, merge
 //! by adding counts. Recording touches a fixed array: no allocation.
 
@@ -60,7 +60,7 @@ mod tests {
     use super::*;
 
     /// HdrHistogram's countsArrayIndex and valueFromIndex as
-    /// packages/cli/src/histogram.ts writes them, to pin that the crate
+    /// packages/cli/src/engine-js/histogram.ts writes them, to pin that the crate
     /// lays buckets out the same way.
     fn ts_lowest_equivalent(value: u64) -> u64 {
         let v = if value < 2048 { 2047 } else { value };

@@ -1,23 +1,30 @@
 //! respbench's native engine: the same traffic as the TypeScript engine
 //! (`docs/workload.md`), sent from Rust worker threads.
 //!
-//! Reading order: [`workload`] (keys and values), [`command`] (request bytes),
-//! [`request_source`] (what each connection sends next), [`reply`] (RESP
-//! scanning), [`connection`] (one socket's window), [`run`] (phases and
-//! threads). [`plan`] is the contract with the CLI; [`progress`] is what
-//! another thread may watch or cancel.
+//! Reading order, as data flows: [`plan`] (the contract with the CLI: a
+//! [`Plan`] in, a [`RawResult`] out) and [`limits`] (what a Plan may ask
+//! for); [`keys`] (PRNG streams, key patterns, key bytes) and [`values`]
+//! (the value derived from a key); [`command`] (request bytes);
+//! [`request_source`] (what each connection sends next, from a
+//! [`request_source::PreparedPlan`]); [`reply`] (RESP scanning);
+//! [`connection`] (opening a connection, and one socket's window);
+//! [`counters`] and [`histogram`] (what is counted); [`run`] (phases and
+//! threads); [`progress`] (what another thread may watch or cancel).
 
 pub mod command;
 pub mod connection;
-mod counters;
+pub mod counters;
 pub mod histogram;
+pub mod keys;
+pub mod limits;
 pub mod plan;
 pub mod progress;
 pub mod reply;
 pub mod request_source;
 pub mod run;
-pub mod workload;
+pub mod values;
 
+pub use counters::Counters;
 pub use plan::{Failure, FailureKind, Mode, Plan, PlanError, RawResult};
 pub use progress::{Phase, ProgressSnapshot, RunControl};
 pub use run::run;

@@ -1,5 +1,5 @@
-//! Incremental RESP2/RESP3 reply scanning. [`ReplyScanner::scan`] says how
-//! long one complete reply is, or that more bytes are needed, without
+//! Incremental RESP2/RESP3 reply scanning. [`ReplyScanner::scan`] says where
+//! one complete reply ends, or that more bytes are needed, without
 //! allocating: the top-level kind and where its payload lies are left in
 //! fields, as mini-redis's `check` does before `parse`. A load generator never
 //! needs a frame tree; it needs "was it an error, a nil, or these bytes".
@@ -33,7 +33,8 @@ pub enum ReplyKind {
 /// Outcome of scanning from an offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scan {
-    /// One whole reply of this many bytes.
+    /// One whole reply; the offset just past it, in the buffer given to
+    /// `scan` (as the TypeScript scanner returns).
     Complete(usize),
     /// The buffer ends inside the reply.
     Incomplete,
@@ -122,8 +123,9 @@ impl ReplyScanner {
         &buf[self.payload_start.min(end)..end]
     }
 
-    /// Scans one reply starting at `at`. Nested replies are counted, not
-    /// recursed into, so deep nesting cannot overflow the stack.
+    /// Scans one reply starting at `at`: `Complete(end)` with `end` the
+    /// offset just past it, where the next reply starts. Nested replies are
+    /// counted, not recursed into, so deep nesting cannot overflow the stack.
     pub fn scan(&mut self, buf: &[u8], at: usize) -> Result<Scan, ProtocolError> {
         let end = buf.len();
         let mut pos = at;
@@ -239,7 +241,7 @@ impl ReplyScanner {
             }
             top = false;
         }
-        Ok(Scan::Complete(pos - at))
+        Ok(Scan::Complete(pos))
     }
 }
 
@@ -300,7 +302,7 @@ fn parse_number(buf: &[u8], from: usize, to: usize, start: usize, what: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::KeyStream;
+    use crate::keys::KeyStream;
 
     /// Replies of every type, nested ones and a RESP3 attribute among them.
     const MIXED: &[(&[u8], ReplyKind)] = &[
@@ -336,9 +338,9 @@ mod tests {
         let mut buf: Vec<u8> = data[..split].to_vec();
         let mut pos = 0;
         for round in 0..2 {
-            while let Scan::Complete(n) = scanner.scan(&buf, pos).expect("valid input") {
+            while let Scan::Complete(end) = scanner.scan(&buf, pos).expect("valid input") {
                 kinds.push(scanner.kind);
-                pos += n;
+                pos = end;
             }
             if round == 0 {
                 buf.drain(..pos);
@@ -373,7 +375,7 @@ mod tests {
     fn payloads_point_at_the_reply_bytes() {
         let mut s = ReplyScanner::new();
         let buf = b"xx$5\r\nhello\r\n";
-        assert_eq!(s.scan(buf, 2), Ok(Scan::Complete(11)));
+        assert_eq!(s.scan(buf, 2), Ok(Scan::Complete(13)), "the end offset, not the length");
         assert_eq!(s.payload(buf), b"hello");
         let buf = b"-ERR no\r\n";
         s.scan(buf, 0).unwrap();
@@ -439,9 +441,9 @@ mod tests {
             let len = (rng.next_u32() % 24) as usize;
             let buf: Vec<u8> = (0..len).map(|_| alphabet[(rng.next_u32() as usize) % alphabet.len()]).collect();
             let mut pos = 0;
-            while let Ok(Scan::Complete(n)) = s.scan(&buf, pos) {
-                assert!(n > 0 && pos + n <= buf.len());
-                pos += n;
+            while let Ok(Scan::Complete(end)) = s.scan(&buf, pos) {
+                assert!(end > pos && end <= buf.len());
+                pos = end;
             }
         }
     }

@@ -1,12 +1,13 @@
 //! What to send next, per connection: the mode, the key stream and the
-//! encoders put together, as `packages/cli/src/request-source.ts`. Each
+//! encoders put together, as `packages/cli/src/engine-js/request-source.ts`. Each
 //! connection owns a [`RequestSource`]; the engine asks it for the next
 //! request's bytes and gets back what it must remember about that request
 //! (kind, key hash, key index) for when the reply comes.
 
 use crate::command::{CommandEncoder, Role, TemplateError, parse_template};
+use crate::keys::{KeyChooser, KeyStream, RAND_INT_SALT, requests_for_connection, write_key};
 use crate::plan::{Mode, Plan};
-use crate::workload::{KeyChooser, KeyStream, RAND_INT_SALT, ValueFactory, requests_for_connection, write_key};
+use crate::values::ValueFactory;
 
 /// Whether a request was a write or a read: decides how its reply counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +40,7 @@ pub struct Request {
 /// A Plan made ready to send: templates parsed, encoders and value table
 /// built. Immutable, shared by every worker thread.
 #[derive(Debug)]
-pub struct Workload {
+pub struct PreparedPlan {
     pub plan: Plan,
     pub values: ValueFactory,
     pub set_encoder: CommandEncoder,
@@ -51,8 +52,8 @@ pub struct Workload {
     pub preload_total: u64,
 }
 
-impl Workload {
-    pub fn new(plan: Plan) -> Result<Workload, TemplateError> {
+impl PreparedPlan {
+    pub fn new(plan: Plan) -> Result<PreparedPlan, TemplateError> {
         let values = ValueFactory::new(plan.value_size_min, plan.value_size_max);
         let literal = plan.literal_commands;
         let set =
@@ -64,9 +65,10 @@ impl Workload {
         let get_encoder = CommandEncoder::new(get, prefix, plan.keyspace);
         let max_request_bytes = set_encoder.max_bytes(&values).max(get_encoder.max_bytes(&values));
         // A time-bound run may read any key, so it preloads the whole keyspace.
-        let reads = if plan.duration_ms > 0 || plan.warmup_ms > 0 { plan.keyspace } else { plan.keyspace.min(plan.requests) };
+        let reads =
+            if plan.duration_ms > 0 || plan.warmup_ms > 0 { plan.keyspace } else { plan.keyspace.min(plan.requests) };
         let preload_total = if plan.mode == Mode::Get && plan.preload { reads } else { 0 };
-        Ok(Workload {
+        Ok(PreparedPlan {
             verify: plan.verify_get,
             values,
             set_encoder,
@@ -100,7 +102,7 @@ impl Workload {
     }
 
     /// The value for key `index` (for messages; not the hot path).
-    pub fn value_for_index(&self, index: u64) -> Vec<u8> {
+    pub fn value_bytes(&self, index: u64) -> Vec<u8> {
         let prefix = self.plan.key_prefix.as_bytes();
         let mut key = vec![0u8; prefix.len() + 20];
         let len = write_key(&mut key, prefix, index);
@@ -141,7 +143,7 @@ impl RequestSource {
     /// Encodes the next request at the start of `out` (at least
     /// `max_request_bytes` long).
     #[inline]
-    pub fn next(&mut self, w: &Workload, out: &mut [u8]) -> Request {
+    pub fn next(&mut self, w: &PreparedPlan, out: &mut [u8]) -> Request {
         let plan = &w.plan;
         self.remaining -= 1;
         let (is_set, key_index) = match self.order {

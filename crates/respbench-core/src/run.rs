@@ -1,37 +1,37 @@
-//! A whole run: the untimed get-mode preload, then the timed phase, each over
-//! fresh connections spread across worker threads, as the TS engine's
-//! `jsEngine.run`.
+//! A whole run: the untimed get-mode preload, the warmup, then the timed
+//! phase, each over fresh connections spread across worker threads, as the
+//! TS engine's `packages/cli/src/engine-js/run.ts`.
 //!
 //! Each worker thread owns a mio `Poll` (epoll) and several connections, so
 //! `-c 200` does not need 200 threads; each has its own counters and
 //! histogram, merged when the threads join, so the hot path shares nothing.
 //! The first failure anywhere (server closed, protocol error, timeout,
 //! cancel) stops every thread and the run reports the counters so far.
+//! Connections come from [`connection::open`] only.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use mio::event::Event;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::connection::{self, ConnectError, Connection, Pace, Status, Tally};
-use crate::counters::Counters;
+use crate::counters::{Counters, FirstTexts};
 use crate::histogram::LatencyHistogram;
 use crate::plan::{Failure, FailureKind, Plan, PlanError, RawResult};
 use crate::progress::{Phase, RunControl};
-use crate::request_source::Workload;
+use crate::request_source::PreparedPlan;
 
-/// Longest a worker sleeps in epoll before it looks at the cancel flag,
-/// the other threads' failures and the reply deadlines again.
+/// Longest a worker sleeps in epoll before it looks at the cancel flag and
+/// the other threads' failures again.
 const POLL_SLICE: Duration = Duration::from_millis(20);
-/// Connect timeout when the plan has no reply timeout (as the TS engine).
-const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Refuses a plan that cannot run (bad template, zero keyspace, …) without
 /// touching the network, so a caller can report it before starting.
 pub fn check(plan: &Plan) -> Result<(), PlanError> {
     plan.check()?;
-    Workload::new(plan.clone()).map(|_| ()).map_err(|e| PlanError(e.0))
+    PreparedPlan::new(plan.clone()).map(|_| ()).map_err(|e| PlanError(e.0))
 }
 
 /// Runs a plan to completion or first failure. Errors only for a plan that
@@ -39,48 +39,27 @@ pub fn check(plan: &Plan) -> Result<(), PlanError> {
 /// wrong on the wire is in `RawResult::failure`.
 pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
     plan.check()?;
-    let workload = Workload::new(plan).map_err(|e| PlanError(e.0))?;
+    let prepared = PreparedPlan::new(plan).map_err(|e| PlanError(e.0))?;
+    let plan = &prepared.plan;
     let mut result = RawResult::default();
-    let mut preload = Counters::default();
     let mut failure = None;
-    let plan = &workload.plan;
-    if workload.preload_total > 0 {
-        control.begin_phase(Phase::Preload, workload.preload_total, 0);
-        let outcome = run_phase(&workload, Phase::Preload, control);
-        result.preload_elapsed_ns = outcome.elapsed_ns;
-        preload = outcome.counters;
-        if let Some(f) = outcome.failure {
-            failure = Some(Failure::new(f.kind, format!("preload: {}", f.message)));
-        } else if preload.errors > 0 {
-            failure = Some(Failure::new(
-                FailureKind::Preload,
-                format!(
-                    "preload: the server answered {} writes with errors, first: {}",
-                    preload.errors,
-                    preload.first_error_text().unwrap_or_default()
-                ),
-            ));
-        }
+    let mut preload_first = FirstTexts::default();
+    if prepared.preload_total > 0 {
+        (failure, preload_first) = run_preload(&prepared, control, &mut result);
     }
-    result.preload_requests = preload.sets;
     if failure.is_none() && plan.warmup_ms > 0 {
-        control.begin_phase(Phase::Warmup, 0, plan.warmup_ms * 1_000_000);
-        let outcome = run_phase(&workload, Phase::Warmup, control);
-        result.warmup_elapsed_ns = outcome.elapsed_ns;
-        result.warmup_requests = outcome.counters.sets + outcome.counters.gets;
-        if let Some(f) = outcome.failure {
-            failure = Some(Failure::new(f.kind, format!("warmup: {}", f.message)));
-        }
+        failure = run_warmup(&prepared, control, &mut result);
     }
     let mut histogram = LatencyHistogram::new();
     let mut service = (plan.rate > 0.0).then(LatencyHistogram::new);
-    let mut counters = Counters::default();
+    let mut first = FirstTexts::default();
     if failure.is_none() {
         let total = if plan.duration_ms > 0 { 0 } else { plan.requests };
         control.begin_phase(Phase::Run, total, plan.duration_ms * 1_000_000);
-        let outcome = run_phase(&workload, Phase::Run, control);
+        let outcome = run_phase(&prepared, Phase::Run, control);
         result.elapsed_ns = outcome.elapsed_ns;
-        counters = outcome.counters;
+        result.counters = outcome.counters;
+        first = outcome.first;
         if let Some(h) = outcome.histogram {
             histogram = h;
         }
@@ -89,36 +68,99 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         }
         failure = outcome.failure;
     }
-    result.requests = counters.requests;
-    result.sets = counters.sets;
-    result.gets = counters.gets;
-    result.ok = counters.ok;
-    result.errors = counters.errors;
-    result.misses = counters.misses;
-    result.mismatches = counters.mismatches;
-    result.bytes_out = counters.bytes_out;
-    result.bytes_in = counters.bytes_in;
     result.histogram = histogram.buckets();
     result.service_histogram = service.map(|h| h.buckets());
+    // A run that broke off says what the server answered the preload with, if that was all it got.
     result.first_error =
-        counters.first_error_text().or_else(|| if failure.is_some() { preload.first_error_text() } else { None });
-    result.first_mismatch = counters.first_mismatch_text();
+        first.error_text().or_else(|| if failure.is_some() { preload_first.error_text() } else { None });
+    result.first_mismatch = first.mismatch_text();
     result.failure = failure;
     Ok(result)
+}
+
+/// Get mode's untimed writes. An error reply to one of them fails the run:
+/// the reads after it would count misses that are not the server's.
+fn run_preload(prepared: &PreparedPlan, control: &RunControl, result: &mut RawResult) -> (Option<Failure>, FirstTexts) {
+    control.begin_phase(Phase::Preload, prepared.preload_total, 0);
+    let outcome = run_phase(prepared, Phase::Preload, control);
+    result.preload_elapsed_ns = outcome.elapsed_ns;
+    result.preload_requests = outcome.counters.sets;
+    let failure = if let Some(f) = outcome.failure {
+        Some(Failure::new(f.kind, format!("preload: {}", f.message)))
+    } else if outcome.counters.errors > 0 {
+        Some(Failure::new(
+            FailureKind::Preload,
+            format!(
+                "preload: the server answered {} writes with errors, first: {}",
+                outcome.counters.errors,
+                outcome.first.error_text().unwrap_or_default()
+            ),
+        ))
+    } else {
+        None
+    };
+    (failure, outcome.first)
+}
+
+/// `--warmup`: load left out of every figure but its own request count.
+fn run_warmup(prepared: &PreparedPlan, control: &RunControl, result: &mut RawResult) -> Option<Failure> {
+    control.begin_phase(Phase::Warmup, 0, prepared.plan.warmup_ms * 1_000_000);
+    let outcome = run_phase(prepared, Phase::Warmup, control);
+    result.warmup_elapsed_ns = outcome.elapsed_ns;
+    result.warmup_requests = outcome.counters.sets + outcome.counters.gets;
+    outcome.failure.map(|f| Failure::new(f.kind, format!("warmup: {}", f.message)))
 }
 
 struct PhaseOutcome {
     elapsed_ns: u64,
     failure: Option<Failure>,
     counters: Counters,
+    first: FirstTexts,
     histogram: Option<LatencyHistogram>,
     service: Option<LatencyHistogram>,
+}
+
+/// What kind of phase the workers run: whether latency is recorded, whether
+/// on a schedule, and for how long when time ends it.
+#[derive(Clone, Copy, Debug)]
+struct PhaseShape {
+    /// The measured phase: latencies go into the histogram.
+    timed: bool,
+    /// The measured phase under `--rate`: a service-time histogram too.
+    rated: bool,
+    /// `--duration` / `--warmup`: the phase ends this long after it starts.
+    length: Option<Duration>,
+}
+
+impl PhaseShape {
+    fn of(phase: Phase, plan: &Plan) -> PhaseShape {
+        let timed = phase == Phase::Run;
+        let length = match phase {
+            Phase::Preload => 0,
+            Phase::Warmup => plan.warmup_ms,
+            Phase::Run => plan.duration_ms,
+        };
+        PhaseShape {
+            timed,
+            rated: timed && plan.rate > 0.0,
+            length: (length > 0).then(|| Duration::from_millis(length)),
+        }
+    }
+
+    /// An empty tally with the histograms this phase records.
+    fn tally(self) -> Tally {
+        Tally {
+            histogram: self.timed.then(LatencyHistogram::new),
+            service: self.rated.then(LatencyHistogram::new),
+            ..Tally::default()
+        }
+    }
 }
 
 /// What the worker threads of one phase share: the first failure, and the
 /// flag that tells the others to stop once there is one.
 struct PhaseShared<'a> {
-    workload: &'a Workload,
+    prepared: &'a PreparedPlan,
     control: &'a RunControl,
     stop: AtomicBool,
     failure: Mutex<Option<Failure>>,
@@ -141,69 +183,88 @@ struct WorkerOutcome {
     finished_at: Instant,
 }
 
-/// Connects every connection (one after another, as the TS engine), then
-/// runs them on `threads` workers that start together.
-fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOutcome {
-    let plan = &workload.plan;
-    let timed = phase == Phase::Run;
-    let rated = timed && plan.rate > 0.0;
-    let empty = |failure| PhaseOutcome {
-        elapsed_ns: 0,
-        failure: Some(failure),
-        counters: Counters::default(),
-        histogram: timed.then(LatencyHistogram::new),
-        service: rated.then(LatencyHistogram::new),
+/// Connects every connection, then runs them on `threads` workers that
+/// start together, and merges what they counted.
+fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> PhaseOutcome {
+    let shape = PhaseShape::of(phase, &prepared.plan);
+    let threads = prepared.plan.threads.clamp(1, prepared.plan.connections) as usize;
+    let groups = match connect_all(prepared, phase, shape, control, threads) {
+        Ok(groups) => groups,
+        Err(failure) => {
+            let tally = shape.tally();
+            return PhaseOutcome {
+                elapsed_ns: 0,
+                failure: Some(failure),
+                counters: Counters::default(),
+                first: FirstTexts::default(),
+                histogram: tally.histogram,
+                service: tally.service,
+            };
+        }
     };
-    let length = match phase {
-        Phase::Preload => 0,
-        Phase::Warmup => plan.warmup_ms,
-        Phase::Run => plan.duration_ms,
-    };
-    let length = (length > 0).then(|| Duration::from_millis(length));
+    let shared = PhaseShared { prepared, control, stop: AtomicBool::new(false), failure: Mutex::new(None) };
+    let (start, outcomes) = run_workers(groups, &shared, shape);
+    let mut outcome = merge_workers(outcomes, start, shape);
+    outcome.failure = shared.failure.into_inner().unwrap_or_else(|e| e.into_inner());
+    outcome
+}
+
+/// Opens the phase's connections one after another (as the TS engine) and
+/// deals them out to `threads` groups, connection c to group c mod threads.
+fn connect_all(
+    prepared: &PreparedPlan,
+    phase: Phase,
+    shape: PhaseShape,
+    control: &RunControl,
+    threads: usize,
+) -> Result<Vec<Vec<Connection>>, Failure> {
+    let plan = &prepared.plan;
     // connection c's k-th request is due at start + (k * C + c) / R: the
     // connections take turns instead of firing together.
     let interval = (phase != Phase::Preload && plan.rate > 0.0).then(|| plan.connections as f64 / plan.rate);
-    let connect_timeout =
-        if plan.timeout_ms > 0 { Duration::from_millis(plan.timeout_ms) } else { DEFAULT_CONNECT_TIMEOUT };
-    let threads = plan.threads.clamp(1, plan.connections) as usize;
     let mut groups: Vec<Vec<Connection>> = (0..threads).map(|_| Vec::new()).collect();
     for c in 0..plan.connections {
         if control.is_cancelled() {
-            return empty(Failure::new(FailureKind::Interrupted, "interrupted"));
+            return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
         }
-        let stream = match connection::open(&plan.host, plan.port, connect_timeout, control) {
-            Ok(s) => s,
-            Err(ConnectError::Interrupted) => {
-                return empty(Failure::new(FailureKind::Interrupted, "interrupted while connecting"));
-            }
-            Err(ConnectError::Failed(message)) => return empty(Failure::new(FailureKind::Connect, message)),
-        };
+        let stream = connection::open(plan, control).map_err(|e| match e {
+            ConnectError::Interrupted => Failure::new(FailureKind::Interrupted, "interrupted while connecting"),
+            ConnectError::Failed(message) => Failure::new(FailureKind::Connect, message),
+        })?;
         let source = match phase {
-            Phase::Preload => workload.preload_source(c),
-            _ => workload.run_source(c, length.is_some()),
+            Phase::Preload => prepared.preload_source(c),
+            _ => prepared.run_source(c, shape.length.is_some()),
         };
         let offset = interval.map_or(0.0, |_| c as f64 / plan.rate);
         let pace = Pace { deadline: None, interval, offset };
-        groups[c as usize % threads].push(Connection::new(c, stream, source, workload, pace));
+        groups[c as usize % threads].push(Connection::new(c, stream, source, prepared, pace));
     }
+    Ok(groups)
+}
 
-    let shared = PhaseShared { workload, control, stop: AtomicBool::new(false), failure: Mutex::new(None) };
-    let barrier = Barrier::new(threads + 1);
-    let (start, outcomes) = std::thread::scope(|scope| {
+/// One thread per group, released together by a barrier; returns when all
+/// have ended, with when the main thread passed the barrier.
+fn run_workers(
+    groups: Vec<Vec<Connection>>,
+    shared: &PhaseShared<'_>,
+    shape: PhaseShape,
+) -> (Instant, Vec<WorkerOutcome>) {
+    let barrier = Barrier::new(groups.len() + 1);
+    std::thread::scope(|scope| {
         let handles: Vec<_> = groups
             .into_iter()
             .enumerate()
             .map(|(i, conns)| {
-                let (shared, barrier) = (&shared, &barrier);
+                let barrier = &barrier;
                 std::thread::Builder::new()
                     .name(format!("respbench-worker-{i}"))
-                    .spawn_scoped(scope, move || worker(conns, shared, barrier, timed, rated, length))
+                    .spawn_scoped(scope, move || worker(conns, shared, barrier, shape))
                     .expect("spawn a worker thread")
             })
             .collect();
         barrier.wait();
         let start = Instant::now();
-        let outcomes: Vec<WorkerOutcome> = handles
+        let outcomes = handles
             .into_iter()
             .map(|h| match h.join() {
                 Ok(o) => o,
@@ -214,185 +275,221 @@ fn run_phase(workload: &Workload, phase: Phase, control: &RunControl) -> PhaseOu
             })
             .collect();
         (start, outcomes)
-    });
+    })
+}
 
-    let mut counters = Counters::default();
-    let mut histogram = timed.then(LatencyHistogram::new);
-    let mut service = rated.then(LatencyHistogram::new);
+/// Adds up the threads' tallies; the phase lasted from the earliest start to
+/// the latest finish.
+fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape) -> PhaseOutcome {
+    let mut total = shape.tally();
     // Each thread measures from its own start after the barrier (its
     // deadline counts from there too), so a late main thread shortens nothing.
     let start = outcomes.iter().map(|o| o.started_at).min().unwrap_or(start);
     let mut end = start;
     for o in outcomes {
         end = end.max(o.finished_at);
-        counters.merge(o.tally.counters);
-        if let (Some(total), Some(h)) = (histogram.as_mut(), o.tally.histogram.as_ref()) {
-            total.merge(h);
+        total.counters.merge(&o.tally.counters);
+        total.first.merge(o.tally.first);
+        if let (Some(sum), Some(h)) = (total.histogram.as_mut(), o.tally.histogram.as_ref()) {
+            sum.merge(h);
         }
-        if let (Some(total), Some(h)) = (service.as_mut(), o.tally.service.as_ref()) {
-            total.merge(h);
+        if let (Some(sum), Some(h)) = (total.service.as_mut(), o.tally.service.as_ref()) {
+            sum.merge(h);
         }
     }
     PhaseOutcome {
         elapsed_ns: end.saturating_duration_since(start).as_nanos() as u64,
-        failure: shared.failure.into_inner().unwrap_or_else(|e| e.into_inner()),
-        counters,
-        histogram,
-        service,
+        failure: None,
+        counters: total.counters,
+        first: total.first,
+        histogram: total.histogram,
+        service: total.service,
     }
 }
 
-/// One worker thread's event loop over its connections.
-fn worker(
-    mut conns: Vec<Connection>,
-    shared: &PhaseShared<'_>,
-    barrier: &Barrier,
-    timed: bool,
-    rated: bool,
-    length: Option<Duration>,
-) -> WorkerOutcome {
-    let mut tally = Tally {
-        histogram: timed.then(LatencyHistogram::new),
-        service: rated.then(LatencyHistogram::new),
-        ..Tally::default()
-    };
-    let setup = (|| -> std::io::Result<Poll> {
-        let poll = Poll::new()?;
-        for (i, conn) in conns.iter_mut().enumerate() {
-            poll.registry().register(&mut conn.stream, Token(i), Interest::READABLE | Interest::WRITABLE)?;
-        }
-        Ok(poll)
-    })();
+/// One worker thread: registers its connections, waits for the others, runs
+/// the event loop, and closes its sockets before reporting, so the server
+/// sees them go with the run.
+fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrier, shape: PhaseShape) -> WorkerOutcome {
+    let tally = shape.tally();
+    let registered = register(&mut conns);
     barrier.wait();
     let started_at = Instant::now();
-    let mut poll = match setup {
-        Ok(p) => p,
+    let poll = match registered {
+        Ok(poll) => poll,
         Err(e) => {
             shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
             return WorkerOutcome { tally, started_at, finished_at: Instant::now() };
         }
     };
-    let w = shared.workload;
-    let control = shared.control;
-    let timeout = Duration::from_millis(w.plan.timeout_ms);
-    // As the TS engine: look at deadlines a few times per timeout, not per event.
-    let timeout_check = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(250));
-    let mut last_timeout_check = Instant::now();
-    let mut finished = vec![false; conns.len()];
-    let mut active = conns.len();
-    let mut events = Events::with_capacity(conns.len().clamp(16, 1024));
+    let mut event_loop =
+        EventLoop { finished: vec![false; conns.len()], active: conns.len(), conns, tally, poll, shared };
     // A time-bound phase ends `length` after its start (this thread's start).
-    let deadline = length.map(|l| started_at + l);
-    let mut paced = false;
-    for conn in conns.iter_mut() {
-        conn.set_deadline(deadline);
-        paced |= conn.is_paced();
-    }
-    // Paced: the first turn comes at once, then at whatever is due next.
-    let mut next_wake: Option<Instant> = paced.then(Instant::now);
-
-    let settle = |i: usize, outcome: Result<Status, Failure>, finished: &mut [bool], active: &mut usize| match outcome {
-        Ok(Status::Busy) => {}
-        Ok(Status::Finished) => {
-            finished[i] = true;
-            *active -= 1;
-        }
-        Err(f) => shared.fail(f),
-    };
-
-    for (i, conn) in conns.iter_mut().enumerate() {
-        let outcome = conn.start(w, &mut tally);
-        settle(i, outcome, &mut finished, &mut active);
-    }
-    while active > 0 && !shared.stop.load(Ordering::Relaxed) {
-        if control.is_cancelled() {
-            shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
-            break;
-        }
-        let wait = match next_wake {
-            // Sooner than epoll's millisecond: poll without sleeping, or a
-            // due request would go out up to 1 ms late.
-            Some(t) => t.saturating_duration_since(Instant::now()).min(POLL_SLICE),
-            None => POLL_SLICE,
-        };
-        // epoll rounds a timeout up to whole milliseconds: sleep one less,
-        // and poll without sleeping through the last one.
-        let wait = wait.saturating_sub(Duration::from_millis(1));
-        if let Err(e) = poll.poll(&mut events, Some(wait)) {
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));
-                break;
-            }
-        }
-        for event in events.iter() {
-            let i = event.token().0;
-            if finished[i] {
-                continue;
-            }
-            let closing = event.is_read_closed() || event.is_error();
-            if event.is_readable() || closing {
-                let outcome = conns[i].on_readable(w, &mut tally, closing);
-                settle(i, outcome, &mut finished, &mut active);
-            }
-            if !finished[i] && event.is_writable() {
-                let outcome = conns[i].on_writable(w, &mut tally);
-                settle(i, outcome, &mut finished, &mut active);
-            }
-            if finished[i] {
-                let _ = poll.registry().deregister(&mut conns[i].stream);
-            }
-        }
-        if paced {
-            // Turns no socket event gives: due requests (--rate), the end of a time-bound phase.
-            next_wake = None;
-            let now = Instant::now();
-            for i in 0..conns.len() {
-                if finished[i] {
-                    continue;
-                }
-                match conns[i].next_wake() {
-                    Some(t) if t <= now => {
-                        let outcome = conns[i].pump(w, &mut tally);
-                        settle(i, outcome, &mut finished, &mut active);
-                        if finished[i] {
-                            let _ = poll.registry().deregister(&mut conns[i].stream);
-                        } else if let Some(t) = conns[i].next_wake() {
-                            next_wake = Some(next_wake.map_or(t, |n: Instant| n.min(t)));
-                        }
-                    }
-                    Some(t) => next_wake = Some(next_wake.map_or(t, |n: Instant| n.min(t))),
-                    None => {}
-                }
-            }
-        }
-        control.add(tally.unreported_replies, tally.unreported_errors);
-        tally.unreported_replies = 0;
-        tally.unreported_errors = 0;
-        if !timeout.is_zero() && last_timeout_check.elapsed() >= timeout_check {
-            let now = Instant::now();
-            last_timeout_check = now;
-            for (i, conn) in conns.iter().enumerate() {
-                match conn.oldest_sent_at() {
-                    Some(sent) if !finished[i] && now.saturating_duration_since(sent) > timeout => {
-                        shared.fail(Failure::new(
-                            FailureKind::Timeout,
-                            format!(
-                                "{}: no reply within {} ms (--timeout) after {} replies{}",
-                                conn.label(),
-                                w.plan.timeout_ms,
-                                conn.received,
-                                conn.partial_note()
-                            ),
-                        ));
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
+    event_loop.run(shape.length.map(|l| started_at + l));
     let finished_at = Instant::now();
-    // Close the sockets before reporting, so the server sees them go with the run.
+    let EventLoop { conns, tally, .. } = event_loop;
     drop(conns);
     WorkerOutcome { tally, started_at, finished_at }
+}
+
+/// A `Poll` watching every connection of the group, token = index.
+fn register(conns: &mut [Connection]) -> std::io::Result<Poll> {
+    let poll = Poll::new()?;
+    for (i, conn) in conns.iter_mut().enumerate() {
+        poll.registry().register(&mut conn.stream, Token(i), Interest::READABLE | Interest::WRITABLE)?;
+    }
+    Ok(poll)
+}
+
+/// One thread's connections and what they counted, driven by epoll until
+/// every connection has finished or the phase has stopped.
+struct EventLoop<'a> {
+    conns: Vec<Connection>,
+    finished: Vec<bool>,
+    active: usize,
+    tally: Tally,
+    poll: Poll,
+    shared: &'a PhaseShared<'a>,
+}
+
+impl EventLoop<'_> {
+    fn run(&mut self, phase_end: Option<Instant>) {
+        let prepared = self.shared.prepared;
+        let control = self.shared.control;
+        let timeout = Duration::from_millis(prepared.plan.timeout_ms);
+        let mut paced = false;
+        for conn in self.conns.iter_mut() {
+            conn.set_deadline(phase_end);
+            paced |= conn.is_paced();
+        }
+        // Paced: the first turn comes at once, then at whatever is due next.
+        let mut next_turn: Option<Instant> = paced.then(Instant::now);
+        // --timeout: the first look computes when the next one is needed.
+        let mut next_timeout_check: Option<Instant> = (!timeout.is_zero()).then(Instant::now);
+        for i in 0..self.conns.len() {
+            let outcome = self.conns[i].start(prepared, &mut self.tally);
+            self.settle(i, outcome);
+        }
+        let mut events = Events::with_capacity(self.conns.len().clamp(16, 1024));
+        while self.active > 0 && !self.shared.stop.load(Ordering::Relaxed) {
+            if control.is_cancelled() {
+                self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
+                break;
+            }
+            if let Err(e) = self.poll.poll(&mut events, Some(poll_wait(next_turn, next_timeout_check))) {
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    self.shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));
+                    break;
+                }
+            }
+            for event in events.iter() {
+                self.on_event(event);
+            }
+            if paced {
+                next_turn = self.take_due_turns();
+            }
+            control.add(self.tally.unreported_replies, self.tally.unreported_errors);
+            self.tally.unreported_replies = 0;
+            self.tally.unreported_errors = 0;
+            if let Some(at) = next_timeout_check {
+                if Instant::now() >= at {
+                    next_timeout_check = Some(self.check_reply_deadlines(timeout));
+                }
+            }
+        }
+    }
+
+    /// Records what a connection's turn left it in: finished ones leave the
+    /// poll, a failure stops the phase.
+    fn settle(&mut self, i: usize, outcome: Result<Status, Failure>) {
+        match outcome {
+            Ok(Status::Busy) => {}
+            Ok(Status::Finished) => {
+                self.finished[i] = true;
+                self.active -= 1;
+                let _ = self.poll.registry().deregister(&mut self.conns[i].stream);
+            }
+            Err(f) => self.shared.fail(f),
+        }
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        let prepared = self.shared.prepared;
+        let i = event.token().0;
+        if self.finished[i] {
+            return;
+        }
+        let closing = event.is_read_closed() || event.is_error();
+        if event.is_readable() || closing {
+            let outcome = self.conns[i].on_readable(prepared, &mut self.tally, closing);
+            self.settle(i, outcome);
+        }
+        if !self.finished[i] && event.is_writable() {
+            let outcome = self.conns[i].on_writable(prepared, &mut self.tally);
+            self.settle(i, outcome);
+        }
+    }
+
+    /// Turns no socket event gives: requests due under `--rate`, the end of a
+    /// time-bound phase. Returns when the next such turn is due.
+    fn take_due_turns(&mut self) -> Option<Instant> {
+        let prepared = self.shared.prepared;
+        let mut next: Option<Instant> = None;
+        let mut wake_at = |t: Instant| next = Some(next.map_or(t, |n: Instant| n.min(t)));
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            if self.finished[i] {
+                continue;
+            }
+            match self.conns[i].next_wake() {
+                Some(t) if t <= now => {
+                    let outcome = self.conns[i].pump(prepared, &mut self.tally);
+                    self.settle(i, outcome);
+                    if let Some(t) = self.conns[i].next_wake().filter(|_| !self.finished[i]) {
+                        wake_at(t);
+                    }
+                }
+                Some(t) => wake_at(t),
+                None => {}
+            }
+        }
+        next
+    }
+
+    /// `--timeout`: fails the phase when a connection's oldest request in
+    /// flight has waited longer than `timeout`; otherwise returns when the
+    /// earliest of them will have. No request sent later can be due sooner
+    /// (a connection's requests are answered in order), so looking then, not
+    /// every few milliseconds, reports a stall as soon as it passes the timeout.
+    fn check_reply_deadlines(&self, timeout: Duration) -> Instant {
+        let now = Instant::now();
+        let mut next = now + timeout;
+        for (i, conn) in self.conns.iter().enumerate() {
+            let Some(sent) = conn.oldest_sent_at().filter(|_| !self.finished[i]) else { continue };
+            let due = sent + timeout;
+            if now > due {
+                self.shared.fail(conn.timeout_failure(self.shared.prepared.plan.timeout_ms));
+                break;
+            }
+            next = next.min(due);
+        }
+        next
+    }
+}
+
+/// How long epoll may sleep: until the next paced turn or the next reply
+/// deadline, at most [`POLL_SLICE`].
+fn poll_wait(next_turn: Option<Instant>, next_timeout_check: Option<Instant>) -> Duration {
+    let now = Instant::now();
+    // Sooner than epoll's millisecond: poll without sleeping, or a due
+    // request would go out up to 1 ms late. epoll rounds a timeout up to
+    // whole milliseconds: sleep one less, and poll without sleeping through
+    // the last one.
+    let turn = next_turn.map_or(POLL_SLICE, |t| t.saturating_duration_since(now).min(POLL_SLICE));
+    let turn = turn.saturating_sub(Duration::from_millis(1));
+    // A reply deadline may be looked at up to a millisecond late: no spinning for it.
+    match next_timeout_check {
+        Some(t) => turn.min(t.saturating_duration_since(now)),
+        None => turn,
+    }
 }

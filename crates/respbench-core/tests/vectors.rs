@@ -6,10 +6,10 @@
 use std::path::PathBuf;
 
 use respbench_core::command::{CommandEncoder, Role, parse_template};
-use respbench_core::workload::{
-    KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, ValueFactory, det_exp2, det_log2, fmix32, fnv1a32,
-    requests_for_connection,
+use respbench_core::keys::{
+    KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, det_exp2, det_log2, fmix32, fnv1a32, requests_for_connection,
 };
+use respbench_core::values::ValueFactory;
 use serde_json::Value;
 
 fn vectors() -> Value {

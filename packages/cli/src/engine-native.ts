@@ -9,6 +9,7 @@
  * polls its progress counters, cancels it on abort and reshapes the result.
  */
 import { createRequire } from 'node:module';
+import type { NativeHistogram, NativePlan, NativeProgress, NativeResult } from '@respbench/native';
 import type { HistogramData } from './engine-js/histogram.js';
 import type { Engine, Failure, FailureKind, Plan, RawResult } from './engine-js/plan.js';
 import type { ProgressSnapshot, RunOptions } from './engine-js/progress.js';
@@ -19,22 +20,16 @@ export interface NativeLoad {
   reason: string | null;
 }
 
-/** What @respbench/native exports (its generated index.d.ts, restated so this package builds without it). */
-interface NativeAddon {
-  startRun(plan: Plan): NativeRunHandle;
-}
+/** What this side uses of @respbench/native, typed by its generated index.d.ts (committed, so this builds without cargo). */
+type NativeAddon = Pick<typeof import('@respbench/native'), 'startRun'>;
 
-interface NativeRunHandle {
-  progress(): { done: number; total: number; errors: number; elapsedNs: number; phase: string; durationNs: number };
-  cancel(): void;
-  wait(): Promise<NativeResult>;
-}
-
-interface NativeResult extends Omit<RawResult, 'engine' | 'firstError' | 'firstMismatch' | 'failure' | 'serviceHistogram'> {
-  serviceHistogram?: HistogramData | null;
-  firstError?: string | null;
-  firstMismatch?: string | null;
-  failure?: { kind: string; message: string } | null;
+/**
+ * A Plan goes to the addon as it is. This is where the compiler checks that
+ * it fits the binding's plan type: a field renamed or retyped on one side
+ * only fails the build here, not a run.
+ */
+function toNativePlan(plan: Plan): NativePlan {
+  return plan;
 }
 
 /** How often progress is handed to onProgress (the JS engine's pace). */
@@ -71,7 +66,7 @@ function nativeEngine(addon: NativeAddon): Engine {
   return {
     name: 'native',
     async run(plan: Plan, options: RunOptions = {}): Promise<RawResult> {
-      const handle = addon.startRun(plan);
+      const handle = addon.startRun(toNativePlan(plan));
       const { signal, onProgress } = options;
       const onAbort = () => handle.cancel();
       if (signal) {
@@ -89,12 +84,12 @@ function nativeEngine(addon: NativeAddon): Engine {
   };
 }
 
-function toProgress(p: ReturnType<NativeRunHandle['progress']>): ProgressSnapshot {
+function toProgress(p: NativeProgress): ProgressSnapshot {
   const phase = p.phase === 'preload' || p.phase === 'warmup' ? p.phase : 'run';
   return { done: p.done, total: p.total, errors: p.errors, elapsedNs: p.elapsedNs, phase, durationNs: p.durationNs };
 }
 
-function histogramData(h: HistogramData): HistogramData {
+function histogramData(h: NativeHistogram): HistogramData {
   return { unit: 'ns', significantDigits: 3, buckets: h.buckets.map(([value, count]) => [value, count] as [number, number]) };
 }
 
@@ -116,8 +111,8 @@ function toRawResult(r: NativeResult): RawResult {
     histogram: histogramData(r.histogram),
     preloadRequests: r.preloadRequests,
     preloadElapsedNs: r.preloadElapsedNs,
-    warmupRequests: r.warmupRequests ?? 0,
-    warmupElapsedNs: r.warmupElapsedNs ?? 0,
+    warmupRequests: r.warmupRequests,
+    warmupElapsedNs: r.warmupElapsedNs,
     serviceHistogram: r.serviceHistogram ? histogramData(r.serviceHistogram) : null,
     firstError: r.firstError ?? null,
     firstMismatch: r.firstMismatch ?? null,

@@ -8,11 +8,14 @@ use std::thread::JoinHandle;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use respbench_core::workload::KeyPattern;
+use respbench_core::keys::KeyPattern;
+use respbench_core::limits::{self, Limit};
 use respbench_core::{FailureKind, Mode, Plan, PlanError, RawResult, RunControl};
 
-/// `Plan` from packages/cli/src/plan.ts. Numbers arrive as doubles and are
-/// checked to be integers in range here, not truncated silently.
+/// `Plan` from packages/cli/src/engine-js/plan.ts (engine-native.ts checks
+/// at compile time that a Plan fits this type). Numbers arrive as doubles and
+/// are checked to be integers within `respbench_core::limits` here, not
+/// truncated silently.
 #[napi(object)]
 pub struct NativePlan {
     pub host: String,
@@ -58,7 +61,7 @@ pub struct NativeFailure {
     pub message: String,
 }
 
-/// `RawResult` from plan.ts, field for field.
+/// `RawResult` from engine-js/plan.ts, field for field.
 #[napi(object)]
 pub struct NativeResult {
     pub engine: String,
@@ -83,7 +86,7 @@ pub struct NativeResult {
     pub failure: Option<NativeFailure>,
 }
 
-/// `Progress` from plan.ts.
+/// `ProgressSnapshot` from engine-js/progress.ts.
 #[napi(object)]
 pub struct NativeProgress {
     pub done: f64,
@@ -94,8 +97,14 @@ pub struct NativeProgress {
     pub duration_ns: f64,
 }
 
-fn integer(name: &str, value: f64, min: f64, max: f64) -> Result<u64> {
-    if !value.is_finite() || value.fract() != 0.0 || value < min || value > max {
+/// A JS number as a whole number within `limit` (the core's one table), or
+/// an error naming the field.
+fn integer(value: f64, limit: Limit) -> Result<u64> {
+    integer_named(limit.name, value, limit.min, limit.max)
+}
+
+fn integer_named(name: &str, value: f64, min: u64, max: u64) -> Result<u64> {
+    if !value.is_finite() || value.fract() != 0.0 || value < min as f64 || value > max as f64 {
         return Err(Error::new(
             Status::InvalidArg,
             format!("plan.{name} must be an integer in {min}..{max}, got {value}"),
@@ -104,8 +113,10 @@ fn integer(name: &str, value: f64, min: f64, max: f64) -> Result<u64> {
     Ok(value as u64)
 }
 
-const U32_MAX: f64 = u32::MAX as f64;
-const SAFE_MAX: f64 = 9_007_199_254_740_991.0;
+/// Milliseconds: any whole number JS holds exactly.
+fn millis(name: &str, value: f64) -> Result<u64> {
+    integer_named(name, value, 0, (1 << 53) - 1)
+}
 
 fn to_plan(p: NativePlan) -> Result<Plan> {
     let mode = Mode::parse(&p.mode).ok_or_else(|| {
@@ -120,32 +131,32 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
     })?;
     Ok(Plan {
         host: p.host,
-        port: integer("port", p.port, 0.0, 65535.0)? as u16,
-        connections: integer("connections", p.connections, 1.0, U32_MAX)? as u32,
-        pipeline: integer("pipeline", p.pipeline, 1.0, U32_MAX)? as u32,
-        requests: integer("requests", p.requests, 0.0, SAFE_MAX)?,
+        port: integer(p.port, limits::PORT)? as u16,
+        connections: integer(p.connections, limits::CONNECTIONS)? as u32,
+        pipeline: integer(p.pipeline, limits::PIPELINE)? as u32,
+        requests: integer(p.requests, limits::REQUESTS)?,
         mode,
-        keyspace: integer("keyspace", p.keyspace, 1.0, SAFE_MAX)?,
+        keyspace: integer(p.keyspace, limits::KEYSPACE)?,
         key_pattern,
         key_stddev: match p.key_stddev {
             Some(Either::A(d)) => Some(d),
             _ => None,
         },
         zipf_exponent: p.zipf_exponent.unwrap_or(0.99),
-        value_size_min: integer("valueSizeMin", p.value_size_min, 0.0, U32_MAX)? as usize,
-        value_size_max: integer("valueSizeMax", p.value_size_max, 0.0, U32_MAX)? as usize,
-        set_ratio: integer("setRatio", p.set_ratio, 0.0, 100.0)? as u32,
+        value_size_min: integer(p.value_size_min, Limit { name: "valueSizeMin", ..limits::VALUE_SIZE })? as usize,
+        value_size_max: integer(p.value_size_max, Limit { name: "valueSizeMax", ..limits::VALUE_SIZE })? as usize,
+        set_ratio: integer(p.set_ratio, limits::SET_RATIO)? as u32,
         set_cmd: p.set_cmd,
         get_cmd: p.get_cmd,
         key_prefix: p.key_prefix,
         literal_commands: p.literal_commands.unwrap_or(false),
-        seed: integer("seed", p.seed, 0.0, U32_MAX)? as u32,
+        seed: integer(p.seed, limits::SEED)? as u32,
         verify_get: p.verify_get,
         preload: p.preload,
-        threads: integer("threads", p.threads, 1.0, 1024.0)? as u32,
-        timeout_ms: integer("timeoutMs", p.timeout_ms, 0.0, SAFE_MAX)?,
-        duration_ms: integer("durationMs", p.duration_ms.unwrap_or(0.0), 0.0, SAFE_MAX)?,
-        warmup_ms: integer("warmupMs", p.warmup_ms.unwrap_or(0.0), 0.0, SAFE_MAX)?,
+        threads: integer(p.threads, limits::THREADS)? as u32,
+        timeout_ms: millis("timeoutMs", p.timeout_ms)?,
+        duration_ms: millis("durationMs", p.duration_ms.unwrap_or(0.0))?,
+        warmup_ms: millis("warmupMs", p.warmup_ms.unwrap_or(0.0))?,
         rate: p.rate.unwrap_or(0.0),
     })
 }
@@ -160,17 +171,18 @@ fn histogram(buckets: &[(u64, u64)]) -> NativeHistogram {
 
 fn to_js(r: RawResult) -> NativeResult {
     let n = |v: u64| v as f64;
+    let c = r.counters;
     NativeResult {
         engine: "native".into(),
-        requests: n(r.requests),
-        sets: n(r.sets),
-        gets: n(r.gets),
-        ok: n(r.ok),
-        errors: n(r.errors),
-        misses: n(r.misses),
-        mismatches: n(r.mismatches),
-        bytes_out: n(r.bytes_out),
-        bytes_in: n(r.bytes_in),
+        requests: n(c.requests),
+        sets: n(c.sets),
+        gets: n(c.gets),
+        ok: n(c.ok),
+        errors: n(c.errors),
+        misses: n(c.misses),
+        mismatches: n(c.mismatches),
+        bytes_out: n(c.bytes_out),
+        bytes_in: n(c.bytes_in),
         elapsed_ns: n(r.elapsed_ns),
         histogram: histogram(&r.histogram),
         preload_requests: n(r.preload_requests),

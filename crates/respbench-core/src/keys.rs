@@ -1,19 +1,19 @@
-//! What to send: the seeded key stream, the value derived from each key and
-//! how requests are split over connections. This is the Rust half of the
-//! workload contract in `docs/workload.md`; the TypeScript engine implements
+//! Which keys a run touches: the seeded PRNG streams, the key patterns, key
+//! bytes and their FNV-1a hash, decimal digits, and how requests are split
+//! over connections. This is the Rust half of the workload contract in
+//! `docs/workload.md`; the TypeScript engine (`packages/cli/src/engine-js/keys.ts`) implements
 //! the same numbers and both are pinned by `test/vectors/workload.json`.
+//! Values derived from a key are in [`crate::values`].
 //!
 //! Everything here that runs per request works on integers and borrowed
 //! slices: nothing allocates after setup.
 
 const GOLDEN: u32 = 0x9e37_79b9;
 const STREAM_SALT: u32 = 0x85eb_ca77;
-const FILL_SEED: u32 = 0x5eed_f111;
 /// XORed into the seed for the stream that fills `__rand_int__`, so that
 /// stream never shifts the key stream.
 pub const RAND_INT_SALT: u32 = 0x5241_4e44;
 pub const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// murmur3's 32-bit finaliser: a bijection that spreads every input bit, used
 /// both to seed streams and to draw value sizes.
@@ -26,10 +26,20 @@ pub fn fmix32(mut x: u32) -> u32 {
     x
 }
 
+/// FNV-1a's starting state (its offset basis).
+pub const FNV1A32_START: u32 = 0x811c_9dc5;
+
 /// 32-bit FNV-1a: the key hash a value is derived from, cheap enough to run
 /// once per request.
+#[inline]
 pub fn fnv1a32(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
+    fnv1a32_continue(FNV1A32_START, bytes)
+}
+
+/// FNV-1a from a state already fed some bytes: a key's hash is its prefix's
+/// state (computed once) continued over its digits.
+#[inline]
+pub fn fnv1a32_continue(mut h: u32, bytes: &[u8]) -> u32 {
     for &b in bytes {
         h ^= b as u32;
         h = h.wrapping_mul(0x0100_0193);
@@ -140,84 +150,6 @@ pub fn write_padded(out: &mut [u8], mut n: u64, width: usize) -> usize {
 pub fn write_key(out: &mut [u8], prefix: &[u8], index: u64) -> usize {
     out[..prefix.len()].copy_from_slice(prefix);
     prefix.len() + write_decimal(&mut out[prefix.len()..], index)
-}
-
-/// Values are derived from the key bytes and the size spec alone, so any run
-/// can verify what an earlier run wrote. The first 8 bytes (or fewer) are the
-/// key's FNV-1a hash in hex; the rest is a slice of a fixed filler table
-/// starting at an offset taken from the hash, so writing one is a `memcpy`.
-#[derive(Clone, Debug)]
-pub struct ValueFactory {
-    pub min: usize,
-    pub max: usize,
-    fill: Vec<u8>,
-}
-
-impl ValueFactory {
-    pub fn new(min: usize, max: usize) -> Self {
-        ValueFactory { min, max, fill: fill_table(max + 64) }
-    }
-
-    /// Size of the value for a key whose hash is `h`.
-    #[inline]
-    pub fn size_for(&self, h: u32) -> usize {
-        if self.min == self.max {
-            self.min
-        } else {
-            self.min + (fmix32(h) as u64 % (self.max - self.min + 1) as u64) as usize
-        }
-    }
-
-    /// Writes the value for the key hashed to `h` at the start of `out`;
-    /// returns its length.
-    #[inline]
-    pub fn write_value(&self, out: &mut [u8], h: u32) -> usize {
-        let size = self.size_for(h);
-        let head = size.min(8);
-        for (i, byte) in out[..head].iter_mut().enumerate() {
-            *byte = HEX[((h >> (28 - 4 * i)) & 15) as usize];
-        }
-        if size > 8 {
-            let off = (h >> 26) as usize;
-            out[8..size].copy_from_slice(&self.fill[off + 8..off + size]);
-        }
-        size
-    }
-
-    /// True when `got` is exactly the value for the key hashed to `h`.
-    #[inline]
-    pub fn matches(&self, got: &[u8], h: u32) -> bool {
-        let size = self.size_for(h);
-        if got.len() != size {
-            return false;
-        }
-        let head = size.min(8);
-        for (i, &byte) in got[..head].iter().enumerate() {
-            if byte != HEX[((h >> (28 - 4 * i)) & 15) as usize] {
-                return false;
-            }
-        }
-        if size > 8 {
-            let off = (h >> 26) as usize;
-            return got[8..] == self.fill[off + 8..off + size];
-        }
-        true
-    }
-
-    /// The value for a key, as a new vector (messages and tests, not the hot path).
-    pub fn value_for_key(&self, key: &[u8]) -> Vec<u8> {
-        let h = fnv1a32(key);
-        let mut out = vec![0u8; self.size_for(h)];
-        self.write_value(&mut out, h);
-        out
-    }
-}
-
-/// The filler table: `ALPHABET[x % 62]` for the outputs `x` of stream
-/// `(0x5eedf111, 0)`. `h >> 26` is below 64, so `max + 64` bytes cover every slice.
-pub fn fill_table(length: usize) -> Vec<u8> {
-    let mut stream = KeyStream::new(FILL_SEED, 0);
-    (0..length).map(|_| ALPHABET[(stream.next_u32() % 62) as usize]).collect()
 }
 
 /// How key indexes are drawn (docs/workload.md, "Key patterns").
@@ -380,16 +312,5 @@ mod tests {
         assert_eq!(&out[..n], b"9007199254740991");
         assert_eq!(write_padded(&mut out, 42, 12), 12);
         assert_eq!(&out[..12], b"000000000042");
-    }
-
-    #[test]
-    fn value_ranges_stay_in_bounds() {
-        let values = ValueFactory::new(1, 5000);
-        for i in 0..2000u64 {
-            let key = format!("k{i}");
-            let v = values.value_for_key(key.as_bytes());
-            assert!((1..=5000).contains(&v.len()));
-            assert!(values.matches(&v, fnv1a32(key.as_bytes())));
-        }
     }
 }

@@ -1,0 +1,57 @@
+//! The one table of what a Plan may ask for. The CLI's validation
+//! (`packages/cli/src/engine-js/limits.ts`), this crate's [`crate::plan::Plan::check`] and the
+//! napi binding all take their bounds from a table with these numbers, and
+//! `test/vectors/limits.json` pins both languages' tables to the same ones.
+
+/// An inclusive range of whole numbers a Plan field may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    /// The field as the TypeScript `Plan` and `limits.json` spell it.
+    pub name: &'static str,
+    pub min: u64,
+    pub max: u64,
+}
+
+impl Limit {
+    pub const fn contains(&self, value: u64) -> bool {
+        self.min <= value && value <= self.max
+    }
+}
+
+pub const PORT: Limit = Limit { name: "port", min: 1, max: 65535 };
+pub const REQUESTS: Limit = Limit { name: "requests", min: 1, max: 1 << 40 };
+pub const PIPELINE: Limit = Limit { name: "pipeline", min: 1, max: 65536 };
+pub const KEYSPACE: Limit = Limit { name: "keyspace", min: 1, max: 1 << 48 };
+/// Bytes of one value: both ends of a `--value-size` range.
+pub const VALUE_SIZE: Limit = Limit { name: "valueSize", min: 1, max: 64 * 1024 * 1024 };
+/// Percentage of writes in mixed mode.
+pub const SET_RATIO: Limit = Limit { name: "setRatio", min: 0, max: 100 };
+pub const SEED: Limit = Limit { name: "seed", min: 0, max: u32::MAX as u64 };
+pub const CONNECTIONS: Limit = Limit { name: "connections", min: 1, max: 10_000 };
+pub const THREADS: Limit = Limit { name: "threads", min: 1, max: 256 };
+
+/// Every limit (`limits.json` holds the same, keyed by name).
+pub const ALL: [Limit; 9] = [PORT, REQUESTS, PIPELINE, KEYSPACE, VALUE_SIZE, SET_RATIO, SEED, CONNECTIONS, THREADS];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_matches_test_vectors_limits_json() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../test/vectors/limits.json");
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+        let json: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text).expect("valid JSON");
+        let mut from_json: Vec<(String, u64, u64)> = json
+            .iter()
+            .map(|(name, range)| {
+                let bound = |i: usize| range[i].as_u64().unwrap_or_else(|| panic!("{name}[{i}] is not a whole number"));
+                (name.clone(), bound(0), bound(1))
+            })
+            .collect();
+        let mut from_table: Vec<(String, u64, u64)> = ALL.iter().map(|l| (l.name.to_string(), l.min, l.max)).collect();
+        from_json.sort();
+        from_table.sort();
+        assert_eq!(from_table, from_json);
+    }
+}

@@ -1,0 +1,103 @@
+//! What a key's value is: derived from the key bytes and the size spec
+//! alone, so any run can verify what an earlier run wrote
+//! (`docs/workload.md`, "Values"; `packages/cli/src/engine-js/values.ts` in TypeScript).
+//! Writing one is eight hex digits and a `memcpy` from a fixed filler table.
+
+use crate::keys::{ALPHABET, KeyStream, fmix32, fnv1a32};
+
+const FILL_SEED: u32 = 0x5eed_f111;
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Values are derived from the key bytes and the size spec alone, so any run
+/// can verify what an earlier run wrote. The first 8 bytes (or fewer) are the
+/// key's FNV-1a hash in hex; the rest is a slice of a fixed filler table
+/// starting at an offset taken from the hash, so writing one is a `memcpy`.
+#[derive(Clone, Debug)]
+pub struct ValueFactory {
+    pub min: usize,
+    pub max: usize,
+    fill: Vec<u8>,
+}
+
+impl ValueFactory {
+    pub fn new(min: usize, max: usize) -> Self {
+        ValueFactory { min, max, fill: fill_table(max + 64) }
+    }
+
+    /// Size of the value for a key whose hash is `h`.
+    #[inline]
+    pub fn size_for(&self, h: u32) -> usize {
+        if self.min == self.max {
+            self.min
+        } else {
+            self.min + (fmix32(h) as u64 % (self.max - self.min + 1) as u64) as usize
+        }
+    }
+
+    /// Writes the value for the key hashed to `h` at the start of `out`;
+    /// returns its length.
+    #[inline]
+    pub fn write_value(&self, out: &mut [u8], h: u32) -> usize {
+        let size = self.size_for(h);
+        let head = size.min(8);
+        for (i, byte) in out[..head].iter_mut().enumerate() {
+            *byte = HEX[((h >> (28 - 4 * i)) & 15) as usize];
+        }
+        if size > 8 {
+            let off = (h >> 26) as usize;
+            out[8..size].copy_from_slice(&self.fill[off + 8..off + size]);
+        }
+        size
+    }
+
+    /// True when `got` is exactly the value for the key hashed to `h`.
+    #[inline]
+    pub fn matches(&self, got: &[u8], h: u32) -> bool {
+        let size = self.size_for(h);
+        if got.len() != size {
+            return false;
+        }
+        let head = size.min(8);
+        for (i, &byte) in got[..head].iter().enumerate() {
+            if byte != HEX[((h >> (28 - 4 * i)) & 15) as usize] {
+                return false;
+            }
+        }
+        if size > 8 {
+            let off = (h >> 26) as usize;
+            return got[8..] == self.fill[off + 8..off + size];
+        }
+        true
+    }
+
+    /// The value for a key, as a new vector (messages and tests, not the hot path).
+    pub fn value_for_key(&self, key: &[u8]) -> Vec<u8> {
+        let h = fnv1a32(key);
+        let mut out = vec![0u8; self.size_for(h)];
+        self.write_value(&mut out, h);
+        out
+    }
+}
+
+/// The filler table: `ALPHABET[x % 62]` for the outputs `x` of stream
+/// `(0x5eedf111, 0)`. `h >> 26` is below 64, so `max + 64` bytes cover every slice.
+pub fn fill_table(length: usize) -> Vec<u8> {
+    let mut stream = KeyStream::new(FILL_SEED, 0);
+    (0..length).map(|_| ALPHABET[(stream.next_u32() % 62) as usize]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_ranges_stay_in_bounds() {
+        let values = ValueFactory::new(1, 5000);
+        for i in 0..2000u64 {
+            let key = format!("k{i}");
+            let v = values.value_for_key(key.as_bytes());
+            assert!((1..=5000).contains(&v.len()));
+            assert!(values.matches(&v, fnv1a32(key.as_bytes())));
+        }
+    }
+}
