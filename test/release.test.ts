@@ -5,7 +5,7 @@
  * script moves them all together, and the workflows name those same targets.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -71,7 +71,7 @@ describe('scripts/version.mjs', () => {
       'packages/native/package.json',
       'packages/native/index.js',
       'packages/native/Cargo.toml',
-      ...readdirSync(path.join(REPO, 'crates')).map((c) => `crates/${c}/Cargo.toml`),
+      ...readdirSync(path.join(REPO, 'crates'), { withFileTypes: true }).filter((d) => d.isDirectory() && existsSync(path.join(REPO, 'crates', d.name, 'Cargo.toml'))).map((d) => `crates/${d.name}/Cargo.toml`),
       ...platformDirs.map((d) => `packages/native/npm/${d}/package.json`),
     ];
     for (const f of files) {
