@@ -6,6 +6,7 @@
 import { jsEngine } from './engine-js/index.js';
 import { loadNativeEngine } from './engine-native.js';
 import { Exit, EXIT } from './exit.js';
+import { fallbackNoticeOnce } from './fallback-notice.js';
 import type { Engine } from './engine-js/plan.js';
 import type { EngineChoice } from './validate.js';
 
@@ -13,7 +14,7 @@ export class EngineUnavailableError extends Error {}
 
 export interface EngineSelection {
   engine: Engine;
-  /** A one-line notice for stderr when auto fell back to JS. */
+  /** A one-line notice for stderr when auto fell back to JS (null once it was shown on this machine). */
   notice: string | null;
 }
 
@@ -24,7 +25,7 @@ export function selectEngine(choice: EngineChoice): EngineSelection {
   if (choice === 'native') {
     throw new EngineUnavailableError(`--engine native: the native engine cannot be loaded: ${native.reason}`);
   }
-  return { engine: jsEngine, notice: `respbench: using the JS engine (native engine unavailable: ${native.reason})` };
+  return { engine: jsEngine, notice: fallbackNoticeOnce(String(native.reason)) };
 }
 
 /**
