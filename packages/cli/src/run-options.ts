@@ -3,7 +3,7 @@
  * file may set each of them and whose command line overrides them).
  */
 import { Command, Option } from 'commander';
-import { LIMITS } from './limits.js';
+import { LIMITS } from './engine-js/limits.js';
 import { MODES } from './validate.js';
 
 export function addRunOptions(cmd: Command): Command {

@@ -4,7 +4,7 @@
  * The CLI prints that one line and exits 2.
  */
 import { parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
-import { LIMITS } from './limits.js';
+import { LIMITS } from './engine-js/limits.js';
 import type { Mode, Plan } from './engine-js/plan.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 

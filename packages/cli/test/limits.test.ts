@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { LIMITS } from '../src/limits.js';
+import { LIMITS } from '../src/engine-js/limits.js';
 
 describe('the limits table', () => {
   it('equals test/vectors/limits.json (the Rust crate checks the same file), keys in the same order', () => {

@@ -1,7 +1,7 @@
 /** `respbench serve`: the demo server in the foreground until a signal (or, when spawned, its stdin) ends it. */
 import { Command, Option } from 'commander';
 import type { CliIo } from '../io.js';
-import { LIMITS } from '../limits.js';
+import { LIMITS } from '../engine-js/limits.js';
 import { parseInteger } from '../validate.js';
 import { startServer } from './server.js';
 

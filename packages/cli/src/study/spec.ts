@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { Mode } from '../engine-js/plan.js';
-import { LIMITS } from '../limits.js';
+import { LIMITS } from '../engine-js/limits.js';
 import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, UsageError } from '../validate.js';
 
 /** One run flag as the study file may give it: the commander option it stands for. */
