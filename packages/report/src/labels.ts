@@ -22,6 +22,7 @@ export interface Labels {
   engine: string;
   partial: (done: number, planned: number) => string;
   stopped: string;
+  only: (scenarios: string[]) => string;
   failed: string;
   notRun: string;
   throughputChart: string;
@@ -62,6 +63,7 @@ const en: Labels = {
   engine: 'engine',
   partial: (done, planned) => `partial: ${done} of ${planned} runs finished`,
   stopped: 'stopped',
+  only: (names) => `only: ${names.join(', ')} (--only; the study's other scenarios did not run)`,
   failed: 'failed',
   notRun: '-',
   throughputChart: 'Throughput: mean ops/s per scenario and mode',
@@ -100,6 +102,7 @@ const zh: Labels = {
   engine: '引擎',
   partial: (done, planned) => `未完成：已完成 ${done}/${planned} 次运行`,
   stopped: '中止',
+  only: (names) => `仅运行：${names.join(', ')}（--only；其余场景未运行）`,
   failed: '失败',
   notRun: '-',
   throughputChart: '吞吐：各场景、各模式的均值 ops/s',

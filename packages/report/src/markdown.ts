@@ -93,6 +93,7 @@ export function preambleLines(study: StudyInfo, t: Labels, summaries: SummaryRow
   if (study.files?.detail) lines.push(`${t.detail}: ${study.files.detail}`);
   if (study.files?.summary) lines.push(`${t.summary}: ${study.files.summary}`);
   if (study.engines && study.engines.length > 0) lines.push(`${t.engine}: ${study.engines.join(', ')}`);
+  if (study.only && study.only.length > 0) lines.push(t.only(study.only));
   if (study.runsPlanned !== undefined && study.runsDone !== undefined && study.runsDone < study.runsPlanned) {
     lines.push(t.partial(study.runsDone, study.runsPlanned));
   }

@@ -102,6 +102,8 @@ export interface StudyInfo {
   /** Runs planned in total and finished so far, to say when a report is partial. */
   runsPlanned?: number;
   runsDone?: number;
+  /** The scenarios a part run picked (`--only`): the report covers these alone. */
+  only?: string[];
   /** Set when the study stopped early: `interrupted (SIGINT)`, `stopped after a failure`. */
   stopped?: string;
 }
