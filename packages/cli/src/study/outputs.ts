@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { detailCsv, htmlReport, markdownReport, summarize, summaryCsv, type Lang, type RunRow, type StudyInfo } from '@respbench/report';
+import { mergeLatency } from './latency.js';
 
 export interface OutputPaths {
   detail: string;
@@ -45,7 +46,7 @@ export function writeWhole(file: string, text: string): void {
 /** Renders every output from the rows so far and replaces the files; returns the Markdown. */
 export function writeOutputs(paths: OutputPaths, rows: RunRow[], study: StudyInfo, lang: Lang): string {
   mkdirSync(path.dirname(paths.detail), { recursive: true });
-  const summaries = summarize(rows, study);
+  const summaries = summarize(rows, study, { mergeLatency });
   const markdown = markdownReport(summaries, study, lang);
   writeWhole(paths.detail, detailCsv(rows));
   writeWhole(paths.summary, summaryCsv(summaries, study.baseline));
