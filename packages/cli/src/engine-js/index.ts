@@ -15,7 +15,7 @@ import type { Engine } from './plan.js';
 import { run } from './run.js';
 
 export type { Counters } from './counters.js';
-export { LatencyHistogram, type HistogramData, type LatencySummary } from './histogram.js';
+export { LatencyHistogram, type HistogramData } from './histogram.js';
 export type { Engine, EngineName, Failure, FailureKind, Mode, Plan, RawResult } from './plan.js';
 export type { Phase, ProgressSnapshot, RunOptions } from './progress.js';
 
