@@ -6,9 +6,10 @@
  */
 import type { HistogramData, LatencyUs } from '@respbench/report';
 import { LatencyHistogram, type HistogramData as EngineHistogramData } from '../engine-js/histogram.js';
+import { summaryUs } from '../run.js';
 
 export function mergeLatency(histograms: HistogramData[]): LatencyUs {
   const merged = new LatencyHistogram();
   for (const h of histograms) merged.merge(LatencyHistogram.fromData(h as EngineHistogramData));
-  return merged.summaryUs();
+  return summaryUs(merged.toData());
 }
