@@ -7,6 +7,7 @@ import { EXIT } from './exit.js';
 import { LatencyHistogram } from './engine-js/histogram.js';
 import type { Engine, Plan } from './engine-js/plan.js';
 import type { RunOptions } from './engine-js/progress.js';
+import { printable } from './printable.js';
 import { exitCodeFor } from './run.js';
 import { comparisonTable, CSV_HEADER, csvLine, quietLine, runSuite, type SuiteLine, type SuiteTest } from './suite.js';
 
@@ -58,7 +59,7 @@ export async function runSuiteCommand(
     b = await runSuite(engine, { ...plan, ...compare }, tests, print, runOptions);
     const rows = a.filter((line) => b.some((o) => o.label === line.label)).map((line) => ({ label: line.label, a: line.result, b: b.find((o) => o.label === line.label)!.result }));
     if (out.json) out.stdout(`${JSON.stringify({ a: a.map(lineJson), b: b.map(lineJson) }, null, 2)}\n`);
-    else out.stdout(`A = ${plan.host}:${plan.port}, B = ${compare.host}:${compare.port}\n${comparisonTable(rows, 'A', 'B')}\n`);
+    else out.stdout(`A = ${printable(plan.host)}:${plan.port}, B = ${printable(compare.host)}:${compare.port}\n${comparisonTable(rows, 'A', 'B')}\n`);
   } else if (out.json) {
     out.stdout(`${JSON.stringify(a.map(lineJson), null, 2)}\n`);
   }
@@ -71,10 +72,10 @@ export async function runSuiteCommand(
 function reportProblems(out: SuiteOutput, sides: [SuiteLine[], Target][], compared: boolean): void {
   for (const [lines, target] of sides) {
     for (const line of lines) {
-      const where = compared ? `${target.host}:${target.port} ` : '';
-      if (line.result.failure) out.stderr(`respbench: ${where}${line.label}: ${line.result.failure.message}\n`);
+      const where = compared ? `${printable(target.host)}:${target.port} ` : '';
+      if (line.result.failure) out.stderr(`respbench: ${where}${line.label}: ${printable(line.result.failure.message)}\n`);
       else if (line.result.errors > 0 && (compared || out.json || out.csv)) {
-        out.stderr(`respbench: ${where}${line.label}: ${line.result.errors} error replies, first: ${line.result.firstError}\n`);
+        out.stderr(`respbench: ${where}${line.label}: ${line.result.errors} error replies, first: ${printable(line.result.firstError ?? '')}\n`);
       }
     }
   }

@@ -4,9 +4,11 @@
  * redis-benchmark's `-q` form, as CSV, or as JSON; and the same suite against
  * two targets side by side with the ratio per test.
  */
+import { parseTemplate, refusedOutsideQuotes, TemplateError } from './engine-js/command.js';
 import type { Engine, Plan } from './engine-js/plan.js';
 import type { RunOptions } from './engine-js/progress.js';
 import { runPlan, type RunResult } from './run.js';
+import { printable, shownQuoted } from './printable.js';
 import { UsageError } from './validate.js';
 
 export interface SuiteTest {
@@ -84,9 +86,24 @@ export function checkSuiteFlags(plan: Plan, given: (option: string) => boolean):
       throw new UsageError(`${name} does not go with -t/--tests (each test has its own command)`);
     }
   }
-  // The prefix is pasted into the suite's command text, where a space would split an argument.
-  if (/\s|__/.test(plan.keyPrefix)) {
-    throw new UsageError(`--key-prefix must not contain spaces or "__" with -t/--tests (got ${JSON.stringify(plan.keyPrefix)})`);
+  // The prefix is pasted into the suite's command text, where the template
+  // grammar (docs/workload.md) would split it at a space, unquote it at a
+  // quote, refuse a control character, or read a placeholder in `__`
+  // (`x_` before `__rand_int__` too).
+  const p = plan.keyPrefix;
+  if (/[\s"']|__|_$/.test(p) || [...p].some((ch) => refusedOutsideQuotes(ch.codePointAt(0)!))) {
+    throw new UsageError(
+      `--key-prefix must not contain spaces, quotes, control or invisible characters or "__", nor end in "_", with -t/--tests (got ${shownQuoted(p)})`,
+    );
+  }
+  // Belt and braces: every suite command must parse here, before any engine sees it.
+  for (const test of SUITE) {
+    try {
+      parseTemplate(test.command(p), 'set', true);
+    } catch (err) {
+      if (err instanceof TemplateError) throw new UsageError(`--key-prefix makes the ${test.name} test's command ${err.message} (got ${shownQuoted(p)})`);
+      throw err;
+    }
   }
 }
 
@@ -141,7 +158,7 @@ export async function runSuite(
 export function quietLine(line: SuiteLine): string {
   const r = line.result;
   const p50ms = (r.latencyUs.p50 / 1000).toFixed(3);
-  const extra = r.failure ? ` (FAILED: ${r.failure.message})` : r.errors > 0 ? ` (${r.errors} error replies, first: ${r.firstError})` : '';
+  const extra = r.failure ? ` (FAILED: ${printable(r.failure.message)})` : r.errors > 0 ? ` (${r.errors} error replies, first: ${printable(r.firstError ?? '')})` : '';
   return `${line.label}: ${r.opsPerSec.toFixed(2)} requests per second, p50=${p50ms} msec${extra}`;
 }
 
