@@ -4,7 +4,7 @@
  * user or the server goes through printable(): a control character in a
  * key prefix or an error reply never reaches the terminal raw.
  */
-import { printable } from './printable.js';
+import { printable, printableTarget } from './printable.js';
 import { missingCountsAsVerifyFailure, type RunResult } from './run.js';
 
 function fixed(n: number, digits: number): string {
@@ -54,7 +54,7 @@ export function hintFor(r: RunResult): string | null {
 
 export function formatHuman(r: RunResult): string {
   const lines: string[] = [];
-  const target = `${printable(r.target.host)}:${r.target.port}`;
+  const target = printableTarget(r.target.host, r.target.port);
   if (r.failure?.kind === 'connect') {
     // Nothing was measured: a table of zeros would only hide the reason.
     return `respbench · engine ${r.engine} · target ${target}\nFAILED (connect): ${printable(r.failure.message)}`;

@@ -42,3 +42,8 @@ export function shownQuoted(text: string): string {
     return needsEscape(cp) ? escapeCodePoint(cp, 'json') : ch;
   });
 }
+
+/** `host:port` for a terminal, an IPv6 address in brackets (`[::1]:6379`) as --host/--compare take it. */
+export function printableTarget(host: string, port: number): string {
+  return `${host.includes(':') ? `[${printable(host)}]` : printable(host)}:${port}`;
+}

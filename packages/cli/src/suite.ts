@@ -187,10 +187,11 @@ export function comparisonTable(rows: ComparedLine[], nameA: string, nameB: stri
   const head = ['test', `${nameA} ops/s`, `${nameB} ops/s`, 'B/A', `${nameA} p50 ms`, `${nameB} p50 ms`];
   // Throughput of error replies is not the server's throughput for the command.
   const bad = (x: RunResult) => x.failure !== null || x.errors > 0;
+  const note = (x: RunResult) => (x.failure?.kind === 'interrupted' ? ' (interrupted)' : bad(x) ? ' (errors)' : '');
   const body = rows.map((r) => [
     r.label,
-    r.a.opsPerSec.toFixed(2) + (bad(r.a) ? ' (errors)' : ''),
-    r.b.opsPerSec.toFixed(2) + (bad(r.b) ? ' (errors)' : ''),
+    r.a.opsPerSec.toFixed(2) + note(r.a),
+    r.b.opsPerSec.toFixed(2) + note(r.b),
     bad(r.a) || bad(r.b) ? 'n/a' : r.a.opsPerSec > 0 ? `${((100 * r.b.opsPerSec) / r.a.opsPerSec).toFixed(1)}%` : '-',
     ms(r.a.latencyUs.p50),
     ms(r.b.latencyUs.p50),
