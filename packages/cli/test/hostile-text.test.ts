@@ -4,6 +4,7 @@ import { printable, printableTarget, shownQuoted } from '../src/printable.js';
 import { StudyProgress } from '../src/study/progress.js';
 import { checkSuiteFlags, comparisonTable, SUITE } from '../src/suite.js';
 import { UsageError } from '../src/validate.js';
+import { planOf } from './fixtures.js';
 
 describe('printable: user and server text on a terminal', () => {
   it('escapes controls, invisible and bidi characters; leaves other text alone', () => {
@@ -66,5 +67,16 @@ describe('the suite and the template grammar', () => {
     const result = (failure: unknown) => ({ opsPerSec: 10, errors: 0, failure, latencyUs: { p50: 1 } }) as never;
     const table = comparisonTable([{ label: 'SET', a: result(null), b: result({ kind: 'interrupted', message: 'interrupted' }) }], 'A', 'B');
     expect(table).toContain('10.00 (interrupted)');
+  });
+});
+
+describe('text the engines send must have UTF-8 bytes', () => {
+  it('a key prefix or template with a lone surrogate (a study file escape) is refused, not sent as U+FFFD', () => {
+    expect(() => planOf(['--key-prefix', 'a\ud800'])).toThrow(/^--key-prefix is not valid Unicode text/);
+    expect(() => planOf(['--set-cmd', 'SET __key__ "\udc00"'])).toThrow(/^--set-cmd is not valid Unicode text/);
+  });
+
+  it('a bad template is a UsageError naming the flag, with the text escaped', () => {
+    expect(() => planOf(['--get-cmd', 'GET\u00a0__key__'])).toThrow('--get-cmd has U+00A0 outside quotes (only ASCII spaces and tabs separate arguments; quote it to send it) (got "GET\\u00a0__key__")');
   });
 });
