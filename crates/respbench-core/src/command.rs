@@ -274,8 +274,8 @@ pub fn parse_template(source: &str, role: Role, literal: bool) -> Result<Templat
     for runs in &split {
         args.push(argument_parts(runs, &mut used)?);
     }
-    let bare = args.len() == 1
-        && args[0].iter().all(|p| matches!(p, Part::Literal(b) if !b.windows(2).any(|w| w == b"__")));
+    let bare =
+        args.len() == 1 && args[0].iter().all(|p| matches!(p, Part::Literal(b) if !b.windows(2).any(|w| w == b"__")));
     if !literal && bare {
         args.push(vec![Part::Key]);
         used.key = true;
@@ -496,6 +496,18 @@ mod tests {
             "must start with a command name, not a placeholder"
         );
         assert!(parse_template("SET ___key__", Role::Set, false).unwrap_err().0.contains("___key__"));
+    }
+
+    #[test]
+    fn quotes_keep_spaces_and_unicode_spaces_never_separate() {
+        let t = parse_template("HSET __key__ \"my field\\x21\" 'it\\'s' __data__", Role::Set, false).unwrap();
+        assert_eq!(t.args[2], vec![Part::Literal(b"my field!".to_vec())]);
+        assert_eq!(t.args[3], vec![Part::Literal(b"it's".to_vec())]);
+        for text in ["SET\u{a0}__key__", "SET __key__\u{85}x", "\u{feff}GET __key__", "GET __key__\n"] {
+            assert!(parse_template(text, Role::Get, false).unwrap_err().0.contains("outside quotes"), "{text:?}");
+        }
+        assert_eq!(parse_template("GET \"__key__", Role::Get, false).unwrap_err().0, "has an unclosed double quote");
+        assert!(parse_template("GET '__key__'", Role::Get, false).is_err(), "no placeholder inside single quotes");
     }
 
     #[test]

@@ -128,7 +128,9 @@ fn templates_split_unquote_and_refuse_as_the_reference_does() {
         let role = if v["role"] == "set" { Role::Set } else { Role::Get };
         let text = v["template"].as_str().unwrap();
         let got = match parse_template(text, role, v["literal"].as_bool().unwrap()) {
-            Ok(t) => serde_json::json!({ "args": t.args.iter().map(|a| a.iter().map(part_json).collect::<Vec<_>>()).collect::<Vec<_>>() }),
+            Ok(t) => {
+                serde_json::json!({ "args": t.args.iter().map(|a| a.iter().map(part_json).collect::<Vec<_>>()).collect::<Vec<_>>() })
+            }
             Err(e) => serde_json::json!({ "error": e.0 }),
         };
         let want = match v.get("error") {
