@@ -23,6 +23,7 @@ printf '\x03$5\r\nhello\r\n*2\r\n:1\r\n$-1\r\n' > corpus/reply_scanner/mixed
 printf '\x01%%1\r\n+a\r\n|1\r\n+k\r\n+v\r\n_\r\n' > corpus/reply_scanner/resp3
 printf 'HSET __key__ field __data__' > corpus/template_parser/hset
 printf 'SET user:__rand_int__ __key__ __data__' > corpus/template_parser/mixed
+printf '%s' "HSET \"k:__key__\" \"f \\x41\\\"\" 'it\\'s' __data__" > corpus/template_parser/quoted
 for target in reply_scanner template_parser; do
   log=$(mktemp)
   fork=()

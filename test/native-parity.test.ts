@@ -50,6 +50,8 @@ const WORKLOADS: Array<[name: string, args: string[]]> = [
   ['set, 4 connections on 2 threads', ['--mode', 'set', '-n', '20000', '-c', '4', '--threads', '2', '-P', '32', '-r', '5000', '--seed', '11']],
   ['HSET template with a value size range', ['--mode', 'set', '--set-cmd', 'HSET __key__ field __data__', '-d', '8-200', '-n', '10000', '-c', '3', '-r', '3000', '--seed', '12']],
   ['__rand_int__ inside an argument', ['--mode', 'set', '--set-cmd', 'HSET __key__ f:__rand_int__ __data__', '-n', '5000', '-c', '2', '-r', '100000', '--seed', '13']],
+  // The template grammar (docs/workload.md): quotes, escapes and an empty argument, byte for byte.
+  ['quoted template with escapes', ['--mode', 'set', '--set-cmd', 'HSET "h:__key__" "f \\x00\\xff\\"q\\"\\t" __data__ \'\' \'it\\\'s\'', '-n', '4000', '-c', '2', '-r', '500', '--seed', '20']],
   ['zipf keys', ['--mode', 'set', '--key-pattern', 'zipf', '-n', '10000', '-c', '2', '-r', '100000', '--seed', '14']],
   ['gaussian keys', ['--mode', 'set', '--key-pattern', 'gaussian', '--key-stddev', '300', '-n', '10000', '-c', '2', '-r', '10000', '--seed', '15']],
   ['sequential keys', ['--mode', 'set', '--key-pattern', 'sequential', '-n', '9000', '-c', '3', '-r', '100000', '--seed', '16']],

@@ -8,6 +8,7 @@ Run: python3 test/vectors/generate.py > test/vectors/workload.json
 """
 import json
 import math
+import re
 import struct
 
 M32 = 0xFFFFFFFF
@@ -178,6 +179,176 @@ def draws(seed, connection, mode, set_ratio, keyspace, count):
     return ops
 
 
+# ---- Template grammar (docs/workload.md, "Template grammar") ----
+# Written over code points, where the engines work over UTF-8 bytes.
+
+KNOWN = ["__key__", "__data__", "__rand_int__"]
+REFUSED_SINGLES = {0x1680, 0x180E, 0x2028, 0x2029, 0x202F, 0x205F, 0x2060, 0x3000, 0xFEFF}
+HEXDIGITS = "0123456789abcdefABCDEF"
+ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "b": 0x08, "a": 0x07}
+
+
+class TemplateError(Exception):
+    pass
+
+
+def refused_outside_quotes(ch):
+    cp = ord(ch)
+    return (cp < 0x20 and cp != 0x09) or 0x7F <= cp <= 0xA0 or 0x2000 <= cp <= 0x200D or cp in REFUSED_SINGLES
+
+
+def split_arguments(text):
+    """Arguments as lists of (bytes, plain) pieces; plain text may hold placeholders."""
+    args = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] in " \t":
+            i += 1
+        if i == n:
+            return args
+        pieces = []  # each: [bytearray, plain, group]; group changes at every quote
+        group = 0
+
+        def add(data, plain):
+            if pieces and pieces[-1][1] == plain and pieces[-1][2] == group:
+                pieces[-1][0].extend(data)
+            else:
+                pieces.append([bytearray(data), plain, group])
+
+        while i < n and text[i] not in " \t":
+            ch = text[i]
+            if ch in "\"'":
+                group += 1
+                q = ch
+                i += 1
+                while True:
+                    if i == n:
+                        raise TemplateError("has an unclosed %s quote" % ("double" if q == '"' else "single"))
+                    c = text[i]
+                    if q == '"' and c == "\\" and i + 3 < n and text[i + 1] == "x" and text[i + 2] in HEXDIGITS and text[i + 3] in HEXDIGITS:
+                        add(bytes([int(text[i + 2 : i + 4], 16)]), False)
+                        i += 4
+                    elif q == '"' and c == "\\" and i + 1 < n:
+                        e = text[i + 1]
+                        add(bytes([ESCAPES[e]]) if e in ESCAPES else e.encode(), False)
+                        i += 2
+                    elif q == "'" and c == "\\" and i + 1 < n and text[i + 1] == "'":
+                        add(b"'", False)
+                        i += 2
+                    elif c == q:
+                        i += 1
+                        if i < n and text[i] not in " \t":
+                            raise TemplateError("has text right after a closing quote (put a space between arguments)")
+                        break
+                    else:
+                        add(c.encode(), q == '"')
+                        i += 1
+                group += 1
+                break
+            if refused_outside_quotes(ch):
+                raise TemplateError(
+                    "has U+%04X outside quotes (only ASCII spaces and tabs separate arguments; quote it to send it)" % ord(ch)
+                )
+            add(ch.encode(), True)
+            i += 1
+        args.append([(bytes(p[0]), p[1]) for p in pieces])
+
+
+PLACEHOLDER_RE = re.compile(rb"__[A-Za-z_]*?__")
+
+
+def argument_parts(pieces, used):
+    parts = []
+    lit = bytearray()
+    for data, plain in pieces:
+        if not plain:
+            lit += data
+            continue
+        last = 0
+        for m in PLACEHOLDER_RE.finditer(data):
+            lit += data[last : m.start()]
+            name = m.group(0).decode()
+            if name not in KNOWN:
+                raise TemplateError("has unknown placeholder %s (known: %s)" % (name, ", ".join(KNOWN)))
+            if lit:
+                parts.append(("lit", bytes(lit)))
+                lit = bytearray()
+            parts.append((name, None))
+            used.add(name)
+            last = m.end()
+        lit += data[last:]
+    if lit:
+        parts.append(("lit", bytes(lit)))
+    return parts
+
+
+def parse_template(text, role, literal=False):
+    """[[part]] with part ("lit", bytes) or ("__key__", None)…; raises TemplateError."""
+    split = split_arguments(text)
+    if not split:
+        raise TemplateError("is empty")
+    used = set()
+    args = [argument_parts(p, used) for p in split]
+    if not literal and len(args) == 1 and all(k == "lit" and b"__" not in v for k, v in args[0]):
+        args.append([("__key__", None)])
+        used.add("__key__")
+        if role == "set":
+            args.append([("__data__", None)])
+            used.add("__data__")
+    if any(k != "lit" for k, _ in args[0]):
+        raise TemplateError("must start with a command name, not a placeholder")
+    if not args[0]:
+        raise TemplateError("has an empty command name")
+    if not literal and "__key__" not in used:
+        raise TemplateError("has no __key__ placeholder")
+    return args
+
+
+PART_NAMES = {"__key__": "key", "__data__": "data", "__rand_int__": "randInt"}
+
+
+def template_vector(text, role, literal=False):
+    v = {"template": text, "role": role, "literal": literal}
+    try:
+        args = parse_template(text, role, literal)
+        v["args"] = [[{"hex": b.hex()} if k == "lit" else PART_NAMES[k] for k, b in arg] for arg in args]
+    except TemplateError as e:
+        v["error"] = str(e)
+    return v
+
+
+TEMPLATE_CASES = [
+    # bare names and plain splitting
+    ("SET", "set"), ("GET", "get"), (" \tRGET\t ", "get"), ("SET\t__key__\t__data__", "set"),
+    ("HSET __key__ field __data__", "set"), ("SET k:__key__:x __data__ user:__rand_int__", "set"),
+    ("SET __key__ x\\y", "set"), ("SET __key__ caf\u00e9", "set"),
+    # quoting as redis-cli does
+    ('HSET __key__ "my field" __data__', "set"), ("HSET __key__ 'it\\'s' __data__", "set"),
+    ('SET __key__ "a\\tb\\n\\r\\\\\\"\\x41\\xff\\q\\b\\a"', "set"), ("SET __key__ 'raw \\n \\x41 \"'", "set"),
+    ('SET __key__ ""', "set"), ("SET __key__ ''", "set"), ('SET __key__ x"y z"', "set"), ('"SET" __key__', "get"),
+    ('SET __key__ "\\x4"', "set"), ('SET __key__ "\\xZZ"', "set"), ('SET __key__ "\\\u00e9"', "set"),
+    ('SET __key__ "\u00a0 \ufeff\t\n\x1b"', "set"), ("SET __key__ '\r\n'", "set"),
+    # placeholders inside quotes: double quotes yes, single quotes and escapes no
+    ('SET "__key__" __data__', "set"), ('SET "k:__key__ x" __data__', "set"), ("SET '__key__' __data__", "set"),
+    ('SET __key__ "\\__data__"', "set"), ('SET __key__ "__da"ta__', "set"), ('SET __key__ x"__data__"', "set"),
+    # refused outside quotes
+    ("SET\u00a0__key__", "get"), ("SET __key__\u0085__data__", "set"), ("\ufeffSET __key__", "get"),
+    ("SET __key__ \u2003", "set"), ("SET __key__\n__data__", "set"), ("SET __key__ a\rb", "set"),
+    ("SET __key__ \x1b[31m", "set"), ("SET __key__ \x7f", "set"), ("SET __key__\u3000x", "set"),
+    ("SET __key__\u2028", "set"), ("SET __key__ \x00", "set"), ("SET __key__\u200b", "set"),
+    # unbalanced and run-together quotes
+    ('SET __key__ "abc', "set"), ("SET __key__ 'abc", "set"), ('SET __key__ "abc\\', "set"),
+    ('SET __key__ "abc\\"', "set"), ('SET __key__ "a"b', "set"), ("SET __key__ 'a'b", "set"),
+    ('SET __key__ "a"\'b\'', "set"), ('S"E"T __key__', "get"), ('"', "get"),
+    # placeholder and shape rules
+    ("", "set"), ("   ", "set"), ('""', "set"), ("''", "get"), ('"" __key__', "get"), ("__key__ SET", "set"),
+    ('"__key__" SET', "set"), ("SET __key__ __value__", "set"), ("SET ___key__", "set"), ("SET foo", "set"),
+    ("MY__CMD", "set"), ("'A B'", "get"),
+    # the command suite's literal commands
+    ("PING", "set", True), ('LPUSH "p:my list" __data__', "set", True), ('INCR "p\\x3a\\x5f_x:__rand_int__"', "set", True),
+]
+
+
 def main():
     vectors = {
         "about": "Generated by test/vectors/generate.py from docs/workload.md; checked by both engines.",
@@ -231,7 +402,12 @@ def main():
         {"template": "SET __key__ __data__ user:__rand_int__ __rand_int__", "role": "set", "keyPrefix": "bench:key:",
          "keyIndex": 4711, "valueSize": 32, "seed": 12345, "connection": 0, "keyspace": 100000,
          "bytes": encode([b"SET", k, v, b"user:%012d" % r1, b"%012d" % r2]).decode()},
+        {"template": 'HSET "__key__" "my field" __data__', "role": "set", "keyPrefix": "bench:key:", "keyIndex": 4711,
+         "valueSize": 32, "bytes": encode([b"HSET", k, b"my field", v]).decode()},
+        {"template": "SADD \"s:__key__\" \"\\tx\\\"\" ''", "role": "set", "keyPrefix": "bench:key:", "keyIndex": 4711,
+         "valueSize": 32, "bytes": encode([b"SADD", b"s:" + k, b'\tx"', b""]).decode()},
     ]
+    vectors["templates"] = [template_vector(*case) for case in TEMPLATE_CASES]
     vectors["math"] = {
         "log2": [[a, det_log2(a)] for a in [1.0, 1.5, 2.0, 3.0, 10.0, 1000001.0, 123456789.123]],
         "exp2": [[y, det_exp2(y)] for y in [0.0, 0.5, 1.0, 3.25, 19.93, 29.9, -0.75]],

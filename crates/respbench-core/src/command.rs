@@ -1,8 +1,10 @@
 //! Command templates and their RESP encoding. A bare name (`HSET`) means
 //! `HSET __key__ __data__` for writes and `HSET __key__` for reads; a template
 //! names its arguments with the placeholders of memtier and redis-benchmark.
-//! A template is parsed once; per request only the key, value and random
-//! numbers are written into a buffer the caller reuses.
+//! Arguments are split on ASCII spaces and tabs and may be quoted as in
+//! redis-cli (the grammar is in docs/workload.md). A template is parsed once;
+//! per request only the key, value and random numbers are written into a
+//! buffer the caller reuses.
 
 use std::fmt;
 
@@ -53,6 +55,131 @@ impl fmt::Display for TemplateError {
 
 impl std::error::Error for TemplateError {}
 
+/// Code points refused outside quotes (docs/workload.md, "Template grammar"):
+/// C0 controls but tab, DEL and C1 controls, and the non-ASCII spaces and
+/// invisible separators a copy-paste brings in. Only ASCII space and tab
+/// separate arguments; inside quotes every one of these is sent as its bytes.
+pub fn refused_outside_quotes(c: char) -> bool {
+    let cp = c as u32;
+    if cp < 0x20 {
+        return cp != 0x09;
+    }
+    matches!(cp, 0x7f..=0xa0 | 0x2000..=0x200d | 0x1680 | 0x180e | 0x2028 | 0x2029 | 0x202f | 0x205f | 0x2060 | 0x3000 | 0xfeff)
+}
+
+/// A stretch of one argument's bytes: `plain` text (unquoted or in double
+/// quotes, not from an escape) may hold placeholders; single-quoted text and
+/// escaped bytes never do.
+struct Run {
+    bytes: Vec<u8>,
+    plain: bool,
+}
+
+/// Appends `b` to the last run when it is of the same kind, else to a new
+/// one; `fresh` (after a quote starts or ends) always starts a new run.
+fn add(runs: &mut Vec<Run>, fresh: &mut bool, b: u8, plain: bool) {
+    match runs.last_mut() {
+        Some(run) if !*fresh && run.plain == plain => run.bytes.push(b),
+        _ => runs.push(Run { bytes: vec![b], plain }),
+    }
+    *fresh = false;
+}
+
+fn hex_value(b: u8) -> u8 {
+    if b.is_ascii_digit() { b - b'0' } else { (b | 0x20) - b'a' + 10 }
+}
+
+/// Splits a template into arguments as redis-cli does, except that only
+/// ASCII space and tab separate them (docs/workload.md, "Template grammar").
+fn split_arguments(source: &str) -> Result<Vec<Vec<Run>>, TemplateError> {
+    let src = source.as_bytes();
+    let n = src.len();
+    let is_sep = |b: u8| b == b' ' || b == b'\t';
+    let mut args = Vec::new();
+    let mut i = 0;
+    loop {
+        while i < n && is_sep(src[i]) {
+            i += 1;
+        }
+        if i == n {
+            return Ok(args);
+        }
+        let mut runs: Vec<Run> = Vec::new();
+        let mut fresh = true;
+        let mut done = false;
+        while !done && i < n {
+            let b = src[i];
+            if is_sep(b) {
+                break;
+            }
+            if b == b'"' || b == b'\'' {
+                // A quoted stretch is a run of its own: a placeholder is never split by a quote.
+                fresh = true;
+                let quote = b;
+                i += 1;
+                loop {
+                    if i == n {
+                        let which = if quote == b'"' { "double" } else { "single" };
+                        return Err(TemplateError(format!("has an unclosed {which} quote")));
+                    }
+                    let c = src[i];
+                    if quote == b'"'
+                        && c == b'\\'
+                        && i + 3 < n
+                        && src[i + 1] == b'x'
+                        && src[i + 2].is_ascii_hexdigit()
+                        && src[i + 3].is_ascii_hexdigit()
+                    {
+                        add(&mut runs, &mut fresh, hex_value(src[i + 2]) * 16 + hex_value(src[i + 3]), false);
+                        i += 4;
+                    } else if quote == b'"' && c == b'\\' && i + 1 < n {
+                        let e = match src[i + 1] {
+                            b'n' => b'\n',
+                            b'r' => b'\r',
+                            b't' => b'\t',
+                            b'b' => 0x08,
+                            b'a' => 0x07,
+                            other => other,
+                        };
+                        add(&mut runs, &mut fresh, e, false);
+                        i += 2;
+                    } else if quote == b'\'' && c == b'\\' && i + 1 < n && src[i + 1] == b'\'' {
+                        add(&mut runs, &mut fresh, b'\'', false);
+                        i += 2;
+                    } else if c == quote {
+                        i += 1;
+                        if i < n && !is_sep(src[i]) {
+                            return Err(TemplateError(
+                                "has text right after a closing quote (put a space between arguments)".into(),
+                            ));
+                        }
+                        done = true;
+                        break;
+                    } else {
+                        add(&mut runs, &mut fresh, c, quote == b'"');
+                        i += 1;
+                    }
+                }
+                fresh = true;
+                continue;
+            }
+            // `i` is always at a character boundary here: quotes and escapes are ASCII.
+            let ch = source[i..].chars().next().expect("a character at a boundary");
+            if refused_outside_quotes(ch) {
+                return Err(TemplateError(format!(
+                    "has U+{:04X} outside quotes (only ASCII spaces and tabs separate arguments; quote it to send it)",
+                    ch as u32
+                )));
+            }
+            for k in 0..ch.len_utf8() {
+                add(&mut runs, &mut fresh, src[i + k], true);
+            }
+            i += ch.len_utf8();
+        }
+        args.push(runs);
+    }
+}
+
 /// Finds the next `__word__` at or after `from`, as the TypeScript regex
 /// `/__[A-Za-z_]*?__/g` does: the earliest start, then the shortest match.
 fn next_placeholder(word: &[u8], from: usize) -> Option<(usize, usize)> {
@@ -76,65 +203,103 @@ fn next_placeholder(word: &[u8], from: usize) -> Option<(usize, usize)> {
     None
 }
 
-/// Parses `--set-cmd` / `--get-cmd`. Arguments are separated by whitespace; a
-/// single bare word is the kvstore shape (`NAME key value` or `NAME key`).
-/// `literal` (the command suite's own commands) sends a single word as it is
-/// and needs no `__key__`.
-pub fn parse_template(source: &str, role: Role, literal: bool) -> Result<Template, TemplateError> {
-    let mut words: Vec<&str> = source.split_whitespace().collect();
-    if words.is_empty() {
-        return Err(TemplateError("is empty".into()));
-    }
-    if !literal && words.len() == 1 && !words[0].contains("__") {
-        words.push("__key__");
-        if role == Role::Set {
-            words.push("__data__");
+#[derive(Default)]
+struct Used {
+    key: bool,
+    data: bool,
+    rand_int: bool,
+}
+
+/// One argument's runs as parts: placeholders found in plain runs, literals merged.
+fn argument_parts(runs: &[Run], used: &mut Used) -> Result<Vec<Part>, TemplateError> {
+    let mut parts = Vec::new();
+    let mut literal: Vec<u8> = Vec::new();
+    for run in runs {
+        if !run.plain {
+            literal.extend_from_slice(&run.bytes);
+            continue;
         }
-    }
-    let (mut uses_key, mut uses_data, mut uses_rand_int) = (false, false, false);
-    let mut args = Vec::with_capacity(words.len());
-    for word in words {
-        let bytes = word.as_bytes();
-        let mut parts = Vec::new();
+        let bytes = &run.bytes;
         let mut last = 0;
         while let Some((start, end)) = next_placeholder(bytes, last) {
-            if start > last {
-                parts.push(Part::Literal(bytes[last..start].to_vec()));
-            }
-            parts.push(match &word[start..end] {
-                "__key__" => {
-                    uses_key = true;
+            literal.extend_from_slice(&bytes[last..start]);
+            let part = match &bytes[start..end] {
+                b"__key__" => {
+                    used.key = true;
                     Part::Key
                 }
-                "__data__" => {
-                    uses_data = true;
+                b"__data__" => {
+                    used.data = true;
                     Part::Data
                 }
-                "__rand_int__" => {
-                    uses_rand_int = true;
+                b"__rand_int__" => {
+                    used.rand_int = true;
                     Part::RandInt
                 }
                 other => {
                     return Err(TemplateError(format!(
-                        "has unknown placeholder {other} (known: {})",
+                        "has unknown placeholder {} (known: {})",
+                        String::from_utf8_lossy(other),
                         PLACEHOLDERS.join(", ")
                     )));
                 }
-            });
+            };
+            if !literal.is_empty() {
+                parts.push(Part::Literal(std::mem::take(&mut literal)));
+            }
+            parts.push(part);
             last = end;
         }
-        if last < bytes.len() {
-            parts.push(Part::Literal(bytes[last..].to_vec()));
+        literal.extend_from_slice(&bytes[last..]);
+    }
+    if !literal.is_empty() {
+        parts.push(Part::Literal(literal));
+    }
+    Ok(parts)
+}
+
+/// Parses `--set-cmd` / `--get-cmd` by the grammar in docs/workload.md
+/// ("Template grammar"), the same as command.ts and test/vectors/generate.py;
+/// test/vectors/workload.json ("templates") pins all three. A single argument
+/// without `__` is the kvstore shape (`NAME key value` or `NAME key`).
+/// `literal` (the command suite's own commands) sends a single word as it is
+/// and needs no `__key__`.
+pub fn parse_template(source: &str, role: Role, literal: bool) -> Result<Template, TemplateError> {
+    let split = split_arguments(source)?;
+    if split.is_empty() {
+        return Err(TemplateError("is empty".into()));
+    }
+    let mut used = Used::default();
+    let mut args = Vec::with_capacity(split.len() + 2);
+    for runs in &split {
+        args.push(argument_parts(runs, &mut used)?);
+    }
+    let bare =
+        args.len() == 1 && args[0].iter().all(|p| matches!(p, Part::Literal(b) if !b.windows(2).any(|w| w == b"__")));
+    if !literal && bare {
+        args.push(vec![Part::Key]);
+        used.key = true;
+        if role == Role::Set {
+            args.push(vec![Part::Data]);
+            used.data = true;
         }
-        args.push(parts);
     }
     if args[0].iter().any(|p| !matches!(p, Part::Literal(_))) {
         return Err(TemplateError("must start with a command name, not a placeholder".into()));
     }
-    if !literal && !uses_key {
+    if args[0].is_empty() {
+        return Err(TemplateError("has an empty command name".into()));
+    }
+    if !literal && !used.key {
         return Err(TemplateError("has no __key__ placeholder".into()));
     }
-    Ok(Template { source: source.to_string(), args, uses_key, uses_data, uses_rand_int })
+    Ok(Template {
+        source: source.to_string(),
+        args,
+        uses_key: used.key,
+        uses_data: used.data,
+        uses_rand_int: used.rand_int,
+    })
 }
 
 /// Why a read template's replies cannot be checked against what was written.
@@ -331,6 +496,18 @@ mod tests {
             "must start with a command name, not a placeholder"
         );
         assert!(parse_template("SET ___key__", Role::Set, false).unwrap_err().0.contains("___key__"));
+    }
+
+    #[test]
+    fn quotes_keep_spaces_and_unicode_spaces_never_separate() {
+        let t = parse_template("HSET __key__ \"my field\\x21\" 'it\\'s' __data__", Role::Set, false).unwrap();
+        assert_eq!(t.args[2], vec![Part::Literal(b"my field!".to_vec())]);
+        assert_eq!(t.args[3], vec![Part::Literal(b"it's".to_vec())]);
+        for text in ["SET\u{a0}__key__", "SET __key__\u{85}x", "\u{feff}GET __key__", "GET __key__\n"] {
+            assert!(parse_template(text, Role::Get, false).unwrap_err().0.contains("outside quotes"), "{text:?}");
+        }
+        assert_eq!(parse_template("GET \"__key__", Role::Get, false).unwrap_err().0, "has an unclosed double quote");
+        assert!(parse_template("GET '__key__'", Role::Get, false).is_err(), "no placeholder inside single quotes");
     }
 
     #[test]

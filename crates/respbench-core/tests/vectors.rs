@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use respbench_core::command::{CommandEncoder, Role, parse_template};
+use respbench_core::command::{CommandEncoder, Part, Role, parse_template};
 use respbench_core::keys::{
     KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, det_exp2, det_log2, fmix32, fnv1a32, requests_for_connection,
 };
@@ -106,6 +106,38 @@ fn encodes_the_same_command_bytes() {
         let mut out = vec![0u8; enc.max_bytes(&values)];
         let (n, _) = enc.encode(&mut out, u64_of(&v["keyIndex"]), &mut rand, &values);
         assert_eq!(String::from_utf8_lossy(&out[..n]), v["bytes"].as_str().unwrap(), "{}", v["template"]);
+    }
+}
+
+/// A part as the vectors write it: "key", "data", "randInt" or {"hex": …} for literal bytes.
+fn part_json(p: &Part) -> Value {
+    match p {
+        Part::Literal(b) => serde_json::json!({ "hex": b.iter().map(|x| format!("{x:02x}")).collect::<String>() }),
+        Part::Key => "key".into(),
+        Part::Data => "data".into(),
+        Part::RandInt => "randInt".into(),
+    }
+}
+
+#[test]
+fn templates_split_unquote_and_refuse_as_the_reference_does() {
+    let all = vectors();
+    let cases = list(&all, "templates");
+    assert!(cases.len() > 40);
+    for v in cases {
+        let role = if v["role"] == "set" { Role::Set } else { Role::Get };
+        let text = v["template"].as_str().unwrap();
+        let got = match parse_template(text, role, v["literal"].as_bool().unwrap()) {
+            Ok(t) => {
+                serde_json::json!({ "args": t.args.iter().map(|a| a.iter().map(part_json).collect::<Vec<_>>()).collect::<Vec<_>>() })
+            }
+            Err(e) => serde_json::json!({ "error": e.0 }),
+        };
+        let want = match v.get("error") {
+            Some(e) => serde_json::json!({ "error": e }),
+            None => serde_json::json!({ "args": v["args"] }),
+        };
+        assert_eq!(got, want, "template {text:?}");
     }
 }
 

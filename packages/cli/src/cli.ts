@@ -12,6 +12,7 @@ import { addRunOptions } from './run-options.js';
 import { registerServeCommand } from './serve/command.js';
 import { registerStudyCommand } from './study/command.js';
 import { SUITE_NAMES } from './suite.js';
+import { printable } from './printable.js';
 import { UsageError } from './validate.js';
 
 export type { CliIo } from './io.js';
@@ -71,14 +72,14 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   } catch (err) {
     if (err instanceof Exit) return err.code;
     if (err instanceof UsageError) {
-      io.stderr(`respbench: ${err.message}\n`);
+      io.stderr(`respbench: ${printable(err.message)}\n`);
       return EXIT.usage;
     }
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return EXIT.ok;
       return EXIT.usage;
     }
-    io.stderr(`respbench: ${(err as Error).message}\n`);
+    io.stderr(`respbench: ${printable((err as Error).message)}\n`);
     return EXIT.failed;
   }
 }

@@ -1,7 +1,10 @@
 /**
  * What the user sees after a run: a short header, one row of figures, the
- * counters, and one clear line for anything that went wrong.
+ * counters, and one clear line for anything that went wrong. Text from the
+ * user or the server goes through printable(): a control character in a
+ * key prefix or an error reply never reaches the terminal raw.
  */
+import { printable, printableTarget } from './printable.js';
 import { missingCountsAsVerifyFailure, type RunResult } from './run.js';
 
 function fixed(n: number, digits: number): string {
@@ -18,7 +21,7 @@ function bytes(n: number): string {
 export function describeWorkload(r: RunResult): string {
   const p = r.plan;
   const size = p.valueSizeMin === p.valueSizeMax ? `${p.valueSizeMin} B` : `${p.valueSizeMin}-${p.valueSizeMax} B`;
-  const cmds = p.mode === 'set' ? p.setCmd : p.mode === 'get' ? p.getCmd : `${p.setCmd} / ${p.getCmd}`;
+  const cmds = printable(p.mode === 'set' ? p.setCmd : p.mode === 'get' ? p.getCmd : `${p.setCmd} / ${p.getCmd}`);
   const parts = [
     `mode ${p.mode}`,
     p.durationMs > 0 ? `for ${p.durationMs / 1000} s` : `${p.requests} requests`,
@@ -30,7 +33,7 @@ export function describeWorkload(r: RunResult): string {
   if (p.mode === 'mixed') parts.push(`set-ratio ${p.setRatio}%`);
   if (p.keyPattern !== 'uniform') parts.push(`keys ${p.keyPattern}`);
   if (p.rate > 0) parts.push(`rate ${p.rate}/s (open loop)`);
-  parts.push(`commands ${cmds}`, `prefix ${p.keyPrefix}`, `seed ${p.seed}`, `verify ${p.verifyGet ? 'on' : 'off'}`);
+  parts.push(`commands ${cmds}`, `prefix ${printable(p.keyPrefix)}`, `seed ${p.seed}`, `verify ${p.verifyGet ? 'on' : 'off'}`);
   return parts.join(', ');
 }
 
@@ -51,11 +54,12 @@ export function hintFor(r: RunResult): string | null {
 
 export function formatHuman(r: RunResult): string {
   const lines: string[] = [];
+  const target = printableTarget(r.target.host, r.target.port);
   if (r.failure?.kind === 'connect') {
     // Nothing was measured: a table of zeros would only hide the reason.
-    return `respbench · engine ${r.engine} · target ${r.target.host}:${r.target.port}\nFAILED (connect): ${r.failure.message}`;
+    return `respbench · engine ${r.engine} · target ${target}\nFAILED (connect): ${printable(r.failure.message)}`;
   }
-  lines.push(`respbench · engine ${r.engine} · target ${r.target.host}:${r.target.port}`);
+  lines.push(`respbench · engine ${r.engine} · target ${target}`);
   lines.push(`workload: ${describeWorkload(r)}`);
   if (r.preloadRequests > 0) lines.push(`preload: ${r.preloadRequests} writes in ${fixed(r.preloadElapsedSec, 3)} s (untimed, not in the figures)`);
   if (r.plan.warmupMs > 0) lines.push(`warmup: ${r.warmupRequests} requests in ${fixed((r.warmupElapsedNs ?? 0) / 1e9, 3)} s (sent and answered, not in the figures)`);
@@ -76,13 +80,13 @@ export function formatHuman(r: RunResult): string {
     `requests ${r.requests}${r.plan.durationMs > 0 ? '' : `/${r.plan.requests}`} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches} · sets ${r.sets} · gets ${r.gets}`,
   );
   lines.push(`bytes out ${bytes(r.bytesOut)} · in ${bytes(r.bytesIn)} · latency = reply parsed - request written, per request`);
-  if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${r.failure.message}; the figures above cover the ${r.requests} replies received`);
+  if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${printable(r.failure.message)}; the figures above cover the ${r.requests} replies received`);
   if (r.errors > 0) {
-    lines.push(`ERROR REPLIES: ${r.errors}, first: ${r.firstError}`);
+    lines.push(`ERROR REPLIES: ${r.errors}, first: ${printable(r.firstError ?? '')}`);
     const hint = hintFor(r);
     if (hint) lines.push(`hint: ${hint}`);
   }
-  if (r.mismatches > 0) lines.push(`VERIFY FAILED: ${r.mismatches} reads returned another value; first: ${r.firstMismatch}`);
+  if (r.mismatches > 0) lines.push(`VERIFY FAILED: ${r.mismatches} reads returned another value; first: ${printable(r.firstMismatch ?? '')}`);
   if (missingCountsAsVerifyFailure(r)) lines.push(`VERIFY FAILED: ${r.misses} reads found no value for a key that should exist`);
   else if (r.misses > 0 && r.plan.mode === 'get') lines.push(`note: ${r.misses} reads found no value (nil)`);
   return lines.join('\n');

@@ -7,6 +7,7 @@ import { Exit, EXIT } from './exit.js';
 import { onStopSignals, SIGNAL_EXIT } from './interrupt.js';
 import type { CliIo } from './io.js';
 import { formatHuman, formatJson } from './output.js';
+import { printable } from './printable.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
@@ -60,7 +61,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
   else io.stdout(`${formatHuman(result)}\n`);
   // The reason also goes to stderr, so a script reading --json still sees why it failed.
-  if (result.failure && result.failure.kind !== 'interrupted') io.stderr(`respbench: ${result.failure.message}\n`);
+  if (result.failure && result.failure.kind !== 'interrupted') io.stderr(`respbench: ${printable(result.failure.message)}\n`);
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);
 }

@@ -7,6 +7,7 @@ import { EXIT } from './exit.js';
 import { LatencyHistogram } from './engine-js/histogram.js';
 import type { Engine, Plan } from './engine-js/plan.js';
 import type { RunOptions } from './engine-js/progress.js';
+import { printable, printableTarget } from './printable.js';
 import { exitCodeFor } from './run.js';
 import { comparisonTable, CSV_HEADER, csvLine, quietLine, runSuite, type SuiteLine, type SuiteTest } from './suite.js';
 
@@ -48,17 +49,24 @@ export async function runSuiteCommand(
     if (out.json || compare) return;
     if (out.csv) {
       const h = LatencyHistogram.fromData(line.result.histogram);
-      out.stdout(`${csvLine(line, h.valueAtPercentile(95) / 1000, h.min() / 1000)}\n`);
+      // A row cut short (Ctrl-C, a broken connection) must not read as a full one.
+      const failure = line.result.failure;
+      const marked = failure ? { ...line, label: `${line.label} (${failure.kind === 'interrupted' ? 'interrupted' : `failed: ${failure.kind}`})` } : line;
+      out.stdout(`${csvLine(marked, h.valueAtPercentile(95) / 1000, h.min() / 1000)}\n`);
     } else out.stdout(`${quietLine(line)}\n`);
   };
   if (out.csv && !out.json && !compare) out.stdout(`${CSV_HEADER}\n`);
   const a = await runSuite(engine, plan, tests, print, runOptions);
   let b: SuiteLine[] = [];
-  if (compare) {
+  if (compare && runOptions.signal?.aborted) {
+    // Interrupted on target A: target B is not started; what A measured is printed as it is.
+    if (out.json) out.stdout(`${JSON.stringify({ a: a.map(lineJson), b: [] }, null, 2)}\n`);
+    else out.stdout(`A = ${printableTarget(plan.host, plan.port)}, B = ${printableTarget(compare.host, compare.port)} (not run: interrupted)\n${a.map((line) => quietLine(line)).join('\n')}\n`);
+  } else if (compare) {
     b = await runSuite(engine, { ...plan, ...compare }, tests, print, runOptions);
     const rows = a.filter((line) => b.some((o) => o.label === line.label)).map((line) => ({ label: line.label, a: line.result, b: b.find((o) => o.label === line.label)!.result }));
     if (out.json) out.stdout(`${JSON.stringify({ a: a.map(lineJson), b: b.map(lineJson) }, null, 2)}\n`);
-    else out.stdout(`A = ${plan.host}:${plan.port}, B = ${compare.host}:${compare.port}\n${comparisonTable(rows, 'A', 'B')}\n`);
+    else out.stdout(`A = ${printableTarget(plan.host, plan.port)}, B = ${printableTarget(compare.host, compare.port)}\n${comparisonTable(rows, 'A', 'B')}\n`);
   } else if (out.json) {
     out.stdout(`${JSON.stringify(a.map(lineJson), null, 2)}\n`);
   }
@@ -71,10 +79,10 @@ export async function runSuiteCommand(
 function reportProblems(out: SuiteOutput, sides: [SuiteLine[], Target][], compared: boolean): void {
   for (const [lines, target] of sides) {
     for (const line of lines) {
-      const where = compared ? `${target.host}:${target.port} ` : '';
-      if (line.result.failure) out.stderr(`respbench: ${where}${line.label}: ${line.result.failure.message}\n`);
+      const where = compared ? `${printableTarget(target.host, target.port)} ` : '';
+      if (line.result.failure) out.stderr(`respbench: ${where}${line.label}: ${printable(line.result.failure.message)}\n`);
       else if (line.result.errors > 0 && (compared || out.json || out.csv)) {
-        out.stderr(`respbench: ${where}${line.label}: ${line.result.errors} error replies, first: ${line.result.firstError}\n`);
+        out.stderr(`respbench: ${where}${line.label}: ${line.result.errors} error replies, first: ${printable(line.result.firstError ?? '')}\n`);
       }
     }
   }

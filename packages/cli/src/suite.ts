@@ -4,9 +4,11 @@
  * redis-benchmark's `-q` form, as CSV, or as JSON; and the same suite against
  * two targets side by side with the ratio per test.
  */
+import { parseTemplate, refusedOutsideQuotes, TemplateError } from './engine-js/command.js';
 import type { Engine, Plan } from './engine-js/plan.js';
 import type { RunOptions } from './engine-js/progress.js';
 import { runPlan, type RunResult } from './run.js';
+import { printable, shownQuoted } from './printable.js';
 import { UsageError } from './validate.js';
 
 export interface SuiteTest {
@@ -84,9 +86,24 @@ export function checkSuiteFlags(plan: Plan, given: (option: string) => boolean):
       throw new UsageError(`${name} does not go with -t/--tests (each test has its own command)`);
     }
   }
-  // The prefix is pasted into the suite's command text, where a space would split an argument.
-  if (/\s|__/.test(plan.keyPrefix)) {
-    throw new UsageError(`--key-prefix must not contain spaces or "__" with -t/--tests (got ${JSON.stringify(plan.keyPrefix)})`);
+  // The prefix is pasted into the suite's command text, where the template
+  // grammar (docs/workload.md) would split it at a space, unquote it at a
+  // quote, refuse a control character, or read a placeholder in `__`
+  // (`x_` before `__rand_int__` too).
+  const p = plan.keyPrefix;
+  if (/[\s"']|__|_$/.test(p) || [...p].some((ch) => refusedOutsideQuotes(ch.codePointAt(0)!))) {
+    throw new UsageError(
+      `--key-prefix must not contain spaces, quotes, control or invisible characters or "__", nor end in "_", with -t/--tests (got ${shownQuoted(p)})`,
+    );
+  }
+  // Belt and braces: every suite command must parse here, before any engine sees it.
+  for (const test of SUITE) {
+    try {
+      parseTemplate(test.command(p), 'set', true);
+    } catch (err) {
+      if (err instanceof TemplateError) throw new UsageError(`--key-prefix makes the ${test.name} test's command ${err.message} (got ${shownQuoted(p)})`);
+      throw err;
+    }
   }
 }
 
@@ -141,7 +158,7 @@ export async function runSuite(
 export function quietLine(line: SuiteLine): string {
   const r = line.result;
   const p50ms = (r.latencyUs.p50 / 1000).toFixed(3);
-  const extra = r.failure ? ` (FAILED: ${r.failure.message})` : r.errors > 0 ? ` (${r.errors} error replies, first: ${r.firstError})` : '';
+  const extra = r.failure ? ` (FAILED: ${printable(r.failure.message)})` : r.errors > 0 ? ` (${r.errors} error replies, first: ${printable(r.firstError ?? '')})` : '';
   return `${line.label}: ${r.opsPerSec.toFixed(2)} requests per second, p50=${p50ms} msec${extra}`;
 }
 
@@ -170,10 +187,11 @@ export function comparisonTable(rows: ComparedLine[], nameA: string, nameB: stri
   const head = ['test', `${nameA} ops/s`, `${nameB} ops/s`, 'B/A', `${nameA} p50 ms`, `${nameB} p50 ms`];
   // Throughput of error replies is not the server's throughput for the command.
   const bad = (x: RunResult) => x.failure !== null || x.errors > 0;
+  const note = (x: RunResult) => (x.failure?.kind === 'interrupted' ? ' (interrupted)' : bad(x) ? ' (errors)' : '');
   const body = rows.map((r) => [
     r.label,
-    r.a.opsPerSec.toFixed(2) + (bad(r.a) ? ' (errors)' : ''),
-    r.b.opsPerSec.toFixed(2) + (bad(r.b) ? ' (errors)' : ''),
+    r.a.opsPerSec.toFixed(2) + note(r.a),
+    r.b.opsPerSec.toFixed(2) + note(r.b),
     bad(r.a) || bad(r.b) ? 'n/a' : r.a.opsPerSec > 0 ? `${((100 * r.b.opsPerSec) / r.a.opsPerSec).toFixed(1)}%` : '-',
     ms(r.a.latencyUs.p50),
     ms(r.b.latencyUs.p50),

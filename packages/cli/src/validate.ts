@@ -7,6 +7,7 @@ import { parseTemplate, TemplateError, unverifiableReason } from './engine-js/co
 import { LIMITS } from './engine-js/limits.js';
 import type { Mode, Plan } from './engine-js/plan.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
+import { shownQuoted } from './printable.js';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -24,8 +25,16 @@ void _allModes;
 export const ENGINE_CHOICES = ['auto', 'native', 'js'] as const;
 export type EngineChoice = (typeof ENGINE_CHOICES)[number];
 
+/** A value the user gave, quoted and with control/invisible characters escaped. */
 function shown(raw: unknown): string {
-  return JSON.stringify(String(raw));
+  return shownQuoted(String(raw));
+}
+
+/** Text whose UTF-8 bytes go on the wire must have them: a lone surrogate (from a JSON/YAML escape) has none. */
+export function parseText(flag: string, raw: unknown): string {
+  const text = String(raw);
+  if (/[\uD800-\uDFFF]/u.test(text)) throw new UsageError(`${flag} is not valid Unicode text: it holds a lone surrogate (got ${shown(raw)})`);
+  return text;
 }
 
 /** A whole number in [min, max], written in decimal digits only. */
@@ -158,7 +167,7 @@ export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoic
     setRatio: parseInteger('--set-ratio', raw.setRatio, LIMITS.setRatio),
     setCmd: String(raw.setCmd),
     getCmd: String(raw.getCmd),
-    keyPrefix: String(raw.keyPrefix),
+    keyPrefix: parseText('--key-prefix', raw.keyPrefix),
     literalCommands: false,
     seed: raw.seed === undefined ? defaultSeed() : parseInteger('--seed', raw.seed, LIMITS.seed),
     verifyGet: Boolean(raw.verifyGet),
@@ -174,7 +183,12 @@ export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoic
   return { plan, engine };
 }
 
-/** The command templates must parse, and reads must be verifiable when asked. */
+/**
+ * The command templates must parse (docs/workload.md, "Template grammar"),
+ * and reads must be verifiable when asked. This runs before any engine: the
+ * native engine, whose parser is the same grammar, never is the first to see
+ * a bad template.
+ */
 export function checkTemplates(plan: Plan): void {
   let get;
   try {

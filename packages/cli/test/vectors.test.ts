@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CommandEncoder, parseTemplate } from '../src/engine-js/command.js';
+import { CommandEncoder, parseTemplate, type Part, TemplateError } from '../src/engine-js/command.js';
 import { detExp2, detLog2, fmix32, fnv1a32, KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection } from '../src/engine-js/keys.js';
 import { ValueFactory } from '../src/engine-js/values.js';
 
@@ -52,6 +52,39 @@ describe('shared workload vectors (docs/workload.md)', () => {
       const n = enc.encode(out, 0, v.keyIndex, new KeyStream(((v.seed ?? 0) ^ RAND_INT_SALT) >>> 0, v.connection ?? 0));
       expect(out.subarray(0, n).toString('latin1')).toBe(v.bytes);
     }
+  });
+});
+
+/** A part as the vectors write it: "key", "data", "randInt" or {hex} for literal bytes. */
+function partJson(p: Part): unknown {
+  return p.kind === 'literal' ? { hex: p.bytes.toString('hex') } : p.kind;
+}
+
+describe('template grammar (docs/workload.md, "Template grammar")', () => {
+  it('splits, unquotes and refuses templates as the reference does', () => {
+    expect(vectors.templates.length).toBeGreaterThan(40);
+    for (const v of vectors.templates) {
+      let got: unknown;
+      try {
+        got = { args: parseTemplate(v.template, v.role, v.literal).args.map((a) => a.map(partJson)) };
+      } catch (err) {
+        if (!(err instanceof TemplateError)) throw err;
+        got = { error: err.message };
+      }
+      expect(got, JSON.stringify(v.template)).toEqual(v.error === undefined ? { args: v.args } : { error: v.error });
+    }
+  });
+
+  it('refuses text with a lone surrogate, which has no UTF-8 bytes to send', () => {
+    expect(() => parseTemplate('SET __key__ "\ud800"', 'set')).toThrow(/lone surrogate/);
+    expect(parseTemplate('SET __key__ "\ud83d\ude00"', 'set').args[2]).toEqual([{ kind: 'literal', bytes: Buffer.from('\u{1F600}') }]);
+  });
+
+  it('a long quoted argument parses (no per-byte recursion or spread limits)', () => {
+    const big = 'x'.repeat(1 << 20);
+    const arg = parseTemplate(`SET __key__ "${big}"`, 'set').args[2];
+    expect(arg.length).toBe(1);
+    expect(arg[0].kind === 'literal' && arg[0].bytes.equals(Buffer.from(big))).toBe(true);
   });
 });
 

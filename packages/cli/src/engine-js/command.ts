@@ -4,7 +4,9 @@
  * `--get-cmd HGET` means `HGET __key__`) or a template whose arguments hold the
  * placeholders `__key__`, `__data__` (from memtier) and `__rand_int__` (from
  * redis-benchmark); for the command suite's own commands (-t,
- * Plan.literalCommands) a single word is sent as it is. A template is parsed once into parts; per request an encoder
+ * Plan.literalCommands) a single word is sent as it is. Arguments are split
+ * on ASCII spaces and tabs and may be quoted as in redis-cli (the grammar is
+ * in docs/workload.md). A template is parsed once into parts; per request an encoder
  * writes the whole RESP array (header, length headers, literal parts, key,
  * value, random numbers) into the caller's preallocated buffer. Paired with
  * crates/respbench-core/src/command.rs.
@@ -33,53 +35,202 @@ export interface Template {
 
 export class TemplateError extends Error {}
 
+const SPACE = 0x20;
+const TAB = 0x09;
+const DQUOTE = 0x22;
+const SQUOTE = 0x27;
+const BACKSLASH = 0x5c;
+
 /**
- * Parses `--set-cmd` / `--get-cmd`. Arguments are separated by spaces; a
- * single bare word is the kvstore shape (`NAME key value` or `NAME key`).
- * `literal` (the command suite's own commands, Plan.literalCommands) sends a
- * single word as it is and needs no __key__.
+ * Code points refused outside quotes (docs/workload.md, "Template grammar"):
+ * C0 controls but tab, DEL and C1 controls, and the non-ASCII spaces and
+ * invisible separators a copy-paste brings in. Only ASCII space and tab
+ * separate arguments; inside quotes every one of these is sent as its bytes.
  */
-export function parseTemplate(source: string, role: 'set' | 'get', literal = false): Template {
-  const words = source.trim().split(/\s+/).filter((w) => w.length > 0);
-  if (words.length === 0) throw new TemplateError('is empty');
-  if (!literal && words.length === 1 && !words[0].includes('__')) {
-    words.push('__key__');
-    if (role === 'set') words.push('__data__');
+export function refusedOutsideQuotes(cp: number): boolean {
+  if (cp < 0x20) return cp !== TAB;
+  if (cp >= 0x7f && cp <= 0xa0) return true;
+  if (cp >= 0x2000 && cp <= 0x200d) return true;
+  return cp === 0x1680 || cp === 0x180e || cp === 0x2028 || cp === 0x2029 || cp === 0x202f || cp === 0x205f || cp === 0x2060 || cp === 0x3000 || cp === 0xfeff;
+}
+
+/** `U+00A0`: how messages name a code point. */
+export function codePointName(cp: number): string {
+  return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+function isHex(b: number): boolean {
+  return (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
+}
+
+function hexValue(b: number): number {
+  return b <= 0x39 ? b - 0x30 : (b | 0x20) - 0x61 + 10;
+}
+
+/** The code point of the UTF-8 sequence at `i` (the text is valid UTF-8) and its byte length. */
+function utf8At(src: Buffer, i: number): [number, number] {
+  const b = src[i];
+  if (b < 0x80) return [b, 1];
+  if (b < 0xe0) return [((b & 0x1f) << 6) | (src[i + 1] & 0x3f), 2];
+  if (b < 0xf0) return [((b & 0x0f) << 12) | ((src[i + 1] & 0x3f) << 6) | (src[i + 2] & 0x3f), 3];
+  return [((b & 0x07) << 18) | ((src[i + 1] & 0x3f) << 12) | ((src[i + 2] & 0x3f) << 6) | (src[i + 3] & 0x3f), 4];
+}
+
+/**
+ * A stretch of one argument's bytes: `plain` text (unquoted or in double
+ * quotes, not from an escape) may hold placeholders; single-quoted text and
+ * escaped bytes never do.
+ */
+interface Run {
+  bytes: number[];
+  plain: boolean;
+}
+
+/**
+ * Splits a template into arguments as redis-cli does, except that only ASCII
+ * space and tab separate them (see docs/workload.md, "Template grammar").
+ */
+function splitArguments(src: Buffer): Run[][] {
+  const args: Run[][] = [];
+  const n = src.length;
+  let i = 0;
+  for (;;) {
+    while (i < n && (src[i] === SPACE || src[i] === TAB)) i++;
+    if (i === n) return args;
+    const runs: Run[] = [];
+    let run: Run | null = null;
+    const add = (b: number, plain: boolean) => {
+      if (!run || run.plain !== plain) {
+        run = { bytes: [], plain };
+        runs.push(run);
+      }
+      run.bytes.push(b);
+    };
+    let done = false;
+    while (!done && i < n) {
+      const b = src[i];
+      if (b === SPACE || b === TAB) break;
+      if (b === DQUOTE || b === SQUOTE) {
+        // A quoted stretch is a run of its own: a placeholder is never split by a quote.
+        run = null;
+        const quote = b;
+        i++;
+        for (;;) {
+          if (i === n) throw new TemplateError(`has an unclosed ${quote === DQUOTE ? 'double' : 'single'} quote`);
+          const c = src[i];
+          if (quote === DQUOTE && c === BACKSLASH && i + 3 < n && src[i + 1] === 0x78 && isHex(src[i + 2]) && isHex(src[i + 3])) {
+            add(hexValue(src[i + 2]) * 16 + hexValue(src[i + 3]), false);
+            i += 4;
+          } else if (quote === DQUOTE && c === BACKSLASH && i + 1 < n) {
+            const e = src[i + 1];
+            add(e === 0x6e ? 0x0a : e === 0x72 ? 0x0d : e === 0x74 ? 0x09 : e === 0x62 ? 0x08 : e === 0x61 ? 0x07 : e, false);
+            i += 2;
+          } else if (quote === SQUOTE && c === BACKSLASH && i + 1 < n && src[i + 1] === SQUOTE) {
+            add(SQUOTE, false);
+            i += 2;
+          } else if (c === quote) {
+            i++;
+            if (i < n && src[i] !== SPACE && src[i] !== TAB) throw new TemplateError('has text right after a closing quote (put a space between arguments)');
+            done = true;
+            break;
+          } else {
+            add(c, quote === DQUOTE);
+            i++;
+          }
+        }
+        run = null;
+        continue;
+      }
+      const [cp, len] = utf8At(src, i);
+      if (refusedOutsideQuotes(cp)) {
+        throw new TemplateError(`has ${codePointName(cp)} outside quotes (only ASCII spaces and tabs separate arguments; quote it to send it)`);
+      }
+      for (let k = 0; k < len; k++) add(src[i + k], true);
+      i += len;
+    }
+    args.push(runs);
   }
-  const args: Part[][] = [];
-  let usesKey = false;
-  let usesData = false;
-  let usesRandInt = false;
-  for (const word of words) {
-    const parts: Part[] = [];
-    const re = /__[A-Za-z_]*?__/g;
+}
+
+const PLACEHOLDER = /__[A-Za-z_]*?__/g;
+
+/** One argument's runs as parts: placeholders found in plain runs, literals merged. */
+function argumentParts(runs: Run[], used: { key: boolean; data: boolean; randInt: boolean }): Part[] {
+  const parts: Part[] = [];
+  let literal: number[] = [];
+  const flush = () => {
+    if (literal.length > 0) parts.push({ kind: 'literal', bytes: Buffer.from(literal) });
+    literal = [];
+  };
+  for (const run of runs) {
+    if (!run.plain) {
+      for (const b of run.bytes) literal.push(b);
+      continue;
+    }
+    // Placeholders are ASCII, so matching on the latin1 reading of the bytes finds them at byte offsets.
+    const text = Buffer.from(run.bytes).toString('latin1');
     let last = 0;
-    for (let m = re.exec(word); m; m = re.exec(word)) {
-      if (m.index > last) parts.push({ kind: 'literal', bytes: Buffer.from(word.slice(last, m.index)) });
+    PLACEHOLDER.lastIndex = 0;
+    for (let m = PLACEHOLDER.exec(text); m; m = PLACEHOLDER.exec(text)) {
+      for (let k = last; k < m.index; k++) literal.push(run.bytes[k]);
+      let part: Part;
       switch (m[0]) {
         case '__key__':
-          parts.push({ kind: 'key' });
-          usesKey = true;
+          part = { kind: 'key' };
+          used.key = true;
           break;
         case '__data__':
-          parts.push({ kind: 'data' });
-          usesData = true;
+          part = { kind: 'data' };
+          used.data = true;
           break;
         case '__rand_int__':
-          parts.push({ kind: 'randInt' });
-          usesRandInt = true;
+          part = { kind: 'randInt' };
+          used.randInt = true;
           break;
         default:
           throw new TemplateError(`has unknown placeholder ${m[0]} (known: ${PLACEHOLDERS.join(', ')})`);
       }
+      flush();
+      parts.push(part);
       last = m.index + m[0].length;
     }
-    if (last < word.length) parts.push({ kind: 'literal', bytes: Buffer.from(word.slice(last)) });
-    args.push(parts);
+    for (let k = last; k < run.bytes.length; k++) literal.push(run.bytes[k]);
+  }
+  flush();
+  return parts;
+}
+
+function hasDoubleUnderscore(parts: Part[]): boolean {
+  return parts.some((p) => p.kind !== 'literal' || p.bytes.includes('__'));
+}
+
+/**
+ * Parses `--set-cmd` / `--get-cmd` by the grammar in docs/workload.md
+ * ("Template grammar"), the same as command.rs and test/vectors/generate.py;
+ * test/vectors/workload.json ("templates") pins all three. A single argument
+ * without `__` is the kvstore shape (`NAME key value` or `NAME key`).
+ * `literal` (the command suite's own commands, Plan.literalCommands) sends a
+ * single word as it is and needs no __key__.
+ */
+export function parseTemplate(source: string, role: 'set' | 'get', literal = false): Template {
+  // Text that cannot be UTF-8 (a lone surrogate from a JSON/YAML escape) has no bytes to send.
+  if (/[\uD800-\uDFFF]/u.test(source)) throw new TemplateError('is not valid Unicode text (it holds a lone surrogate)');
+  const split = splitArguments(Buffer.from(source, 'utf8'));
+  if (split.length === 0) throw new TemplateError('is empty');
+  const used = { key: false, data: false, randInt: false };
+  const args = split.map((runs) => argumentParts(runs, used));
+  if (!literal && args.length === 1 && !hasDoubleUnderscore(args[0])) {
+    args.push([{ kind: 'key' }]);
+    used.key = true;
+    if (role === 'set') {
+      args.push([{ kind: 'data' }]);
+      used.data = true;
+    }
   }
   if (args[0].some((p) => p.kind !== 'literal')) throw new TemplateError('must start with a command name, not a placeholder');
-  if (!literal && !usesKey) throw new TemplateError('has no __key__ placeholder');
-  return { source, args, usesKey, usesData, usesRandInt };
+  if (args[0].length === 0) throw new TemplateError('has an empty command name');
+  if (!literal && !used.key) throw new TemplateError('has no __key__ placeholder');
+  return { source, args, usesKey: used.key, usesData: used.data, usesRandInt: used.randInt };
 }
 
 /** Why a read template's replies cannot be checked against what was written, or null. */

@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import type { CliIo } from '../io.js';
 import { LIMITS } from '../engine-js/limits.js';
+import { printableTarget } from '../printable.js';
 import { parseInteger } from '../validate.js';
 import { startServer } from './server.js';
 
@@ -21,7 +22,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .action(async (opts: ServeFlags) => {
       // Unlike a run's --port, 0 is allowed: it picks a free port.
       const server = await startServer(parseInteger('--port', opts.port, [0, LIMITS.port[1]]), opts.host);
-      io.stdout(`respbench serve (demo/test target) listening on ${opts.host}:${server.port}\n`);
+      io.stdout(`respbench serve (demo/test target) listening on ${printableTarget(opts.host, server.port)}\n`);
       const stop = () => void server.close().then(() => process.exit(0));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

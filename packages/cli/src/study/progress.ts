@@ -5,6 +5,7 @@
  * finished run also leaves one permanent line, which is all a log file gets.
  */
 import type { ProgressSnapshot } from '../engine-js/progress.js';
+import { printable } from '../printable.js';
 
 export interface RunPosition {
   scenarioIndex: number;
@@ -41,7 +42,7 @@ export class StudyProgress {
   ) {}
 
   private where(p: RunPosition): string {
-    return `scenario ${p.scenarioIndex}/${p.scenarioCount} ${p.label} · ${p.mode} · round ${p.round}/${p.rounds}`;
+    return `scenario ${p.scenarioIndex}/${p.scenarioCount} ${printable(p.label)} · ${p.mode} · round ${p.round}/${p.rounds}`;
   }
 
   private times(): string {
@@ -60,7 +61,7 @@ export class StudyProgress {
   note(text: string): void {
     if (!this.linesEnabled) return;
     this.clearLive();
-    this.io.stderr(`${text}\n`);
+    this.io.stderr(`${printable(text)}\n`);
   }
 
   runStarted(): void {
@@ -93,7 +94,7 @@ export class StudyProgress {
     this.runsDone++;
     this.currentFraction = 0;
     if (this.linesEnabled) this.note(`${this.where(pos)} · ${failure ?? summary} · ${this.times()}`);
-    else if (failure) this.io.stderr(`respbench: ${this.where(pos)}: ${failure}\n`);
+    else if (failure) this.io.stderr(`respbench: ${this.where(pos)}: ${printable(failure)}\n`);
   }
 
   /** Runs that will not happen (their scenario's target did not start). */

@@ -11,6 +11,7 @@ import type { Engine, Mode, Plan } from '../engine-js/plan.js';
 import type { RunResult } from '../run.js';
 import { EXIT } from '../exit.js';
 import { missingCountsAsVerifyFailure, runPlan } from '../run.js';
+import { printable } from '../printable.js';
 import { buildPlan, type RawRunOptions } from '../validate.js';
 import { writeOutputs, type OutputPaths } from './outputs.js';
 import { StudyProgress, type RunPosition } from './progress.js';
@@ -155,7 +156,7 @@ export class StudyRunner {
   private recordTargetFailure(s: ScenarioSpec, modes: Mode[], err: TargetError): void {
     const { rounds } = this.setup;
     this.progress.clear();
-    this.io.stderr(`respbench: scenario "${s.name}": ${err.message}\n`);
+    this.io.stderr(`respbench: scenario "${printable(s.name)}": ${printable(err.message)}\n`);
     for (const mode of modes) {
       for (let round = 1; round <= rounds; round++) {
         this.record(this.failedRow(s, mode, round, `target: ${err.message}`));
