@@ -418,20 +418,24 @@ impl Connection {
                 self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
             }
             self.inflight += count;
-            tally.counters.bytes_out += pos as u64;
             self.out_start = 0;
             self.out_end = pos;
-            self.flush()?;
+            self.flush(tally)?;
         }
         Ok(())
     }
 
-    /// Writes what is pending; stops at WouldBlock (the writable event resumes it).
-    fn flush(&mut self) -> Result<(), Failure> {
+    /// Writes what is pending; stops at WouldBlock (the writable event
+    /// resumes it, and no request is encoded before). Bytes out count what
+    /// the kernel took, as in the TS engine.
+    fn flush(&mut self, tally: &mut Tally) -> Result<(), Failure> {
         while self.out_start < self.out_end {
             match self.stream.write(&self.out[self.out_start..self.out_end]) {
                 Ok(0) => return Err(self.closed_failure(None)),
-                Ok(n) => self.out_start += n,
+                Ok(n) => {
+                    self.out_start += n;
+                    tally.counters.bytes_out += n as u64;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(self.closed_failure(Some(e))),
@@ -443,7 +447,7 @@ impl Connection {
     }
 
     pub fn on_writable(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
-        self.flush()?;
+        self.flush(tally)?;
         self.pump(w, tally)
     }
 

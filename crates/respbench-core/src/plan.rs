@@ -132,6 +132,9 @@ impl Plan {
         if self.value_size_min > self.value_size_max {
             return fail("valueSizeMin must not exceed valueSizeMax");
         }
+        if let Some(text) = limits::window_refusal(self.pipeline.into(), self.value_size_max as u64) {
+            return Err(PlanError(text));
+        }
         if self.key_pattern == KeyPattern::Zipf && !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
             return fail("zipfExponent must be a number above 0");
         }

@@ -130,3 +130,13 @@ describe('loading', () => {
     }
   });
 });
+
+describe('a window that cannot fit', () => {
+  it('is refused before any connection, by both engines with the same text', async () => {
+    const { jsEngine } = await import('../src/engine-js/index.js');
+    const huge = plan(1, { pipeline: 65536, valueSizeMin: 64 << 20, valueSizeMax: 64 << 20 });
+    const text = 'pipeline × valueSizeMax is 65536 × 67108864 = 4398046511104 bytes in flight per connection, more than windowBytes 1073741824 (1 GiB)';
+    await expect(jsEngine.run(huge)).rejects.toThrow(text);
+    if (loaded.engine) await expect(loaded.engine.run(huge)).rejects.toThrow(text);
+  });
+});

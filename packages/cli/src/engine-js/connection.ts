@@ -8,6 +8,9 @@
  * needs when its reply arrives (op, key hash, key index, send time) in typed
  * arrays, so a reply costs no allocation. Requests go out in writes of at most
  * MAX_BATCH_BYTES; a batch is whatever the window allows after each read.
+ * Only what the kernel takes is sent: a write it takes only part of is waited
+ * for before the next is encoded, so a connection holds at most one write in
+ * user space, however large its window (docs/reliability.md, memory).
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -145,10 +148,20 @@ export class Connection {
   /** --rate: requests given a due time so far. */
   private scheduled = 0;
   private startedAt = 0;
-  /** Requests per write, and the write buffers: reused once their write completes. */
+  /** Requests per write at most, and the one write buffer (made at the first write, then reused). */
   private readonly batchRequests: number;
-  private readonly freeBuffers: Buffer[] = [];
-  private readonly busyBuffers: Buffer[] = [];
+  private out: Buffer | null = null;
+  /**
+   * A write the kernel has not wholly taken yet: nothing more is encoded
+   * until it has (its callback pumps again), so what waits in user space is
+   * at most this one write, whatever the window.
+   */
+  private writing = false;
+  /** Bytes of that write, counted out when it completes. */
+  private pendingBytes = 0;
+  /** Writes issued and write callbacks seen: the pending write is done when they meet. */
+  private writesIssued = 0;
+  private writesDone = 0;
   private wakeup: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
   private head = 0;
@@ -207,9 +220,8 @@ export class Connection {
   /** Sends what may go now; if the phase is over and nothing waits, completes. */
   private pump(): void {
     if (this.done) return;
-    const now = performance.now();
-    if (now >= this.deadline) this.source.remaining = 0;
-    if (this.source.remaining > 0) this.sendBatch(now);
+    if (performance.now() >= this.deadline) this.source.remaining = 0;
+    if (this.source.remaining > 0) this.sendBatch();
     else if (this.inflight === 0) this.complete();
   }
 
@@ -222,27 +234,28 @@ export class Connection {
     this.fail(failure);
   }
 
-  private sendBatch(now: number): void {
+  /**
+   * Sends what the window (and under --rate, the schedule) allows, in writes
+   * of at most MAX_BATCH_BYTES, as long as the kernel takes each write whole:
+   * a write it takes only part of waits for its completion before the next
+   * is encoded.
+   */
+  private sendBatch(): void {
     const source = this.source;
-    const free = this.pipeline - this.inflight;
-    let count = free < source.remaining ? free : source.remaining;
-    if (this.intervalMs > 0) {
-      // Open loop: only what is due by now; wake up when the next one is.
-      const due = Math.floor((now - this.startedAt - this.offsetMs) / this.intervalMs) + 1 - this.scheduled;
-      if (due < count) count = due;
-      if (count <= 0) {
-        this.wakeAt(this.dueAt(this.scheduled));
-        return;
+    while (!this.writing) {
+      const free = this.pipeline - this.inflight;
+      let count = free < source.remaining ? free : source.remaining;
+      const now = performance.now();
+      if (this.intervalMs > 0) {
+        // Open loop: only what is due by now.
+        const due = Math.floor((now - this.startedAt - this.offsetMs) / this.intervalMs) + 1 - this.scheduled;
+        if (due < count) count = due;
       }
+      if (count <= 0) break;
+      this.writeRequests(count < this.batchRequests ? count : this.batchRequests, now);
     }
-    // Fill the whole window, in writes of at most MAX_BATCH_BYTES (a large
-    // value must not shrink the window to one request per read).
-    while (count > 0) {
-      const n = count < this.batchRequests ? count : this.batchRequests;
-      this.writeRequests(n, now);
-      count -= n;
-    }
-    if (this.intervalMs > 0 && source.remaining > 0 && this.inflight < this.pipeline) {
+    if (this.intervalMs > 0 && !this.writing && source.remaining > 0 && this.inflight < this.pipeline) {
+      // Wake up when the next one is due.
       this.wakeAt(this.dueAt(this.scheduled));
     }
   }
@@ -252,10 +265,14 @@ export class Connection {
     return this.startedAt + this.offsetMs + k * this.intervalMs;
   }
 
-  /** Encodes n requests into a pooled buffer and writes them at once. */
+  /**
+   * Encodes n requests into the write buffer and hands them to the kernel in
+   * one write; their latency counts from here (nothing of this connection
+   * waits in user space before them). Bytes out count what the kernel took.
+   */
   private writeRequests(n: number, now: number): void {
     const source = this.source;
-    const out = this.freeBuffers.pop() ?? Buffer.allocUnsafe(this.batchRequests * this.prepared.maxRequestBytes);
+    const out = this.out ?? (this.out = Buffer.allocUnsafe(this.batchRequests * this.prepared.maxRequestBytes));
     let pos = 0;
     for (let i = 0; i < n; i++) {
       const slot = this.tail;
@@ -269,15 +286,27 @@ export class Connection {
       this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
     }
     this.inflight += n;
-    this.counters.bytesOut += pos;
-    this.busyBuffers.push(out);
-    this.socket.write(out.subarray(0, pos), this.onWritten);
+    this.writesIssued++;
+    this.socket.write(pos === out.length ? out : out.subarray(0, pos), this.onWritten);
+    // Node counts a write in writableLength until the kernel has all of it:
+    // 0 now means the kernel took it in this call (the usual case).
+    if (this.socket.writableLength === 0) this.counters.bytesOut += pos;
+    else {
+      this.writing = true;
+      this.pendingBytes = pos;
+    }
   }
 
-  /** Write callbacks come in order: the oldest buffer in use is free again. */
-  private readonly onWritten = (): void => {
-    const buf = this.busyBuffers.shift();
-    if (buf !== undefined && this.freeBuffers.length < 4) this.freeBuffers.push(buf);
+  /** Write callbacks come in order: the last one issued completes the pending write. */
+  private readonly onWritten = (err?: Error | null): void => {
+    this.writesDone++;
+    if (!this.writing || this.writesDone !== this.writesIssued) return;
+    this.writing = false;
+    // A failed write also emits 'error', which ends the connection.
+    if (err) return;
+    this.counters.bytesOut += this.pendingBytes;
+    this.pendingBytes = 0;
+    this.pump();
   };
 
   /** --rate: one timer at a time for the next due request (the deadline caps it). */

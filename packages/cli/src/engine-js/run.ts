@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { ConnectInterrupted, Connection, openConnection, type Pace } from './connection.js';
 import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram } from './histogram.js';
+import { windowRefusal } from './limits.js';
 import type { Failure, Plan, RawResult } from './plan.js';
 import type { Phase, RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
@@ -18,6 +19,9 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
 /** Runs a Plan through every phase; a failure ends the run with the counters so far. */
 export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResult> {
+  // As the native engine's Plan::check: refused before any connection.
+  const refusal = windowRefusal(plan);
+  if (refusal) throw new Error(refusal);
   const prepared = new PreparedPlan(plan);
   const preloadCounters = newCounters();
   const counters = newCounters();
