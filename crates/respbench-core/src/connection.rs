@@ -41,6 +41,9 @@ pub(crate) struct Tally {
     /// With a rate: latency from the actual send, beside the main one from
     /// the intended send.
     pub service: Option<LatencyHistogram>,
+    /// With a rate, in the timed phase: how late each request went out
+    /// against its schedule (actual send − intended send).
+    pub lag: Option<LatencyHistogram>,
     /// Replies and errors not yet added to the shared progress counters.
     pub unreported_replies: u64,
     pub unreported_errors: u64,
@@ -409,6 +412,9 @@ impl Connection {
                     Some(interval) => {
                         let at = self.due_at(self.scheduled, interval);
                         self.scheduled += 1;
+                        if let Some(lag) = tally.lag.as_mut() {
+                            lag.record(now.saturating_duration_since(at).as_nanos() as u64);
+                        }
                         at
                     }
                     None => now,

@@ -214,6 +214,10 @@ pub struct RawResult {
     /// With a rate: latency from the actual send (the main histogram counts
     /// from the intended send). None without a rate.
     pub service_histogram: Option<Vec<(u64, u64)>>,
+    /// With a rate: how late each timed request went out against its
+    /// schedule (actual send − intended send), as `histogram`. None without
+    /// a rate.
+    pub schedule_lag_histogram: Option<Vec<(u64, u64)>>,
     /// Text of the first error reply, if any.
     pub first_error: Option<String>,
     /// Text of the first mismatching value, escaped, if any.

@@ -118,6 +118,8 @@ export interface ConnectionOptions {
   histogram: LatencyHistogram | null;
   /** --rate: latency from the actual send, beside the main one from the intended send. */
   serviceHistogram: LatencyHistogram | null;
+  /** --rate, the measured phase: how late each request went out against its schedule. */
+  lagHistogram: LatencyHistogram | null;
   pace: Pace;
   /** Called once when the connection is done: with null when its share is answered. */
   finish: (id: number, failure: Failure | null) => void;
@@ -132,6 +134,7 @@ export class Connection {
   private readonly counters: Counters;
   private readonly histogram: LatencyHistogram | null;
   private readonly serviceHistogram: LatencyHistogram | null;
+  private readonly lagHistogram: LatencyHistogram | null;
   private readonly pipeline: number;
   private readonly finish: (id: number, failure: Failure | null) => void;
   /** When this connection may send: the fields of its Pace. */
@@ -181,6 +184,7 @@ export class Connection {
     this.counters = o.counters;
     this.histogram = o.histogram;
     this.serviceHistogram = o.serviceHistogram;
+    this.lagHistogram = o.lagHistogram;
     this.finish = o.finish;
     this.deadline = o.pace.deadline;
     this.intervalMs = o.pace.intervalMs;
@@ -282,7 +286,11 @@ export class Connection {
       this.keyHashes[slot] = request.keyHash;
       this.keyIndexes[slot] = request.keyIndex;
       this.sentAt[slot] = now;
-      if (this.intervalMs > 0) this.intendedAt[slot] = this.dueAt(this.scheduled++);
+      if (this.intervalMs > 0) {
+        const due = this.dueAt(this.scheduled++);
+        this.intendedAt[slot] = due;
+        this.lagHistogram?.record((now - due) * 1e6);
+      }
       this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
     }
     this.inflight += n;

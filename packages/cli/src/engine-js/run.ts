@@ -5,12 +5,12 @@
  * (--timeout) and progress. Paired with crates/respbench-core/src/run.rs.
  */
 import net from 'node:net';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import { ConnectInterrupted, Connection, openConnection, type Pace } from './connection.js';
 import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram } from './histogram.js';
 import { windowRefusal } from './limits.js';
-import type { Failure, Plan, RawResult } from './plan.js';
+import type { EventLoopDelay, Failure, Plan, RawResult } from './plan.js';
 import type { Phase, RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
 
@@ -42,9 +42,13 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     if (warm.failure) failure = { kind: warm.failure.kind, message: `warmup: ${warm.failure.message}` };
   }
   const serviceHistogram = plan.rate > 0 ? new LatencyHistogram() : null;
+  const lag: PhaseLag = {
+    schedule: plan.rate > 0 ? new LatencyHistogram() : null,
+    loop: monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS }),
+  };
   let elapsedNs = 0;
   if (!failure) {
-    const outcome = await runPhase(prepared, 'run', counters, histogram, serviceHistogram, options);
+    const outcome = await runPhase(prepared, 'run', counters, histogram, serviceHistogram, options, lag);
     elapsedNs = outcome.elapsedNs;
     failure = outcome.failure;
   }
@@ -67,10 +71,30 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     warmupRequests: warmupCounters.sets + warmupCounters.gets,
     warmupElapsedNs,
     serviceHistogram: serviceHistogram ? serviceHistogram.toData() : null,
+    scheduleLagHistogram: lag.schedule ? lag.schedule.toData() : null,
+    eventLoopDelay: eventLoopDelayOf(lag.loop),
     firstError: counters.firstError ?? (failure ? preloadCounters.firstError : null),
     firstMismatch: counters.firstMismatch,
     failure,
   };
+}
+
+/** monitorEventLoopDelay's timer interval: the finest it has (the delay is how late each run of it came). */
+const LOOP_DELAY_RESOLUTION_MS = 1;
+
+/** What the measured phase watches of the client's own lateness. */
+interface PhaseLag {
+  /** --rate: actual − intended send of each request. */
+  schedule: LatencyHistogram | null;
+  /** Enabled while the phase's connections run. */
+  loop: IntervalHistogram;
+}
+
+/** The event-loop delay histogram as RawResult carries it: the timer's own interval taken off each run. */
+function eventLoopDelayOf(h: IntervalHistogram): EventLoopDelay {
+  const samples = h.count;
+  const late = (ns: number) => (samples > 0 ? Math.max(0, Math.round(ns) - LOOP_DELAY_RESOLUTION_MS * 1e6) : 0);
+  return { samples, p50: late(h.percentile(50)), p99: late(h.percentile(99)), max: late(h.max), mean: late(h.mean) };
 }
 
 interface PhaseOutcome {
@@ -117,6 +141,7 @@ async function runPhase(
   histogram: LatencyHistogram | null,
   serviceHistogram: LatencyHistogram | null,
   options: RunOptions,
+  lag: PhaseLag | null = null,
 ): Promise<PhaseOutcome> {
   const plan = prepared.plan;
   const durationMs = phaseDurationMs(plan, phase);
@@ -137,6 +162,7 @@ async function runPhase(
       open--;
       if (open === 0) {
         const elapsedNs = (performance.now() - start) * 1e6;
+        lag?.loop.disable();
         if (timer) clearInterval(timer);
         options.signal?.removeEventListener('abort', onAbort);
         resolve({ elapsedNs, failure });
@@ -148,7 +174,18 @@ async function runPhase(
     for (let id = 0; id < plan.connections; id++) {
       const source = phase === 'preload' ? prepared.preloadSource(id) : prepared.runSource(id, durationMs > 0);
       connections.push(
-        new Connection({ id, socket: sockets[id], source, prepared, counters, histogram, serviceHistogram, pace: paceFor(plan, phase, id, start), finish }),
+        new Connection({
+          id,
+          socket: sockets[id],
+          source,
+          prepared,
+          counters,
+          histogram,
+          serviceHistogram,
+          lagHistogram: lag?.schedule ?? null,
+          pace: paceFor(plan, phase, id, start),
+          finish,
+        }),
       );
     }
     const timeoutMs = plan.timeoutMs;
@@ -174,6 +211,7 @@ async function runPhase(
       if (options.signal.aborted) queueMicrotask(onAbort);
       else options.signal.addEventListener('abort', onAbort, { once: true });
     }
+    lag?.loop.enable();
     for (const c of connections) c.start();
   });
 }
