@@ -105,6 +105,105 @@ export interface Pace {
   offsetMs: number;
 }
 
+/**
+ * Node's timers tick in whole milliseconds and may run one late (or early):
+ * a timer sleeps until this long before the earliest due request, and the
+ * pacer polls the event loop from there on.
+ */
+const SPIN_MS = 1.25;
+
+/**
+ * --rate: wakes a phase's connections when their next request is due. One
+ * timer or one setImmediate serves every connection (as the native engine's
+ * loop serves its connections), so polling for a deadline under a
+ * millisecond costs one callback per event-loop turn, not one per
+ * connection, and little garbage for the collector. Sleeps on a timer until
+ * SPIN_MS before the earliest due time, then polls the event loop
+ * (setImmediate) until it comes: replies are read between polls, and a
+ * request goes out within one loop turn of its time. The cost is a busy
+ * core for the last SPIN_MS before each due time (nearly always at rates
+ * above ~1000/s).
+ */
+export class Pacer {
+  /** Connections waiting for a due time, in no order. */
+  private readonly waiting: Connection[] = [];
+  /** Each waiting connection's due time, by id; Infinity when not waiting. */
+  private readonly dueAt: Float64Array;
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = Infinity;
+  private immediate: NodeJS.Immediate | null = null;
+
+  constructor(connections: number) {
+    this.dueAt = new Float64Array(connections).fill(Infinity);
+  }
+
+  /** Calls `c.onDue()` at `when` (performance.now() time) or as soon after as the event loop allows. */
+  wake(c: Connection, when: number): void {
+    const due = this.dueAt[c.id];
+    if (due === Infinity) this.waiting.push(c);
+    if (when < due) this.dueAt[c.id] = when;
+    this.arm(when);
+  }
+
+  /** A connection that ended waits no more; with none left, nothing keeps the event loop alive. */
+  forget(c: Connection): void {
+    if (this.dueAt[c.id] === Infinity) return;
+    this.dueAt[c.id] = Infinity;
+    const i = this.waiting.indexOf(c);
+    this.waiting[i] = this.waiting[this.waiting.length - 1];
+    this.waiting.pop();
+    if (this.waiting.length === 0) this.disarm();
+  }
+
+  private arm(when: number): void {
+    if (this.immediate !== null) return;
+    const wait = when - performance.now();
+    if (wait < SPIN_MS) {
+      this.disarm();
+      this.immediate = setImmediate(this.onTurn);
+      return;
+    }
+    if (this.timer !== null) {
+      if (this.timerAt <= when) return;
+      clearTimeout(this.timer);
+    }
+    this.timerAt = when;
+    this.timer = setTimeout(this.onTurn, wait - SPIN_MS);
+  }
+
+  private disarm(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.immediate !== null) clearImmediate(this.immediate);
+    this.timer = null;
+    this.immediate = null;
+    this.timerAt = Infinity;
+  }
+
+  private readonly onTurn = (): void => {
+    this.timer = null;
+    this.immediate = null;
+    this.timerAt = Infinity;
+    const now = performance.now();
+    const waiting = this.waiting;
+    let next = Infinity;
+    for (let i = 0; i < waiting.length; ) {
+      const c = waiting[i];
+      const due = this.dueAt[c.id];
+      if (due > now) {
+        if (due < next) next = due;
+        i++;
+        continue;
+      }
+      // Out of the list before its turn: the turn may ask for the next wake-up.
+      this.dueAt[c.id] = Infinity;
+      waiting[i] = waiting[waiting.length - 1];
+      waiting.pop();
+      c.onDue();
+    }
+    if (next !== Infinity) this.arm(next);
+  };
+}
+
 export interface ConnectionOptions {
   /** Which connection of the phase, 0-based (for messages). */
   id: number;
@@ -121,6 +220,8 @@ export interface ConnectionOptions {
   /** --rate, the measured phase: how late each request went out against its schedule. */
   lagHistogram: LatencyHistogram | null;
   pace: Pace;
+  /** --rate: the phase's one pacer, which wakes a connection when its next request is due. */
+  pacer: Pacer | null;
   /** Called once when the connection is done: with null when its share is answered. */
   finish: (id: number, failure: Failure | null) => void;
 }
@@ -165,8 +266,7 @@ export class Connection {
   /** Writes issued and write callbacks seen: the pending write is done when they meet. */
   private writesIssued = 0;
   private writesDone = 0;
-  private wakeup: NodeJS.Timeout | null = null;
-  private immediate: NodeJS.Immediate | null = null;
+  private readonly pacer: Pacer | null;
   private head = 0;
   private tail = 0;
   private inflight = 0;
@@ -185,6 +285,7 @@ export class Connection {
     this.histogram = o.histogram;
     this.serviceHistogram = o.serviceHistogram;
     this.lagHistogram = o.lagHistogram;
+    this.pacer = o.pacer;
     this.finish = o.finish;
     this.deadline = o.pace.deadline;
     this.intervalMs = o.pace.intervalMs;
@@ -317,24 +418,15 @@ export class Connection {
     this.pump();
   };
 
-  /** --rate: one timer at a time for the next due request (the deadline caps it). */
+  /** --rate: asks the phase's pacer for a turn when the next request is due (the deadline caps it). */
   private wakeAt(when: number): void {
-    if (this.wakeup !== null || this.immediate !== null) return;
-    const wait = Math.min(when, this.deadline) - performance.now();
-    if (wait < 1) {
-      // Node's timers tick in whole milliseconds: sooner than that, poll the
-      // event loop instead, or every request would leave up to 1 ms late.
-      this.immediate = setImmediate(this.onWake);
-      return;
-    }
-    this.wakeup = setTimeout(this.onWake, wait - 0.5);
+    this.pacer?.wake(this, when < this.deadline ? when : this.deadline);
   }
 
-  private readonly onWake = (): void => {
-    this.wakeup = null;
-    this.immediate = null;
+  /** The pacer's turn: something is due. */
+  onDue(): void {
     this.pump();
-  };
+  }
 
   private onData(chunk: Buffer): void {
     if (this.done) return;
@@ -447,8 +539,7 @@ export class Connection {
   private end(failure: Failure | null): void {
     if (this.done) return;
     this.done = true;
-    if (this.wakeup) clearTimeout(this.wakeup);
-    if (this.immediate) clearImmediate(this.immediate);
+    this.pacer?.forget(this);
     if (failure) this.socket.destroy();
     else this.socket.end();
     this.finish(this.id, failure);

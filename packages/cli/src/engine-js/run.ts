@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
-import { ConnectInterrupted, Connection, openConnection, type Pace } from './connection.js';
+import { ConnectInterrupted, Connection, openConnection, Pacer, type Pace } from './connection.js';
 import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram } from './histogram.js';
 import { windowRefusal } from './limits.js';
@@ -171,6 +171,8 @@ async function runPhase(
     const stopAll = (f: Failure) => {
       for (const c of connections) c.stop(f);
     };
+    const pace = (id: number) => paceFor(plan, phase, id, start);
+    const pacer = pace(0).intervalMs > 0 ? new Pacer(plan.connections) : null;
     for (let id = 0; id < plan.connections; id++) {
       const source = phase === 'preload' ? prepared.preloadSource(id) : prepared.runSource(id, durationMs > 0);
       connections.push(
@@ -183,7 +185,8 @@ async function runPhase(
           histogram,
           serviceHistogram,
           lagHistogram: lag?.schedule ?? null,
-          pace: paceFor(plan, phase, id, start),
+          pace: pace(id),
+          pacer,
           finish,
         }),
       );
