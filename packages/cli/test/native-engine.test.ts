@@ -67,7 +67,7 @@ function plan(port: number, more: Partial<Plan> = {}): Plan {
 const RAW_RESULT_FIELDS = [
   'engine', 'requests', 'sets', 'gets', 'ok', 'errors', 'misses', 'mismatches', 'bytesOut', 'bytesIn', 'elapsedNs',
   'histogram', 'preloadRequests', 'preloadElapsedNs', 'warmupRequests', 'warmupElapsedNs', 'serviceHistogram',
-  'firstError', 'firstMismatch', 'failure',
+  'scheduleLagHistogram', 'eventLoopDelay', 'firstError', 'firstMismatch', 'failure',
 ].sort();
 
 describe.skipIf(!loaded.engine)('native engine adapter', () => {
@@ -75,7 +75,7 @@ describe.skipIf(!loaded.engine)('native engine adapter', () => {
     const port = await okServer();
     const r = await loaded.engine!.run(plan(port));
     expect(Object.keys(r).sort()).toEqual(RAW_RESULT_FIELDS);
-    expect(r).toMatchObject({ engine: 'native', requests: 50_000, sets: 50_000, ok: 50_000, errors: 0, failure: null, firstError: null, firstMismatch: null, serviceHistogram: null });
+    expect(r).toMatchObject({ engine: 'native', requests: 50_000, sets: 50_000, ok: 50_000, errors: 0, failure: null, firstError: null, firstMismatch: null, serviceHistogram: null, scheduleLagHistogram: null, eventLoopDelay: null });
     expect(r.histogram.unit).toBe('ns');
     expect(r.histogram.buckets.reduce((n, [, c]) => n + c, 0)).toBe(50_000);
   });
