@@ -12,7 +12,7 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { STACK_TRACE } from './faults/harness.js';
 import { engines } from './helpers/engines.js';
-import { CLI, freePort, runCli } from './helpers/servers.js';
+import { CLI, freePort, runCli, runJson } from './helpers/servers.js';
 
 /** A server that reads one chunk every `everyMs` and never answers: the kernel's buffers fill, then the client must wait. */
 function slowReader(everyMs: number): Promise<{ port: number; bytesRead: () => number; close: () => void }> {
@@ -69,6 +69,35 @@ function runWatchingMemory(args: string[], timeoutMs = 30_000): Promise<{ code: 
   });
 }
 
+/** Answers +OK to every command (one `*` per command: keys and values hold none) and counts the bytes it read. */
+function countingServer(): Promise<{ port: number; bytesRead: () => number; close: () => void }> {
+  let read = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('data', (chunk) => {
+      read += chunk.length;
+      let n = 0;
+      for (const b of chunk) if (b === 0x2a) n++;
+      if (n > 0) socket.write('+OK\r\n'.repeat(n));
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        port: (server.address() as net.AddressInfo).port,
+        bytesRead: () => read,
+        close: () => {
+          for (const s of sockets) s.destroy();
+          server.close();
+        },
+      }),
+    ),
+  );
+}
+
 const servers: Array<{ close: () => void }> = [];
 afterEach(() => {
   for (const s of servers.splice(0)) s.close();
@@ -91,6 +120,16 @@ describe.each(engines())('engine %s', (engine) => {
     const read = server.bytesRead();
     expect(result.bytesOut).toBeGreaterThanOrEqual(read);
     expect(result.bytesOut - read).toBeLessThan(48 * 1024 * 1024);
+  });
+
+  it('a complete run counts out exactly the bytes the server read, with writes the kernel takes in parts', async () => {
+    const server = await countingServer();
+    servers.push(server);
+    const args = ['--engine', engine, '--port', String(server.port), '--mode', 'set', '-P', '32', '-d', '262144-1048576', '--requests', '300', '-c', '2', '--seed', '5'];
+    const { run, result } = await runJson(args, 60_000);
+    expect(run.code, run.stderr).toBe(0);
+    expect(result.requests).toBe(300);
+    expect(result.bytesOut).toBe(server.bytesRead());
   });
 
   it('a window no server could hold (pipeline × value size past 1 GiB) is refused up front: one line, exit 2', async () => {

@@ -528,6 +528,13 @@ export class Connection {
 
   /** Its share answered: close politely. */
   private complete(): void {
+    if (this.writing) {
+      // Every request is answered, so the server has every byte: the write's
+      // callback may only come after the phase has added its counters up.
+      this.writing = false;
+      this.counters.bytesOut += this.pendingBytes;
+      this.pendingBytes = 0;
+    }
     this.end(null);
   }
 
