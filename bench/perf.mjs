@@ -7,6 +7,11 @@
  *
  *   pnpm perf                      # 2,000,000 requests, 3 rounds
  *   pnpm perf --requests 500000 --rounds 5 --pipeline 128 --keyspace 100000 --memory
+ *   pnpm perf --tests none --memory  # the memory cases only
+ *
+ * --memory adds peak RSS per engine: at 500,000 and 5,000,000 requests (no
+ * growth with the run's length), and with a 1 GiB window (-P 1024 of 1 MiB
+ * values, the largest a run may have: memory must not grow with the window).
  *
  * Figures only: nothing here passes or fails. The machine is shared and
  * noisy, so compare the ratios measured in one run.
@@ -85,13 +90,16 @@ function redisBenchmark(port, test) {
   return { ops: Number(line.split(',')[1].replace(/"/g, '')), cpuUsPerOp: (r.cpu * 1e6) / N, userUsPerOp: (r.user * 1e6) / N, sysUsPerOp: (r.sys * 1e6) / N, maxrssKb: r.maxrssKb };
 }
 
-function respbench(port, engine, test, requests = N) {
-  const args = [CLI, '--engine', engine, '--port', String(port), '--mode', test, '--requests', String(requests), '--pipeline', opts.pipeline, '--keyspace', opts.keyspace, '--value-size', opts['value-size'], '--seed', '1', '--json'];
+function respbench(port, engine, test, requests = N, shape = {}) {
+  const pipeline = shape.pipeline ?? opts.pipeline;
+  const keyspace = shape.keyspace ?? opts.keyspace;
+  const valueSize = shape.valueSize ?? opts['value-size'];
+  const args = [CLI, '--engine', engine, '--port', String(port), '--mode', test, '--requests', String(requests), '--pipeline', pipeline, '--keyspace', keyspace, '--value-size', valueSize, '--seed', '1', '--json'];
   if (test === 'get') args.push('--no-preload');
   const r = measured(process.execPath, args);
   if (r.code !== 0 && r.code !== 3) throw new Error(`respbench --engine ${engine} failed (${r.code}): ${r.err}`);
   const result = JSON.parse(r.out);
-  return { ops: result.opsPerSec, cpuUsPerOp: (r.cpu * 1e6) / requests, userUsPerOp: (r.user * 1e6) / requests, sysUsPerOp: (r.sys * 1e6) / requests, maxrssKb: r.maxrssKb, engine: result.engine };
+  return { ops: result.opsPerSec, p50Us: result.latencyUs.p50, p99Us: result.latencyUs.p99, bytesOut: result.bytesOut, cpuUsPerOp: (r.cpu * 1e6) / requests, userUsPerOp: (r.user * 1e6) / requests, sysUsPerOp: (r.sys * 1e6) / requests, maxrssKb: r.maxrssKb, engine: result.engine };
 }
 
 function engineLoads(port, engine) {
@@ -108,7 +116,7 @@ try {
   const clients = ['redis-benchmark', ...engines.map((e) => `respbench ${e}`)];
   console.log(`redis-server on 127.0.0.1:${port}; ${N} requests, pipeline ${opts.pipeline}, 1 connection, keyspace ${opts.keyspace}, ${opts['value-size']} B values, ${ROUNDS} rounds (medians)`);
   const rows = [];
-  for (const test of opts.tests.split(',')) {
+  for (const test of opts.tests === 'none' ? [] : opts.tests.split(',')) {
     const samples = Object.fromEntries(clients.map((c) => [c, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? clients : [...clients].reverse();
@@ -128,10 +136,19 @@ try {
   const head = ['test', 'client', 'ops/s', 'user us/op', 'sys us/op', 'CPU us/op', 'ops ratio', 'CPU ratio'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const fmt = (r) => `| ${r.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
-  console.log(fmt(head));
-  console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
-  for (const r of rows) console.log(fmt(r));
+  if (rows.length > 0) {
+    console.log(fmt(head));
+    console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
+    for (const r of rows) console.log(fmt(r));
+  }
   if (opts.memory) {
+    // A window of 1 GiB (the limit): 1024 requests of 1 MiB in flight. 64 keys keep the server's own memory small.
+    const window = { pipeline: '1024', valueSize: '1048576', keyspace: '64' };
+    const windowRequests = 4096;
+    for (const e of engines) {
+      const w = respbench(port, e, 'set', windowRequests, window);
+      console.log(`memory ${e}: peak RSS ${Math.round(w.maxrssKb / 1024)} MiB with -P 1024 -d 1MiB (${windowRequests} SETs, ${(w.bytesOut / 2 ** 30).toFixed(2)} GiB out; latency p50 ${(w.p50Us / 1000).toFixed(1)} ms, p99 ${(w.p99Us / 1000).toFixed(1)} ms)`);
+    }
     for (const e of engines) {
       const small = respbench(port, e, 'set', 500_000);
       const big = respbench(port, e, 'set', 5_000_000);

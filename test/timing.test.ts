@@ -3,11 +3,38 @@
  * redis-server.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
 import { CLI, runCli, runJson, useRedis } from './helpers/servers.js';
 
 const redis = useRedis();
+
+/** Answers +OK to each command (one `*` per command) `delayMs` after it arrives. */
+function slowServer(delayMs: number): Promise<{ port: number; close: () => void }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('data', (chunk) => {
+      let n = 0;
+      for (const b of chunk) if (b === 0x2a) n++;
+      if (n > 0) setTimeout(() => socket.writable && socket.write('+OK\r\n'.repeat(n)), delayMs);
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        port: (server.address() as net.AddressInfo).port,
+        close: () => {
+          for (const s of sockets) s.destroy();
+          server.close();
+        },
+      }),
+    ),
+  );
+}
 
 describe.each(engines())('engine %s', (engine) => {
   const base = () => ['--engine', engine, '--port', String(redis.current.port)];
@@ -55,6 +82,55 @@ describe.each(engines())('engine %s', (engine) => {
     expect(result.requests).toBeGreaterThan(550);
     // Sending late would add up to a timer tick (1 ms) to every intended-time latency.
     expect(result.latencyUs.p50 - result.serviceUs.p50).toBeLessThan(300);
+  });
+
+  it("--rate reports the client's own lag beside the latency: how late each request went out, and for JS the event-loop delay", async () => {
+    const { run, result } = await runJson([...base(), '--rate', '2000', '-c', '2', '--duration', '1s', '--mode', 'set'], 20_000);
+    expect(run.code).toBe(0);
+    // One lag per timed request, none negative, none above that request's latency from its intended send.
+    const lagged = result.scheduleLagHistogram.buckets.reduce((n: number, [, c]: [number, number]) => n + c, 0);
+    expect(lagged).toBe(result.requests);
+    const lag = result.clientLag.scheduleLagUs;
+    expect(lag.p50).toBeGreaterThanOrEqual(0);
+    expect(lag.p50).toBeLessThanOrEqual(lag.p99);
+    expect(lag.p99).toBeLessThanOrEqual(lag.max);
+    expect(lag.max).toBeLessThanOrEqual(result.latencyUs.max);
+    expect(lag.max).toBeLessThan(result.elapsedSec * 1e6);
+    expect(result.clientLag.p99).toBeGreaterThanOrEqual(lag.p99);
+    expect(typeof result.clientLag.distortsLatency).toBe('boolean');
+    if (engine === 'js') {
+      // A 1 ms timer over about a second: hundreds of runs of it, each late by less than the run.
+      expect(result.eventLoopDelay.samples).toBeGreaterThan(100);
+      const d = result.clientLag.eventLoopDelayUs;
+      expect(d.p50).toBeGreaterThanOrEqual(0);
+      expect(d.p50).toBeLessThanOrEqual(d.max);
+      expect(d.max).toBeLessThan(result.elapsedSec * 1e6);
+    } else {
+      expect(result.eventLoopDelay).toBeNull();
+      expect(result.clientLag.eventLoopDelayUs).toBeNull();
+    }
+    const human = await runCli([...base(), '--rate', '1000', '--duration', '300ms', '--mode', 'set']);
+    expect(human.stdout).toMatch(/^client lag: sent late by p50 \d+\.\d · p99 \d+\.\d · max \d+\.\d us \(actual - intended send\)/m);
+    const closed = await runJson([...base(), '--requests', '2000', '--mode', 'set']);
+    expect(closed.result.scheduleLagHistogram).toBeNull();
+    expect(closed.result.clientLag.scheduleLagUs).toBeNull();
+  });
+
+  it('a schedule that cannot be kept (a rate far above what a slow server answers) says the percentiles include the wait to send', async () => {
+    const slow = await slowServer(20);
+    try {
+      // One request in flight, each answered after 20 ms: 50/s at best, 2000/s asked.
+      const args = ['--engine', engine, '--port', String(slow.port), '--rate', '2000', '--duration', '1s', '-P', '1', '--mode', 'set', '--timeout', '5s'];
+      const { run, result } = await runJson(args, 20_000);
+      expect(run.code).toBe(0);
+      expect(result.rateKept).toBe(false);
+      expect(result.clientLag.distortsLatency).toBe(true);
+      expect(result.clientLag.scheduleLagUs.p99).toBeGreaterThan(0.1 * result.latencyUs.p99);
+      const human = await runCli(args, 20_000);
+      expect(human.stdout).toMatch(/^note: the client's own lag \(p99 \d+\.\d us\) is more than 10% of the latency p99 \(\d+\.\d us\): the percentiles include the client's pauses, not only the server's; requests went out late/m);
+    } finally {
+      slow.close();
+    }
   });
 
   it('a server stall shows in the intended-time percentiles, not in the service time', async () => {

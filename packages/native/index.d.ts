@@ -102,6 +102,7 @@ export interface NativeResult {
   warmupRequests: number
   warmupElapsedNs: number
   serviceHistogram?: NativeHistogram
+  scheduleLagHistogram?: NativeHistogram
   firstError?: string
   firstMismatch?: string
   failure?: NativeFailure

@@ -41,6 +41,9 @@ pub(crate) struct Tally {
     /// With a rate: latency from the actual send, beside the main one from
     /// the intended send.
     pub service: Option<LatencyHistogram>,
+    /// With a rate, in the timed phase: how late each request went out
+    /// against its schedule (actual send − intended send).
+    pub lag: Option<LatencyHistogram>,
     /// Replies and errors not yet added to the shared progress counters.
     pub unreported_replies: u64,
     pub unreported_errors: u64,
@@ -409,6 +412,9 @@ impl Connection {
                     Some(interval) => {
                         let at = self.due_at(self.scheduled, interval);
                         self.scheduled += 1;
+                        if let Some(lag) = tally.lag.as_mut() {
+                            lag.record(now.saturating_duration_since(at).as_nanos() as u64);
+                        }
                         at
                     }
                     None => now,
@@ -418,20 +424,24 @@ impl Connection {
                 self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
             }
             self.inflight += count;
-            tally.counters.bytes_out += pos as u64;
             self.out_start = 0;
             self.out_end = pos;
-            self.flush()?;
+            self.flush(tally)?;
         }
         Ok(())
     }
 
-    /// Writes what is pending; stops at WouldBlock (the writable event resumes it).
-    fn flush(&mut self) -> Result<(), Failure> {
+    /// Writes what is pending; stops at WouldBlock (the writable event
+    /// resumes it, and no request is encoded before). Bytes out count what
+    /// the kernel took, as in the TS engine.
+    fn flush(&mut self, tally: &mut Tally) -> Result<(), Failure> {
         while self.out_start < self.out_end {
             match self.stream.write(&self.out[self.out_start..self.out_end]) {
                 Ok(0) => return Err(self.closed_failure(None)),
-                Ok(n) => self.out_start += n,
+                Ok(n) => {
+                    self.out_start += n;
+                    tally.counters.bytes_out += n as u64;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(self.closed_failure(Some(e))),
@@ -443,7 +453,7 @@ impl Connection {
     }
 
     pub fn on_writable(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
-        self.flush()?;
+        self.flush(tally)?;
         self.pump(w, tally)
     }
 

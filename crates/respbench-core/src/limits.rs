@@ -29,9 +29,29 @@ pub const SET_RATIO: Limit = Limit { name: "setRatio", min: 0, max: 100 };
 pub const SEED: Limit = Limit { name: "seed", min: 0, max: u32::MAX as u64 };
 pub const CONNECTIONS: Limit = Limit { name: "connections", min: 1, max: 10_000 };
 pub const THREADS: Limit = Limit { name: "threads", min: 1, max: 256 };
+/// Bytes of values one connection may have in flight: pipeline × the largest
+/// value size (see [`window_refusal`]).
+pub const WINDOW_BYTES: Limit = Limit { name: "windowBytes", min: 1, max: 1 << 30 };
 
 /// Every limit (`limits.json` holds the same, keyed by name).
-pub const ALL: [Limit; 9] = [PORT, REQUESTS, PIPELINE, KEYSPACE, VALUE_SIZE, SET_RATIO, SEED, CONNECTIONS, THREADS];
+pub const ALL: [Limit; 10] =
+    [PORT, REQUESTS, PIPELINE, KEYSPACE, VALUE_SIZE, SET_RATIO, SEED, CONNECTIONS, THREADS, WINDOW_BYTES];
+
+/// Why a window of `pipeline` requests with values up to `value_size_max`
+/// bytes cannot fit, or None. A connection keeps `pipeline` requests in
+/// flight, so the server may have to hold a window of requests or replies for
+/// it (a GET window's replies sit in its output buffer while the client
+/// reads); the engine itself holds at most one write per connection. Worded
+/// as the TS engine's `windowRefusal`, so both refuse the same plans alike.
+pub fn window_refusal(pipeline: u64, value_size_max: u64) -> Option<String> {
+    let bytes = pipeline.saturating_mul(value_size_max);
+    let max = WINDOW_BYTES.max;
+    (bytes > max).then(|| {
+        format!(
+            "pipeline × valueSizeMax is {pipeline} × {value_size_max} = {bytes} bytes in flight per connection, more than windowBytes {max} (1 GiB)"
+        )
+    })
+}
 
 #[cfg(test)]
 mod tests {
@@ -53,5 +73,14 @@ mod tests {
         from_json.sort();
         from_table.sort();
         assert_eq!(from_table, from_json);
+    }
+
+    #[test]
+    fn a_window_fits_up_to_window_bytes_and_not_one_byte_more() {
+        assert_eq!(window_refusal(1024, 1 << 20), None);
+        assert_eq!(window_refusal(65536, 16 * 1024), None);
+        let text = window_refusal(65536, 64 << 20).expect("refused");
+        assert!(text.contains("65536 × 67108864 = 4398046511104 bytes"), "{text}");
+        assert!(window_refusal(1, (1 << 30) + 1).is_some());
     }
 }

@@ -132,6 +132,9 @@ impl Plan {
         if self.value_size_min > self.value_size_max {
             return fail("valueSizeMin must not exceed valueSizeMax");
         }
+        if let Some(text) = limits::window_refusal(self.pipeline.into(), self.value_size_max as u64) {
+            return Err(PlanError(text));
+        }
         if self.key_pattern == KeyPattern::Zipf && !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
             return fail("zipfExponent must be a number above 0");
         }
@@ -211,6 +214,10 @@ pub struct RawResult {
     /// With a rate: latency from the actual send (the main histogram counts
     /// from the intended send). None without a rate.
     pub service_histogram: Option<Vec<(u64, u64)>>,
+    /// With a rate: how late each timed request went out against its
+    /// schedule (actual send − intended send), as `histogram`. None without
+    /// a rate.
+    pub schedule_lag_histogram: Option<Vec<(u64, u64)>>,
     /// Text of the first error reply, if any.
     pub first_error: Option<String>,
     /// Text of the first mismatching value, escaped, if any.

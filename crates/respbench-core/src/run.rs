@@ -52,6 +52,7 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
     }
     let mut histogram = LatencyHistogram::new();
     let mut service = (plan.rate > 0.0).then(LatencyHistogram::new);
+    let mut lag = (plan.rate > 0.0).then(LatencyHistogram::new);
     let mut first = FirstTexts::default();
     if failure.is_none() {
         let total = if plan.duration_ms > 0 { 0 } else { plan.requests };
@@ -66,10 +67,14 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         if outcome.service.is_some() {
             service = outcome.service;
         }
+        if outcome.lag.is_some() {
+            lag = outcome.lag;
+        }
         failure = outcome.failure;
     }
     result.histogram = histogram.buckets();
     result.service_histogram = service.map(|h| h.buckets());
+    result.schedule_lag_histogram = lag.map(|h| h.buckets());
     // A run that broke off says what the server answered the preload with, if that was all it got.
     result.first_error =
         first.error_text().or_else(|| if failure.is_some() { preload_first.error_text() } else { None });
@@ -118,6 +123,7 @@ struct PhaseOutcome {
     first: FirstTexts,
     histogram: Option<LatencyHistogram>,
     service: Option<LatencyHistogram>,
+    lag: Option<LatencyHistogram>,
 }
 
 /// What kind of phase the workers run: whether latency is recorded, whether
@@ -126,7 +132,7 @@ struct PhaseOutcome {
 struct PhaseShape {
     /// The measured phase: latencies go into the histogram.
     timed: bool,
-    /// The measured phase under `--rate`: a service-time histogram too.
+    /// The measured phase under `--rate`: service-time and schedule-lag histograms too.
     rated: bool,
     /// `--duration` / `--warmup`: the phase ends this long after it starts.
     length: Option<Duration>,
@@ -152,6 +158,7 @@ impl PhaseShape {
         Tally {
             histogram: self.timed.then(LatencyHistogram::new),
             service: self.rated.then(LatencyHistogram::new),
+            lag: self.rated.then(LatencyHistogram::new),
             ..Tally::default()
         }
     }
@@ -199,6 +206,7 @@ fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> Pha
                 first: FirstTexts::default(),
                 histogram: tally.histogram,
                 service: tally.service,
+                lag: tally.lag,
             };
         }
     };
@@ -296,6 +304,9 @@ fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape
         if let (Some(sum), Some(h)) = (total.service.as_mut(), o.tally.service.as_ref()) {
             sum.merge(h);
         }
+        if let (Some(sum), Some(h)) = (total.lag.as_mut(), o.tally.lag.as_ref()) {
+            sum.merge(h);
+        }
     }
     PhaseOutcome {
         elapsed_ns: end.saturating_duration_since(start).as_nanos() as u64,
@@ -304,6 +315,7 @@ fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape
         first: total.first,
         histogram: total.histogram,
         service: total.service,
+        lag: total.lag,
     }
 }
 

@@ -240,6 +240,12 @@ fn a_rate_sends_on_schedule_and_keeps_a_service_histogram() {
     assert!((0.45..2.0).contains(&secs), "{secs} s for 2,000 requests at 4,000/s");
     let service = r.service_histogram.expect("a service histogram with --rate");
     assert_eq!(total(&service), 2000);
+    // Every timed request's lateness against its schedule, each within the
+    // run (how small depends on the machine's load: not asserted here).
+    let lag = r.schedule_lag_histogram.expect("a schedule-lag histogram with --rate");
+    assert_eq!(total(&lag), 2000);
+    assert!(lag.iter().all(|&(ns, _)| ns <= r.elapsed_ns), "{lag:?}");
     let r = run(plan(server.port), &RunControl::new()).unwrap();
     assert!(r.service_histogram.is_none());
+    assert!(r.schedule_lag_histogram.is_none());
 }

@@ -114,6 +114,9 @@ function toRawResult(r: NativeResult): RawResult {
     warmupRequests: r.warmupRequests,
     warmupElapsedNs: r.warmupElapsedNs,
     serviceHistogram: r.serviceHistogram ? histogramData(r.serviceHistogram) : null,
+    scheduleLagHistogram: r.scheduleLagHistogram ? histogramData(r.scheduleLagHistogram) : null,
+    // Worker threads on epoll: no JS event loop of its own to be late.
+    eventLoopDelay: null,
     firstError: r.firstError ?? null,
     firstMismatch: r.firstMismatch ?? null,
     failure,

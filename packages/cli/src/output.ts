@@ -5,7 +5,7 @@
  * key prefix or an error reply never reaches the terminal raw.
  */
 import { printable, printableTarget } from './printable.js';
-import { missingCountsAsVerifyFailure, type RunResult } from './run.js';
+import { CLIENT_LAG_SHARE, missingCountsAsVerifyFailure, type RunResult } from './run.js';
 
 function fixed(n: number, digits: number): string {
   return n.toFixed(digits);
@@ -76,6 +76,7 @@ export function formatHuman(r: RunResult): string {
     lines.push(`latency above counts from each request's intended send time; service time (from the actual send): p50 ${fixed(sv.p50, 1)} · p90 ${fixed(sv.p90, 1)} · p99 ${fixed(sv.p99, 1)} · p99.9 ${fixed(sv.p999, 1)} · max ${fixed(sv.max, 1)} us`);
     lines.push(`rate: asked ${r.plan.rate}/s, achieved ${fixed(r.opsPerSec, 1)}/s${r.rateKept === false ? ' — COULD NOT KEEP THE ASKED RATE (more than 2% off: server or client too slow, --pipeline too small, or a run too short for the schedule)' : ''}`);
   }
+  lines.push(...clientLagLines(r));
   lines.push(
     `requests ${r.requests}${r.plan.durationMs > 0 ? '' : `/${r.plan.requests}`} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches} · sets ${r.sets} · gets ${r.gets}`,
   );
@@ -90,6 +91,29 @@ export function formatHuman(r: RunResult): string {
   if (missingCountsAsVerifyFailure(r)) lines.push(`VERIFY FAILED: ${r.misses} reads found no value for a key that should exist`);
   else if (r.misses > 0 && r.plan.mode === 'get') lines.push(`note: ${r.misses} reads found no value (nil)`);
   return lines.join('\n');
+}
+
+/** The client's own lateness beside the latency, and a note when it is large enough to distort the percentiles. */
+export function clientLagLines(r: RunResult): string[] {
+  const lag = r.clientLag;
+  if (!lag) return [];
+  const parts: string[] = [];
+  const s = lag.scheduleLagUs;
+  if (s) parts.push(`sent late by p50 ${fixed(s.p50, 1)} · p99 ${fixed(s.p99, 1)} · max ${fixed(s.max, 1)} us (actual - intended send)`);
+  const d = lag.eventLoopDelayUs;
+  if (d) parts.push(`event loop delay p50 ${fixed(d.p50, 1)} · p99 ${fixed(d.p99, 1)} · max ${fixed(d.max, 1)} us`);
+  if (parts.length === 0) return [];
+  const lines = [`client lag: ${parts.join('; ')}`];
+  if (lag.distortsLatency) {
+    const why =
+      s && s.p99 >= (d?.p99 ?? 0)
+        ? 'requests went out late: the client was busy or paused, or the window was full (a slow server or a small --pipeline)'
+        : "the JS engine's event loop ran late (garbage collection, its own work, or a busy machine)";
+    lines.push(
+      `note: the client's own lag (p99 ${fixed(lag.p99, 1)} us) is more than ${CLIENT_LAG_SHARE * 100}% of the latency p99 (${fixed(r.latencyUs.p99, 1)} us): the percentiles include the client's pauses, not only the server's; ${why}`,
+    );
+  }
+  return lines;
 }
 
 /** The RunResult for --json, histogram included, stable field names. */

@@ -31,29 +31,62 @@ export interface RunResult extends RawResult {
   serviceUs: LatencyUs | null;
   /** --rate: false when the achieved rate is more than 2% off the asked one. */
   rateKept: boolean | null;
+  /** The client's own lateness during the measured phase, beside the latency it may have inflated. */
+  clientLag: ClientLag;
   /** True when every planned request got its reply. */
   complete: boolean;
 }
 
 export const RUN_RESULT_VERSION = 2;
 
+/**
+ * How late the client itself was: a request sent late, or a reply read late,
+ * adds the client's pause to a latency that reads as the server's.
+ */
+export interface ClientLag {
+  /** --rate: how late requests went out against their schedule (actual − intended send), us; null without --rate. */
+  scheduleLagUs: LatencyUs | null;
+  /** The JS engine: how late its event loop ran (RawResult.eventLoopDelay), us; null for the native engine. */
+  eventLoopDelayUs: { p50: number; p99: number; max: number; mean: number } | null;
+  /** The larger p99 of the two, us (0 when neither was measured). */
+  p99: number;
+  /** True when that p99 is more than CLIENT_LAG_SHARE of the latency p99: the percentiles include the client's own pauses. */
+  distortsLatency: boolean;
+}
+
+/** Share of the latency p99 above which the client's lag is said to distort the percentiles. */
+export const CLIENT_LAG_SHARE = 0.1;
+
+export function clientLagOf(raw: RawResult, latencyP99Us: number): ClientLag {
+  const scheduleLagUs = raw.scheduleLagHistogram ? summaryUs(raw.scheduleLagHistogram) : null;
+  const d = raw.eventLoopDelay;
+  const us = (ns: number) => Math.round(ns) / 1000;
+  const eventLoopDelayUs = d && d.samples > 0 ? { p50: us(d.p50), p99: us(d.p99), max: us(d.max), mean: us(d.mean) } : null;
+  const p99 = Math.max(scheduleLagUs?.p99 ?? 0, eventLoopDelayUs?.p99 ?? 0);
+  return { scheduleLagUs, eventLoopDelayUs, p99, distortsLatency: raw.requests > 0 && p99 > CLIENT_LAG_SHARE * latencyP99Us };
+}
+
 export function finishResult(plan: Plan, raw: RawResult): RunResult {
   const elapsedSec = raw.elapsedNs / 1e9;
+  const latencyUs = summaryUs(raw.histogram);
   return {
     version: RUN_RESULT_VERSION,
     ...raw,
     warmupRequests: raw.warmupRequests ?? 0,
     warmupElapsedNs: raw.warmupElapsedNs ?? 0,
     serviceHistogram: raw.serviceHistogram ?? null,
+    scheduleLagHistogram: raw.scheduleLagHistogram ?? null,
+    eventLoopDelay: raw.eventLoopDelay ?? null,
     target: { host: plan.host, port: plan.port },
     plan,
     elapsedSec,
     opsPerSec: elapsedSec > 0 ? raw.requests / elapsedSec : 0,
     avgUsPerOp: raw.requests > 0 ? (elapsedSec * 1e6) / raw.requests : 0,
-    latencyUs: summaryUs(raw.histogram),
+    latencyUs,
     preloadElapsedSec: raw.preloadElapsedNs / 1e9,
     serviceUs: raw.serviceHistogram ? summaryUs(raw.serviceHistogram) : null,
     rateKept: plan.rate > 0 && elapsedSec > 0 ? Math.abs(raw.requests / elapsedSec - plan.rate) <= plan.rate * 0.02 : null,
+    clientLag: clientLagOf(raw, latencyUs.p99),
     complete: raw.failure === null && (plan.durationMs > 0 || raw.requests === plan.requests),
   };
 }

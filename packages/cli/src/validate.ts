@@ -4,7 +4,7 @@
  * The CLI prints that one line and exits 2.
  */
 import { parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
-import { LIMITS } from './engine-js/limits.js';
+import { LIMITS, windowRefusal } from './engine-js/limits.js';
 import type { Mode, Plan } from './engine-js/plan.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { shownQuoted } from './printable.js';
@@ -178,9 +178,23 @@ export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoic
     warmupMs: raw.warmup === undefined ? 0 : parseDurationMs('--warmup', raw.warmup, true),
     rate: raw.rate === undefined ? 0 : parsePositive('--rate', raw.rate, 100_000_000),
   };
+  checkWindow(plan);
   checkTemplates(plan);
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);
   return { plan, engine };
+}
+
+/**
+ * What one connection has in flight must fit: the engines refuse a larger
+ * window too (engine-js/limits.ts windowRefusal, the crate's
+ * limits::window_refusal); here it is said in flags.
+ */
+export function checkWindow(plan: Plan): void {
+  if (windowRefusal(plan) === null) return;
+  const max = LIMITS.windowBytes[1];
+  throw new UsageError(
+    `-P/--pipeline × -d/--value-size (the bytes of values one connection has in flight) must be at most ${max} (1 GiB): -P ${plan.pipeline} × -d ${plan.valueSizeMax} = ${plan.pipeline * plan.valueSizeMax}; lower -P or -d`,
+  );
 }
 
 /**

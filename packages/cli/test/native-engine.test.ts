@@ -67,7 +67,7 @@ function plan(port: number, more: Partial<Plan> = {}): Plan {
 const RAW_RESULT_FIELDS = [
   'engine', 'requests', 'sets', 'gets', 'ok', 'errors', 'misses', 'mismatches', 'bytesOut', 'bytesIn', 'elapsedNs',
   'histogram', 'preloadRequests', 'preloadElapsedNs', 'warmupRequests', 'warmupElapsedNs', 'serviceHistogram',
-  'firstError', 'firstMismatch', 'failure',
+  'scheduleLagHistogram', 'eventLoopDelay', 'firstError', 'firstMismatch', 'failure',
 ].sort();
 
 describe.skipIf(!loaded.engine)('native engine adapter', () => {
@@ -75,7 +75,7 @@ describe.skipIf(!loaded.engine)('native engine adapter', () => {
     const port = await okServer();
     const r = await loaded.engine!.run(plan(port));
     expect(Object.keys(r).sort()).toEqual(RAW_RESULT_FIELDS);
-    expect(r).toMatchObject({ engine: 'native', requests: 50_000, sets: 50_000, ok: 50_000, errors: 0, failure: null, firstError: null, firstMismatch: null, serviceHistogram: null });
+    expect(r).toMatchObject({ engine: 'native', requests: 50_000, sets: 50_000, ok: 50_000, errors: 0, failure: null, firstError: null, firstMismatch: null, serviceHistogram: null, scheduleLagHistogram: null, eventLoopDelay: null });
     expect(r.histogram.unit).toBe('ns');
     expect(r.histogram.buckets.reduce((n, [, c]) => n + c, 0)).toBe(50_000);
   });
@@ -128,5 +128,15 @@ describe('loading', () => {
         `no native binary for ${process.platform}-${process.arch} (@respbench/native-${process.platform}-${process.arch}-* is not installed or not built; building needs cargo)`,
       );
     }
+  });
+});
+
+describe('a window that cannot fit', () => {
+  it('is refused before any connection, by both engines with the same text', async () => {
+    const { jsEngine } = await import('../src/engine-js/index.js');
+    const huge = plan(1, { pipeline: 65536, valueSizeMin: 64 << 20, valueSizeMax: 64 << 20 });
+    const text = 'pipeline × valueSizeMax is 65536 × 67108864 = 4398046511104 bytes in flight per connection, more than windowBytes 1073741824 (1 GiB)';
+    await expect(jsEngine.run(huge)).rejects.toThrow(text);
+    if (loaded.engine) await expect(loaded.engine.run(huge)).rejects.toThrow(text);
   });
 });

@@ -68,6 +68,42 @@ describe('formatHuman', () => {
   });
 });
 
+describe('client lag', () => {
+  const lagged = (lagNs: number, eventLoop: number | null) =>
+    finishResult(
+      planOf(['--duration', '2s', '--rate', '1000']),
+      rawResult({
+        serviceHistogram: { unit: 'ns', significantDigits: 3, buckets: [[50_000, 1000]] },
+        scheduleLagHistogram: { unit: 'ns', significantDigits: 3, buckets: [[lagNs, 1000]] },
+        eventLoopDelay: eventLoop === null ? null : { samples: 2000, p50: 1000, p99: eventLoop, max: eventLoop, mean: 1000 },
+      }),
+    );
+
+  it('is shown beside the latency; small, it adds no note', () => {
+    const r = lagged(5_000, 8_000);
+    expect(r.clientLag).toMatchObject({ eventLoopDelayUs: { p50: 1, p99: 8, max: 8, mean: 1 }, p99: 8, distortsLatency: false });
+    expect(r.clientLag.scheduleLagUs?.p99).toBeCloseTo(5, 0);
+    const text = formatHuman(r);
+    expect(text).toMatch(/^client lag: sent late by p50 5\.\d · p99 5\.\d · max 5\.\d us \(actual - intended send\); event loop delay p50 1\.0 · p99 8\.0 · max 8\.0 us$/m);
+    expect(text).not.toContain("client's own lag");
+  });
+
+  it('over 10% of the latency p99, a note says the percentiles include the client', () => {
+    // Latency p99 is 200 us (the fixture): a 30 us schedule lag distorts it.
+    const late = formatHuman(lagged(30_000, null));
+    expect(late).toMatch(/^note: the client's own lag \(p99 30\.\d us\) is more than 10% of the latency p99 \(200\.\d us\): the percentiles include the client's pauses, not only the server's; requests went out late/m);
+    const stalled = finishResult(planOf(), rawResult({ eventLoopDelay: { samples: 500, p50: 0, p99: 2_000_000, max: 9_000_000, mean: 10 } }));
+    expect(stalled.clientLag.scheduleLagUs).toBeNull();
+    expect(formatHuman(stalled)).toMatch(/^note: the client's own lag \(p99 2000\.0 us\) .*; the JS engine's event loop ran late/m);
+  });
+
+  it('native and JS results without any lag figure print no lag line', () => {
+    const r = finishResult(planOf(), rawResult());
+    expect(r.clientLag).toEqual({ scheduleLagUs: null, eventLoopDelayUs: null, p99: 0, distortsLatency: false });
+    expect(formatHuman(r)).not.toContain('client lag');
+  });
+});
+
 describe('hints and the workload line', () => {
   it.each([
     ['unknown command', 'ERR unknown command', /check --set-cmd/],

@@ -101,6 +101,11 @@ describe('buildPlan', () => {
     expect(buildPlan(raw(['--mode', mode])).plan.mode).toBe(mode);
   });
 
+  it('accepts a window of exactly 1 GiB per connection', () => {
+    expect(buildPlan(raw(['-P', '1024', '-d', '1048576'])).plan.pipeline).toBe(1024);
+    expect(buildPlan(raw(['-P', '65536', '-d', '16384'])).plan.pipeline).toBe(65536);
+  });
+
   it('accepts a bracketed IPv6 host and drops the brackets', () => {
     expect(buildPlan(raw(['--host', '[::1]'])).plan.host).toBe('::1');
     expect(buildPlan(raw(['--host', '::1'])).plan.host).toBe('::1');
@@ -153,6 +158,9 @@ const planCases: Array<[string, string[], string]> = [
   ['unknown key pattern', ['--key-pattern', 'hot'], '--key-pattern'],
   ['zipf exponent of zero', ['--key-pattern', 'zipf', '--zipf-exponent', '0'], '--zipf-exponent'],
   ['negative key stddev', ['--key-pattern', 'gaussian', '--key-stddev', '-3'], '--key-stddev'],
+  ['a window that cannot fit (pipeline × value size past 1 GiB)', ['-P', '65536', '-d', '67108864'], '-P/--pipeline × -d/--value-size'],
+  ['a window one value past 1 GiB', ['-P', '1025', '-d', '1048576'], 'at most 1073741824'],
+  ['a value-size range whose largest value does not fit the window', ['-P', '65536', '-d', '10-1048576'], '-d 1048576'],
 ];
 
 describe('a bad flag value is a UsageError naming the flag, in one line', () => {

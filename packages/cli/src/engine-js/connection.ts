@@ -8,6 +8,9 @@
  * needs when its reply arrives (op, key hash, key index, send time) in typed
  * arrays, so a reply costs no allocation. Requests go out in writes of at most
  * MAX_BATCH_BYTES; a batch is whatever the window allows after each read.
+ * Only what the kernel takes is sent: a write it takes only part of is waited
+ * for before the next is encoded, so a connection holds at most one write in
+ * user space, however large its window (docs/reliability.md, memory).
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -116,6 +119,105 @@ export interface Pace {
   offsetMs: number;
 }
 
+/**
+ * Node's timers tick in whole milliseconds and may run one late (or early):
+ * a timer sleeps until this long before the earliest due request, and the
+ * pacer polls the event loop from there on.
+ */
+const SPIN_MS = 1.25;
+
+/**
+ * --rate: wakes a phase's connections when their next request is due. One
+ * timer or one setImmediate serves every connection (as the native engine's
+ * loop serves its connections), so polling for a deadline under a
+ * millisecond costs one callback per event-loop turn, not one per
+ * connection, and little garbage for the collector. Sleeps on a timer until
+ * SPIN_MS before the earliest due time, then polls the event loop
+ * (setImmediate) until it comes: replies are read between polls, and a
+ * request goes out within one loop turn of its time. The cost is a busy
+ * core for the last SPIN_MS before each due time (nearly always at rates
+ * above ~1000/s).
+ */
+export class Pacer {
+  /** Connections waiting for a due time, in no order. */
+  private readonly waiting: Connection[] = [];
+  /** Each waiting connection's due time, by id; Infinity when not waiting. */
+  private readonly dueAt: Float64Array;
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = Infinity;
+  private immediate: NodeJS.Immediate | null = null;
+
+  constructor(connections: number) {
+    this.dueAt = new Float64Array(connections).fill(Infinity);
+  }
+
+  /** Calls `c.onDue()` at `when` (performance.now() time) or as soon after as the event loop allows. */
+  wake(c: Connection, when: number): void {
+    const due = this.dueAt[c.id];
+    if (due === Infinity) this.waiting.push(c);
+    if (when < due) this.dueAt[c.id] = when;
+    this.arm(when);
+  }
+
+  /** A connection that ended waits no more; with none left, nothing keeps the event loop alive. */
+  forget(c: Connection): void {
+    if (this.dueAt[c.id] === Infinity) return;
+    this.dueAt[c.id] = Infinity;
+    const i = this.waiting.indexOf(c);
+    this.waiting[i] = this.waiting[this.waiting.length - 1];
+    this.waiting.pop();
+    if (this.waiting.length === 0) this.disarm();
+  }
+
+  private arm(when: number): void {
+    if (this.immediate !== null) return;
+    const wait = when - performance.now();
+    if (wait < SPIN_MS) {
+      this.disarm();
+      this.immediate = setImmediate(this.onTurn);
+      return;
+    }
+    if (this.timer !== null) {
+      if (this.timerAt <= when) return;
+      clearTimeout(this.timer);
+    }
+    this.timerAt = when;
+    this.timer = setTimeout(this.onTurn, wait - SPIN_MS);
+  }
+
+  private disarm(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.immediate !== null) clearImmediate(this.immediate);
+    this.timer = null;
+    this.immediate = null;
+    this.timerAt = Infinity;
+  }
+
+  private readonly onTurn = (): void => {
+    this.timer = null;
+    this.immediate = null;
+    this.timerAt = Infinity;
+    const now = performance.now();
+    const waiting = this.waiting;
+    let next = Infinity;
+    for (let i = 0; i < waiting.length; ) {
+      const c = waiting[i];
+      const due = this.dueAt[c.id];
+      if (due > now) {
+        if (due < next) next = due;
+        i++;
+        continue;
+      }
+      // Out of the list before its turn: the turn may ask for the next wake-up.
+      this.dueAt[c.id] = Infinity;
+      waiting[i] = waiting[waiting.length - 1];
+      waiting.pop();
+      c.onDue();
+    }
+    if (next !== Infinity) this.arm(next);
+  };
+}
+
 export interface ConnectionOptions {
   /** Which connection of the phase, 0-based (for messages). */
   id: number;
@@ -129,7 +231,11 @@ export interface ConnectionOptions {
   histogram: LatencyHistogram | null;
   /** --rate: latency from the actual send, beside the main one from the intended send. */
   serviceHistogram: LatencyHistogram | null;
+  /** --rate, the measured phase: how late each request went out against its schedule. */
+  lagHistogram: LatencyHistogram | null;
   pace: Pace;
+  /** --rate: the phase's one pacer, which wakes a connection when its next request is due. */
+  pacer: Pacer | null;
   /** Called once when the connection is done: with null when its share is answered. */
   finish: (id: number, failure: Failure | null) => void;
 }
@@ -143,6 +249,7 @@ export class Connection {
   private readonly counters: Counters;
   private readonly histogram: LatencyHistogram | null;
   private readonly serviceHistogram: LatencyHistogram | null;
+  private readonly lagHistogram: LatencyHistogram | null;
   private readonly pipeline: number;
   private readonly finish: (id: number, failure: Failure | null) => void;
   /** When this connection may send: the fields of its Pace. */
@@ -159,12 +266,23 @@ export class Connection {
   /** --rate: requests given a due time so far. */
   private scheduled = 0;
   private startedAt = 0;
-  /** Requests per write, and the write buffers: reused once their write completes. */
+  /** Requests per write at most, and the one write buffer (made at the first write, then reused). */
   private readonly batchRequests: number;
-  private readonly freeBuffers: Buffer[] = [];
-  private readonly busyBuffers: Buffer[] = [];
-  private wakeup: NodeJS.Timeout | null = null;
-  private immediate: NodeJS.Immediate | null = null;
+  private out: Buffer | null = null;
+  /** The last view of `out` written: reused when the next write has its length (one allocation less per write). */
+  private view: Buffer | null = null;
+  /**
+   * A write the kernel has not wholly taken yet: nothing more is encoded
+   * until it has (its callback pumps again), so what waits in user space is
+   * at most this one write, whatever the window.
+   */
+  private writing = false;
+  /** Bytes of that write, counted out when it completes. */
+  private pendingBytes = 0;
+  /** Writes issued and write callbacks seen: the pending write is done when they meet. */
+  private writesIssued = 0;
+  private writesDone = 0;
+  private readonly pacer: Pacer | null;
   private head = 0;
   private tail = 0;
   private inflight = 0;
@@ -182,6 +300,8 @@ export class Connection {
     this.counters = o.counters;
     this.histogram = o.histogram;
     this.serviceHistogram = o.serviceHistogram;
+    this.lagHistogram = o.lagHistogram;
+    this.pacer = o.pacer;
     this.finish = o.finish;
     this.deadline = o.pace.deadline;
     this.intervalMs = o.pace.intervalMs;
@@ -221,9 +341,8 @@ export class Connection {
   /** Sends what may go now; if the phase is over and nothing waits, completes. */
   private pump(): void {
     if (this.done) return;
-    const now = performance.now();
-    if (now >= this.deadline) this.source.remaining = 0;
-    if (this.source.remaining > 0) this.sendBatch(now);
+    if (performance.now() >= this.deadline) this.source.remaining = 0;
+    if (this.source.remaining > 0) this.sendBatch();
     else if (this.inflight === 0) this.complete();
   }
 
@@ -236,27 +355,28 @@ export class Connection {
     this.fail(failure);
   }
 
-  private sendBatch(now: number): void {
+  /**
+   * Sends what the window (and under --rate, the schedule) allows, in writes
+   * of at most MAX_BATCH_BYTES, as long as the kernel takes each write whole:
+   * a write it takes only part of waits for its completion before the next
+   * is encoded.
+   */
+  private sendBatch(): void {
     const source = this.source;
-    const free = this.pipeline - this.inflight;
-    let count = free < source.remaining ? free : source.remaining;
-    if (this.intervalMs > 0) {
-      // Open loop: only what is due by now; wake up when the next one is.
-      const due = Math.floor((now - this.startedAt - this.offsetMs) / this.intervalMs) + 1 - this.scheduled;
-      if (due < count) count = due;
-      if (count <= 0) {
-        this.wakeAt(this.dueAt(this.scheduled));
-        return;
+    while (!this.writing) {
+      const free = this.pipeline - this.inflight;
+      let count = free < source.remaining ? free : source.remaining;
+      const now = performance.now();
+      if (this.intervalMs > 0) {
+        // Open loop: only what is due by now.
+        const due = Math.floor((now - this.startedAt - this.offsetMs) / this.intervalMs) + 1 - this.scheduled;
+        if (due < count) count = due;
       }
+      if (count <= 0) break;
+      this.writeRequests(count < this.batchRequests ? count : this.batchRequests, now);
     }
-    // Fill the whole window, in writes of at most MAX_BATCH_BYTES (a large
-    // value must not shrink the window to one request per read).
-    while (count > 0) {
-      const n = count < this.batchRequests ? count : this.batchRequests;
-      this.writeRequests(n, now);
-      count -= n;
-    }
-    if (this.intervalMs > 0 && source.remaining > 0 && this.inflight < this.pipeline) {
+    if (this.intervalMs > 0 && !this.writing && source.remaining > 0 && this.inflight < this.pipeline) {
+      // Wake up when the next one is due.
       this.wakeAt(this.dueAt(this.scheduled));
     }
   }
@@ -266,10 +386,14 @@ export class Connection {
     return this.startedAt + this.offsetMs + k * this.intervalMs;
   }
 
-  /** Encodes n requests into a pooled buffer and writes them at once. */
+  /**
+   * Encodes n requests into the write buffer and hands them to the kernel in
+   * one write; their latency counts from here (nothing of this connection
+   * waits in user space before them). Bytes out count what the kernel took.
+   */
   private writeRequests(n: number, now: number): void {
     const source = this.source;
-    const out = this.freeBuffers.pop() ?? Buffer.allocUnsafe(this.batchRequests * this.prepared.maxRequestBytes);
+    const out = this.out ?? (this.out = Buffer.allocUnsafe(this.batchRequests * this.prepared.maxRequestBytes));
     let pos = 0;
     for (let i = 0; i < n; i++) {
       const slot = this.tail;
@@ -279,39 +403,49 @@ export class Connection {
       this.keyHashes[slot] = request.keyHash;
       this.keyIndexes[slot] = request.keyIndex;
       this.sentAt[slot] = now;
-      if (this.intervalMs > 0) this.intendedAt[slot] = this.dueAt(this.scheduled++);
+      if (this.intervalMs > 0) {
+        const due = this.dueAt(this.scheduled++);
+        this.intendedAt[slot] = due;
+        this.lagHistogram?.record((now - due) * 1e6);
+      }
       this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
     }
     this.inflight += n;
-    this.counters.bytesOut += pos;
-    this.busyBuffers.push(out);
-    this.socket.write(out.subarray(0, pos), this.onWritten);
-  }
-
-  /** Write callbacks come in order: the oldest buffer in use is free again. */
-  private readonly onWritten = (): void => {
-    const buf = this.busyBuffers.shift();
-    if (buf !== undefined && this.freeBuffers.length < 4) this.freeBuffers.push(buf);
-  };
-
-  /** --rate: one timer at a time for the next due request (the deadline caps it). */
-  private wakeAt(when: number): void {
-    if (this.wakeup !== null || this.immediate !== null) return;
-    const wait = Math.min(when, this.deadline) - performance.now();
-    if (wait < 1) {
-      // Node's timers tick in whole milliseconds: sooner than that, poll the
-      // event loop instead, or every request would leave up to 1 ms late.
-      this.immediate = setImmediate(this.onWake);
-      return;
+    this.writesIssued++;
+    // The kernel has all of the last write before this one is encoded, so its view may be written again.
+    let view = this.view;
+    if (view === null || view.length !== pos) view = this.view = pos === out.length ? out : out.subarray(0, pos);
+    this.socket.write(view, this.onWritten);
+    // Node counts a write in writableLength until the kernel has all of it:
+    // 0 now means the kernel took it in this call (the usual case).
+    if (this.socket.writableLength === 0) this.counters.bytesOut += pos;
+    else {
+      this.writing = true;
+      this.pendingBytes = pos;
     }
-    this.wakeup = setTimeout(this.onWake, wait - 0.5);
   }
 
-  private readonly onWake = (): void => {
-    this.wakeup = null;
-    this.immediate = null;
+  /** Write callbacks come in order: the last one issued completes the pending write. */
+  private readonly onWritten = (err?: Error | null): void => {
+    this.writesDone++;
+    if (!this.writing || this.writesDone !== this.writesIssued) return;
+    this.writing = false;
+    // A failed write also emits 'error', which ends the connection.
+    if (err) return;
+    this.counters.bytesOut += this.pendingBytes;
+    this.pendingBytes = 0;
     this.pump();
   };
+
+  /** --rate: asks the phase's pacer for a turn when the next request is due (the deadline caps it). */
+  private wakeAt(when: number): void {
+    this.pacer?.wake(this, when < this.deadline ? when : this.deadline);
+  }
+
+  /** The pacer's turn: something is due. */
+  onDue(): void {
+    this.pump();
+  }
 
   private onData(chunk: Buffer): void {
     if (this.done) return;
@@ -413,6 +547,13 @@ export class Connection {
 
   /** Its share answered: close politely. */
   private complete(): void {
+    if (this.writing) {
+      // Every request is answered, so the server has every byte: the write's
+      // callback may only come after the phase has added its counters up.
+      this.writing = false;
+      this.counters.bytesOut += this.pendingBytes;
+      this.pendingBytes = 0;
+    }
     this.end(null);
   }
 
@@ -424,8 +565,7 @@ export class Connection {
   private end(failure: Failure | null): void {
     if (this.done) return;
     this.done = true;
-    if (this.wakeup) clearTimeout(this.wakeup);
-    if (this.immediate) clearImmediate(this.immediate);
+    this.pacer?.forget(this);
     if (failure) this.socket.destroy();
     else this.socket.end();
     this.finish(this.id, failure);

@@ -82,7 +82,29 @@ export interface RawResult extends Counters {
   warmupElapsedNs?: number;
   /** --rate: latency from the actual send (the main histogram counts from the intended send). */
   serviceHistogram?: HistogramData | null;
+  /**
+   * --rate: how late each timed request went out against its schedule
+   * (actual send − intended send, ns): the client's own lateness, or a full
+   * window. Null without --rate (absent = null).
+   */
+  scheduleLagHistogram?: HistogramData | null;
+  /** The JS engine's event-loop delay over the measured phase; null for the native engine (absent = null). */
+  eventLoopDelay?: EventLoopDelay | null;
   failure: Failure | null;
+}
+
+/**
+ * How late the JS engine's event loop ran a 1 ms timer during the measured
+ * phase (perf_hooks.monitorEventLoopDelay, its 1 ms interval taken off), in
+ * ns: time the engine could not read replies or send, whatever the server did.
+ */
+export interface EventLoopDelay {
+  /** Timer runs measured. */
+  samples: number;
+  p50: number;
+  p99: number;
+  max: number;
+  mean: number;
 }
 
 /** What both engines implement: the JS engine (./index.ts) and the native one (../engine-native.ts). */

@@ -5,16 +5,20 @@
  * (--timeout) and progress. Paired with crates/respbench-core/src/run.rs.
  */
 import net from 'node:net';
-import { performance } from 'node:perf_hooks';
-import { ConnectInterrupted, Connection, openConnection, type Pace } from './connection.js';
+import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
+import { ConnectInterrupted, Connection, openConnection, Pacer, type Pace } from './connection.js';
 import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram } from './histogram.js';
-import type { Failure, Plan, RawResult } from './plan.js';
+import { windowRefusal } from './limits.js';
+import type { EventLoopDelay, Failure, Plan, RawResult } from './plan.js';
 import type { Phase, RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
 
 /** Runs a Plan through every phase; a failure ends the run with the counters so far. */
 export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResult> {
+  // As the native engine's Plan::check: refused before any connection.
+  const refusal = windowRefusal(plan);
+  if (refusal) throw new Error(refusal);
   const prepared = new PreparedPlan(plan);
   const preloadCounters = newCounters();
   const counters = newCounters();
@@ -35,9 +39,13 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     if (warm.failure) failure = { kind: warm.failure.kind, message: `warmup: ${warm.failure.message}` };
   }
   const serviceHistogram = plan.rate > 0 ? new LatencyHistogram() : null;
+  const lag: PhaseLag = {
+    schedule: plan.rate > 0 ? new LatencyHistogram() : null,
+    loop: monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS }),
+  };
   let elapsedNs = 0;
   if (!failure) {
-    const outcome = await runPhase(prepared, 'run', counters, histogram, serviceHistogram, options);
+    const outcome = await runPhase(prepared, 'run', counters, histogram, serviceHistogram, options, lag);
     elapsedNs = outcome.elapsedNs;
     failure = outcome.failure;
   }
@@ -60,10 +68,30 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     warmupRequests: warmupCounters.sets + warmupCounters.gets,
     warmupElapsedNs,
     serviceHistogram: serviceHistogram ? serviceHistogram.toData() : null,
+    scheduleLagHistogram: lag.schedule ? lag.schedule.toData() : null,
+    eventLoopDelay: eventLoopDelayOf(lag.loop),
     firstError: counters.firstError ?? (failure ? preloadCounters.firstError : null),
     firstMismatch: counters.firstMismatch,
     failure,
   };
+}
+
+/** monitorEventLoopDelay's timer interval: the finest it has (the delay is how late each run of it came). */
+const LOOP_DELAY_RESOLUTION_MS = 1;
+
+/** What the measured phase watches of the client's own lateness. */
+interface PhaseLag {
+  /** --rate: actual − intended send of each request. */
+  schedule: LatencyHistogram | null;
+  /** Enabled while the phase's connections run. */
+  loop: IntervalHistogram;
+}
+
+/** The event-loop delay histogram as RawResult carries it: the timer's own interval taken off each run. */
+function eventLoopDelayOf(h: IntervalHistogram): EventLoopDelay {
+  const samples = h.count;
+  const late = (ns: number) => (samples > 0 ? Math.max(0, Math.round(ns) - LOOP_DELAY_RESOLUTION_MS * 1e6) : 0);
+  return { samples, p50: late(h.percentile(50)), p99: late(h.percentile(99)), max: late(h.max), mean: late(h.mean) };
 }
 
 interface PhaseOutcome {
@@ -110,6 +138,7 @@ async function runPhase(
   histogram: LatencyHistogram | null,
   serviceHistogram: LatencyHistogram | null,
   options: RunOptions,
+  lag: PhaseLag | null = null,
 ): Promise<PhaseOutcome> {
   const plan = prepared.plan;
   const durationMs = phaseDurationMs(plan, phase);
@@ -130,6 +159,7 @@ async function runPhase(
       open--;
       if (open === 0) {
         const elapsedNs = (performance.now() - start) * 1e6;
+        lag?.loop.disable();
         if (timer) clearInterval(timer);
         options.signal?.removeEventListener('abort', onAbort);
         resolve({ elapsedNs, failure });
@@ -138,10 +168,24 @@ async function runPhase(
     const stopAll = (f: Failure) => {
       for (const c of connections) c.stop(f);
     };
+    const pace = (id: number) => paceFor(plan, phase, id, start);
+    const pacer = pace(0).intervalMs > 0 ? new Pacer(plan.connections) : null;
     for (let id = 0; id < plan.connections; id++) {
       const source = phase === 'preload' ? prepared.preloadSource(id) : prepared.runSource(id, durationMs > 0);
       connections.push(
-        new Connection({ id, socket: sockets[id], source, prepared, counters, histogram, serviceHistogram, pace: paceFor(plan, phase, id, start), finish }),
+        new Connection({
+          id,
+          socket: sockets[id],
+          source,
+          prepared,
+          counters,
+          histogram,
+          serviceHistogram,
+          lagHistogram: lag?.schedule ?? null,
+          pace: pace(id),
+          pacer,
+          finish,
+        }),
       );
     }
     const timeoutMs = plan.timeoutMs;
@@ -167,6 +211,7 @@ async function runPhase(
       if (options.signal.aborted) queueMicrotask(onAbort);
       else options.signal.addEventListener('abort', onAbort, { once: true });
     }
+    lag?.loop.enable();
     for (const c of connections) c.start();
   });
 }
