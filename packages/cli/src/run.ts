@@ -46,7 +46,7 @@ export function finishResult(plan: Plan, raw: RawResult): RunResult {
     warmupElapsedNs: raw.warmupElapsedNs ?? 0,
     serviceHistogram: raw.serviceHistogram ?? null,
     target: { host: plan.host, port: plan.port },
-    plan,
+    plan: redactPlan(plan),
     elapsedSec,
     opsPerSec: elapsedSec > 0 ? raw.requests / elapsedSec : 0,
     avgUsPerOp: raw.requests > 0 ? (elapsedSec * 1e6) / raw.requests : 0,
@@ -56,6 +56,14 @@ export function finishResult(plan: Plan, raw: RawResult): RunResult {
     rateKept: plan.rate > 0 && elapsedSec > 0 ? Math.abs(raw.requests / elapsedSec - plan.rate) <= plan.rate * 0.02 : null,
     complete: raw.failure === null && (plan.durationMs > 0 || raw.requests === plan.requests),
   };
+}
+
+/** What a password is shown as, wherever a Plan is printed or written. */
+export const SECRET_SHOWN = '***';
+
+/** The Plan as it may be shown: the password as "***" (the engine got the real one). */
+export function redactPlan(plan: Plan): Plan {
+  return plan.password == null ? plan : { ...plan, password: SECRET_SHOWN };
 }
 
 /** Percentiles, max and mean in microseconds (the shape a study row takes, too). */
