@@ -327,6 +327,40 @@ mod tests {
         assert!(fatal_reply_text(b"NOAUTH Authentication required.", None).unwrap().contains("requires a password"));
     }
 
+    /// `--resp3`: every RESP3 type scans as one reply (the same stream as
+    /// packages/cli/test/handshake.test.ts), an attribute with the reply it annotates.
+    #[test]
+    fn resp3_replies_count_as_one_reply_each() {
+        let replies: [&[u8]; 9] = [
+            b"%2\r\n+server\r\n+redis\r\n+proto\r\n:3\r\n",
+            b"~2\r\n+a\r\n+b\r\n",
+            b",3.14\r\n",
+            b"#t\r\n",
+            b"=15\r\ntxt:Some string\r\n",
+            b"(3492890328409238509324850943850943825024385\r\n",
+            b"|1\r\n+key-popularity\r\n%1\r\n$1\r\na\r\n,0.1923\r\n$5\r\nvalue\r\n",
+            b"_\r\n",
+            b"!21\r\nSYNTAX invalid syntax\r\n",
+        ];
+        let buf = replies.concat();
+        let mut scanner = ReplyScanner::new();
+        let mut at = 0;
+        let mut ends = Vec::new();
+        while at < buf.len() {
+            match scanner.scan(&buf, at).unwrap() {
+                Scan::Complete(end) => at = end,
+                Scan::Incomplete => panic!("incomplete at {at}"),
+            }
+            ends.push(at);
+        }
+        let expected: Vec<usize> =
+            replies.iter().scan(0, |sum, r| Some(*sum + r.len()).inspect(|s| *sum = *s)).collect();
+        assert_eq!(ends, expected);
+        scanner.scan(replies[6], 0).unwrap();
+        assert_eq!(scanner.payload(replies[6]), b"value");
+        assert_eq!(scanner.kind, ReplyKind::Bulk);
+    }
+
     #[test]
     fn the_password_does_not_show_in_debug_output() {
         let mut p = plan();

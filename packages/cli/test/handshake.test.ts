@@ -10,6 +10,7 @@ import { fatalReplyText, handshakeBytes, handshakeFailureText, handshakeSteps } 
 import { formatHuman, formatJson } from '../src/output.js';
 import { addRunOptions } from '../src/run-options.js';
 import { finishResult } from '../src/run.js';
+import { ReplyScanner } from '../src/engine-js/reply.js';
 import { buildPlan, parseUri, redactUri, UsageError, type RawRunOptions } from '../src/validate.js';
 import { rawResult } from './fixtures.js';
 
@@ -124,5 +125,36 @@ describe('secrets in what a run prints', () => {
     const human = formatHuman(finishResult(plan, rawResult({ failure: { kind: 'auth', message: 'connection 0: the server requires a password' } })));
     expect(human).not.toMatch(/ops\/s/);
     expect(human).toMatch(/FAILED \(auth\)/);
+  });
+});
+
+describe('RESP3 replies (--resp3) count as one reply each', () => {
+  // The same stream as crates/respbench-core/src/handshake.rs's test.
+  const replies = [
+    '%2\r\n+server\r\n+redis\r\n+proto\r\n:3\r\n', // map (HELLO 3's shape)
+    '~2\r\n+a\r\n+b\r\n', // set
+    ',3.14\r\n', // double
+    '#t\r\n', // boolean
+    '=15\r\ntxt:Some string\r\n', // verbatim string
+    '(3492890328409238509324850943850943825024385\r\n', // big number
+    '|1\r\n+key-popularity\r\n%1\r\n$1\r\na\r\n,0.1923\r\n$5\r\nvalue\r\n', // attribute, then the reply it annotates
+    '_\r\n', // null
+    '!21\r\nSYNTAX invalid syntax\r\n', // blob error
+  ];
+  it('scans each as one reply, an attribute with the reply it annotates', () => {
+    const buf = Buffer.from(replies.join(''));
+    const scanner = new ReplyScanner();
+    const ends: number[] = [];
+    for (let at = 0; at < buf.length; ) {
+      at = scanner.scan(buf, at, buf.length);
+      expect(at).toBeGreaterThan(0);
+      ends.push(at);
+    }
+    let sum = 0;
+    expect(ends).toEqual(replies.map((r) => (sum += r.length)));
+    // The annotated reply is the top one: a bulk "value".
+    const attr = Buffer.from(replies[6]);
+    scanner.scan(attr, 0, attr.length);
+    expect(attr.toString('latin1', scanner.payloadStart, scanner.payloadStart + scanner.payloadLen)).toBe('value');
   });
 });
