@@ -108,7 +108,8 @@ export function redact(text: string, password: string | null): string {
  * reply per step, in order, within `timeoutMs` (0: no limit). Resolves when
  * every step is answered; rejects with a HandshakeError (or `interrupted()`'s
  * error when `signal` aborts). A push frame (RESP3 '>') before a reply is
- * skipped.
+ * skipped. Nothing is expected after the last reply (the server sends nothing
+ * unasked before the first request), as in the native engine.
  */
 export function runHandshake(socket: net.Socket, plan: Plan, timeoutMs: number, signal: AbortSignal | undefined, interrupted: () => Error): Promise<void> {
   const steps = handshakeSteps(plan);
@@ -117,7 +118,10 @@ export function runHandshake(socket: net.Socket, plan: Plan, timeoutMs: number, 
     const reader = new ReplyReader(1024);
     let answered = 0;
     let failure: string | null = null;
+    let settled = false;
     const settle = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
       if (timer) clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       socket.off('data', onData);
