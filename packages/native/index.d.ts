@@ -71,6 +71,14 @@ export interface NativePlan {
   durationMs?: number
   warmupMs?: number
   rate?: number
+  /** null or absent: the default user. */
+  user?: string | null
+  /** null or absent: no AUTH. A secret: never echoed. */
+  password?: string | null
+  /** null or absent: no SELECT. */
+  dbnum?: number | null
+  /** Absent = false: RESP2. */
+  resp3?: boolean
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */

@@ -9,6 +9,8 @@ export interface FaultServerOptions {
   after?: number;
   /** error-replies: every Nth reply is an error; default 10. */
   every?: number;
+  /** error-replies: the error text, without the '-'; default `ERR injected fault`. */
+  errorText?: string;
   /** 0 picks a free port. */
   port?: number;
   host?: string;

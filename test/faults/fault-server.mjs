@@ -24,7 +24,7 @@
  *   garbage-after-reply  after N replies, a valid +OK followed at once by bytes that are not RESP
  *   stall                after N replies, reads everything and answers nothing
  *   stall-mid-reply      after N replies, sends the first bytes of a reply, then nothing more
- *   error-replies        every --every'th reply (default 10) is `-ERR injected fault`
+ *   error-replies        every --every'th reply (default 10) is `-ERR injected fault` (or `-<--error-text>`)
  *   reset-on-accept      resets every connection (RST) as soon as it is accepted
  */
 import net from 'node:net';
@@ -112,7 +112,7 @@ async function writeByteByByte(socket, bytes) {
  * Starts the server on host:port (0 = a free port). Resolves to
  * { port, connections(), close() }.
  */
-export function startFaultServer({ mode = 'ok', after = 10, every = 10, port = 0, host = '127.0.0.1' } = {}) {
+export function startFaultServer({ mode = 'ok', after = 10, every = 10, errorText = 'ERR injected fault', port = 0, host = '127.0.0.1' } = {}) {
   if (!MODES.includes(mode)) throw new Error(`unknown mode ${mode}; one of ${MODES.join(', ')}`);
   const store = new Map();
   const sockets = new Set();
@@ -153,7 +153,7 @@ export function startFaultServer({ mode = 'ok', after = 10, every = 10, port = 0
           return;
         }
         replies++;
-        if (mode === 'error-replies' && replies % every === 0) out.push(Buffer.from('-ERR injected fault\r\n'));
+        if (mode === 'error-replies' && replies % every === 0) out.push(Buffer.from(`-${errorText}\r\n`));
         else out.push(answer(store, args));
       }
       if (out.length === 0) return;
@@ -212,7 +212,7 @@ function misbehave(socket, mode, goodReply) {
 }
 
 function parseArgs(argv) {
-  const opts = { mode: 'ok', after: 10, every: 10, port: 0, host: '127.0.0.1' };
+  const opts = { mode: 'ok', after: 10, every: 10, errorText: 'ERR injected fault', port: 0, host: '127.0.0.1' };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[++i];
@@ -221,6 +221,7 @@ function parseArgs(argv) {
     else if (flag === '--after') opts.after = Number(value);
     else if (flag === '--every') opts.every = Number(value);
     else if (flag === '--port') opts.port = Number(value);
+    else if (flag === '--error-text') opts.errorText = value;
     else if (flag === '--host') opts.host = value;
     else throw new Error(`unknown flag ${flag}`);
   }

@@ -18,6 +18,7 @@ use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::counters::{Counters, FirstTexts};
+use crate::handshake;
 use crate::histogram::LatencyHistogram;
 use crate::plan::{Failure, FailureKind, Plan};
 use crate::progress::RunControl;
@@ -110,18 +111,26 @@ const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub fn open(plan: &Plan, control: &RunControl) -> Result<TcpStream, ConnectError> {
     let (host, port) = (plan.host.as_str(), plan.port);
     let timeout = if plan.timeout_ms > 0 { Duration::from_millis(plan.timeout_ms) } else { DEFAULT_CONNECT_TIMEOUT };
-    let stream = connect(host, port, timeout, control)?;
-    make_ready(&stream, plan)
-        .map_err(|e| ConnectError::Failed(format!("cannot connect to {host}:{port}: {}", io_text(&e))))?;
+    let mut stream = connect(host, port, timeout, control)?;
+    make_ready(&mut stream, plan, timeout, control)?;
     Ok(stream)
 }
 
-/// What a freshly connected socket needs before the first request: today
-/// only `TCP_NODELAY`. The hook for what is to come: a handshake (`AUTH`,
-/// `HELLO`, `SELECT`) is sent and answered here, and a TLS or unix-socket
-/// transport is set up here, so the load loop stays the same for all.
-fn make_ready(stream: &TcpStream, _plan: &Plan) -> io::Result<()> {
-    stream.set_nodelay(true)
+/// What a freshly connected socket needs before the first request:
+/// `TCP_NODELAY`, then the plan's handshake (`HELLO 3` / `AUTH`, `SELECT`,
+/// `CLIENT SETNAME`; [`crate::handshake`]) answered within its own
+/// `timeout`. A failed handshake is its one-line reason (never the password).
+fn make_ready(
+    stream: &mut TcpStream,
+    plan: &Plan,
+    timeout: Duration,
+    control: &RunControl,
+) -> Result<(), ConnectError> {
+    let (host, port) = (plan.host.as_str(), plan.port);
+    stream
+        .set_nodelay(true)
+        .map_err(|e| ConnectError::Failed(format!("cannot connect to {host}:{port}: {}", io_text(&e))))?;
+    handshake::run(stream, plan, timeout, control)
 }
 
 /// Resolves `host` and connects to the first address that accepts.
@@ -530,6 +539,15 @@ impl Connection {
             }
             count_reply(w, tally, &self.scanner, buf, &slot, now, latency.1);
             pos = reply_end;
+            if self.scanner.kind == ReplyKind::Error {
+                // NOAUTH / NOPERM: every request after it would be answered the same.
+                if let Some(why) = handshake::fatal_reply_text(self.scanner.payload(buf), w.plan.user.as_deref()) {
+                    return Err(Failure::new(
+                        FailureKind::Auth,
+                        format!("{}: {why} after {} replies", self.label(), self.received),
+                    ));
+                }
+            }
         }
         tally.unreported_replies += self.received - received_before;
         tally.unreported_errors += tally.counters.errors - errors_before;

@@ -7,13 +7,15 @@
 //! (the value derived from a key); [`command`] (request bytes);
 //! [`request_source`] (what each connection sends next, from a
 //! [`request_source::PreparedPlan`]); [`reply`] (RESP scanning);
-//! [`connection`] (opening a connection, and one socket's window);
+//! [`connection`] (opening a connection, and one socket's window) with
+//! [`handshake`] (AUTH, HELLO, SELECT before the load);
 //! [`counters`] and [`histogram`] (what is counted); [`run`] (phases and
 //! threads); [`progress`] (what another thread may watch or cancel).
 
 pub mod command;
 pub mod connection;
 pub mod counters;
+pub mod handshake;
 pub mod histogram;
 pub mod keys;
 pub mod limits;

@@ -71,6 +71,36 @@ pub struct Plan {
     /// Open loop: total requests per second on a schedule; 0 = as fast as
     /// replies allow.
     pub rate: f64,
+    /// ACL user for AUTH; None = the default user.
+    pub user: Option<String>,
+    /// AUTH password; None = no AUTH. Its Debug shows `***`.
+    pub password: Option<Secret>,
+    /// SELECT this database after connecting; None = no SELECT.
+    pub dbnum: Option<u32>,
+    /// Speak RESP3 (HELLO 3) instead of RESP2.
+    pub resp3: bool,
+}
+
+/// A password: kept as given, shown as `***` by Debug, so a logged Plan
+/// never carries it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(text: impl Into<String>) -> Secret {
+        Secret(text.into())
+    }
+
+    /// The password itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
 }
 
 impl Plan {
@@ -105,6 +135,10 @@ impl Plan {
             duration_ms: 0,
             warmup_ms: 0,
             rate: 0.0,
+            user: None,
+            password: None,
+            dbnum: None,
+            resp3: false,
         }
     }
 
@@ -170,6 +204,8 @@ pub enum FailureKind {
     Interrupted,
     Preload,
     Internal,
+    /// The server said NOAUTH or NOPERM during the run.
+    Auth,
 }
 
 impl FailureKind {
@@ -182,6 +218,7 @@ impl FailureKind {
             FailureKind::Interrupted => "interrupted",
             FailureKind::Preload => "preload",
             FailureKind::Internal => "internal",
+            FailureKind::Auth => "auth",
         }
     }
 }

@@ -33,6 +33,10 @@ export function describeWorkload(r: RunResult): string {
   if (p.mode === 'mixed') parts.push(`set-ratio ${p.setRatio}%`);
   if (p.keyPattern !== 'uniform') parts.push(`keys ${p.keyPattern}`);
   if (p.rate > 0) parts.push(`rate ${p.rate}/s (open loop)`);
+  // Who we logged in as, never the password.
+  if (p.password !== null) parts.push(`auth ${printable(p.user ?? 'default')}`);
+  if (p.dbnum !== null) parts.push(`db ${p.dbnum}`);
+  if (p.resp3) parts.push('RESP3');
   parts.push(`commands ${cmds}`, `prefix ${printable(p.keyPrefix)}`, `seed ${p.seed}`, `verify ${p.verifyGet ? 'on' : 'off'}`);
   return parts.join(', ');
 }
@@ -48,16 +52,17 @@ export function hintFor(r: RunResult): string | null {
   if (/unknown command/i.test(e)) return 'the server does not know this command: check --set-cmd and --get-cmd';
   if (/WRONGTYPE/.test(e)) return 'keys under this prefix hold another type: use another --key-prefix, or FLUSHALL a test server';
   if (/^OOM/.test(e)) return 'the server is out of memory (maxmemory reached): lower --keyspace or --value-size, or raise maxmemory';
-  if (/NOAUTH/.test(e)) return 'the server requires a password';
+  if (/NOAUTH/.test(e)) return 'the server requires a password: give it with -a/--pass or REDISCLI_AUTH';
   return null;
 }
 
 export function formatHuman(r: RunResult): string {
   const lines: string[] = [];
   const target = printableTarget(r.target.host, r.target.port);
-  if (r.failure?.kind === 'connect') {
-    // Nothing was measured: a table of zeros would only hide the reason.
-    return `respbench · engine ${r.engine} · target ${target}\nFAILED (connect): ${printable(r.failure.message)}`;
+  if (r.failure?.kind === 'connect' || r.failure?.kind === 'auth') {
+    // Nothing was measured (or, once the server said NOAUTH/NOPERM, nothing
+    // worth a rate): a table of figures would only hide the reason.
+    return `respbench · engine ${r.engine} · target ${target}\nFAILED (${r.failure.kind}): ${printable(r.failure.message)}`;
   }
   lines.push(`respbench · engine ${r.engine} · target ${target}`);
   lines.push(`workload: ${describeWorkload(r)}`);

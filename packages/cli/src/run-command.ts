@@ -21,7 +21,7 @@ export type RunFlags = RawRunOptions & { json: boolean; quiet: boolean; embedded
 
 /** `given(option)`: whether the option came from the command line (not its default). */
 export async function runCommand(opts: RunFlags, io: CliIo, given: (option: string) => boolean = () => false): Promise<void> {
-  const { plan, engine: choice } = buildPlan(opts);
+  const { plan, engine: choice } = buildPlan(opts, process.env);
   const tests = opts.tests === undefined ? null : parseTests(opts.tests);
   const compare = opts.compare === undefined ? null : parseHostPort(opts.compare, '--compare');
   if (!tests && (opts.csv || compare)) throw new UsageError(`${opts.csv ? '--csv' : '--compare'} goes with -t/--tests`);

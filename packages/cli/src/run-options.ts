@@ -31,5 +31,10 @@ export function addRunOptions(cmd: Command): Command {
     .option('--no-preload', 'get mode: read what is already there instead of writing the keys first')
     .option('--duration <duration>', 'run for this long (e.g. 30s) instead of --requests')
     .option('--warmup <duration>', 'send load for this long first, left out of every figure')
-    .option('--rate <n>', 'open loop: total requests per second on a schedule; latency from the intended send time');
+    .option('--rate <n>', 'open loop: total requests per second on a schedule; latency from the intended send time')
+    .option('-a, --pass <password>', 'AUTH with this password (never printed); REDISCLI_AUTH keeps it out of ps')
+    .option('--user <name>', 'ACL user: AUTH user password (needs a password)')
+    .option('--dbnum <n>', 'SELECT this database after connecting')
+    .option('-3, --resp3', 'speak RESP3 (HELLO 3); default RESP2')
+    .option('-u, --uri <uri>', 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS), unix:///path[?db=N]; flags given win over its parts');
 }

@@ -78,7 +78,7 @@ export function finishResult(plan: Plan, raw: RawResult): RunResult {
     scheduleLagHistogram: raw.scheduleLagHistogram ?? null,
     eventLoopDelay: raw.eventLoopDelay ?? null,
     target: { host: plan.host, port: plan.port },
-    plan,
+    plan: redactPlan(plan),
     elapsedSec,
     opsPerSec: elapsedSec > 0 ? raw.requests / elapsedSec : 0,
     avgUsPerOp: raw.requests > 0 ? (elapsedSec * 1e6) / raw.requests : 0,
@@ -89,6 +89,14 @@ export function finishResult(plan: Plan, raw: RawResult): RunResult {
     clientLag: clientLagOf(raw, latencyUs.p99),
     complete: raw.failure === null && (plan.durationMs > 0 || raw.requests === plan.requests),
   };
+}
+
+/** What a password is shown as, wherever a Plan is printed or written. */
+export const SECRET_SHOWN = '***';
+
+/** The Plan as it may be shown: the password as "***" (the engine got the real one). */
+export function redactPlan(plan: Plan): Plan {
+  return plan.password == null ? plan : { ...plan, password: SECRET_SHOWN };
 }
 
 /** Percentiles, max and mean in microseconds (the shape a study row takes, too). */

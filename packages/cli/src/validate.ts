@@ -138,22 +138,142 @@ export interface RawRunOptions {
   duration?: string;
   warmup?: string;
   rate?: string;
+  /** -a/--pass; REDISCLI_AUTH when absent. */
+  pass?: string;
+  user?: string;
+  dbnum?: string;
+  resp3?: boolean;
+  uri?: string;
 }
 
 export function defaultSeed(): number {
   return Date.now() % 4294967296 >>> 0;
 }
 
-/** Turns raw flag values into a Plan, or throws UsageError naming the flag. */
-export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoice } {
-  const host = parseHost(String(raw.host));
+/** The environment variable redis-cli reads the password from (so it stays out of `ps`). */
+export const PASSWORD_ENV = 'REDISCLI_AUTH';
+
+/** Highest --dbnum (Redis's `databases` is an int). */
+const MAX_DBNUM = 2 ** 31 - 1;
+
+/** What a --uri (or a study target's uri) names. */
+export interface ParsedUri {
+  host: string | null;
+  port: number | null;
+  /** unix:///path: the socket path (host and port are then null). */
+  socket: string | null;
+  /** rediss:// */
+  tls: boolean;
+  user: string | null;
+  password: string | null;
+  dbnum: number | null;
+}
+
+const URI_FORMS = 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS) or unix:///path[?db=N]';
+
+/**
+ * A URI with its password replaced by *** (redis-cli's rule: in `user:pass@`
+ * the part after the colon, in `pass@` all of it), for anything printed.
+ */
+export function redactUri(uri: string): string {
+  const m = /^([a-z]+:\/\/)([^/]*)@/i.exec(uri) ?? /^([a-z]+:\/\/)(.*)@/i.exec(uri);
+  if (!m) return uri;
+  const info = m[2];
+  const colon = info.indexOf(':');
+  const shownInfo = colon >= 0 ? `${info.slice(0, colon)}:***` : '***';
+  return `${m[1]}${shownInfo}@${uri.slice(m[0].length)}`;
+}
+
+function uriError(raw: string, what: string, why: string): UsageError {
+  return new UsageError(`${what} must be ${URI_FORMS}${why ? ` (${why})` : ''} (got ${shown(redactUri(raw))})`);
+}
+
+function decodeUriPart(text: string, raw: string, what: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw uriError(raw, what, 'bad %-escape');
+  }
+}
+
+/**
+ * `redis://[user[:pass]@]host[:port][/db]`, `rediss://…` and
+ * `unix:///path[?db=N]`, as redis-cli reads them: `pass@` without a colon is
+ * a password, %-escapes are decoded, the port defaults to 6379. `what` names
+ * the flag or key in messages, which never show the password.
+ */
+export function parseUri(raw: string, what = '-u/--uri'): ParsedUri {
+  const text = raw.trim();
+  const scheme = /^([a-z]+):\/\//i.exec(text);
+  const kind = scheme?.[1].toLowerCase();
+  if (!scheme || (kind !== 'redis' && kind !== 'rediss' && kind !== 'unix')) throw uriError(raw, what, 'unknown scheme');
+  let rest = text.slice(scheme[0].length);
+  let user: string | null = null;
+  let password: string | null = null;
+  const at = rest.lastIndexOf('@');
+  if (at >= 0) {
+    const info = rest.slice(0, at);
+    rest = rest.slice(at + 1);
+    const colon = info.indexOf(':');
+    if (colon >= 0) {
+      user = decodeUriPart(info.slice(0, colon), raw, what) || null;
+      password = decodeUriPart(info.slice(colon + 1), raw, what);
+    } else password = decodeUriPart(info, raw, what);
+    if (password === '') password = null;
+  }
+  if (kind === 'unix') {
+    const q = rest.indexOf('?');
+    const socket = decodeUriPart(q >= 0 ? rest.slice(0, q) : rest, raw, what);
+    if (!socket.startsWith('/')) throw uriError(raw, what, 'a unix socket needs an absolute path: unix:///path');
+    let dbnum: number | null = null;
+    if (q >= 0) {
+      const m = /^db=(\d+)$/.exec(rest.slice(q + 1));
+      if (!m) throw uriError(raw, what, 'the only query is ?db=N');
+      dbnum = parseInteger(`${what} db`, m[1], [0, MAX_DBNUM]);
+    }
+    return { host: null, port: null, socket, tls: false, user, password, dbnum };
+  }
+  const slash = rest.indexOf('/');
+  const authority = slash >= 0 ? rest.slice(0, slash) : rest;
+  const path = slash >= 0 ? rest.slice(slash + 1) : '';
+  const m = /^\[([^\]]+)\](?::(\d*))?$/.exec(authority) ?? /^([^[\]:]+)(?::(\d*))?$/.exec(authority);
+  if (!m) throw uriError(raw, what, 'no host');
+  const port = m[2] ? parseInteger(`${what} port`, m[2], LIMITS.port) : 6379;
+  if (path !== '' && !/^\d+$/.test(path)) throw uriError(raw, what, 'the path is a database number, /0 to /N');
+  const dbnum = path === '' ? null : parseInteger(`${what} db`, path, [0, MAX_DBNUM]);
+  return { host: m[1], port, socket: null, tls: kind === 'rediss', user, password, dbnum };
+}
+
+/** The TLS settings `rediss://` means when no flag says more. */
+export function defaultTls(): NonNullable<Plan['tls']> {
+  return { cacert: null, cacertdir: null, cert: null, key: null, insecure: false, sni: null, ciphers: null, ciphersuites: null };
+}
+
+/** The plan's credentials and database, from the flags, then the URI, then REDISCLI_AUTH. */
+function readCredentials(raw: RawRunOptions, uri: ParsedUri | null, env: Readonly<Record<string, string | undefined>>): Pick<Plan, 'user' | 'password' | 'dbnum' | 'resp3'> {
+  if (raw.pass !== undefined && String(raw.pass) === '') throw new UsageError('-a/--pass must not be empty');
+  if (raw.user !== undefined && String(raw.user).trim() === '') throw new UsageError('--user must not be empty');
+  const password = raw.pass !== undefined ? String(raw.pass) : uri?.password ?? (env[PASSWORD_ENV] || null);
+  const user = raw.user !== undefined ? String(raw.user) : uri?.user ?? null;
+  if (user !== null && password === null) throw new UsageError(`--user needs a password: -a/--pass, user:pass@ in --uri, or ${PASSWORD_ENV}`);
+  const dbnum = raw.dbnum !== undefined ? parseInteger('--dbnum', raw.dbnum, [0, MAX_DBNUM]) : uri?.dbnum ?? null;
+  return { user, password, dbnum, resp3: Boolean(raw.resp3) };
+}
+
+/**
+ * Turns raw flag values into a Plan, or throws UsageError naming the flag.
+ * `env` supplies REDISCLI_AUTH (the CLI passes process.env).
+ */
+export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, string | undefined>> = {}): { plan: Plan; engine: EngineChoice } {
+  const uri = raw.uri === undefined ? null : parseUri(String(raw.uri));
+  const host = uri?.host ?? parseHost(String(raw.host));
   if (host.length === 0) throw new UsageError('--host must not be empty');
   const mode = parseChoice<Mode>('--mode', raw.mode, MODES);
   const sizes = parseValueSize(raw.valueSize);
   const connections = parseInteger('-c/--connections', raw.connections, LIMITS.connections);
   const plan: Plan = {
     host,
-    port: parseInteger('--port', raw.port, LIMITS.port),
+    port: uri?.port ?? parseInteger('--port', raw.port, LIMITS.port),
     connections,
     pipeline: parseInteger('--pipeline', raw.pipeline, LIMITS.pipeline),
     requests: parseInteger('--requests', raw.requests, LIMITS.requests),
@@ -177,7 +297,12 @@ export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoic
     durationMs: raw.duration === undefined ? 0 : parseDurationMs('--duration', raw.duration, false),
     warmupMs: raw.warmup === undefined ? 0 : parseDurationMs('--warmup', raw.warmup, true),
     rate: raw.rate === undefined ? 0 : parsePositive('--rate', raw.rate, 100_000_000),
+    socket: null,
+    tls: null,
+    ...readCredentials(raw, uri, env),
   };
+  if (uri?.socket) plan.socket = uri.socket;
+  if (uri?.tls) plan.tls = defaultTls();
   checkWindow(plan);
   checkTemplates(plan);
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);

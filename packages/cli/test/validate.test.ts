@@ -57,6 +57,12 @@ describe('buildPlan', () => {
       durationMs: 0,
       warmupMs: 0,
       rate: 0,
+      socket: null,
+      tls: null,
+      user: null,
+      password: null,
+      dbnum: null,
+      resp3: false,
     });
   });
 

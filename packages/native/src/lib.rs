@@ -10,6 +10,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use respbench_core::keys::KeyPattern;
 use respbench_core::limits::{self, Limit};
+use respbench_core::plan::Secret;
 use respbench_core::{FailureKind, Mode, Plan, PlanError, RawResult, RunControl};
 
 /// `Plan` from packages/cli/src/engine-js/plan.ts (engine-native.ts checks
@@ -45,6 +46,14 @@ pub struct NativePlan {
     pub duration_ms: Option<f64>,
     pub warmup_ms: Option<f64>,
     pub rate: Option<f64>,
+    /// null or absent: the default user.
+    pub user: Option<Either<String, Null>>,
+    /// null or absent: no AUTH. A secret: never echoed.
+    pub password: Option<Either<String, Null>>,
+    /// null or absent: no SELECT.
+    pub dbnum: Option<Either<f64, Null>>,
+    /// Absent = false: RESP2.
+    pub resp3: Option<bool>,
 }
 
 #[napi(object)]
@@ -159,7 +168,21 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
         duration_ms: millis("durationMs", p.duration_ms.unwrap_or(0.0))?,
         warmup_ms: millis("warmupMs", p.warmup_ms.unwrap_or(0.0))?,
         rate: p.rate.unwrap_or(0.0),
+        user: text_or_null(p.user),
+        password: text_or_null(p.password).map(Secret::new),
+        dbnum: match p.dbnum {
+            Some(Either::A(n)) => Some(integer_named("dbnum", n, 0, i32::MAX as u64)? as u32),
+            _ => None,
+        },
+        resp3: p.resp3.unwrap_or(false),
     })
+}
+
+fn text_or_null(v: Option<Either<String, Null>>) -> Option<String> {
+    match v {
+        Some(Either::A(s)) => Some(s),
+        _ => None,
+    }
 }
 
 fn histogram(buckets: &[(u64, u64)]) -> NativeHistogram {

@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import type { Counters } from './counters.js';
 import type { LatencyHistogram } from './histogram.js';
 import type { Failure, Plan } from './plan.js';
+import { fatalReplyText, HandshakeError, runHandshake } from './handshake.js';
 import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './reply.js';
 import { OP_GET, OP_SET, type PreparedPlan, type RequestSource } from './request-source.js';
 
@@ -36,18 +37,24 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export async function openConnection(plan: Plan, signal?: AbortSignal): Promise<net.Socket> {
   const timeoutMs = plan.timeoutMs > 0 ? plan.timeoutMs : DEFAULT_CONNECT_TIMEOUT_MS;
   const socket = await connect(plan.host, plan.port, timeoutMs, signal);
-  makeReady(socket, plan);
+  await makeReady(socket, plan, timeoutMs, signal);
   return socket;
 }
 
 /**
- * What a freshly connected socket needs before the first request: today only
- * TCP_NODELAY. The hook for what is to come: a handshake (AUTH, HELLO,
- * SELECT) is sent and answered here, and a TLS or unix-socket transport is
- * set up here (and in `connect`), so the load loop stays the same for all.
+ * What a freshly connected socket needs before the first request:
+ * TCP_NODELAY, then the plan's handshake (HELLO 3 / AUTH, SELECT, CLIENT
+ * SETNAME; handshake.ts) answered within its own `timeoutMs`. A failed
+ * handshake rejects with its one-line reason (never the password).
  */
-function makeReady(socket: net.Socket, _plan: Plan): void {
+async function makeReady(socket: net.Socket, plan: Plan, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   socket.setNoDelay(true);
+  try {
+    await runHandshake(socket, plan, timeoutMs, signal, () => new ConnectInterrupted());
+  } catch (err) {
+    if (err instanceof HandshakeError) throw new Error(`${plan.host}:${plan.port}: ${err.message}`);
+    throw err;
+  }
 }
 
 /** A TCP connection to host:port within `timeoutMs`. */
@@ -322,6 +329,8 @@ export class Connection {
     socket.on('close', () => {
       if (!this.done) this.fail({ kind: 'closed', message: this.closedText(null) });
     });
+    // openConnection leaves a socket that ran a handshake paused.
+    socket.resume();
   }
 
   start(): void {
@@ -454,7 +463,10 @@ export class Connection {
     const reader = this.reader;
     reader.push(chunk);
     try {
-      while (this.inflight > 0 && reader.pending() && reader.next()) this.onReply(reader.buf, now);
+      while (this.inflight > 0 && reader.pending() && reader.next()) {
+        this.onReply(reader.buf, now);
+        if (this.done) return;
+      }
       if (reader.pending() && this.inflight === 0) {
         const at = reader.base + reader.pos;
         this.fail({
@@ -519,6 +531,7 @@ export class Connection {
     if (scanner.kind === ReplyKind.Error) {
       c.errors++;
       if (c.firstError === null) c.firstError = buf.toString('latin1', scanner.payloadStart, scanner.payloadStart + Math.min(scanner.payloadLen, 200));
+      this.endIfFatal(buf, scanner.payloadStart, scanner.payloadLen);
       return;
     }
     c.ok++;
@@ -535,6 +548,18 @@ export class Connection {
       c.mismatches++;
       if (c.firstMismatch === null) c.firstMismatch = this.describeMismatch(buf, slot);
     }
+  }
+
+  /**
+   * NOAUTH or NOPERM (handshake.ts fatalReplyText) ends the run at once: the
+   * requests after it would all be answered the same way.
+   */
+  private endIfFatal(buf: Buffer, start: number, len: number): void {
+    const b = buf[start];
+    if (b !== 0x4e || len < 6) return; // 'N'
+    const text = buf.toString('latin1', start, start + Math.min(len, 200));
+    const why = fatalReplyText(text, this.prepared.plan.user);
+    if (why !== null) this.fail({ kind: 'auth', message: `${this.label()}: ${why} after ${this.received} replies` });
   }
 
   private describeMismatch(buf: Buffer, slot: number): string {

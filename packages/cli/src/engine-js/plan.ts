@@ -60,10 +60,32 @@ export interface Plan {
   warmupMs: number;
   /** Open loop: total requests per second on a schedule; 0 = as fast as replies allow. */
   rate: number;
+  /** Unix socket path (issue 12, transport); when set, host and port are not used. */
+  socket: string | null;
+  /** TLS settings (issue 12, transport); null = plain TCP. */
+  tls: null | {
+    cacert: string | null;
+    cacertdir: string | null;
+    cert: string | null;
+    key: string | null;
+    insecure: boolean;
+    sni: string | null;
+    ciphers: string | null;
+    ciphersuites: string | null;
+  };
+  /** ACL user for AUTH (null: the default user). */
+  user: string | null;
+  /** AUTH password, a secret: never printed (--json shows "***"); null = no AUTH. */
+  password: string | null;
+  /** SELECT this database after connecting; null = no SELECT (database 0). */
+  dbnum: number | null;
+  /** Speak RESP3 (HELLO 3) instead of RESP2. */
+  resp3: boolean;
 }
 
 /** Why a run ended early. */
-export type FailureKind = 'connect' | 'closed' | 'protocol' | 'timeout' | 'interrupted' | 'preload' | 'internal';
+/** `auth`: the server said NOAUTH during the run (not, or no longer, logged in). */
+export type FailureKind = 'connect' | 'closed' | 'protocol' | 'timeout' | 'interrupted' | 'preload' | 'internal' | 'auth';
 
 export interface Failure {
   kind: FailureKind;

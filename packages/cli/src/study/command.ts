@@ -40,7 +40,8 @@ Examples:
 
 Run flags given here override the file's (defaults < group < scenario < command line).
 Targets: { redis: none | rdb_default | aof_no | aof_everysec | aof_always },
-{ address: 'HOST:PORT' }, { command: '... --port {port}' }, { embedded: true }.
+{ address: 'HOST:PORT' }, { uri: 'redis://…' }, { command: '... --port {port}' }, { embedded: true };
+all but embedded take user:, pass:, dbnum: (a redis preset then starts with that password).
 Writes <out>/<name>_detail_<ts>.csv, <name>_summary_<ts>.csv, <name>_<ts>.md and
 <name>_<ts>.html after every finished run (<ts>_2, _3, ... when a study of the
 same name started in the same second). File format and examples: see the README.
@@ -67,7 +68,7 @@ export function registerStudyCommand(program: Command, io: CliIo): void {
   addRunOptions(cmd);
   for (const o of cmd.options) {
     // The targets give the address; showing --host/--port would invite a flag the study refuses.
-    if (o.long === '--host' || o.long === '--port') o.hideHelp();
+    if (o.long === '--host' || o.long === '--port' || o.long === '--uri') o.hideHelp();
     else o.helpGroup('Run flags (given here, they override the study file; defaults shown are the built-in ones):');
     // A study runs its file's modes (else set and get), never the single run's default.
     if (o.long === '--mode') {
@@ -140,13 +141,13 @@ interface CommandLine {
 
 function readCommandLine(opts: StudyOptions, cmd: Command, runFlags: RunFlag[]): CommandLine {
   const fromCli = (key: string) => cmd.getOptionValueSource(key) === 'cli';
-  for (const key of ['host', 'port']) {
-    if (fromCli(key)) throw new UsageError(`--${key} does not apply to a study: each scenario's target gives the address (target: { address: 'HOST:PORT' })`);
+  for (const key of ['host', 'port', 'uri']) {
+    if (fromCli(key)) throw new UsageError(`--${key} does not apply to a study: each scenario's target gives the address (target: { address: 'HOST:PORT' } or { uri: 'redis://…' })`);
   }
   const builtin: RawFlags = {};
   const cli: RawFlags = {};
   for (const f of runFlags) {
-    if (f.key === 'host' || f.key === 'port' || f.key === 'mode') continue;
+    if (f.key === 'host' || f.key === 'port' || f.key === 'mode' || f.key === 'uri') continue;
     const v = opts[f.key];
     if (v === undefined) continue;
     if (fromCli(f.key)) cli[f.key] = v as string | boolean;

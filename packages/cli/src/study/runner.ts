@@ -10,12 +10,12 @@ import { scenarioLabel, shortRunReason } from '@respbench/report';
 import type { Engine, Mode, Plan } from '../engine-js/plan.js';
 import type { RunResult } from '../run.js';
 import { EXIT } from '../exit.js';
-import { missingCountsAsVerifyFailure, runPlan } from '../run.js';
+import { missingCountsAsVerifyFailure, redactPlan, runPlan } from '../run.js';
 import { printable } from '../printable.js';
 import { buildPlan, type RawRunOptions } from '../validate.js';
 import { writeOutputs, type OutputPaths } from './outputs.js';
 import { StudyProgress, type RunPosition } from './progress.js';
-import { describeTarget, type ScenarioSpec } from './spec.js';
+import { describeTarget, type ScenarioSpec, type TargetSpec } from './spec.js';
 import { startTarget, TargetError, type StartedTarget } from './targets.js';
 
 export type StopReason = 'SIGINT' | 'SIGTERM' | 'fail-fast';
@@ -51,10 +51,22 @@ function snake(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
-/** The run's flags for the detail CSV: every Plan field but the mode (a column of its own). */
+/** The run's flags with the target's user, pass and dbnum where the flags give none. */
+function targetCredentials(raw: Omit<RawRunOptions, 'host' | 'port' | 'mode'>, target: TargetSpec): Omit<RawRunOptions, 'host' | 'port' | 'mode'> {
+  const c = target.credentials;
+  if (!c) return raw;
+  return {
+    ...raw,
+    user: raw.user ?? c.user ?? undefined,
+    pass: raw.pass ?? c.password ?? undefined,
+    dbnum: raw.dbnum ?? (c.dbnum === null ? undefined : String(c.dbnum)),
+  };
+}
+
+/** The run's flags for the detail CSV: every Plan field but the mode (a column of its own), the password as ***. */
 export function planFlags(plan: Plan): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
-  for (const [k, v] of Object.entries(plan)) {
+  for (const [k, v] of Object.entries(redactPlan(plan))) {
     if (k === 'mode') continue;
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[snake(k)] = v;
     else if (v === null) out[snake(k)] = '';
@@ -180,7 +192,7 @@ export class StudyRunner {
           round,
           rounds,
         };
-        const { plan } = buildPlan({ ...this.setup.rawOf(s), host: target.host, port: String(target.port), mode } as RawRunOptions);
+        const { plan } = buildPlan({ ...targetCredentials(this.setup.rawOf(s), s.target), host: target.host, port: String(target.port), mode } as RawRunOptions);
         this.progress.runStarted();
         const startedAt = new Date().toISOString();
         const result = await runPlan(engine, plan, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) });

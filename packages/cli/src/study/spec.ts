@@ -9,7 +9,7 @@ import path from 'node:path';
 import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { Mode } from '../engine-js/plan.js';
 import { LIMITS } from '../engine-js/limits.js';
-import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, UsageError } from '../validate.js';
+import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, parseUri, UsageError } from '../validate.js';
 
 /** One run flag as the study file may give it: the commander option it stands for. */
 export interface RunFlag {
@@ -36,7 +36,15 @@ export const REDIS_PRESETS = {
 
 export type RedisPreset = keyof typeof REDIS_PRESETS;
 
-export type TargetSpec =
+/** A target's login and database (`user`, `pass`, `dbnum` keys, or a uri's parts); run flags given win. */
+export interface TargetCredentials {
+  user: string | null;
+  /** A secret: never printed, never written to a report. */
+  password: string | null;
+  dbnum: number | null;
+}
+
+export type TargetSpec = (
   /** A server already running. */
   | { kind: 'address'; host: string; port: number }
   /** A command to start; `{port}` in it (or a fixed port) says where it listens. */
@@ -54,7 +62,8 @@ export type TargetSpec =
   /** redis-server on a free port in a fresh data directory with a persistence preset. */
   | { kind: 'redis'; preset: RedisPreset; binary: string; args: string[]; readyTimeoutMs: number; stopTimeoutMs: number }
   /** `respbench serve`, the built-in demo server, on a free port. */
-  | { kind: 'embedded' };
+  | { kind: 'embedded' }
+) & { credentials?: TargetCredentials };
 
 export interface ScenarioSpec {
   group: string;
@@ -94,7 +103,7 @@ export const DEFAULT_MODES: readonly Mode[] = ['set', 'get'];
 const DEFAULT_ROUNDS = 3;
 export const ROUNDS_LIMIT: readonly [number, number] = [1, 10_000];
 /** Flags a study does not take from its file: the target gives the address, `modes` the mode. */
-const NOT_IN_FILE = new Set(['host', 'port', 'mode']);
+const NOT_IN_FILE = new Set(['host', 'port', 'mode', 'uri']);
 
 type Path = (string | number)[];
 
@@ -238,7 +247,7 @@ class SpecReader {
     for (const key of Object.keys(obj)) {
       if (allowed.includes(key) || (withFlags && this.flagByName.has(key))) continue;
       if (withFlags && NOT_IN_FILE.has(key)) {
-        const why = key === 'mode' ? 'use modes: [set, get]' : "the target gives the address: target: { address: 'HOST:PORT' }";
+        const why = key === 'mode' ? 'use modes: [set, get]' : "the target gives the address: target: { address: 'HOST:PORT' } or { uri: 'redis://…' }";
         throw this.errors.at([...at, key], `${key} cannot be set in a study file (${why})`);
       }
       const known = withFlags ? [...allowed, ...this.flagNames] : allowed;
@@ -411,12 +420,15 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
   };
 }
 
-const TARGET_FORMS = "one of { redis: PRESET }, { address: 'HOST:PORT' }, { command: CMD, port: N }, { embedded: true }";
+const TARGET_FORMS = "one of { redis: PRESET }, { address: 'HOST:PORT' }, { uri: 'redis://…' }, { command: CMD, port: N }, { embedded: true }";
+/** Keys every target but the embedded one takes: who to log in as, which database. */
+const CREDENTIAL_KEYS = ['user', 'pass', 'dbnum'];
 const TARGET_KEYS: Record<string, string[]> = {
-  redis: ['redis', 'binary', 'args', 'readyTimeout', 'stopTimeout'],
-  address: ['address'],
-  port: ['host', 'port'],
-  command: ['command', 'host', 'port', 'cwd', 'env', 'readyTimeout', 'stopTimeout'],
+  redis: ['redis', 'binary', 'args', 'readyTimeout', 'stopTimeout', ...CREDENTIAL_KEYS],
+  address: ['address', ...CREDENTIAL_KEYS],
+  uri: ['uri', ...CREDENTIAL_KEYS],
+  port: ['host', 'port', ...CREDENTIAL_KEYS],
+  command: ['command', 'host', 'port', 'cwd', 'env', 'readyTimeout', 'stopTimeout', ...CREDENTIAL_KEYS],
   embedded: ['embedded'],
 };
 
@@ -460,11 +472,38 @@ class TargetFields {
   address(): { host: string; port: number } {
     return this.placed('address', () => parseHostPort(String(this.value.address), 'address'));
   }
+
+  /** `user`, `pass`, `dbnum` over what a uri gave; undefined when none is set. */
+  credentials(fromUri: TargetCredentials | null = null): TargetCredentials | undefined {
+    const v = this.value;
+    if (v.user === undefined && v.pass === undefined && v.dbnum === undefined && fromUri === null) return undefined;
+    const text = (key: string): string | null => {
+      if (v[key] === undefined) return null;
+      if (typeof v[key] !== 'string' && typeof v[key] !== 'number') throw this.errors.at([...this.at, key], `${key} must be a string`);
+      const t = String(v[key]);
+      if (t === '') throw this.errors.at([...this.at, key], `${key} must not be empty`);
+      return t;
+    };
+    const user = text('user') ?? fromUri?.user ?? null;
+    const password = text('pass') ?? fromUri?.password ?? null;
+    const dbnum = v.dbnum === undefined ? fromUri?.dbnum ?? null : this.placed('dbnum', () => parseInteger('target dbnum', v.dbnum, [0, 2 ** 31 - 1]));
+    if (user !== null && password === null) throw this.errors.at([...this.at, 'user'], 'a target with user: needs pass: too');
+    return { user, password, dbnum };
+  }
+
+  /** A `uri:` target: its address and credentials (TLS and unix sockets: see the transport). */
+  uri(): TargetSpec {
+    const u = this.placed('uri', () => parseUri(String(this.value.uri), 'target uri'));
+    if (u.host === null || u.port === null || u.tls) {
+      throw this.errors.at([...this.at, 'uri'], 'a uri target takes redis://[user[:pass]@]host[:port][/db] here');
+    }
+    return { kind: 'address', host: u.host, port: u.port, credentials: this.credentials({ user: u.user, password: u.password, dbnum: u.dbnum }) };
+  }
 }
 
 function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: string): TargetSpec {
   if (!isPlainObject(value)) throw errors.at(at, `target must be ${TARGET_FORMS}`);
-  const kind = ['redis', 'command', 'embedded', 'address', 'port'].find((k) => k in value);
+  const kind = ['redis', 'command', 'embedded', 'address', 'uri', 'port'].find((k) => k in value);
   if (!kind) throw errors.at(at, `target must be ${TARGET_FORMS} (got keys: ${Object.keys(value).join(', ') || 'none'})`);
   for (const key of Object.keys(value)) {
     if (!TARGET_KEYS[kind].includes(key)) {
@@ -474,17 +513,24 @@ function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: stri
   const t = new TargetFields(value, at, errors);
   switch (kind) {
     case 'redis':
-      return readRedisTarget(t);
+      return withCredentials(readRedisTarget(t), t);
     case 'embedded':
       if (value.embedded !== true) throw errors.at([...at, 'embedded'], 'embedded must be true');
       return { kind: 'embedded' };
     case 'address':
-      return { kind: 'address', ...t.address() };
+      return withCredentials({ kind: 'address', ...t.address() }, t);
+    case 'uri':
+      return t.uri();
     case 'port':
-      return { kind: 'address', host: t.host(), port: t.port('port') };
+      return withCredentials({ kind: 'address', host: t.host(), port: t.port('port') }, t);
     default:
-      return readCommandTarget(t, studyDir);
+      return withCredentials(readCommandTarget(t, studyDir), t);
   }
+}
+
+function withCredentials(spec: TargetSpec, t: TargetFields): TargetSpec {
+  const credentials = t.credentials();
+  return credentials ? { ...spec, credentials } : spec;
 }
 
 function readRedisTarget(t: TargetFields): TargetSpec {

@@ -7,12 +7,12 @@
  * that went away), and a stop reaches a shell's children too.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { respbenchArgv, spawnEmbedded } from '../serve/spawn.js';
-import { REDIS_PRESETS, type TargetSpec } from './spec.js';
+import { REDIS_PRESETS, type TargetCredentials, type TargetSpec } from './spec.js';
 
 /** The target could not be started or never became ready. */
 export class TargetError extends Error {
@@ -249,6 +249,21 @@ async function startEmbedded(signal: AbortSignal | undefined): Promise<StartedTa
   }
 }
 
+/**
+ * A redis preset with `pass:` (and `user:`): a config file in the server's
+ * data directory (readable by its owner only) sets requirepass, or an ACL
+ * user with every right, so the password is in no command line `ps` shows.
+ * Returns the arguments that name it (none without a password).
+ */
+function writeCredentialsConf(dir: string, c: TargetCredentials | undefined): string[] {
+  if (!c?.password) return [];
+  const quoted = (t: string) => `"${t.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  const line = c.user === null ? `requirepass ${quoted(c.password)}` : `user ${quoted(c.user)} on ${quoted(`>${c.password}`)} ~* &* +@all`;
+  const file = path.join(dir, 'respbench-auth.conf');
+  writeFileSync(file, `${line}\n`, { mode: 0o600 });
+  return [file];
+}
+
 /** Starts the target (or checks nothing, for an address) and resolves once its port accepts connections. */
 export async function startTarget(spec: TargetSpec, signal?: AbortSignal): Promise<StartedTarget> {
   switch (spec.kind) {
@@ -259,9 +274,10 @@ export async function startTarget(spec: TargetSpec, signal?: AbortSignal): Promi
     case 'redis': {
       const port = await freePort();
       const dir = mkdtempSync(path.join(tmpdir(), `respbench-study-${spec.preset}-`));
+      const conf = writeCredentialsConf(dir, spec.credentials);
       return launch(
         {
-          argv: [spec.binary, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', ...REDIS_PRESETS[spec.preset], ...spec.args],
+          argv: [spec.binary, ...conf, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', ...REDIS_PRESETS[spec.preset], ...spec.args],
           shell: false,
           host: '127.0.0.1',
           port,
