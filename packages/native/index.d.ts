@@ -62,6 +62,8 @@ export interface NativePlan {
   getCmd: string
   keyPrefix: string
   literalCommands?: boolean
+  /** Absent = false: `__rand_int__` is drawn. */
+  randIntLiteral?: boolean
   seed: number
   verifyGet: boolean
   preload: boolean

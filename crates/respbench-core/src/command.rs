@@ -137,6 +137,23 @@ pub fn parse_template(source: &str, role: Role, literal: bool) -> Result<Templat
     Ok(Template { source: source.to_string(), args, uses_key, uses_data, uses_rand_int })
 }
 
+/// The template with every `__rand_int__` turned into the literal text
+/// `__rand_int__` (`Plan::rand_int_literal`: redis-benchmark without -r).
+pub fn rand_int_as_text(mut template: Template) -> Template {
+    if !template.uses_rand_int {
+        return template;
+    }
+    for parts in &mut template.args {
+        for p in parts.iter_mut() {
+            if *p == Part::RandInt {
+                *p = Part::Literal(b"__rand_int__".to_vec());
+            }
+        }
+    }
+    template.uses_rand_int = false;
+    template
+}
+
 /// Why a read template's replies cannot be checked against what was written.
 pub fn unverifiable_reason(get: &Template) -> Option<&'static str> {
     if get.uses_data {

@@ -56,6 +56,9 @@ pub struct Plan {
     /// The command suite's own commands: a single word is sent as it is and
     /// a template needs no `__key__`.
     pub literal_commands: bool,
+    /// `__rand_int__` is sent as the text `__rand_int__`, as redis-benchmark
+    /// does without -r (every request then names the same key).
+    pub rand_int_literal: bool,
     pub seed: u32,
     pub verify_get: bool,
     /// Get mode: write the keys it will read first (untimed).
@@ -97,6 +100,7 @@ impl Plan {
             get_cmd: "GET".into(),
             key_prefix: "bench:key:".into(),
             literal_commands: false,
+            rand_int_literal: false,
             seed: 12345,
             verify_get: false,
             preload: true,

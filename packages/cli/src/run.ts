@@ -32,11 +32,32 @@ export interface RunResult extends RawResult {
   rateKept: boolean | null;
   /** True when every planned request got its reply. */
   complete: boolean;
+  /** Set when a signal stopped the run; absent otherwise. */
+  interrupted?: Interruption;
 }
 
 export const RUN_RESULT_VERSION = 2;
 
-export function finishResult(plan: Plan, raw: RawResult): RunResult {
+/**
+ * Interrupted by a signal: which one, and the requests sent whose replies
+ * never came (set by the command that caught the signal).
+ */
+export interface Interruption {
+  signal: 'SIGINT' | 'SIGTERM';
+  /** Requests written to the server, replies counted or not (null: the engine did not say). */
+  sent: number | null;
+  /** Requests written whose replies had not arrived when the run stopped. */
+  unanswered: number | null;
+}
+
+export function finishResult(plan: Plan, given: RawResult): RunResult {
+  // Whole things are counted in whole numbers, whatever clock the engine read.
+  const raw: RawResult = {
+    ...given,
+    elapsedNs: Math.round(given.elapsedNs),
+    preloadElapsedNs: Math.round(given.preloadElapsedNs),
+    ...(given.warmupElapsedNs === undefined ? {} : { warmupElapsedNs: Math.round(given.warmupElapsedNs) }),
+  };
   const elapsedSec = raw.elapsedNs / 1e9;
   const histogram = LatencyHistogram.fromData(raw.histogram);
   return {
@@ -60,6 +81,11 @@ export function finishResult(plan: Plan, raw: RawResult): RunResult {
 
 export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}): Promise<RunResult> {
   return finishResult(plan, await engine.run(plan, options));
+}
+
+/** A run that failed before its measured phase got a single reply: its figures mean nothing. */
+export function notStarted(result: RunResult): boolean {
+  return result.failure !== null && result.requests === 0;
 }
 
 /** Reads that found nothing where get mode with --verify-get expected a value. */

@@ -5,10 +5,36 @@
  */
 import { EXIT } from './exit.js';
 import { LatencyHistogram } from './engine-js/histogram.js';
-import type { Engine, Plan } from './engine-js/plan.js';
+import type { Engine, EngineName, Plan } from './engine-js/plan.js';
+import { jsonView } from './output.js';
 import type { RunOptions } from './engine-js/progress.js';
 import { exitCodeFor } from './run.js';
 import { comparisonTable, CSV_HEADER, csvLine, quietLine, runSuite, type SuiteLine, type SuiteTest } from './suite.js';
+
+/**
+ * The line printed before the suite runs: what redis-benchmark would be
+ * told (connections, pipeline, size, keys) and what respbench adds.
+ */
+export function suiteHeader(engine: EngineName, plan: Plan, tests: SuiteTest[], compare: Target | null): string {
+  const target = `${plan.host}:${plan.port}`;
+  const keys = plan.randIntLiteral
+    ? 'keys: one per test, __rand_int__ left as written (no -r, as redis-benchmark)'
+    : `keys: __rand_int__ = 12 digits drawn from [0, ${plan.keyspace}) (-r)`;
+  const prefix = plan.keyPrefix === '' ? '' : `, key prefix ${plan.keyPrefix} (an addition)`;
+  return [
+    `respbench -t · engine ${engine} · target ${target}${compare ? ` vs ${targetName(compare)}` : ''} · seed ${plan.seed}`,
+    `tests ${tests.map((t) => t.name).join(',')}: ${plan.requests} requests per test, ${plan.connections} connections, pipeline ${plan.pipeline}, value ${valueSize(plan)}, ${keys}${prefix}`,
+    'additions to redis-benchmark: p50 is per-request latency (reply parsed - request written, even when pipelined); errors are counted and shown',
+  ].join('\n');
+}
+
+function valueSize(plan: Plan): string {
+  return plan.valueSizeMin === plan.valueSizeMax ? `${plan.valueSizeMin} B` : `${plan.valueSizeMin}-${plan.valueSizeMax} B`;
+}
+
+function targetName(t: Target): string {
+  return `${t.host}:${t.port}`;
+}
 
 export interface SuiteOutput {
   json: boolean;
@@ -57,8 +83,11 @@ export async function runSuiteCommand(
   if (compare) {
     b = await runSuite(engine, { ...plan, ...compare }, tests, print, runOptions);
     const rows = a.filter((line) => b.some((o) => o.label === line.label)).map((line) => ({ label: line.label, a: line.result, b: b.find((o) => o.label === line.label)!.result }));
-    if (out.json) out.stdout(`${JSON.stringify({ a: a.map(lineJson), b: b.map(lineJson) }, null, 2)}\n`);
-    else out.stdout(`A = ${plan.host}:${plan.port}, B = ${compare.host}:${compare.port}\n${comparisonTable(rows, 'A', 'B')}\n`);
+    // Every ratio reads "this target as % of the second" (the study's "vs baseline" too).
+    const nameA = targetName(plan);
+    const nameB = targetName(compare);
+    if (out.json) out.stdout(`${JSON.stringify({ a: a.map(lineJson), b: b.map(lineJson), ratio: `${nameA} ops/s as % of ${nameB}` }, null, 2)}\n`);
+    else out.stdout(`${nameA} vs ${nameB}: ${nameA}'s ops/s as a percentage of ${nameB}'s\n${comparisonTable(rows, nameA, nameB)}\n`);
   } else if (out.json) {
     out.stdout(`${JSON.stringify(a.map(lineJson), null, 2)}\n`);
   }
@@ -81,5 +110,5 @@ function reportProblems(out: SuiteOutput, sides: [SuiteLine[], Target][], compar
 }
 
 function lineJson(line: SuiteLine) {
-  return { test: line.test, label: line.label, result: line.result };
+  return { test: line.test, label: line.label, result: jsonView(line.result) };
 }

@@ -82,6 +82,17 @@ export function parseTemplate(source: string, role: 'set' | 'get', literal = fal
   return { source, args, usesKey, usesData, usesRandInt };
 }
 
+/**
+ * The template with every `__rand_int__` turned into the literal text
+ * `__rand_int__` (Plan.randIntLiteral: redis-benchmark without -r).
+ */
+export function randIntAsText(template: Template): Template {
+  if (!template.usesRandInt) return template;
+  const text = Buffer.from('__rand_int__');
+  const args = template.args.map((parts) => parts.map((p): Part => (p.kind === 'randInt' ? { kind: 'literal', bytes: text } : p)));
+  return { ...template, args, usesRandInt: false };
+}
+
 /** Why a read template's replies cannot be checked against what was written, or null. */
 export function unverifiableReason(get: Template): string | null {
   if (get.usesData) return 'a read command that sends __data__ cannot be verified';

@@ -45,6 +45,13 @@ export interface Plan {
    * --set-cmd/--get-cmd, where a bare name means the kvstore shape.
    */
   literalCommands: boolean;
+  /**
+   * True: `__rand_int__` is sent as the text `__rand_int__`, as
+   * redis-benchmark does without -r (every request then names the same key,
+   * e.g. `key:__rand_int__`). Absent or false: each occurrence is a fresh
+   * 12-digit draw from [0, keyspace).
+   */
+  randIntLiteral?: boolean;
   /** Unsigned 32-bit seed. */
   seed: number;
   verifyGet: boolean;
@@ -83,6 +90,11 @@ export interface RawResult extends Counters {
   /** --rate: latency from the actual send (the main histogram counts from the intended send). */
   serviceHistogram?: HistogramData | null;
   failure: Failure | null;
+  /**
+   * Requests written whose replies had not come when the run stopped early
+   * (an interrupt); absent when the engine does not count them.
+   */
+  unanswered?: number;
 }
 
 /** What both engines implement: the JS engine (./index.ts) and the native one (../engine-native.ts). */
