@@ -83,6 +83,8 @@ export interface NativeProgress {
   elapsedNs: number
   phase: string
   durationNs: number
+  /** p99 latency of the timed phase so far (0 before any reply). */
+  p99Ns: number
 }
 
 /** `RawResult` from engine-js/plan.ts, field for field. */
@@ -107,6 +109,8 @@ export interface NativeResult {
   firstError?: string
   firstMismatch?: string
   failure?: NativeFailure
+  /** Requests written whose replies had not come when the run stopped. */
+  unanswered: number
 }
 
 /**

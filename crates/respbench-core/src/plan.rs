@@ -220,4 +220,7 @@ pub struct RawResult {
     /// Text of the first mismatching value, escaped, if any.
     pub first_mismatch: Option<String>,
     pub failure: Option<Failure>,
+    /// Requests of the timed phase written whose replies had not come when
+    /// it stopped (0 when it ran to the end).
+    pub unanswered: u64,
 }

@@ -86,6 +86,8 @@ pub struct NativeResult {
     pub first_error: Option<String>,
     pub first_mismatch: Option<String>,
     pub failure: Option<NativeFailure>,
+    /// Requests written whose replies had not come when the run stopped.
+    pub unanswered: f64,
 }
 
 /// `ProgressSnapshot` from engine-js/progress.ts.
@@ -97,6 +99,8 @@ pub struct NativeProgress {
     pub elapsed_ns: f64,
     pub phase: String,
     pub duration_ns: f64,
+    /// p99 latency of the timed phase so far (0 before any reply).
+    pub p99_ns: f64,
 }
 
 /// A JS number as a whole number within `limit` (the core's one table), or
@@ -196,6 +200,7 @@ fn to_js(r: RawResult) -> NativeResult {
         first_error: r.first_error,
         first_mismatch: r.first_mismatch,
         failure: r.failure.map(|f| NativeFailure { kind: f.kind.as_str().into(), message: f.message }),
+        unanswered: n(r.unanswered),
     }
 }
 
@@ -222,6 +227,7 @@ impl RunHandle {
             elapsed_ns: p.elapsed_ns as f64,
             phase: p.phase.as_str().into(),
             duration_ns: p.duration_ns as f64,
+            p99_ns: p.p99_ns as f64,
         }
     }
 
