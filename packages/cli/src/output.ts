@@ -103,6 +103,11 @@ export function formatFigures(r: RunResult): string {
   );
   lines.push(`bytes out ${bytes(r.bytesOut)} · in ${bytes(r.bytesIn)} · latency = reply parsed - request written, per request`);
   if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${r.failure.message}; the figures above cover the ${r.requests} replies received`);
+  if (r.interrupted) {
+    const i = r.interrupted;
+    const counts = i.unanswered === null ? '' : `: ${i.sent} requests sent, ${i.unanswered} of them left unanswered (in no figure)`;
+    lines.push(`interrupted by ${i.signal}${counts}`);
+  }
   const closed = closedEarlyHint(r);
   if (closed) lines.push(`hint: ${closed}`);
   if (r.errors > 0) {
