@@ -64,6 +64,8 @@ export interface NativePlan {
   literalCommands?: boolean
   /** Absent = false: `__rand_int__` is drawn. */
   randIntLiteral?: boolean
+  /** Absent = false: commands go as RESP arrays. */
+  inlineCommands?: boolean
   seed: number
   verifyGet: boolean
   preload: boolean

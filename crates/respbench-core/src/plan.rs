@@ -59,6 +59,9 @@ pub struct Plan {
     /// `__rand_int__` is sent as the text `__rand_int__`, as redis-benchmark
     /// does without -r (every request then names the same key).
     pub rand_int_literal: bool,
+    /// The commands go in the inline form (`PING\r\n`), as redis-benchmark's
+    /// PING_INLINE; fixed words only.
+    pub inline_commands: bool,
     pub seed: u32,
     pub verify_get: bool,
     /// Get mode: write the keys it will read first (untimed).
@@ -101,6 +104,7 @@ impl Plan {
             key_prefix: "bench:key:".into(),
             literal_commands: false,
             rand_int_literal: false,
+            inline_commands: false,
             seed: 12345,
             verify_get: false,
             preload: true,

@@ -7,6 +7,7 @@
 import type { Engine, Plan } from './engine-js/plan.js';
 import type { RunOptions } from './engine-js/progress.js';
 import { runPlan, type RunResult } from './run.js';
+import { parseTemplate, TemplateError } from './engine-js/command.js';
 import { UsageError } from './validate.js';
 
 export interface SuiteTest {
@@ -21,6 +22,8 @@ export interface SuiteTest {
   command: (p: string, random: boolean) => string;
   /** Read-only commands count as gets (nil replies as misses); the rest as sets. */
   reads?: boolean;
+  /** Sent in the inline form (`PING\r\n`), as redis-benchmark's PING_INLINE. */
+  inline?: boolean;
   /** Must run first, untimed in the figures of this test (LRANGE needs a list). */
   fill?: SuiteTest;
 }
@@ -48,7 +51,7 @@ function lrange(n: number): SuiteTest {
  * `myhash`, `myzset`. Every `__rand_int__` is its own draw.
  */
 export const SUITE: readonly SuiteTest[] = [
-  { name: 'ping_inline', label: 'PING_INLINE', command: () => 'PING' },
+  { name: 'ping_inline', label: 'PING_INLINE', command: () => 'PING', inline: true },
   { name: 'ping_mbulk', label: 'PING_MBULK', command: () => 'PING' },
   { name: 'set', label: 'SET', command: (p) => `SET ${p}key:__rand_int__ __data__` },
   { name: 'get', label: 'GET', command: (p) => `GET ${p}key:__rand_int__`, reads: true },
@@ -149,12 +152,14 @@ export function seedForTest(seed: number, test: SuiteTest): number {
 /** The Plan of one suite test: the command as a literal template, a read (get) or a write (set). */
 export function planForTest(base: Plan, test: SuiteTest): Plan {
   const command = test.command(base.keyPrefix, !base.randIntLiteral);
+  // The command fills both templates; the mode says which one runs and how its replies count.
   return {
     ...base,
     mode: test.reads ? 'get' : 'set',
-    setCmd: test.reads ? 'SET __key__ __data__' : command,
-    getCmd: test.reads ? command : 'GET __key__',
+    setCmd: command,
+    getCmd: command,
     literalCommands: true,
+    inlineCommands: test.inline === true,
     verifyGet: false,
     preload: false,
     seed: seedForTest(base.seed, test),
@@ -166,7 +171,14 @@ export function planForCommand(base: Plan, words: string[]): Plan {
   for (const w of words) {
     if (/\s/.test(w) || w === '') throw new UsageError(`the command's arguments must not be empty or contain spaces (got ${JSON.stringify(w)})`);
   }
-  return { ...base, mode: 'set', setCmd: words.join(' '), getCmd: 'GET __key__', literalCommands: true, verifyGet: false, preload: false };
+  const command = words.join(' ');
+  try {
+    parseTemplate(command, 'set', true);
+  } catch (err) {
+    if (err instanceof TemplateError) throw new UsageError(`the command ${err.message} (got ${JSON.stringify(command)})`);
+    throw err;
+  }
+  return { ...base, mode: 'set', setCmd: command, getCmd: command, literalCommands: true, verifyGet: false, preload: false };
 }
 
 export interface SuiteLine {

@@ -4,6 +4,9 @@
  * --json figures (whole numbers, null when nothing was measured).
  */
 import { describe, expect, it } from 'vitest';
+import { CommandEncoder, inlineForm, parseTemplate, randIntAsText, TemplateError, type Template } from '../src/engine-js/command.js';
+import { KeyStream } from '../src/engine-js/keys.js';
+import { ValueFactory } from '../src/engine-js/values.js';
 import { formatFigures, formatHeader, formatJson, jsonView } from '../src/output.js';
 import { progressText, shortDuration } from '../src/progress-line.js';
 import { finishResult } from '../src/run.js';
@@ -57,5 +60,24 @@ describe('the progress line', () => {
   it('a duration-bound phase counts down its duration; without a p99 yet, none is shown', () => {
     expect(progressText({ phase: 'warmup', done: 10, total: 0, errors: 0, elapsedNs: 2e9, durationNs: 92e9 }, 5)).toBe('warmup: 2.2% · 5 ops/s · errors 0 · 1m 30s left');
     expect(shortDuration(3725)).toBe('1h 02m');
+  });
+});
+
+describe('redis-benchmark forms in the encoder', () => {
+  const values = new ValueFactory({ min: 3, max: 3 });
+  const encode = (t: Template) => {
+    const enc = new CommandEncoder(t, Buffer.from(''), values, 10);
+    const out = Buffer.alloc(enc.maxBytes());
+    return out.subarray(0, enc.encode(out, 0, 7, new KeyStream(1, 0))).toString('latin1');
+  };
+
+  it('PING_INLINE is sent inline (words and CRLF); the inline form takes no placeholders', () => {
+    expect(encode(inlineForm(parseTemplate('PING', 'set', true)))).toBe('PING\r\n');
+    expect(encode(inlineForm(parseTemplate('ECHO hello', 'set', true)))).toBe('ECHO hello\r\n');
+    expect(() => inlineForm(parseTemplate('GET __key__', 'get', true))).toThrow(TemplateError);
+  });
+
+  it('without -r, __rand_int__ is sent as the text __rand_int__', () => {
+    expect(encode(randIntAsText(parseTemplate('INCR counter:__rand_int__', 'set', true)))).toBe('*2\r\n$4\r\nINCR\r\n$20\r\ncounter:__rand_int__\r\n');
   });
 });

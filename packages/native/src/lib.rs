@@ -38,6 +38,8 @@ pub struct NativePlan {
     pub literal_commands: Option<bool>,
     /// Absent = false: `__rand_int__` is drawn.
     pub rand_int_literal: Option<bool>,
+    /// Absent = false: commands go as RESP arrays.
+    pub inline_commands: Option<bool>,
     pub seed: f64,
     pub verify_get: bool,
     pub preload: bool,
@@ -157,6 +159,7 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
         key_prefix: p.key_prefix,
         literal_commands: p.literal_commands.unwrap_or(false),
         rand_int_literal: p.rand_int_literal.unwrap_or(false),
+        inline_commands: p.inline_commands.unwrap_or(false),
         seed: integer(p.seed, limits::SEED)? as u32,
         verify_get: p.verify_get,
         preload: p.preload,

@@ -52,6 +52,11 @@ export interface Plan {
    * 12-digit draw from [0, keyspace).
    */
   randIntLiteral?: boolean;
+  /**
+   * True: the commands go in the inline form (`PING\r\n`), as
+   * redis-benchmark's PING_INLINE; fixed words only. Absent or false: RESP arrays.
+   */
+  inlineCommands?: boolean;
   /** Unsigned 32-bit seed. */
   seed: number;
   verifyGet: boolean;

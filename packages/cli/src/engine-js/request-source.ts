@@ -6,7 +6,7 @@
  * (op, key hash, key index) for when the reply comes. Paired with
  * crates/respbench-core/src/request_source.rs.
  */
-import { CommandEncoder, parseTemplate, randIntAsText, type Template } from './command.js';
+import { CommandEncoder, inlineForm, parseTemplate, randIntAsText, type Template } from './command.js';
 import { KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey } from './keys.js';
 import type { Plan } from './plan.js';
 import { ValueFactory } from './values.js';
@@ -105,7 +105,8 @@ export class PreparedPlan {
     this.prefix = Buffer.from(plan.keyPrefix);
     const template = (source: string, role: 'set' | 'get'): Template => {
       const parsed = parseTemplate(source, role, plan.literalCommands);
-      return plan.randIntLiteral ? randIntAsText(parsed) : parsed;
+      const drawn = plan.randIntLiteral ? randIntAsText(parsed) : parsed;
+      return plan.inlineCommands ? inlineForm(drawn) : drawn;
     };
     this.setEncoder = new CommandEncoder(template(plan.setCmd, 'set'), this.prefix, this.values, plan.keyspace);
     this.getEncoder = new CommandEncoder(template(plan.getCmd, 'get'), this.prefix, this.values, plan.keyspace);
