@@ -23,6 +23,10 @@ async function redis(): Promise<RedisServer> {
   return r;
 }
 
+function commandsProcessed(r: RedisServer): number {
+  return Number(/total_commands_processed:(\d+)/.exec(r.cli('INFO', 'stats'))?.[1] ?? 0);
+}
+
 async function faultServer(mode: string, after = 0): Promise<FaultServer> {
   const s = await startFaultServer({ mode, after });
   cleanups.push(() => s.close());
@@ -40,8 +44,9 @@ describe.each(engines())('engine %s', (engine) => {
     await waitFor('the header', () => stdout.includes('workload:'));
     // The run is still going: only the header is out.
     expect(stdout).toBe(`respbench · engine ${engine} · target 127.0.0.1:${r.port}\nworkload: mode set, for 30 s, 1 connection, pipeline 64, keyspace 100000, value 32 B, commands SET, prefix bench:key:, seed 7, verify off\n`);
+    await waitFor('the run to get going', () => commandsProcessed(r) > 2_000);
     child.kill('SIGINT');
-    expect(await exited).toBe(130);
+    expect(await exited, stdout).toBe(130);
     expect(stdout).toMatch(/ops\/s +avg us\/op/);
     expect(stdout).toMatch(/^interrupted by SIGINT: \d+ requests sent, \d+ of them left unanswered \(in no figure\)$/m);
   });
@@ -57,7 +62,7 @@ describe.each(engines())('engine %s', (engine) => {
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     // With --json the header goes to stderr, stdout stays one JSON document.
     await waitFor('the header on stderr', () => stderr.includes('workload:'));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await waitFor('the run to get going', () => commandsProcessed(r) > 2_000);
     child.kill('SIGTERM');
     expect(await exited).toBe(143);
     const result = JSON.parse(stdout);
