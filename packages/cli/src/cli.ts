@@ -62,7 +62,7 @@ export function buildProgram(io: CliIo = processIo): Command {
     .option('--json', 'print the RunResult as JSON (stable field names)', false)
     .option('-q, --quiet', 'no progress on stderr', false)
     .option('--embedded', 'run against the built-in demo/test server (respbench serve) on a free port', false)
-    .option('-t, --tests <list>', `the command suite, redis-benchmark's tests in turn: ${SUITE_NAMES.join(',')} (lrange = all four)`)
+    .option('-t, --tests <list>', `the command suite, redis-benchmark's tests, run in its order: ${SUITE_NAMES.join(',')} (ping = both pings, lrange = all four)`)
     .option('--csv', 'with -t: print CSV in redis-benchmark --csv columns', false)
     .option('--compare <host:port>', 'with -t: run the suite against this second target too; ratios are this target as % of the second')
     .option('--version', 'print the version, the engines available here and the Node/napi versions', false)

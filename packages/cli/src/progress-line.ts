@@ -32,7 +32,7 @@ export function progressText(p: ProgressSnapshot, rate: number): string {
   if (p.durationNs) left = Math.max(0, (p.durationNs - p.elapsedNs) / 1e9);
   else if (p.total > 0 && p.done > 0) left = ((p.total - p.done) * elapsedSec) / p.done;
   const parts = [`${label}: ${pct}%`, `${Math.round(rate)} ops/s`];
-  if (p.p99Ns !== undefined && p.p99Ns > 0) parts.push(`p99 ${(p.p99Ns / 1000).toFixed(p.p99Ns < 10_000_000 ? 1 : 0)} us`);
+  if (p.p99Ns !== undefined && p.p99Ns > 0) parts.push(`p99 ${p.p99Ns < 1e6 ? `${(p.p99Ns / 1e3).toFixed(1)} us` : `${(p.p99Ns / 1e6).toFixed(1)} ms`}`);
   parts.push(`errors ${p.errors}`, left === null ? `${shortDuration(elapsedSec)} elapsed` : `${shortDuration(left)} left`);
   return parts.join(' · ');
 }

@@ -60,6 +60,7 @@ describe('the progress line', () => {
   it('a duration-bound phase counts down its duration; without a p99 yet, none is shown', () => {
     expect(progressText({ phase: 'warmup', done: 10, total: 0, errors: 0, elapsedNs: 2e9, durationNs: 92e9 }, 5)).toBe('warmup: 2.2% · 5 ops/s · errors 0 · 1m 30s left');
     expect(shortDuration(3725)).toBe('1h 02m');
+    expect(progressText({ phase: 'run', done: 1, total: 2, errors: 0, elapsedNs: 1e9, p99Ns: 32_000_000 }, 1)).toContain('p99 32.0 ms');
   });
 });
 
