@@ -162,6 +162,19 @@ describe('redis-benchmark flags', () => {
     expect(help.stdout).toMatch(/-h, --host <ip>/);
   });
 
+  it('--compare names both targets and gives the first as a percentage of the second', async () => {
+    const [kv, redis] = await twoServers();
+    const run = await runCli(['--engine', 'js', '-p', String(kv.port), '-t', 'set,get', '-n', '2000', '-r', '100', '--compare', `redis=127.0.0.1:${redis.port}`, '--target-name', 'kvstore']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("kvstore vs redis: kvstore's ops/s as a percentage of redis's");
+    expect(run.stdout).toMatch(/^\| test +\| kvstore ops\/s +\| redis ops\/s +\| kvstore vs redis +\|/m);
+    for (const label of ['SET', 'GET']) {
+      const row = new RegExp(`^\\| ${label} +\\| (\\d+\\.\\d\\d) +\\| (\\d+\\.\\d\\d) +\\| (\\d+\\.\\d)%`, 'm').exec(run.stdout);
+      expect(row, run.stdout).not.toBeNull();
+      expect(Number(row![3])).toBeCloseTo((100 * Number(row![1])) / Number(row![2]), 0);
+    }
+  });
+
   it('--version names the version, the engines and the Node/napi versions', async () => {
     const run = await runCli(['--version']);
     expect(run.code).toBe(0);

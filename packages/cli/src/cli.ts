@@ -64,7 +64,8 @@ export function buildProgram(io: CliIo = processIo): Command {
     .option('--embedded', 'run against the built-in demo/test server (respbench serve) on a free port', false)
     .option('-t, --tests <list>', `the command suite, redis-benchmark's tests, run in its order: ${SUITE_NAMES.join(',')} (ping = both pings, lrange = all four)`)
     .option('--csv', 'with -t: print CSV in redis-benchmark --csv columns', false)
-    .option('--compare <host:port>', 'with -t: run the suite against this second target too; ratios are this target as % of the second')
+    .option('--compare <[name=]host:port>', 'with -t: run the suite against this second target too; ratios are this target as % of the second (e.g. redis=127.0.0.1:6379)')
+    .option('--target-name <name>', 'with --compare: what to call this target in the table (default host:port)')
     .option('--version', 'print the version, the engines available here and the Node/napi versions', false)
     .argument('[redis-command...]', 'a command to benchmark, as in redis-benchmark (e.g. INCR counter:__rand_int__); options go before it')
     // Words after the command are its arguments, not respbench's options (as in redis-benchmark).

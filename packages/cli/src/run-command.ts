@@ -23,6 +23,7 @@ export type RunFlags = RawRunOptions & {
   tests?: string;
   csv: boolean;
   compare?: string;
+  targetName?: string;
   /** Words after the options: a command to benchmark, as in redis-benchmark. */
   command?: string[];
 };
@@ -34,7 +35,10 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   let plan = built.plan;
   const tests = opts.tests === undefined ? null : parseTests(opts.tests);
   const command = opts.command && opts.command.length > 0 ? opts.command : null;
-  const compare = opts.compare === undefined ? null : parseHostPort(opts.compare, '--compare');
+  // `--compare redis=127.0.0.1:6379`: the name heads its column and the ratio ("kvstore vs redis").
+  const named = opts.compare === undefined ? null : /^([^=[\]:\s]+)=(.+)$/.exec(opts.compare);
+  const compare = opts.compare === undefined ? null : parseHostPort(named ? named[2] : opts.compare, '--compare');
+  if (opts.targetName !== undefined && !compare) throw new UsageError('--target-name goes with --compare');
   if (!tests && (opts.csv || compare)) throw new UsageError(`${opts.csv ? '--csv' : '--compare'} goes with -t/--tests`);
   if (tests && command) throw new UsageError(`-t/--tests and a command on the line (${command.join(' ')}) do not go together: give one`);
   // redis-benchmark's habits: its defaults, key names and -r meaning (see withBenchmarkDefaults).
@@ -55,7 +59,8 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     plan.port = embedded.port;
   }
   // What will run, before it runs: with the human output on stdout, else on stderr (unless --quiet).
-  const header = tests ? suiteHeader(engine.name, plan, tests, compare) : formatHeader(engine.name, plan);
+  const names = compare ? { a: opts.targetName ?? `${plan.host}:${plan.port}`, b: named ? named[1] : `${compare.host}:${compare.port}` } : undefined;
+  const header = tests ? suiteHeader(engine.name, plan, tests, compare, names) : formatHeader(engine.name, plan);
   if (!opts.json && !opts.csv) io.stdout(`${header}\n`);
   else if (!opts.quiet) io.stderr(`${header}\n`);
   const controller = new AbortController();
@@ -71,7 +76,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   try {
     const runOptions = { onProgress: (p: ProgressSnapshot) => progress.update(p), signal: controller.signal };
     if (tests) {
-      const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear() };
+      const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names };
       const code = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
       if (signalCode !== EXIT.ok) throw new Exit(signalCode);
       if (code !== EXIT.ok) throw new Exit(code);

@@ -15,14 +15,14 @@ import { comparisonTable, CSV_HEADER, csvLine, quietLine, runSuite, type SuiteLi
  * The line printed before the suite runs: what redis-benchmark would be
  * told (connections, pipeline, size, keys) and what respbench adds.
  */
-export function suiteHeader(engine: EngineName, plan: Plan, tests: SuiteTest[], compare: Target | null): string {
+export function suiteHeader(engine: EngineName, plan: Plan, tests: SuiteTest[], compare: Target | null, names?: { a: string; b: string }): string {
   const target = `${plan.host}:${plan.port}`;
   const keys = plan.randIntLiteral
     ? 'keys: one per test, __rand_int__ left as written (no -r, as redis-benchmark)'
     : `keys: __rand_int__ = 12 digits drawn from [0, ${plan.keyspace}) (-r)`;
   const prefix = plan.keyPrefix === '' ? '' : `, key prefix ${plan.keyPrefix} (an addition)`;
   return [
-    `respbench -t · engine ${engine} · target ${target}${compare ? ` vs ${targetName(compare)}` : ''} · seed ${plan.seed}`,
+    `respbench -t · engine ${engine} · target ${target}${compare ? ` vs ${targetName(compare)}${names ? ` (${names.a} vs ${names.b})` : ''}` : ''} · seed ${plan.seed}`,
     `tests ${tests.map((t) => t.name).join(',')}: ${plan.requests} requests per test, ${plan.connections} connections, pipeline ${plan.pipeline}, value ${valueSize(plan)}, ${keys}${prefix}`,
     'additions to redis-benchmark: p50 is per-request latency (reply parsed - request written, even when pipelined); errors are counted and shown',
   ].join('\n');
@@ -43,6 +43,8 @@ export interface SuiteOutput {
   stderr: (text: string) => void;
   /** Called before a line is printed (the live progress line goes away first). */
   beforeLine: () => void;
+  /** With --compare: what to call the two targets (default host:port). */
+  names?: { a: string; b: string };
 }
 
 export type Target = { host: string; port: number };
@@ -84,8 +86,8 @@ export async function runSuiteCommand(
     b = await runSuite(engine, { ...plan, ...compare }, tests, print, runOptions);
     const rows = a.filter((line) => b.some((o) => o.label === line.label)).map((line) => ({ label: line.label, a: line.result, b: b.find((o) => o.label === line.label)!.result }));
     // Every ratio reads "this target as % of the second" (the study's "vs baseline" too).
-    const nameA = targetName(plan);
-    const nameB = targetName(compare);
+    const nameA = out.names?.a ?? targetName(plan);
+    const nameB = out.names?.b ?? targetName(compare);
     if (out.json) out.stdout(`${JSON.stringify({ a: a.map(lineJson), b: b.map(lineJson), ratio: `${nameA} ops/s as % of ${nameB}` }, null, 2)}\n`);
     else out.stdout(`${nameA} vs ${nameB}: ${nameA}'s ops/s as a percentage of ${nameB}'s\n${comparisonTable(rows, nameA, nameB)}\n`);
   } else if (out.json) {
