@@ -91,13 +91,29 @@ export function versionText(): string {
   return [`respbench ${pkg.version}`, `engines: ${engines}`, `node ${process.versions.node} · napi ${process.versions.napi ?? 'n/a'} · ${process.platform}-${process.arch}`].join('\n');
 }
 
+/**
+ * `-h`/`--host` among the options (before a command or subcommand) with no
+ * value after it; null otherwise. Words after the first non-option are the
+ * command's own arguments.
+ */
+function hostFlagWithoutValue(program: Command, argv: string[]): string | null {
+  const takesValue = new Set(program.options.filter((o) => o.required || o.optional).flatMap((o) => [o.short, o.long].filter((f): f is string => !!f)));
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('-')) return null;
+    if (a === '-h' || a === '--host') return i === argv.length - 1 || argv[i + 1].startsWith('-') ? a : null;
+    if (takesValue.has(a)) i++;
+  }
+  return null;
+}
+
 /** Runs the program on argv; resolves to the exit status. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   const program = buildProgram(io);
   // `-h` alone used to be help; now that it is the host, say so instead of a bare "argument missing".
-  const h = argv.findIndex((a) => a === '-h' || a === '--host');
-  if (h >= 0 && (h === argv.length - 1 || argv[h + 1].startsWith('-')) && !argv.slice(0, h).some((a) => a === 'serve' || a === 'study')) {
-    io.stderr(`respbench: ${argv[h]} needs a host (-h is the host, as in redis-benchmark; help is --help)\n`);
+  const bareHost = hostFlagWithoutValue(program, argv);
+  if (bareHost) {
+    io.stderr(`respbench: ${bareHost} needs a host (-h is the host, as in redis-benchmark; help is --help)\n`);
     return EXIT.usage;
   }
   try {
