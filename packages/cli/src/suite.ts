@@ -239,7 +239,9 @@ function ms(us: number): string {
 export function csvLine(line: SuiteLine, p95Us: number, minUs: number): string {
   const r = line.result;
   const l = r.latencyUs;
-  const cells = [line.label, r.opsPerSec.toFixed(2), ms(l.mean), ms(minUs), ms(l.p50), ms(p95Us), ms(l.p99), ms(l.max), String(r.errors)];
+  // A test whose replies were all errors has no rate (empty cell); the errors column says why.
+  const rps = allErrors(r) ? '' : r.opsPerSec.toFixed(2);
+  const cells = [line.label, rps, ms(l.mean), ms(minUs), ms(l.p50), ms(p95Us), ms(l.p99), ms(l.max), String(r.errors)];
   return cells.map((c) => `"${c.replace(/"/g, '""')}"`).join(',');
 }
 

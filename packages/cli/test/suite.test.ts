@@ -108,6 +108,7 @@ describe('printed forms', () => {
     expect(cells.slice(1, 4)).toEqual(['"2000.00"', cells[2], '"0.090"']);
     expect(cells[5]).toBe('"0.150"');
     expect(cells[8]).toBe('"0"');
+    expect(csvLine(line({ errors: 1000 }), 150, 90).split(',').slice(0, 2)).toEqual(['"SET"', '""']);
   });
 
   it('two targets side by side, with the ratio unless errors make it meaningless', () => {
