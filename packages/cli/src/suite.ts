@@ -4,10 +4,10 @@
  * redis-benchmark's `-q` form, as CSV, or as JSON; and the same suite against
  * two targets side by side with the ratio per test.
  */
+import { parseTemplate, TemplateError } from './engine-js/command.js';
 import type { Engine, Plan } from './engine-js/plan.js';
 import type { RunOptions } from './engine-js/progress.js';
 import { runPlan, type RunResult } from './run.js';
-import { parseTemplate, TemplateError } from './engine-js/command.js';
 import { UsageError } from './validate.js';
 
 export interface SuiteTest {
