@@ -45,7 +45,7 @@ export class ProgressLine {
 
   constructor(
     private readonly io: { stderr: (t: string) => void },
-    private readonly enabled: boolean,
+    readonly enabled: boolean,
   ) {}
 
   update(p: ProgressSnapshot): void {

@@ -74,7 +74,8 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
   let result: RunResult;
   try {
-    const runOptions = { onProgress: (p: ProgressSnapshot) => progress.update(p), signal: controller.signal };
+    // No line to show, no snapshots asked for: the engine skips the work (p99 so far) for nobody.
+    const runOptions = { onProgress: progress.enabled ? (p: ProgressSnapshot) => progress.update(p) : undefined, signal: controller.signal };
     if (tests) {
       const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names };
       const code = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
