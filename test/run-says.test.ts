@@ -74,6 +74,22 @@ describe.each(engines())('engine %s', (engine) => {
     expect(Number.isInteger(result.elapsedNs)).toBe(true);
   });
 
+  it('-t --json: the interrupted test records the signal too', async () => {
+    const r = await redis();
+    const child = spawn(process.execPath, [CLI, '--engine', engine, '-p', String(r.port), '-t', 'set', '-n', '50000000', '-c', '2', '--json'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    cleanups.push(() => child.kill('SIGKILL'));
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await waitFor('the run to get going', () => commandsProcessed(r) > 2_000);
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    const [set] = JSON.parse(stdout);
+    expect(set.result.failure.kind).toBe('interrupted');
+    expect(set.result.interrupted).toMatchObject({ signal: 'SIGINT' });
+    expect(set.result.interrupted.sent).toBe(set.result.requests + set.result.interrupted.unanswered);
+  });
+
   it('a server that closes the connection before any reply: may have crashed, and how to check', async () => {
     const s = await faultServer('close-after', 0);
     const run = await runCli(['--engine', engine, '-p', String(s.port), '-n', '100']);

@@ -8,9 +8,9 @@ import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
 import type { CliIo } from './io.js';
 import { closedEarlyHint, formatFigures, formatHeader, formatJson } from './output.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
-import type { Interruption, RunResult } from './run.js';
+import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
-import { exitCodeFor, runPlan } from './run.js';
+import { exitCodeFor, interruptionOf, runPlan } from './run.js';
 import { spawnEmbedded } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests, planForCommand, withBenchmarkDefaults } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
@@ -77,7 +77,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     // No line to show, no snapshots asked for: the engine skips the work (p99 so far) for nobody.
     const runOptions = { onProgress: progress.enabled ? (p: ProgressSnapshot) => progress.update(p) : undefined, signal: controller.signal };
     if (tests) {
-      const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names };
+      const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => caught };
       const code = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
       if (signalCode !== EXIT.ok) throw new Exit(signalCode);
       if (code !== EXIT.ok) throw new Exit(code);
@@ -89,7 +89,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     stopListening();
     if (embedded) await embedded.stop();
   }
-  if (caught && result.failure?.kind === 'interrupted') result.interrupted = interruption(caught, result);
+  if (caught && result.failure?.kind === 'interrupted') result.interrupted = interruptionOf(caught, result);
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
   else io.stdout(`${formatFigures(result)}\n`);
   // The reason also goes to stderr, so a script reading --json still sees why it failed.
@@ -100,10 +100,4 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   }
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);
-}
-
-/** Which signal stopped the run, and the requests it left unanswered (when the engine counted them). */
-function interruption(signal: StopSignal, r: RunResult): Interruption {
-  const unanswered = r.unanswered ?? null;
-  return { signal, sent: unanswered === null ? null : r.requests + unanswered, unanswered };
 }

@@ -83,6 +83,12 @@ export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = 
   return finishResult(plan, await engine.run(plan, options));
 }
 
+/** Which signal stopped the run, and the requests it left unanswered (when the engine counted them). */
+export function interruptionOf(signal: Interruption['signal'], r: RunResult): Interruption {
+  const unanswered = r.unanswered ?? null;
+  return { signal, sent: unanswered === null ? null : r.requests + unanswered, unanswered };
+}
+
 /** A run that failed before its measured phase got a single reply: its figures mean nothing. */
 export function notStarted(result: RunResult): boolean {
   return result.failure !== null && result.requests === 0;

@@ -8,7 +8,7 @@ import { LatencyHistogram } from './engine-js/histogram.js';
 import type { Engine, EngineName, Plan } from './engine-js/plan.js';
 import { jsonView } from './output.js';
 import type { RunOptions } from './engine-js/progress.js';
-import { exitCodeFor } from './run.js';
+import { exitCodeFor, interruptionOf, type Interruption } from './run.js';
 import { comparisonTable, CSV_HEADER, csvLine, quietLine, runSuite, type SuiteLine, type SuiteTest } from './suite.js';
 
 /**
@@ -45,6 +45,8 @@ export interface SuiteOutput {
   beforeLine: () => void;
   /** With --compare: what to call the two targets (default host:port). */
   names?: { a: string; b: string };
+  /** The signal that stopped the suite, if one did (recorded on the interrupted test's result). */
+  signal?: () => Interruption['signal'] | null;
 }
 
 export type Target = { host: string; port: number };
@@ -72,6 +74,8 @@ export async function runSuiteCommand(
   runOptions: RunOptions,
 ): Promise<number> {
   const print = (line: SuiteLine) => {
+    const signal = out.signal?.();
+    if (signal && line.result.failure?.kind === 'interrupted') line.result.interrupted = interruptionOf(signal, line.result);
     out.beforeLine();
     if (out.json || compare) return;
     if (out.csv) {
