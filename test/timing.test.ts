@@ -153,7 +153,8 @@ describe('live progress', () => {
   it('shows ops/s and done % on a terminal, and nothing with --quiet or when not a terminal', async () => {
     const args = ['--engine', 'js', '--port', String(redis.current.port), '--duration', '2s', '--mode', 'set'];
     const tty = spawnSync('script', ['-qefc', [process.execPath, CLI, ...args].join(' '), '/dev/null'], { encoding: 'utf8', timeout: 20_000 });
-    expect(tty.stdout).toMatch(/running: \d+\.\d% · \d+ ops\/s · errors 0/);
+    // Done %, the rate now, p99 so far, errors and the time left.
+    expect(tty.stdout).toMatch(/running: \d+\.\d% · \d+ ops\/s · p99 \d+\.\d (us|ms) · errors 0 · \d+(\.\d)?s left/);
     const quiet = spawnSync('script', ['-qefc', [process.execPath, CLI, ...args, '--quiet'].join(' '), '/dev/null'], { encoding: 'utf8', timeout: 20_000 });
     expect(quiet.stdout).not.toMatch(/running:/);
     const piped = await runCli(args);

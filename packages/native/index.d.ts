@@ -62,6 +62,10 @@ export interface NativePlan {
   getCmd: string
   keyPrefix: string
   literalCommands?: boolean
+  /** Absent = false: `__rand_int__` is drawn. */
+  randIntLiteral?: boolean
+  /** Absent = false: commands go as RESP arrays. */
+  inlineCommands?: boolean
   seed: number
   verifyGet: boolean
   preload: boolean
@@ -89,6 +93,8 @@ export interface NativeProgress {
   elapsedNs: number
   phase: string
   durationNs: number
+  /** p99 latency of the timed phase so far (0 before any reply). */
+  p99Ns: number
 }
 
 /** `RawResult` from engine-js/plan.ts, field for field. */
@@ -114,6 +120,8 @@ export interface NativeResult {
   firstError?: string
   firstMismatch?: string
   failure?: NativeFailure
+  /** Requests written whose replies had not come when the run stopped. */
+  unanswered: number
 }
 
 /**

@@ -41,6 +41,8 @@ pub struct Template {
     pub uses_key: bool,
     pub uses_data: bool,
     pub uses_rand_int: bool,
+    /// Sent in the inline form (`PING\r\n`), not as a RESP array: see [`inline_form`].
+    pub inline: bool,
 }
 
 /// A template the engine cannot send; the text completes "the command …".
@@ -299,7 +301,36 @@ pub fn parse_template(source: &str, role: Role, literal: bool) -> Result<Templat
         uses_key: used.key,
         uses_data: used.data,
         uses_rand_int: used.rand_int,
+        inline: false,
     })
+}
+
+/// The template with every `__rand_int__` turned into the literal text
+/// `__rand_int__` (`Plan::rand_int_literal`: redis-benchmark without -r).
+pub fn rand_int_as_text(mut template: Template) -> Template {
+    if !template.uses_rand_int {
+        return template;
+    }
+    for parts in &mut template.args {
+        for p in parts.iter_mut() {
+            if *p == Part::RandInt {
+                *p = Part::Literal(b"__rand_int__".to_vec());
+            }
+        }
+    }
+    template.uses_rand_int = false;
+    template
+}
+
+/// The template sent in the inline form, words and CRLF (`Plan::inline_commands`:
+/// redis-benchmark's PING_INLINE). Only fixed words: a key or value could hold
+/// a space or CRLF, which the inline form cannot carry.
+pub fn inline_form(mut template: Template) -> Result<Template, TemplateError> {
+    if template.args.iter().flatten().any(|p| !matches!(p, Part::Literal(_))) {
+        return Err(TemplateError("is sent inline, so it takes fixed words only (no placeholders)".into()));
+    }
+    template.inline = true;
+    Ok(template)
 }
 
 /// Why a read template's replies cannot be checked against what was written.
@@ -357,6 +388,27 @@ impl CommandEncoder {
                 _ => pieces.push(Piece::Static(start, statics.len())),
             }
         };
+        if template.inline {
+            // The words, one space apart, and CRLF: one copy per request.
+            let words: Vec<Vec<u8>> = template
+                .args
+                .iter()
+                .map(|parts| {
+                    parts.iter().flat_map(|p| if let Part::Literal(b) = p { b.clone() } else { Vec::new() }).collect()
+                })
+                .collect();
+            let mut line = words.join(&b' ');
+            line.extend_from_slice(b"\r\n");
+            push_static(&mut pieces, &mut statics, &line);
+            return CommandEncoder {
+                template,
+                pieces,
+                statics,
+                prefix: prefix.to_vec(),
+                prefix_hash: fnv1a32(prefix),
+                keyspace,
+            };
+        }
         push_static(&mut pieces, &mut statics, format!("*{}\r\n", template.args.len()).as_bytes());
         for parts in &template.args {
             let (mut fixed, mut keys, mut datas, mut rands) = (0, 0, 0, 0);
@@ -468,6 +520,33 @@ mod tests {
         assert_eq!(t.args[1], vec![Part::Literal(b"k:".to_vec()), Part::Key, Part::Literal(b":x".to_vec())]);
         assert_eq!(t.args[3], vec![Part::Literal(b"user:".to_vec()), Part::RandInt]);
         assert!(t.uses_rand_int && t.uses_data && t.uses_key);
+    }
+
+    #[test]
+    fn inline_commands_are_words_and_crlf_and_take_no_placeholders() {
+        let ping = inline_form(parse_template("PING", Role::Set, true).unwrap()).unwrap();
+        let values = ValueFactory::new(3, 3);
+        let enc = CommandEncoder::new(ping, b"k:", 10);
+        let mut out = vec![0u8; enc.max_bytes(&values)];
+        let (len, _) = enc.encode(&mut out, 7, &mut KeyStream::new(1, 0), &values);
+        assert_eq!(&out[..len], b"PING\r\n");
+        let echo = inline_form(parse_template("ECHO hello", Role::Set, true).unwrap()).unwrap();
+        let enc = CommandEncoder::new(echo, b"k:", 10);
+        let mut out = vec![0u8; enc.max_bytes(&values)];
+        let (len, _) = enc.encode(&mut out, 7, &mut KeyStream::new(1, 0), &values);
+        assert_eq!(&out[..len], b"ECHO hello\r\n");
+        assert!(inline_form(parse_template("GET __key__", Role::Get, true).unwrap()).is_err());
+    }
+
+    #[test]
+    fn rand_int_as_text_sends_the_placeholder_literally() {
+        let t = rand_int_as_text(parse_template("INCR counter:__rand_int__", Role::Set, true).unwrap());
+        assert!(!t.uses_rand_int);
+        let values = ValueFactory::new(3, 3);
+        let enc = CommandEncoder::new(t, b"", 10);
+        let mut out = vec![0u8; enc.max_bytes(&values)];
+        let (len, _) = enc.encode(&mut out, 7, &mut KeyStream::new(1, 0), &values);
+        assert_eq!(&out[..len], b"*2\r\n$4\r\nINCR\r\n$20\r\ncounter:__rand_int__\r\n");
     }
 
     #[test]

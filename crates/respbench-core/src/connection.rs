@@ -48,6 +48,8 @@ pub(crate) struct Tally {
     /// Replies and errors not yet added to the shared progress counters.
     pub unreported_replies: u64,
     pub unreported_errors: u64,
+    /// Requests written whose replies had not come when the phase stopped.
+    pub unanswered: u64,
 }
 
 /// Whether a connection still has work after an event.
@@ -289,6 +291,11 @@ impl Connection {
         }
         self.started_at = Instant::now();
         self.pump(w, tally)
+    }
+
+    /// Requests written whose replies have not come yet.
+    pub fn inflight(&self) -> usize {
+        self.inflight
     }
 
     /// Sets when a time-bound phase ends (known once the workers start).

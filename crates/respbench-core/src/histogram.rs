@@ -38,6 +38,11 @@ impl LatencyHistogram {
         self.inner.add(&other.inner).expect("same layout");
     }
 
+    /// The value at quantile `q` (0..1), in ns; 0 when empty.
+    pub fn value_at_quantile(&self, q: f64) -> u64 {
+        self.inner.value_at_quantile(q)
+    }
+
     pub fn total(&self) -> u64 {
         self.inner.len()
     }

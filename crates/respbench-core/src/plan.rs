@@ -56,6 +56,12 @@ pub struct Plan {
     /// The command suite's own commands: a single word is sent as it is and
     /// a template needs no `__key__`.
     pub literal_commands: bool,
+    /// `__rand_int__` is sent as the text `__rand_int__`, as redis-benchmark
+    /// does without -r (every request then names the same key).
+    pub rand_int_literal: bool,
+    /// The commands go in the inline form (`PING\r\n`), as redis-benchmark's
+    /// PING_INLINE; fixed words only.
+    pub inline_commands: bool,
     pub seed: u32,
     pub verify_get: bool,
     /// Get mode: write the keys it will read first (untimed).
@@ -127,6 +133,8 @@ impl Plan {
             get_cmd: "GET".into(),
             key_prefix: "bench:key:".into(),
             literal_commands: false,
+            rand_int_literal: false,
+            inline_commands: false,
             seed: 12345,
             verify_get: false,
             preload: true,
@@ -260,4 +268,7 @@ pub struct RawResult {
     /// Text of the first mismatching value, escaped, if any.
     pub first_mismatch: Option<String>,
     pub failure: Option<Failure>,
+    /// Requests of the timed phase written whose replies had not come when
+    /// it stopped (0 when it ran to the end).
+    pub unanswered: u64,
 }

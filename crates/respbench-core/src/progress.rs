@@ -37,6 +37,9 @@ pub struct ProgressSnapshot {
     pub errors: u64,
     pub elapsed_ns: u64,
     pub phase: Phase,
+    /// p99 latency of the timed phase so far, in ns (0 before any reply).
+    /// With several worker threads, the latest one a thread published.
+    pub p99_ns: u64,
 }
 
 /// Shared between a run and whoever watches it.
@@ -47,6 +50,7 @@ pub struct RunControl {
     total: AtomicU64,
     duration_ns: AtomicU64,
     errors: AtomicU64,
+    p99_ns: AtomicU64,
     phase: AtomicU8,
     phase_started: Mutex<Option<Instant>>,
 }
@@ -65,6 +69,7 @@ impl RunControl {
             total: AtomicU64::new(0),
             duration_ns: AtomicU64::new(0),
             errors: AtomicU64::new(0),
+            p99_ns: AtomicU64::new(0),
             phase: AtomicU8::new(0),
             phase_started: Mutex::new(None),
         }
@@ -84,6 +89,7 @@ impl RunControl {
         self.duration_ns.store(duration_ns, Ordering::Relaxed);
         self.done.store(0, Ordering::Relaxed);
         self.errors.store(0, Ordering::Relaxed);
+        self.p99_ns.store(0, Ordering::Relaxed);
         self.total.store(total, Ordering::Relaxed);
         self.phase.store(phase as u8, Ordering::Relaxed);
         *self.phase_started.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
@@ -99,6 +105,11 @@ impl RunControl {
         }
     }
 
+    /// A worker's p99 so far, for the progress line (a few times a second, not per reply).
+    pub(crate) fn set_p99(&self, ns: u64) {
+        self.p99_ns.store(ns, Ordering::Relaxed);
+    }
+
     pub fn snapshot(&self) -> ProgressSnapshot {
         let started = *self.phase_started.lock().unwrap_or_else(|e| e.into_inner());
         ProgressSnapshot {
@@ -107,6 +118,7 @@ impl RunControl {
             duration_ns: self.duration_ns.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
             elapsed_ns: started.map_or(0, |t| t.elapsed().as_nanos() as u64),
+            p99_ns: self.p99_ns.load(Ordering::Relaxed),
             phase: match self.phase.load(Ordering::Relaxed) {
                 p if p == Phase::Preload as u8 => Phase::Preload,
                 p if p == Phase::Warmup as u8 => Phase::Warmup,

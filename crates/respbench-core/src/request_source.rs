@@ -4,7 +4,7 @@
 //! request's bytes and gets back what it must remember about that request
 //! (kind, key hash, key index) for when the reply comes.
 
-use crate::command::{CommandEncoder, Role, TemplateError, parse_template};
+use crate::command::{CommandEncoder, Role, TemplateError, inline_form, parse_template, rand_int_as_text};
 use crate::keys::{KeyChooser, KeyStream, RAND_INT_SALT, requests_for_connection, write_key};
 use crate::plan::{Mode, Plan};
 use crate::values::ValueFactory;
@@ -56,10 +56,13 @@ impl PreparedPlan {
     pub fn new(plan: Plan) -> Result<PreparedPlan, TemplateError> {
         let values = ValueFactory::new(plan.value_size_min, plan.value_size_max);
         let literal = plan.literal_commands;
-        let set =
-            parse_template(&plan.set_cmd, Role::Set, literal).map_err(|e| TemplateError(format!("--set-cmd {e}")))?;
-        let get =
-            parse_template(&plan.get_cmd, Role::Get, literal).map_err(|e| TemplateError(format!("--get-cmd {e}")))?;
+        let template = |source: &str, role: Role| {
+            let t = parse_template(source, role, literal)?;
+            let t = if plan.rand_int_literal { rand_int_as_text(t) } else { t };
+            if plan.inline_commands { inline_form(t) } else { Ok(t) }
+        };
+        let set = template(&plan.set_cmd, Role::Set).map_err(|e| TemplateError(format!("--set-cmd {e}")))?;
+        let get = template(&plan.get_cmd, Role::Get).map_err(|e| TemplateError(format!("--get-cmd {e}")))?;
         let prefix = plan.key_prefix.as_bytes();
         let set_encoder = CommandEncoder::new(set, prefix, plan.keyspace);
         let get_encoder = CommandEncoder::new(get, prefix, plan.keyspace);

@@ -60,6 +60,7 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         let outcome = run_phase(&prepared, Phase::Run, control);
         result.elapsed_ns = outcome.elapsed_ns;
         result.counters = outcome.counters;
+        result.unanswered = outcome.unanswered;
         first = outcome.first;
         if let Some(h) = outcome.histogram {
             histogram = h;
@@ -124,6 +125,8 @@ struct PhaseOutcome {
     histogram: Option<LatencyHistogram>,
     service: Option<LatencyHistogram>,
     lag: Option<LatencyHistogram>,
+    /// Requests written whose replies had not come when the phase stopped.
+    unanswered: u64,
 }
 
 /// What kind of phase the workers run: whether latency is recorded, whether
@@ -207,6 +210,7 @@ fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> Pha
                 histogram: tally.histogram,
                 service: tally.service,
                 lag: tally.lag,
+                unanswered: 0,
             };
         }
     };
@@ -298,6 +302,7 @@ fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape
         end = end.max(o.finished_at);
         total.counters.merge(&o.tally.counters);
         total.first.merge(o.tally.first);
+        total.unanswered += o.tally.unanswered;
         if let (Some(sum), Some(h)) = (total.histogram.as_mut(), o.tally.histogram.as_ref()) {
             sum.merge(h);
         }
@@ -316,8 +321,12 @@ fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape
         histogram: total.histogram,
         service: total.service,
         lag: total.lag,
+        unanswered: total.unanswered,
     }
 }
+
+/// How often a worker publishes its p99 so far for the progress line.
+const P99_EVERY: Duration = Duration::from_millis(250);
 
 /// One worker thread: registers its connections, waits for the others, runs
 /// the event loop, and closes its sockets before reporting, so the server
@@ -339,7 +348,9 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
     // A time-bound phase ends `length` after its start (this thread's start).
     event_loop.run(shape.length.map(|l| started_at + l));
     let finished_at = Instant::now();
-    let EventLoop { conns, tally, .. } = event_loop;
+    let EventLoop { conns, mut tally, .. } = event_loop;
+    // What a stop (an interrupt, a failure elsewhere) left unanswered.
+    tally.unanswered = conns.iter().map(|c| c.inflight() as u64).sum();
     drop(conns);
     WorkerOutcome { tally, started_at, finished_at }
 }
@@ -383,6 +394,8 @@ impl EventLoop<'_> {
             self.settle(i, outcome);
         }
         let mut events = Events::with_capacity(self.conns.len().clamp(16, 1024));
+        // The progress line's p99 so far: published a few times a second, not per reply.
+        let mut next_p99 = Instant::now() + P99_EVERY;
         while self.active > 0 && !self.shared.stop.load(Ordering::Relaxed) {
             if control.is_cancelled() {
                 self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
@@ -403,6 +416,13 @@ impl EventLoop<'_> {
             control.add(self.tally.unreported_replies, self.tally.unreported_errors);
             self.tally.unreported_replies = 0;
             self.tally.unreported_errors = 0;
+            if let Some(h) = self.tally.histogram.as_ref() {
+                let now = Instant::now();
+                if now >= next_p99 {
+                    control.set_p99(h.value_at_quantile(0.99));
+                    next_p99 = now + P99_EVERY;
+                }
+            }
             if let Some(at) = next_timeout_check {
                 if Instant::now() >= at {
                     next_timeout_check = Some(self.check_reply_deadlines(timeout));

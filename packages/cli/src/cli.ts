@@ -4,7 +4,9 @@
  * line and exit 2. The actions live beside what they run: run-command.ts,
  * serve/command.ts, study/command.ts.
  */
+import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
+import { loadNativeEngine } from './engine-native.js';
 import { Exit, EXIT } from './exit.js';
 import { processIo, type CliIo } from './io.js';
 import { runCommand, type RunFlags } from './run-command.js';
@@ -19,11 +21,19 @@ export type { CliIo } from './io.js';
 
 const HELP_AFTER = `
 Examples:
+  respbench -h 10.0.0.5 -p 6379 -t set,get               redis-benchmark's tests, with its defaults (-c 50 -P 1 -d 3 -n 100000)
+  respbench -n 100000 -r 1000 INCR counter:__rand_int__   one command, as redis-benchmark runs it
   respbench --embedded                                   try it against the built-in demo server
   respbench --port 6379 --mode set --requests 100000     Redis, writes
   respbench --port 6379 --mode get --verify-get          Redis, reads checked against what was written
   respbench --port 8888 --set-cmd RSET --get-cmd RGET    a kvstore (RSET key value / RGET key)
   respbench --set-cmd 'HSET __key__ field __data__' --get-cmd 'HGET __key__ field'   Redis hashes
+
+-t and a command on the line follow redis-benchmark 7: its defaults for what
+you leave out (-c 50 -P 1 -n 100000 -d 3), its key names (key:__rand_int__,
+counter:__rand_int__, mylist, myset, myhash, myzset), and without -r
+__rand_int__ stays the literal text (one key). Additions of respbench's:
+per-request latency percentiles, an errors column in --csv, --compare.
 
 --requests is the total over all connections. avg us/op is elapsed / requests
 (inverse throughput); the p50..max columns are per-request latency, reply parsed
@@ -37,6 +47,8 @@ replies; 4 reads did not verify (--verify-get); 130/143 interrupted.
 export function buildProgram(io: CliIo = processIo): Command {
   const program = new Command('respbench');
   program
+    // -h is the host, as in redis-benchmark and redis-cli.
+    .helpOption('--help', 'show this help')
     .description('Load generator for servers that speak the Redis protocol (RESP): pipelined, verified, per-request latency')
     .enablePositionalOptions()
     .configureOutput({
@@ -51,21 +63,60 @@ export function buildProgram(io: CliIo = processIo): Command {
     .option('--json', 'print the RunResult as JSON (stable field names)', false)
     .option('-q, --quiet', 'no progress on stderr', false)
     .option('--embedded', 'run against the built-in demo/test server (respbench serve) on a free port', false)
-    .option('-t, --tests <list>', `the command suite, redis-benchmark's tests in turn: ${SUITE_NAMES.join(',')} (lrange = all four)`)
+    .option('-t, --tests <list>', `the command suite, redis-benchmark's tests, run in its order: ${SUITE_NAMES.join(',')} (ping = both pings, lrange = all four)`)
     .option('--csv', 'with -t: print CSV in redis-benchmark --csv columns', false)
-    .option('--compare <host:port>', 'with -t: run the suite against this second target too and print both with the ratio')
+    .option('--compare <[name=]host:port>', 'with -t: run the suite against this second target too; ratios are this target as % of the second (e.g. redis=127.0.0.1:6379)')
+    .option('--target-name <name>', 'with --compare: what to call this target in the table (default host:port)')
+    .option('--version', 'print the version, the engines available here and the Node/napi versions', false)
+    .argument('[redis-command...]', 'a command to benchmark, as in redis-benchmark (e.g. INCR counter:__rand_int__); options go before it')
+    // Words after the command are its arguments, not respbench's options (as in redis-benchmark).
+    .passThroughOptions()
     .addHelpText('after', HELP_AFTER)
-    .action(async (opts: RunFlags, cmd: Command) => {
-      await runCommand(opts, io, (name) => cmd.getOptionValueSource(name) === 'cli');
+    .action(async (command: string[], opts: RunFlags & { version: boolean }, cmd: Command) => {
+      if (opts.version) {
+        io.stdout(`${versionText()}\n`);
+        return;
+      }
+      await runCommand({ ...opts, command }, io, (name) => cmd.getOptionValueSource(name) === 'cli');
     });
   registerServeCommand(program, io);
   registerStudyCommand(program, io);
   return program;
 }
 
+/** `--version`: what runs here, for a bug report. */
+export function versionText(): string {
+  const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+  const native = loadNativeEngine();
+  const engines = native.engine ? 'native, js (auto picks native)' : `js only (native: ${native.reason})`;
+  return [`respbench ${pkg.version}`, `engines: ${engines}`, `node ${process.versions.node} · napi ${process.versions.napi ?? 'n/a'} · ${process.platform}-${process.arch}`].join('\n');
+}
+
+/**
+ * `-h`/`--host` among the options (before a command or subcommand) with no
+ * value after it; null otherwise. Words after the first non-option are the
+ * command's own arguments.
+ */
+function hostFlagWithoutValue(program: Command, argv: string[]): string | null {
+  const takesValue = new Set(program.options.filter((o) => o.required || o.optional).flatMap((o) => [o.short, o.long].filter((f): f is string => !!f)));
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('-')) return null;
+    if (a === '-h' || a === '--host') return i === argv.length - 1 || argv[i + 1].startsWith('-') ? a : null;
+    if (takesValue.has(a)) i++;
+  }
+  return null;
+}
+
 /** Runs the program on argv; resolves to the exit status. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   const program = buildProgram(io);
+  // `-h` alone used to be help; now that it is the host, say so instead of a bare "argument missing".
+  const bareHost = hostFlagWithoutValue(program, argv);
+  if (bareHost) {
+    io.stderr(`respbench: ${bareHost} needs a host (-h is the host, as in redis-benchmark; help is --help)\n`);
+    return EXIT.usage;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;

@@ -86,7 +86,7 @@ function nativeEngine(addon: NativeAddon): Engine {
 
 function toProgress(p: NativeProgress): ProgressSnapshot {
   const phase = p.phase === 'preload' || p.phase === 'warmup' ? p.phase : 'run';
-  return { done: p.done, total: p.total, errors: p.errors, elapsedNs: p.elapsedNs, phase, durationNs: p.durationNs };
+  return { done: p.done, total: p.total, errors: p.errors, elapsedNs: p.elapsedNs, phase, durationNs: p.durationNs, p99Ns: p.p99Ns };
 }
 
 function histogramData(h: NativeHistogram): HistogramData {
@@ -120,5 +120,7 @@ function toRawResult(r: NativeResult): RawResult {
     firstError: r.firstError ?? null,
     firstMismatch: r.firstMismatch ?? null,
     failure,
+    // Only an interrupted run has requests left unanswered worth telling.
+    ...(failure?.kind === 'interrupted' ? { unanswered: r.unanswered } : {}),
   };
 }

@@ -4,8 +4,9 @@
  * user or the server goes through printable(): a control character in a
  * key prefix or an error reply never reaches the terminal raw.
  */
+import type { EngineName, Plan } from './engine-js/plan.js';
 import { printable, printableTarget } from './printable.js';
-import { CLIENT_LAG_SHARE, missingCountsAsVerifyFailure, type RunResult } from './run.js';
+import { CLIENT_LAG_SHARE, missingCountsAsVerifyFailure, notStarted, type RunResult } from './run.js';
 
 function fixed(n: number, digits: number): string {
   return n.toFixed(digits);
@@ -18,16 +19,18 @@ function bytes(n: number): string {
   return `${n} B`;
 }
 
-export function describeWorkload(r: RunResult): string {
-  const p = r.plan;
+/** The workload line of a Plan (also accepts a RunResult, for its plan). */
+export function describeWorkload(of: RunResult | Plan): string {
+  const p = 'plan' in of ? of.plan : of;
   const size = p.valueSizeMin === p.valueSizeMax ? `${p.valueSizeMin} B` : `${p.valueSizeMin}-${p.valueSizeMax} B`;
   const cmds = printable(p.mode === 'set' ? p.setCmd : p.mode === 'get' ? p.getCmd : `${p.setCmd} / ${p.getCmd}`);
   const parts = [
-    `mode ${p.mode}`,
+    // A command on the command line (literal, as redis-benchmark) has no mode of its own.
+    p.literalCommands ? `command ${p.setCmd}` : `mode ${p.mode}`,
     p.durationMs > 0 ? `for ${p.durationMs / 1000} s` : `${p.requests} requests`,
     `${p.connections} connection${p.connections === 1 ? '' : 's'}`,
     `pipeline ${p.pipeline}`,
-    `keyspace ${p.keyspace}`,
+    p.randIntLiteral ? 'keys as written (no -r: __rand_int__ stays literal)' : `keyspace ${p.keyspace}`,
     `value ${size}`,
   ];
   if (p.mode === 'mixed') parts.push(`set-ratio ${p.setRatio}%`);
@@ -37,7 +40,8 @@ export function describeWorkload(r: RunResult): string {
   if (p.password !== null) parts.push(`auth ${printable(p.user ?? 'default')}`);
   if (p.dbnum !== null) parts.push(`db ${p.dbnum}`);
   if (p.resp3) parts.push('RESP3');
-  parts.push(`commands ${cmds}`, `prefix ${printable(p.keyPrefix)}`, `seed ${p.seed}`, `verify ${p.verifyGet ? 'on' : 'off'}`);
+  if (!p.literalCommands) parts.push(`commands ${cmds}`, `prefix ${printable(p.keyPrefix)}`);
+  parts.push(`seed ${p.seed}`, `verify ${p.verifyGet ? 'on' : 'off'}`);
   return parts.join(', ');
 }
 
@@ -56,25 +60,46 @@ export function hintFor(r: RunResult): string | null {
   return null;
 }
 
+/** What a run prints before it starts: engine, target, workload, seed. */
+export function formatHeader(engine: EngineName, plan: Plan): string {
+  return `respbench · engine ${engine} · target ${printableTarget(plan.host, plan.port)}\nworkload: ${describeWorkload(plan)}`;
+}
+
+/** The header and the figures together, as one block (the header first). */
 export function formatHuman(r: RunResult): string {
-  const lines: string[] = [];
-  const target = printableTarget(r.target.host, r.target.port);
   if (r.failure?.kind === 'connect' || r.failure?.kind === 'auth') {
     // Nothing was measured (or, once the server said NOAUTH/NOPERM, nothing
     // worth a rate): a table of figures would only hide the reason.
-    return `respbench · engine ${r.engine} · target ${target}\nFAILED (${r.failure.kind}): ${printable(r.failure.message)}`;
+    return `respbench · engine ${r.engine} · target ${printableTarget(r.target.host, r.target.port)}\n${formatFigures(r)}`;
   }
-  lines.push(`respbench · engine ${r.engine} · target ${target}`);
-  lines.push(`workload: ${describeWorkload(r)}`);
+  return `${formatHeader(r.engine, r.plan)}\n${formatFigures(r)}`;
+}
+
+/** A connection the server closed before any reply: the likeliest story, and how to check it. */
+export function closedEarlyHint(r: RunResult): string | null {
+  if (r.failure?.kind !== 'closed' || r.requests > 0) return null;
+  const { host, port } = r.target;
+  return `the server closed the connection before any reply: it may have crashed or refused the command; check that it still runs (redis-cli -h ${printable(host)} -p ${port} PING) and look at its log`;
+}
+
+/** What a run prints after it ends: the figures row, the counters, and what went wrong. */
+export function formatFigures(r: RunResult): string {
+  const lines: string[] = [];
+  if (r.failure?.kind === 'connect' || r.failure?.kind === 'auth') return `FAILED (${r.failure.kind}): ${printable(r.failure.message)}`;
   if (r.preloadRequests > 0) lines.push(`preload: ${r.preloadRequests} writes in ${fixed(r.preloadElapsedSec, 3)} s (untimed, not in the figures)`);
   if (r.plan.warmupMs > 0) lines.push(`warmup: ${r.warmupRequests} requests in ${fixed((r.warmupElapsedNs ?? 0) / 1e9, 3)} s (sent and answered, not in the figures)`);
   lines.push('');
-  const head = ['ops/s', 'avg us/op', 'elapsed s', 'p50 us', 'p90 us', 'p99 us', 'p99.9 us', 'max us'];
-  const l = r.latencyUs;
-  const row = [fixed(r.opsPerSec, 2), fixed(r.avgUsPerOp, 3), fixed(r.elapsedSec, 3), fixed(l.p50, 1), fixed(l.p90, 1), fixed(l.p99, 1), fixed(l.p999, 1), fixed(l.max, 1)];
-  const widths = head.map((h, i) => Math.max(h.length, row[i].length));
-  lines.push(head.map((h, i) => h.padStart(widths[i])).join('  '));
-  lines.push(row.map((v, i) => v.padStart(widths[i])).join('  '));
+  if (r.requests > 0 && r.errors === r.requests) {
+    // The rate of error replies is not the server's rate for the command.
+    lines.push(`no rate: all ${r.errors} replies were errors`);
+  } else {
+    const head = ['ops/s', 'avg us/op', 'elapsed s', 'p50 us', 'p90 us', 'p99 us', 'p99.9 us', 'max us'];
+    const l = r.latencyUs;
+    const row = [fixed(r.opsPerSec, 2), fixed(r.avgUsPerOp, 3), fixed(r.elapsedSec, 3), fixed(l.p50, 1), fixed(l.p90, 1), fixed(l.p99, 1), fixed(l.p999, 1), fixed(l.max, 1)];
+    const widths = head.map((h, i) => Math.max(h.length, row[i].length));
+    lines.push(head.map((h, i) => h.padStart(widths[i])).join('  '));
+    lines.push(row.map((v, i) => v.padStart(widths[i])).join('  '));
+  }
   lines.push('');
   if (r.serviceUs) {
     const sv = r.serviceUs;
@@ -87,6 +112,13 @@ export function formatHuman(r: RunResult): string {
   );
   lines.push(`bytes out ${bytes(r.bytesOut)} · in ${bytes(r.bytesIn)} · latency = reply parsed - request written, per request`);
   if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${printable(r.failure.message)}; the figures above cover the ${r.requests} replies received`);
+  if (r.interrupted) {
+    const i = r.interrupted;
+    const counts = i.unanswered === null ? '' : `: ${i.sent} requests sent, ${i.unanswered} of them left unanswered (in no figure)`;
+    lines.push(`interrupted by ${i.signal}${counts}`);
+  }
+  const closed = closedEarlyHint(r);
+  if (closed) lines.push(`hint: ${closed}`);
   if (r.errors > 0) {
     lines.push(`ERROR REPLIES: ${r.errors}, first: ${printable(r.firstError ?? '')}`);
     const hint = hintFor(r);
@@ -121,7 +153,16 @@ export function clientLagLines(r: RunResult): string[] {
   return lines;
 }
 
+/**
+ * The RunResult as --json shows it: a run that never started (nothing was
+ * measured) has null figures, not zeros that read like a measurement.
+ */
+export function jsonView(r: RunResult): unknown {
+  if (!notStarted(r)) return r;
+  return { ...r, elapsedNs: null, elapsedSec: null, opsPerSec: null, avgUsPerOp: null, latencyUs: null };
+}
+
 /** The RunResult for --json, histogram included, stable field names. */
 export function formatJson(r: RunResult): string {
-  return JSON.stringify(r, null, 2);
+  return JSON.stringify(jsonView(r), null, 2);
 }

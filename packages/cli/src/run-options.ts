@@ -8,7 +8,7 @@ import { MODES } from './validate.js';
 
 export function addRunOptions(cmd: Command): Command {
   return cmd
-    .option('--host <ip>', 'server host', '127.0.0.1')
+    .option('-h, --host <ip>', 'server host (-h as in redis-benchmark and redis-cli; help is --help)', '127.0.0.1')
     .option('-p, --port <port>', `server port (${LIMITS.port.join('..')})`, '6379')
     .option('--mode <mode>', MODES.join(' | '), 'mixed')
     .option('-n, --requests <n>', 'total requests over all connections (not per second)', '1000000')

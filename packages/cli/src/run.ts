@@ -35,6 +35,8 @@ export interface RunResult extends RawResult {
   clientLag: ClientLag;
   /** True when every planned request got its reply. */
   complete: boolean;
+  /** Set when a signal stopped the run; absent otherwise. */
+  interrupted?: Interruption;
 }
 
 export const RUN_RESULT_VERSION = 2;
@@ -66,7 +68,26 @@ export function clientLagOf(raw: RawResult, latencyP99Us: number): ClientLag {
   return { scheduleLagUs, eventLoopDelayUs, p99, distortsLatency: raw.requests > 0 && p99 > CLIENT_LAG_SHARE * latencyP99Us };
 }
 
-export function finishResult(plan: Plan, raw: RawResult): RunResult {
+/**
+ * Interrupted by a signal: which one, and the requests sent whose replies
+ * never came (set by the command that caught the signal).
+ */
+export interface Interruption {
+  signal: 'SIGINT' | 'SIGTERM';
+  /** Requests written to the server, replies counted or not (null: the engine did not say). */
+  sent: number | null;
+  /** Requests written whose replies had not arrived when the run stopped. */
+  unanswered: number | null;
+}
+
+export function finishResult(plan: Plan, given: RawResult): RunResult {
+  // Whole things are counted in whole numbers, whatever clock the engine read.
+  const raw: RawResult = {
+    ...given,
+    elapsedNs: Math.round(given.elapsedNs),
+    preloadElapsedNs: Math.round(given.preloadElapsedNs),
+    ...(given.warmupElapsedNs === undefined ? {} : { warmupElapsedNs: Math.round(given.warmupElapsedNs) }),
+  };
   const elapsedSec = raw.elapsedNs / 1e9;
   const latencyUs = summaryUs(raw.histogram);
   return {
@@ -115,6 +136,17 @@ export function summaryUs(data: HistogramData): LatencyUs {
 
 export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}): Promise<RunResult> {
   return finishResult(plan, await engine.run(plan, options));
+}
+
+/** Which signal stopped the run, and the requests it left unanswered (when the engine counted them). */
+export function interruptionOf(signal: Interruption['signal'], r: RunResult): Interruption {
+  const unanswered = r.unanswered ?? null;
+  return { signal, sent: unanswered === null ? null : r.requests + unanswered, unanswered };
+}
+
+/** A run that failed before its measured phase got a single reply: its figures mean nothing. */
+export function notStarted(result: RunResult): boolean {
+  return result.failure !== null && result.requests === 0;
 }
 
 /** Reads that found nothing where get mode with --verify-get expected a value. */

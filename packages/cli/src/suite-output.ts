@@ -5,11 +5,37 @@
  */
 import { EXIT } from './exit.js';
 import { LatencyHistogram } from './engine-js/histogram.js';
-import type { Engine, Plan } from './engine-js/plan.js';
+import type { Engine, EngineName, Plan } from './engine-js/plan.js';
+import { jsonView } from './output.js';
 import type { RunOptions } from './engine-js/progress.js';
 import { printable, printableTarget } from './printable.js';
-import { exitCodeFor } from './run.js';
+import { exitCodeFor, interruptionOf, type Interruption } from './run.js';
 import { comparisonTable, CSV_HEADER, csvLine, quietLine, runSuite, type SuiteLine, type SuiteTest } from './suite.js';
+
+/**
+ * The line printed before the suite runs: what redis-benchmark would be
+ * told (connections, pipeline, size, keys) and what respbench adds.
+ */
+export function suiteHeader(engine: EngineName, plan: Plan, tests: SuiteTest[], compare: Target | null, names?: { a: string; b: string }): string {
+  const target = printableTarget(plan.host, plan.port);
+  const keys = plan.randIntLiteral
+    ? 'keys: one per test, __rand_int__ left as written (no -r, as redis-benchmark)'
+    : `keys: __rand_int__ = 12 digits drawn from [0, ${plan.keyspace}) (-r)`;
+  const prefix = plan.keyPrefix === '' ? '' : `, key prefix ${printable(plan.keyPrefix)} (an addition)`;
+  return [
+    `respbench -t · engine ${engine} · target ${target}${compare ? ` vs ${targetName(compare)}${names ? ` (${names.a} vs ${names.b})` : ''}` : ''} · seed ${plan.seed}`,
+    `tests ${tests.map((t) => t.name).join(',')}: ${plan.requests} requests per test, ${plan.connections} connections, pipeline ${plan.pipeline}, value ${valueSize(plan)}, ${keys}${prefix}`,
+    'additions to redis-benchmark: p50 is per-request latency (reply parsed - request written, even when pipelined); errors are counted and shown',
+  ].join('\n');
+}
+
+function valueSize(plan: Plan): string {
+  return plan.valueSizeMin === plan.valueSizeMax ? `${plan.valueSizeMin} B` : `${plan.valueSizeMin}-${plan.valueSizeMax} B`;
+}
+
+function targetName(t: Target): string {
+  return printableTarget(t.host, t.port);
+}
 
 export interface SuiteOutput {
   json: boolean;
@@ -18,6 +44,10 @@ export interface SuiteOutput {
   stderr: (text: string) => void;
   /** Called before a line is printed (the live progress line goes away first). */
   beforeLine: () => void;
+  /** With --compare: what to call the two targets (default host:port). */
+  names?: { a: string; b: string };
+  /** The signal that stopped the suite, if one did (recorded on the interrupted test's result). */
+  signal?: () => Interruption['signal'] | null;
 }
 
 export type Target = { host: string; port: number };
@@ -45,6 +75,8 @@ export async function runSuiteCommand(
   runOptions: RunOptions,
 ): Promise<number> {
   const print = (line: SuiteLine) => {
+    const signal = out.signal?.();
+    if (signal && line.result.failure?.kind === 'interrupted') line.result.interrupted = interruptionOf(signal, line.result);
     out.beforeLine();
     if (out.json || compare) return;
     if (out.csv) {
@@ -65,8 +97,11 @@ export async function runSuiteCommand(
   } else if (compare) {
     b = await runSuite(engine, { ...plan, ...compare }, tests, print, runOptions);
     const rows = a.filter((line) => b.some((o) => o.label === line.label)).map((line) => ({ label: line.label, a: line.result, b: b.find((o) => o.label === line.label)!.result }));
-    if (out.json) out.stdout(`${JSON.stringify({ a: a.map(lineJson), b: b.map(lineJson) }, null, 2)}\n`);
-    else out.stdout(`A = ${printableTarget(plan.host, plan.port)}, B = ${printableTarget(compare.host, compare.port)}\n${comparisonTable(rows, 'A', 'B')}\n`);
+    // Every ratio reads "this target as % of the second" (the study's "vs baseline" too).
+    const nameA = out.names?.a ?? targetName(plan);
+    const nameB = out.names?.b ?? targetName(compare);
+    if (out.json) out.stdout(`${JSON.stringify({ a: a.map(lineJson), b: b.map(lineJson), ratio: `${nameA} ops/s as % of ${nameB}` }, null, 2)}\n`);
+    else out.stdout(`${nameA} vs ${nameB}: ${nameA}'s ops/s as a percentage of ${nameB}'s\n${comparisonTable(rows, nameA, nameB)}\n`);
   } else if (out.json) {
     out.stdout(`${JSON.stringify(a.map(lineJson), null, 2)}\n`);
   }
@@ -89,5 +124,5 @@ function reportProblems(out: SuiteOutput, sides: [SuiteLine[], Target][], compar
 }
 
 function lineJson(line: SuiteLine) {
-  return { test: line.test, label: line.label, result: line.result };
+  return { test: line.test, label: line.label, result: jsonView(line.result) };
 }

@@ -12,12 +12,19 @@ import { printable, shownQuoted } from './printable.js';
 import { UsageError } from './validate.js';
 
 export interface SuiteTest {
-  /** The name users pass to -t. */
+  /** The name users pass to -t (redis-benchmark's, lower case). */
   name: string;
   /** How redis-benchmark labels the line. */
   label: string;
-  /** The command template; keys are built from the run's --key-prefix. */
-  command: (prefix: string) => string;
+  /**
+   * The command as redis-benchmark 7 sends it; `p` is --key-prefix (empty
+   * unless given: a respbench addition), `random` whether -r was given.
+   */
+  command: (p: string, random: boolean) => string;
+  /** Read-only commands count as gets (nil replies as misses); the rest as sets. */
+  reads?: boolean;
+  /** Sent in the inline form (`PING\r\n`), as redis-benchmark's PING_INLINE. */
+  inline?: boolean;
   /** Must run first, untimed in the figures of this test (LRANGE needs a list). */
   fill?: SuiteTest;
 }
@@ -33,14 +40,22 @@ function lrange(n: number): SuiteTest {
     name: `lrange_${n}`,
     label: `LRANGE_${n} (first ${n} elements)`,
     command: (p) => `LRANGE ${p}mylist 0 ${n - 1}`,
+    reads: true,
     fill: LRANGE_FILL,
   };
 }
 
+/**
+ * redis-benchmark 7.0's tests, in the order it runs them whatever the order
+ * of -t, with its key names: `key:__rand_int__` (12 digits with -r, the
+ * literal text without), `counter:__rand_int__`, `mylist`, `myset`,
+ * `myhash`, `myzset`. Every `__rand_int__` is its own draw.
+ */
 export const SUITE: readonly SuiteTest[] = [
-  { name: 'ping', label: 'PING', command: () => 'PING' },
-  { name: 'set', label: 'SET', command: () => 'SET __key__ __data__' },
-  { name: 'get', label: 'GET', command: () => 'GET __key__' },
+  { name: 'ping_inline', label: 'PING_INLINE', command: () => 'PING', inline: true },
+  { name: 'ping_mbulk', label: 'PING_MBULK', command: () => 'PING' },
+  { name: 'set', label: 'SET', command: (p) => `SET ${p}key:__rand_int__ __data__` },
+  { name: 'get', label: 'GET', command: (p) => `GET ${p}key:__rand_int__`, reads: true },
   { name: 'incr', label: 'INCR', command: (p) => `INCR ${p}counter:__rand_int__` },
   { name: 'lpush', label: 'LPUSH', command: (p) => `LPUSH ${p}mylist __data__` },
   { name: 'rpush', label: 'RPUSH', command: (p) => `RPUSH ${p}mylist __data__` },
@@ -49,7 +64,9 @@ export const SUITE: readonly SuiteTest[] = [
   { name: 'sadd', label: 'SADD', command: (p) => `SADD ${p}myset element:__rand_int__` },
   { name: 'hset', label: 'HSET', command: (p) => `HSET ${p}myhash element:__rand_int__ __data__` },
   { name: 'spop', label: 'SPOP', command: (p) => `SPOP ${p}myset` },
-  { name: 'zadd', label: 'ZADD', command: (p) => `ZADD ${p}myzset __rand_int__ element:__rand_int__` },
+  // Without -r redis-benchmark's score is 0; with it, a draw of its own.
+  { name: 'zadd', label: 'ZADD', command: (p, random) => `ZADD ${p}myzset ${random ? '__rand_int__' : '0'} element:__rand_int__` },
+  { name: 'zpopmin', label: 'ZPOPMIN', command: (p) => `ZPOPMIN ${p}myzset` },
   lrange(100),
   lrange(300),
   lrange(500),
@@ -57,33 +74,63 @@ export const SUITE: readonly SuiteTest[] = [
   {
     name: 'mset',
     label: 'MSET (10 keys)',
-    command: (p) => `MSET __key__ __data__${` ${p}__rand_int__ __data__`.repeat(9)}`,
+    command: (p) => `MSET${` ${p}key:__rand_int__ __data__`.repeat(10)}`,
   },
 ];
 
 export const SUITE_NAMES = SUITE.map((t) => t.name);
 
-/** `-t set,get,lrange` → the tests in the order given; `lrange` means all four. */
+/** Names that select several tests, as in redis-benchmark. */
+const GROUPS: Record<string, (t: SuiteTest) => boolean> = {
+  ping: (t) => t.name.startsWith('ping_'),
+  lrange: (t) => t.name.startsWith('lrange_'),
+};
+
+/**
+ * `-t get,set,lrange` → the selected tests in redis-benchmark's fixed order
+ * (SET before GET whatever the order given); `ping` is both PING tests,
+ * `lrange` all four LRANGE tests.
+ */
 export function parseTests(raw: string): SuiteTest[] {
-  const out: SuiteTest[] = [];
+  const selected = new Set<string>();
   for (const word of raw.split(',').map((w) => w.trim().toLowerCase())) {
     if (word === '') continue;
-    const matches = word === 'lrange' ? SUITE.filter((t) => t.name.startsWith('lrange_')) : SUITE.filter((t) => t.name === word);
+    const group = GROUPS[word];
+    const matches = group ? SUITE.filter(group) : SUITE.filter((t) => t.name === word);
     if (matches.length === 0) {
-      throw new UsageError(`-t/--tests: unknown test "${word}" (known: ${SUITE_NAMES.join(', ')}, lrange)`);
+      throw new UsageError(`-t/--tests: unknown test "${word}" (known: ${SUITE_NAMES.join(', ')}, ${Object.keys(GROUPS).join(', ')})`);
     }
-    out.push(...matches);
+    for (const t of matches) selected.add(t.name);
   }
-  if (out.length === 0) throw new UsageError('-t/--tests needs at least one test name');
+  if (selected.size === 0) throw new UsageError('-t/--tests needs at least one test name');
+  return SUITE.filter((t) => selected.has(t.name));
+}
+
+/** The flags -t and a command on the line take redis-benchmark's defaults for, and those defaults. */
+export const BENCHMARK_DEFAULTS = { connections: 50, pipeline: 1, requests: 100_000, valueSize: 3 } as const;
+
+/**
+ * redis-benchmark's habits for -t and a command on the line: its defaults
+ * (-c 50 -P 1 -n 100000 -d 3) for what the command line leaves out, no key
+ * prefix unless given, and without -r every `__rand_int__` stays the text
+ * `__rand_int__` (one key per command, as redis-benchmark).
+ */
+export function withBenchmarkDefaults(plan: Plan, given: (option: string) => boolean): Plan {
+  const out = { ...plan, randIntLiteral: !given('keyspace') };
+  if (!given('connections')) out.connections = BENCHMARK_DEFAULTS.connections;
+  if (!given('pipeline')) out.pipeline = BENCHMARK_DEFAULTS.pipeline;
+  if (!given('requests')) out.requests = BENCHMARK_DEFAULTS.requests;
+  if (!given('valueSize')) out.valueSizeMin = out.valueSizeMax = BENCHMARK_DEFAULTS.valueSize;
+  if (!given('keyPrefix')) out.keyPrefix = '';
   return out;
 }
 
-/** The suite sets its own commands and modes: flags that would be silently ignored are refused. */
-export function checkSuiteFlags(plan: Plan, given: (option: string) => boolean): void {
+/** What the command line must not hold beside -t or a command (each test has its own command). */
+export function checkSuiteFlags(plan: Plan, given: (option: string) => boolean, what = '-t/--tests'): void {
   for (const flag of ['mode', 'setCmd', 'getCmd', 'verifyGet', 'setRatio']) {
     if (given(flag)) {
       const name = `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-      throw new UsageError(`${name} does not go with -t/--tests (each test has its own command)`);
+      throw new UsageError(`${name} does not go with ${what} (${what === '-t/--tests' ? 'each test has its own command' : 'it is the command'})`);
     }
   }
   // The prefix is pasted into the suite's command text, where the template
@@ -93,13 +140,13 @@ export function checkSuiteFlags(plan: Plan, given: (option: string) => boolean):
   const p = plan.keyPrefix;
   if (/[\s"']|__|_$/.test(p) || [...p].some((ch) => refusedOutsideQuotes(ch.codePointAt(0)!))) {
     throw new UsageError(
-      `--key-prefix must not contain spaces, quotes, control or invisible characters or "__", nor end in "_", with -t/--tests (got ${shownQuoted(p)})`,
+      `--key-prefix must not contain spaces, quotes, control or invisible characters or "__", nor end in "_", with ${what} (got ${shownQuoted(p)})`,
     );
   }
   // Belt and braces: every suite command must parse here, before any engine sees it.
   for (const test of SUITE) {
     try {
-      parseTemplate(test.command(p), 'set', true);
+      parseTemplate(test.command(p, true), 'set', true);
     } catch (err) {
       if (err instanceof TemplateError) throw new UsageError(`--key-prefix makes the ${test.name} test's command ${err.message} (got ${shownQuoted(p)})`);
       throw err;
@@ -107,17 +154,47 @@ export function checkSuiteFlags(plan: Plan, given: (option: string) => boolean):
   }
 }
 
-/** The Plan of one suite test: the command as a literal template, written as a "set". */
+/**
+ * Each test draws its own numbers, as redis-benchmark's one random stream
+ * runs on from test to test: GET does not re-read exactly the keys SET
+ * wrote. The seed of test `i` (its place in SUITE) is derived from the run's.
+ */
+export function seedForTest(seed: number, test: SuiteTest): number {
+  const found = SUITE.findIndex((t) => t.name === test.name && t.label === test.label);
+  const i = found >= 0 ? found : SUITE.length; // the LRANGE fill
+  return (seed + Math.imul(i + 1, 0x9e3779b9)) >>> 0;
+}
+
+/** The Plan of one suite test: the command as a literal template, a read (get) or a write (set). */
 export function planForTest(base: Plan, test: SuiteTest): Plan {
+  const command = test.command(base.keyPrefix, !base.randIntLiteral);
+  // The command fills both templates; the mode says which one runs and how its replies count.
   return {
     ...base,
-    mode: 'set',
-    setCmd: test.command(base.keyPrefix),
-    getCmd: 'GET __key__',
+    mode: test.reads ? 'get' : 'set',
+    setCmd: command,
+    getCmd: command,
     literalCommands: true,
+    inlineCommands: test.inline === true,
     verifyGet: false,
     preload: false,
+    seed: seedForTest(base.seed, test),
   };
+}
+
+/** The command a command-line benchmark (`respbench INCR counter:__rand_int__`) sends: its words, as redis-benchmark takes them. */
+export function planForCommand(base: Plan, words: string[]): Plan {
+  for (const w of words) {
+    if (/\s/.test(w) || w === '') throw new UsageError(`the command's arguments must not be empty or contain spaces (got ${JSON.stringify(w)})`);
+  }
+  const command = words.join(' ');
+  try {
+    parseTemplate(command, 'set', true);
+  } catch (err) {
+    if (err instanceof TemplateError) throw new UsageError(`the command ${err.message} (got ${JSON.stringify(command)})`);
+    throw err;
+  }
+  return { ...base, mode: 'set', setCmd: command, getCmd: command, literalCommands: true, verifyGet: false, preload: false };
 }
 
 export interface SuiteLine {
@@ -154,9 +231,15 @@ export async function runSuite(
   return lines;
 }
 
+/** Every reply was an error reply: no rate to show, it would not be the command's. */
+export function allErrors(r: RunResult): boolean {
+  return r.requests > 0 && r.errors === r.requests;
+}
+
 /** redis-benchmark -q: `SET: 93457.95 requests per second, p50=0.263 msec`. */
 export function quietLine(line: SuiteLine): string {
   const r = line.result;
+  if (allErrors(r)) return `${line.label}: all ${r.errors} replies were errors, first: ${printable(r.firstError ?? '')}${r.failure ? ` (FAILED: ${printable(r.failure.message)})` : ''}`;
   const p50ms = (r.latencyUs.p50 / 1000).toFixed(3);
   const extra = r.failure ? ` (FAILED: ${printable(r.failure.message)})` : r.errors > 0 ? ` (${r.errors} error replies, first: ${printable(r.firstError ?? '')})` : '';
   return `${line.label}: ${r.opsPerSec.toFixed(2)} requests per second, p50=${p50ms} msec${extra}`;
@@ -172,7 +255,9 @@ function ms(us: number): string {
 export function csvLine(line: SuiteLine, p95Us: number, minUs: number): string {
   const r = line.result;
   const l = r.latencyUs;
-  const cells = [line.label, r.opsPerSec.toFixed(2), ms(l.mean), ms(minUs), ms(l.p50), ms(p95Us), ms(l.p99), ms(l.max), String(r.errors)];
+  // A test whose replies were all errors has no rate (empty cell); the errors column says why.
+  const rps = allErrors(r) ? '' : r.opsPerSec.toFixed(2);
+  const cells = [line.label, rps, ms(l.mean), ms(minUs), ms(l.p50), ms(p95Us), ms(l.p99), ms(l.max), String(r.errors)];
   return cells.map((c) => `"${c.replace(/"/g, '""')}"`).join(',');
 }
 
@@ -182,19 +267,33 @@ export interface ComparedLine {
   b: RunResult;
 }
 
-/** A table of two targets side by side, B's ops/s as a share of A's. */
+/**
+ * `this` as a percentage of `baseline`, the direction every ratio in
+ * respbench takes (the study's "vs baseline" too): 70% means this target
+ * reached 70% of the baseline's throughput.
+ */
+export function percentOf(value: number, baseline: number): string {
+  return baseline > 0 ? `${((100 * value) / baseline).toFixed(1)}%` : '-';
+}
+
+/**
+ * A table of two targets side by side: `nameA` is the target measured, `nameB`
+ * the one it is compared with (--compare), and the ratio is A's ops/s as a
+ * percentage of B's, headed "A vs B".
+ */
 export function comparisonTable(rows: ComparedLine[], nameA: string, nameB: string): string {
-  const head = ['test', `${nameA} ops/s`, `${nameB} ops/s`, 'B/A', `${nameA} p50 ms`, `${nameB} p50 ms`];
+  const head = ['test', `${nameA} ops/s`, `${nameB} ops/s`, `${nameA} vs ${nameB}`, `${nameA} p50 ms`, `${nameB} p50 ms`];
   // Throughput of error replies is not the server's throughput for the command.
   const bad = (x: RunResult) => x.failure !== null || x.errors > 0;
   const note = (x: RunResult) => (x.failure?.kind === 'interrupted' ? ' (interrupted)' : bad(x) ? ' (errors)' : '');
+  const rate = (x: RunResult) => (allErrors(x) ? 'all errors' : x.opsPerSec.toFixed(2) + note(x));
   const body = rows.map((r) => [
     r.label,
-    r.a.opsPerSec.toFixed(2) + note(r.a),
-    r.b.opsPerSec.toFixed(2) + note(r.b),
-    bad(r.a) || bad(r.b) ? 'n/a' : r.a.opsPerSec > 0 ? `${((100 * r.b.opsPerSec) / r.a.opsPerSec).toFixed(1)}%` : '-',
-    ms(r.a.latencyUs.p50),
-    ms(r.b.latencyUs.p50),
+    rate(r.a),
+    rate(r.b),
+    bad(r.a) || bad(r.b) ? 'n/a' : percentOf(r.a.opsPerSec, r.b.opsPerSec),
+    allErrors(r.a) ? '-' : ms(r.a.latencyUs.p50),
+    allErrors(r.b) ? '-' : ms(r.b.latencyUs.p50),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const fmt = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;

@@ -2,14 +2,29 @@
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exit.js';
 import { finishResult } from '../src/run.js';
-import { checkSuiteFlags, comparisonTable, CSV_HEADER, csvLine, parseTests, planForTest, quietLine, SUITE_NAMES } from '../src/suite.js';
+import {
+  checkSuiteFlags,
+  comparisonTable,
+  CSV_HEADER,
+  csvLine,
+  parseTests,
+  planForCommand,
+  planForTest,
+  quietLine,
+  seedForTest,
+  SUITE_NAMES,
+  withBenchmarkDefaults,
+} from '../src/suite.js';
 import { worstExitCode } from '../src/suite-output.js';
 import { UsageError } from '../src/validate.js';
 import { planOf, rawResult } from './fixtures.js';
 
 describe('parseTests', () => {
-  it('keeps the order given; lrange is all four', () => {
-    expect(parseTests(' GET, set ,lrange').map((t) => t.name)).toEqual(['get', 'set', 'lrange_100', 'lrange_300', 'lrange_500', 'lrange_600']);
+  it("runs redis-benchmark's fixed order whatever the order given; lrange is all four, ping both pings", () => {
+    expect(parseTests(' GET, set ,lrange').map((t) => t.name)).toEqual(['set', 'get', 'lrange_100', 'lrange_300', 'lrange_500', 'lrange_600']);
+    expect(parseTests('mset,ping,get,set').map((t) => t.label)).toEqual(['PING_INLINE', 'PING_MBULK', 'SET', 'GET', 'MSET (10 keys)']);
+    expect(parseTests('ping_mbulk,zpopmin,ping_inline').map((t) => t.name)).toEqual(['ping_inline', 'ping_mbulk', 'zpopmin']);
+    expect(parseTests('set,set,SET')).toHaveLength(1);
   });
 
   it('knows every name it lists', () => {
@@ -23,16 +38,45 @@ describe('parseTests', () => {
 });
 
 describe('planForTest', () => {
-  it('sends the test command literally, as writes, with the run prefix', () => {
-    const [lpush] = parseTests('lpush');
-    const plan = planForTest(planOf(['--mode', 'get', '--verify-get', '--key-prefix', 'p:']), lpush);
-    expect(plan).toMatchObject({ mode: 'set', setCmd: 'LPUSH p:mylist __data__', literalCommands: true, verifyGet: false, preload: false, keyPrefix: 'p:' });
+  const bench = (args: string[] = []) => {
+    const given = new Set(args.filter((a) => a.startsWith('-')).map((a) => ({ '-r': 'keyspace', '-c': 'connections', '-P': 'pipeline', '-n': 'requests', '-d': 'valueSize', '--key-prefix': 'keyPrefix' })[a] ?? a));
+    return withBenchmarkDefaults(planOf(args), (o) => given.has(o));
+  };
+
+  it("takes redis-benchmark's defaults for what the command line leaves out", () => {
+    expect(bench()).toMatchObject({ connections: 50, pipeline: 1, requests: 100000, valueSizeMin: 3, valueSizeMax: 3, keyPrefix: '', randIntLiteral: true });
+    expect(bench(['-c', '4', '-P', '16', '-n', '10', '-d', '8', '-r', '1000'])).toMatchObject({ connections: 4, pipeline: 16, requests: 10, valueSizeMin: 8, keyspace: 1000, randIntLiteral: false });
+  });
+
+  it("sends redis-benchmark's commands with its key names, reads as gets", () => {
+    const [set, get, incr, zadd, mset] = parseTests('set,get,incr,zadd,mset');
+    expect(planForTest(bench(), set)).toMatchObject({ mode: 'set', setCmd: 'SET key:__rand_int__ __data__', literalCommands: true, randIntLiteral: true, verifyGet: false, preload: false });
+    expect(planForTest(bench(), get)).toMatchObject({ mode: 'get', getCmd: 'GET key:__rand_int__' });
+    expect(planForTest(bench(), incr).setCmd).toBe('INCR counter:__rand_int__');
+    // ZADD's score is 0 without -r and a draw with it.
+    expect(planForTest(bench(), zadd).setCmd).toBe('ZADD myzset 0 element:__rand_int__');
+    expect(planForTest(bench(['-r', '10']), zadd).setCmd).toBe('ZADD myzset __rand_int__ element:__rand_int__');
+    // Ten keys, each its own draw.
+    expect(planForTest(bench(), mset).setCmd).toBe(`MSET${' key:__rand_int__ __data__'.repeat(10)}`);
+    // --key-prefix, a respbench addition, goes before every key name.
+    expect(planForTest(bench(['--key-prefix', 'p:']), get).getCmd).toBe('GET p:key:__rand_int__');
+  });
+
+  it('each test draws afresh: GET does not replay the numbers SET drew', () => {
+    const [set, get] = parseTests('set,get');
+    expect(planForTest(bench(), set).seed).not.toBe(planForTest(bench(), get).seed);
+    expect(seedForTest(42, set)).toBe(seedForTest(42, set));
   });
 
   it('LRANGE tests fill their list with LPUSH first', () => {
     const [lrange] = parseTests('lrange_100');
     expect(lrange.fill?.name).toBe('lpush');
-    expect(planForTest(planOf(), lrange).setCmd).toBe('LRANGE bench:key:mylist 0 99');
+    expect(planForTest(bench(), lrange).getCmd).toBe('LRANGE mylist 0 99');
+  });
+
+  it('a command on the line is sent as written, as the only command', () => {
+    expect(planForCommand(bench(), ['INCR', 'counter:__rand_int__'])).toMatchObject({ mode: 'set', setCmd: 'INCR counter:__rand_int__', literalCommands: true, randIntLiteral: true });
+    expect(() => planForCommand(bench(), ['SET', 'a b', 'c'])).toThrow(UsageError);
   });
 });
 
@@ -53,6 +97,10 @@ describe('printed forms', () => {
     expect(quietLine(line({ failure: { kind: 'closed', message: 'gone' } }))).toMatch(/\(FAILED: gone\)$/);
   });
 
+  it('a test whose replies were all errors shows no rate, only the count and the first error', () => {
+    expect(quietLine(line({ errors: 1000, firstError: "ERR unknown command 'incr'" }))).toBe("SET: all 1000 replies were errors, first: ERR unknown command 'incr'");
+  });
+
   it('redis-benchmark --csv, quoted', () => {
     expect(CSV_HEADER.split(',')).toHaveLength(9);
     const cells = csvLine({ ...line(), label: 'MSET "10"' }, 150, 90).split(',');
@@ -60,6 +108,7 @@ describe('printed forms', () => {
     expect(cells.slice(1, 4)).toEqual(['"2000.00"', cells[2], '"0.090"']);
     expect(cells[5]).toBe('"0.150"');
     expect(cells[8]).toBe('"0"');
+    expect(csvLine(line({ errors: 1000 }), 150, 90).split(',').slice(0, 2)).toEqual(['"SET"', '""']);
   });
 
   it('two targets side by side, with the ratio unless errors make it meaningless', () => {
@@ -71,11 +120,12 @@ describe('printed forms', () => {
         { label: 'SET', a, b },
         { label: 'GET', a, b: bad },
       ],
-      'A',
-      'B',
+      'kvstore',
+      'redis',
     ).split('\n');
-    expect(table[0]).toMatch(/^\| test +\| A ops\/s +\| B ops\/s +\| B\/A +\| A p50 ms +\| B p50 ms +\|$/);
-    expect(table[2]).toMatch(/^\| SET +\| 2000\.00 +\| 1000\.00 +\| 50\.0% +\|/);
+    // Every ratio is "this target as % of the second": kvstore at 2000 ops/s against redis at 1000 is 200%.
+    expect(table[0]).toMatch(/^\| test +\| kvstore ops\/s +\| redis ops\/s +\| kvstore vs redis +\| kvstore p50 ms +\| redis p50 ms +\|$/);
+    expect(table[2]).toMatch(/^\| SET +\| 2000\.00 +\| 1000\.00 +\| 200\.0% +\|/);
     expect(table[3]).toMatch(/\| 2000\.00 \(errors\) +\| n\/a +\|/);
   });
 });

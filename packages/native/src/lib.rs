@@ -37,6 +37,10 @@ pub struct NativePlan {
     pub get_cmd: String,
     pub key_prefix: String,
     pub literal_commands: Option<bool>,
+    /// Absent = false: `__rand_int__` is drawn.
+    pub rand_int_literal: Option<bool>,
+    /// Absent = false: commands go as RESP arrays.
+    pub inline_commands: Option<bool>,
     pub seed: f64,
     pub verify_get: bool,
     pub preload: bool,
@@ -94,6 +98,8 @@ pub struct NativeResult {
     pub first_error: Option<String>,
     pub first_mismatch: Option<String>,
     pub failure: Option<NativeFailure>,
+    /// Requests written whose replies had not come when the run stopped.
+    pub unanswered: f64,
 }
 
 /// `ProgressSnapshot` from engine-js/progress.ts.
@@ -105,6 +111,8 @@ pub struct NativeProgress {
     pub elapsed_ns: f64,
     pub phase: String,
     pub duration_ns: f64,
+    /// p99 latency of the timed phase so far (0 before any reply).
+    pub p99_ns: f64,
 }
 
 /// A JS number as a whole number within `limit` (the core's one table), or
@@ -160,6 +168,8 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
         get_cmd: p.get_cmd,
         key_prefix: p.key_prefix,
         literal_commands: p.literal_commands.unwrap_or(false),
+        rand_int_literal: p.rand_int_literal.unwrap_or(false),
+        inline_commands: p.inline_commands.unwrap_or(false),
         seed: integer(p.seed, limits::SEED)? as u32,
         verify_get: p.verify_get,
         preload: p.preload,
@@ -218,6 +228,7 @@ fn to_js(r: RawResult) -> NativeResult {
         first_error: r.first_error,
         first_mismatch: r.first_mismatch,
         failure: r.failure.map(|f| NativeFailure { kind: f.kind.as_str().into(), message: f.message }),
+        unanswered: n(r.unanswered),
     }
 }
 
@@ -244,6 +255,7 @@ impl RunHandle {
             elapsed_ns: p.elapsed_ns as f64,
             phase: p.phase.as_str().into(),
             duration_ns: p.duration_ns as f64,
+            p99_ns: p.p99_ns as f64,
         }
     }
 

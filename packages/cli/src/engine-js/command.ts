@@ -31,6 +31,8 @@ export interface Template {
   usesKey: boolean;
   usesData: boolean;
   usesRandInt: boolean;
+  /** Sent in the inline form (`PING\r\n`), not as a RESP array: see inlineForm. */
+  inline?: boolean;
 }
 
 export class TemplateError extends Error {}
@@ -233,6 +235,29 @@ export function parseTemplate(source: string, role: 'set' | 'get', literal = fal
   return { source, args, usesKey: used.key, usesData: used.data, usesRandInt: used.randInt };
 }
 
+/**
+ * The template with every `__rand_int__` turned into the literal text
+ * `__rand_int__` (Plan.randIntLiteral: redis-benchmark without -r).
+ */
+export function randIntAsText(template: Template): Template {
+  if (!template.usesRandInt) return template;
+  const text = Buffer.from('__rand_int__');
+  const args = template.args.map((parts) => parts.map((p): Part => (p.kind === 'randInt' ? { kind: 'literal', bytes: text } : p)));
+  return { ...template, args, usesRandInt: false };
+}
+
+/**
+ * The template sent in the inline form, words and CRLF (Plan.inlineCommands:
+ * redis-benchmark's PING_INLINE). Only fixed words: a key or value could hold
+ * a space or CRLF, which the inline form cannot carry.
+ */
+export function inlineForm(template: Template): Template {
+  if (template.args.some((parts) => parts.some((p) => p.kind !== 'literal'))) {
+    throw new TemplateError('is sent inline, so it takes fixed words only (no placeholders)');
+  }
+  return { ...template, inline: true };
+}
+
 /** Why a read template's replies cannot be checked against what was written, or null. */
 export function unverifiableReason(get: Template): string | null {
   if (get.usesData) return 'a read command that sends __data__ cannot be verified';
@@ -248,6 +273,8 @@ export function unverifiableReason(get: Template): string | null {
 export class CommandEncoder {
   private readonly header: Buffer;
   private readonly keyScratch: Buffer;
+  /** The whole request of an inline template (its words, one space apart, and CRLF). */
+  private readonly inlineLine: Buffer | null;
   /** Hash of the key of the last encoded request (what verification needs). */
   lastKeyHash = 0;
 
@@ -259,10 +286,14 @@ export class CommandEncoder {
   ) {
     this.header = Buffer.from(`*${template.args.length}\r\n`);
     this.keyScratch = Buffer.allocUnsafe(prefix.length + 20);
+    this.inlineLine = template.inline
+      ? Buffer.concat([...template.args.flatMap((parts, i) => [...(i > 0 ? [Buffer.from(' ')] : []), ...parts.map((p) => (p.kind === 'literal' ? p.bytes : Buffer.alloc(0)))]), Buffer.from('\r\n')])
+      : null;
   }
 
   /** Upper bound of the bytes one request takes. */
   maxBytes(): number {
+    if (this.inlineLine) return this.inlineLine.length;
     let n = this.header.length;
     for (const arg of this.template.args) {
       n += 1 + 20 + 2 + 2;
@@ -284,6 +315,7 @@ export class CommandEncoder {
     const keyLen = writeKey(this.keyScratch, 0, this.prefix, keyIndex);
     const h = fnv1a32(this.keyScratch, 0, keyLen);
     this.lastKeyHash = h;
+    if (this.inlineLine) return copyBytes(this.inlineLine, 0, this.inlineLine.length, out, at);
     const dataLen = this.template.usesData ? this.values.sizeFor(h) : 0;
     let pos = at + copyBytes(this.header, 0, this.header.length, out, at);
     const args = this.template.args;

@@ -293,6 +293,10 @@ export class Connection {
   private head = 0;
   private tail = 0;
   private inflight = 0;
+  /** Requests written whose replies have not come yet. */
+  get inflightCount(): number {
+    return this.inflight;
+  }
   private readonly reader = new ReplyReader();
   /** host:port of the server, kept for messages written after the socket is gone. */
   private readonly peer: string | null;

@@ -45,6 +45,18 @@ export interface Plan {
    * --set-cmd/--get-cmd, where a bare name means the kvstore shape.
    */
   literalCommands: boolean;
+  /**
+   * True: `__rand_int__` is sent as the text `__rand_int__`, as
+   * redis-benchmark does without -r (every request then names the same key,
+   * e.g. `key:__rand_int__`). Absent or false: each occurrence is a fresh
+   * 12-digit draw from [0, keyspace).
+   */
+  randIntLiteral?: boolean;
+  /**
+   * True: the commands go in the inline form (`PING\r\n`), as
+   * redis-benchmark's PING_INLINE; fixed words only. Absent or false: RESP arrays.
+   */
+  inlineCommands?: boolean;
   /** Unsigned 32-bit seed. */
   seed: number;
   verifyGet: boolean;
@@ -113,6 +125,11 @@ export interface RawResult extends Counters {
   /** The JS engine's event-loop delay over the measured phase; null for the native engine (absent = null). */
   eventLoopDelay?: EventLoopDelay | null;
   failure: Failure | null;
+  /**
+   * Requests written whose replies had not come when the run stopped early
+   * (an interrupt); absent when the engine does not count them.
+   */
+  unanswered?: number;
 }
 
 /**

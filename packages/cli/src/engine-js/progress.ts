@@ -18,6 +18,8 @@ export interface ProgressSnapshot {
   phase: Phase;
   /** Duration-bound phases: their length, for a time-based done %. */
   durationNs?: number;
+  /** The timed phase: p99 latency so far in ns (absent in untimed phases or before any reply). */
+  p99Ns?: number;
 }
 
 export interface RunOptions {

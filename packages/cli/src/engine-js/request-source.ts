@@ -6,7 +6,7 @@
  * (op, key hash, key index) for when the reply comes. Paired with
  * crates/respbench-core/src/request_source.rs.
  */
-import { CommandEncoder, parseTemplate } from './command.js';
+import { CommandEncoder, inlineForm, parseTemplate, randIntAsText, type Template } from './command.js';
 import { KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey } from './keys.js';
 import type { Plan } from './plan.js';
 import { ValueFactory } from './values.js';
@@ -103,8 +103,13 @@ export class PreparedPlan {
   constructor(readonly plan: Plan) {
     this.values = new ValueFactory({ min: plan.valueSizeMin, max: plan.valueSizeMax });
     this.prefix = Buffer.from(plan.keyPrefix);
-    this.setEncoder = new CommandEncoder(parseTemplate(plan.setCmd, 'set', plan.literalCommands), this.prefix, this.values, plan.keyspace);
-    this.getEncoder = new CommandEncoder(parseTemplate(plan.getCmd, 'get', plan.literalCommands), this.prefix, this.values, plan.keyspace);
+    const template = (source: string, role: 'set' | 'get'): Template => {
+      const parsed = parseTemplate(source, role, plan.literalCommands);
+      const drawn = plan.randIntLiteral ? randIntAsText(parsed) : parsed;
+      return plan.inlineCommands ? inlineForm(drawn) : drawn;
+    };
+    this.setEncoder = new CommandEncoder(template(plan.setCmd, 'set'), this.prefix, this.values, plan.keyspace);
+    this.getEncoder = new CommandEncoder(template(plan.getCmd, 'get'), this.prefix, this.values, plan.keyspace);
     this.verify = plan.verifyGet;
     this.maxRequestBytes = Math.max(this.setEncoder.maxBytes(), this.getEncoder.maxBytes());
     // A time-bound phase (the run, or a warmup) may read any key, so it preloads the whole keyspace.

@@ -44,10 +44,12 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     loop: monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS }),
   };
   let elapsedNs = 0;
+  let unanswered = 0;
   if (!failure) {
     const outcome = await runPhase(prepared, 'run', counters, histogram, serviceHistogram, options, lag);
     elapsedNs = outcome.elapsedNs;
     failure = outcome.failure;
+    unanswered = outcome.unanswered ?? 0;
   }
   // Field by field, in the order `--json` has always printed them.
   return {
@@ -73,6 +75,8 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     firstError: counters.firstError ?? (failure ? preloadCounters.firstError : null),
     firstMismatch: counters.firstMismatch,
     failure,
+    // Only an interrupted run has requests left unanswered worth telling.
+    ...(failure?.kind === 'interrupted' ? { unanswered } : {}),
   };
 }
 
@@ -97,6 +101,8 @@ function eventLoopDelayOf(h: IntervalHistogram): EventLoopDelay {
 interface PhaseOutcome {
   elapsedNs: number;
   failure: Failure | null;
+  /** Requests written whose replies had not come when an interrupt stopped the phase. */
+  unanswered?: number;
 }
 
 /** Opens one socket per connection for a phase, one after another. */
@@ -150,7 +156,12 @@ async function runPhase(
     let failure: Failure | null = null;
     const start = performance.now();
     let timer: NodeJS.Timeout | null = null;
-    const onAbort = () => stopAll({ kind: 'interrupted', message: 'interrupted' });
+    // Requests written whose replies had not come when the phase was stopped.
+    let unanswered = 0;
+    const onAbort = () => {
+      unanswered = connections.reduce((n, c) => n + c.inflightCount, 0);
+      stopAll({ kind: 'interrupted', message: 'interrupted' });
+    };
     const finish = (_id: number, f: Failure | null) => {
       if (f && !failure) {
         failure = f;
@@ -162,7 +173,7 @@ async function runPhase(
         lag?.loop.disable();
         if (timer) clearInterval(timer);
         options.signal?.removeEventListener('abort', onAbort);
-        resolve({ elapsedNs, failure });
+        resolve({ elapsedNs, failure, unanswered });
       }
     };
     const stopAll = (f: Failure) => {
@@ -203,7 +214,8 @@ async function runPhase(
         let done = 0;
         for (const c of connections) done += c.received;
         const total = durationMs > 0 ? 0 : phase === 'run' ? plan.requests : prepared.preloadTotal;
-        options.onProgress({ done, total, errors: counters.errors, elapsedNs: (now - start) * 1e6, phase, durationNs: durationMs * 1e6 });
+        const p99Ns = histogram && done > 0 ? histogram.valueAtPercentile(99) : undefined;
+        options.onProgress({ done, total, errors: counters.errors, elapsedNs: (now - start) * 1e6, phase, durationNs: durationMs * 1e6, p99Ns });
       }
     }, timeoutMs > 0 ? Math.min(250, Math.max(10, timeoutMs / 4)) : 250);
     timer.unref();

@@ -1,0 +1,183 @@
+/**
+ * redis-benchmark's habits: `-t` run with the same flags as redis-benchmark
+ * (the installed 7.x) against two fresh redis-servers must leave the same
+ * thing behind — the same calls per command (INFO commandstats), the same key
+ * names and types (SCAN/TYPE), the same sizes — and `-h` is the host, a
+ * command on the line is benchmarked, `--version` answers.
+ */
+import { spawnSync } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { engines } from './helpers/engines.js';
+import { runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+
+const hasRedisBenchmark = spawnSync('redis-benchmark', ['--version'], { encoding: 'utf8' }).status === 0;
+
+/** What redis-benchmark (CONFIG GET at start) and redis-cli send besides the benchmark. */
+const HOUSEKEEPING = /^(config\||info$|command\||client\||hello$)/;
+
+/** Calls per benchmarked command, read before the test sends anything else. */
+function commandCalls(server: RedisServer): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of server.cli('INFO', 'commandstats').split('\n')) {
+    const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line.trim());
+    if (m && !HOUSEKEEPING.test(m[1])) out[m[1]] = Number(m[2]);
+  }
+  return out;
+}
+
+function hitsAndMisses(server: RedisServer): { hits: number; misses: number } {
+  const stats = server.cli('INFO', 'stats');
+  const field = (name: string) => Number(new RegExp(`${name}:(\\d+)`).exec(stats)?.[1]);
+  return { hits: field('keyspace_hits'), misses: field('keyspace_misses') };
+}
+
+/** Every key with its type and size (string length, list/set/hash/zset cardinality). */
+function keysWithShape(server: RedisServer): Record<string, string> {
+  const keys = server.cli('--scan').split('\n').filter((k) => k !== '');
+  const out: Record<string, string> = {};
+  for (const key of keys) {
+    const type = server.cli('TYPE', key);
+    const size = { string: 'STRLEN', list: 'LLEN', set: 'SCARD', hash: 'HLEN', zset: 'ZCARD' }[type];
+    out[key] = `${type} ${size ? server.cli(size, key) : '?'}`;
+  }
+  return out;
+}
+
+/** Sum of the INCR counters: each INCR adds one, whichever key it drew. */
+function counterTotal(server: RedisServer): number {
+  const keys = server.cli('--scan', '--pattern', 'counter:*').split('\n').filter((k) => k !== '');
+  return keys.reduce((sum, k) => sum + Number(server.cli('GET', k)), 0);
+}
+
+const servers: RedisServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+async function twoServers(): Promise<[RedisServer, RedisServer]> {
+  const a = await startRedis();
+  const b = await startRedis();
+  servers.push(a, b);
+  return [a, b];
+}
+
+function redisBenchmark(server: RedisServer, flags: string[]): void {
+  const r = spawnSync('redis-benchmark', ['-p', String(server.port), '-q', ...flags], { encoding: 'utf8', timeout: 120_000 });
+  if (r.status !== 0) throw new Error(`redis-benchmark ${flags.join(' ')} failed: ${r.stderr}`);
+}
+
+// SPOP and ZPOPMIN empty their key as far as the draws allow, so the sizes they leave depend on
+// the draws; the deterministic tests are compared key by key, all of them call by call.
+const STABLE = 'ping,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,zadd,lrange,mset';
+const ALL = `${STABLE},spop,zpopmin`;
+
+describe.each(engines())('engine %s', (engine) => {
+  it.skipIf(!hasRedisBenchmark)('-t with -r leaves what redis-benchmark leaves: calls, key names, types, sizes', async () => {
+    const [theirs, ours] = await twoServers();
+    // -r 40 with 1500 draws per test: every number in [0, 40) is drawn, so both key sets are complete.
+    const flags = ['-t', STABLE, '-n', '1500', '-r', '40'];
+    redisBenchmark(theirs, flags);
+    const run = await runCli(['--engine', engine, '-h', '127.0.0.1', '-p', String(ours.port), ...flags]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(commandCalls(ours)).toEqual(commandCalls(theirs));
+    expect(hitsAndMisses(ours)).toEqual(hitsAndMisses(theirs));
+    const shape = keysWithShape(ours);
+    expect(shape).toEqual(keysWithShape(theirs));
+    expect(shape['key:000000000007']).toBe('string 3');
+    expect(shape['counter:000000000039']).toMatch(/^string /);
+    expect(shape).toMatchObject({ mylist: 'list 1500', myset: 'set 40', myhash: 'hash 40', myzset: 'zset 40' });
+    expect(counterTotal(ours)).toBe(1500);
+  });
+
+  it.skipIf(!hasRedisBenchmark)('-t without -r uses one literal key per command, as redis-benchmark; defaults -c 50 -P 1 -d 3', async () => {
+    const [theirs, ours] = await twoServers();
+    const flags = ['-t', ALL, '-n', '1000'];
+    redisBenchmark(theirs, flags);
+    const run = await runCli(['--engine', engine, '-p', String(ours.port), ...flags]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.split('\n')[1]).toMatch(/1000 requests per test, 50 connections, pipeline 1, value 3 B, keys: one per test/);
+    expect(commandCalls(ours)).toEqual(commandCalls(theirs));
+    expect(hitsAndMisses(ours)).toEqual(hitsAndMisses(theirs));
+    expect(keysWithShape(ours)).toEqual(keysWithShape(theirs));
+    expect(keysWithShape(ours)).toMatchObject({ 'key:__rand_int__': 'string 3', 'counter:__rand_int__': 'string 4' });
+    const labels = run.stdout.trim().split('\n').slice(3).map((l) => l.split(':')[0]);
+    expect(labels).toEqual([
+      'PING_INLINE',
+      'PING_MBULK',
+      'SET',
+      'GET',
+      'INCR',
+      'LPUSH',
+      'RPUSH',
+      'LPOP',
+      'RPOP',
+      'SADD',
+      'HSET',
+      'SPOP',
+      'ZADD',
+      'ZPOPMIN',
+      'LPUSH (needed to benchmark LRANGE)',
+      'LRANGE_100 (first 100 elements)',
+      'LRANGE_300 (first 300 elements)',
+      'LRANGE_500 (first 500 elements)',
+      'LRANGE_600 (first 600 elements)',
+      'MSET (10 keys)',
+    ]);
+  });
+
+  it('each test draws afresh: GET after SET over a large keyspace mostly misses, and counts as gets', async () => {
+    const [, ours] = await twoServers();
+    const { run, result } = await runJson(['--engine', engine, '-p', String(ours.port), '-t', 'get,set', '-n', '2000', '-r', '1000000']);
+    expect(run.code, run.stderr).toBe(0);
+    const get = result.find((l: { test: string }) => l.test === 'get').result;
+    expect(get).toMatchObject({ gets: 2000, sets: 0, requests: 2000 });
+    // Replaying SET's numbers would make every read a hit.
+    expect(get.misses).toBeGreaterThan(1900);
+    expect(Number.isInteger(get.elapsedNs)).toBe(true);
+  });
+
+  it('a command on the line is benchmarked as redis-benchmark does: INCR counter:__rand_int__', async () => {
+    const [, ours] = await twoServers();
+    const run = await runCli(['--engine', engine, '-p', String(ours.port), '-n', '3000', '-r', '10', 'INCR', 'counter:__rand_int__']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.split('\n')[1]).toMatch(/^workload: command INCR counter:__rand_int__, 3000 requests, 50 connections, pipeline 1,/);
+    expect(commandCalls(ours).incr).toBe(3000);
+    expect(counterTotal(ours)).toBe(3000);
+    expect(ours.cli('EXISTS', 'counter:000000000009')).toBe('1');
+  });
+});
+
+describe('redis-benchmark flags', () => {
+  it('-h is the host; -h without a value says so; --help is help', async () => {
+    const [server] = await twoServers();
+    const run = await runCli(['--engine', 'js', '-h', '127.0.0.1', '-p', String(server.port), '-t', 'set', '-n', '500']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^SET: \d+\.\d\d requests per second/m);
+    expect(commandCalls(server).set).toBe(500);
+    const bare = await runCli(['-p', String(server.port), '-h']);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toBe('respbench: -h needs a host (-h is the host, as in redis-benchmark; help is --help)\n');
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/-h, --host <ip>/);
+  });
+
+  it('--compare names both targets and gives the first as a percentage of the second', async () => {
+    const [kv, redis] = await twoServers();
+    const run = await runCli(['--engine', 'js', '-p', String(kv.port), '-t', 'set,get', '-n', '2000', '-r', '100', '--compare', `redis=127.0.0.1:${redis.port}`, '--target-name', 'kvstore']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("kvstore vs redis: kvstore's ops/s as a percentage of redis's");
+    expect(run.stdout).toMatch(/^\| test +\| kvstore ops\/s +\| redis ops\/s +\| kvstore vs redis +\|/m);
+    for (const label of ['SET', 'GET']) {
+      const row = new RegExp(`^\\| ${label} +\\| (\\d+\\.\\d\\d) +\\| (\\d+\\.\\d\\d) +\\| (\\d+\\.\\d)%`, 'm').exec(run.stdout);
+      expect(row, run.stdout).not.toBeNull();
+      expect(Number(row![3])).toBeCloseTo((100 * Number(row![1])) / Number(row![2]), 0);
+    }
+  });
+
+  it('--version names the version, the engines and the Node/napi versions', async () => {
+    const run = await runCli(['--version']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^respbench \d+\.\d+\.\d+\nengines: .*\nnode \d+\.\d+\.\d+ · napi \d+ · \w+-\w+\n$/);
+  });
+});

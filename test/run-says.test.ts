@@ -1,0 +1,125 @@
+/**
+ * The run says what it will do before it does it, and afterwards says
+ * plainly what happened: the header on stdout before the first reply, a
+ * server that closed the connection at once, a run of nothing but error
+ * replies, an interrupt with what it left unanswered, and --json figures that
+ * say what ran (threads, whole numbers, null when nothing was measured).
+ */
+import { spawn } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFaultServer, type FaultServer } from './faults/fault-server.mjs';
+import { waitFor } from './faults/harness.js';
+import { engines } from './helpers/engines.js';
+import { CLI, freePort, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function redis(): Promise<RedisServer> {
+  const r = await startRedis();
+  cleanups.push(() => r.stop());
+  return r;
+}
+
+function commandsProcessed(r: RedisServer): number {
+  return Number(/total_commands_processed:(\d+)/.exec(r.cli('INFO', 'stats'))?.[1] ?? 0);
+}
+
+async function faultServer(mode: string, after = 0): Promise<FaultServer> {
+  const s = await startFaultServer({ mode, after });
+  cleanups.push(() => s.close());
+  return s;
+}
+
+describe.each(engines())('engine %s', (engine) => {
+  it('prints the header (engine, target, workload, seed) before the run, and the figures after', async () => {
+    const r = await redis();
+    const child = spawn(process.execPath, [CLI, '--engine', engine, '-p', String(r.port), '--mode', 'set', '--duration', '30s', '--seed', '7'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    cleanups.push(() => child.kill('SIGKILL'));
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await waitFor('the header', () => stdout.includes('workload:'));
+    // The run is still going: only the header is out.
+    expect(stdout).toBe(`respbench · engine ${engine} · target 127.0.0.1:${r.port}\nworkload: mode set, for 30 s, 1 connection, pipeline 64, keyspace 100000, value 32 B, commands SET, prefix bench:key:, seed 7, verify off\n`);
+    await waitFor('the run to get going', () => commandsProcessed(r) > 2_000);
+    child.kill('SIGINT');
+    expect(await exited, stdout).toBe(130);
+    expect(stdout).toMatch(/ops\/s +avg us\/op/);
+    expect(stdout).toMatch(/^interrupted by SIGINT: \d+ requests sent, \d+ of them left unanswered \(in no figure\)$/m);
+  });
+
+  it('an interrupted --json run records the signal, the requests sent and those left unanswered', async () => {
+    const r = await redis();
+    const child = spawn(process.execPath, [CLI, '--engine', engine, '-p', String(r.port), '--mode', 'set', '--duration', '30s', '--json', '-P', '32'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    cleanups.push(() => child.kill('SIGKILL'));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    // With --json the header goes to stderr, stdout stays one JSON document.
+    await waitFor('the header on stderr', () => stderr.includes('workload:'));
+    await waitFor('the run to get going', () => commandsProcessed(r) > 2_000);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    const result = JSON.parse(stdout);
+    expect(result.failure.kind).toBe('interrupted');
+    expect(result.interrupted.signal).toBe('SIGTERM');
+    expect(result.interrupted.unanswered).toBeGreaterThanOrEqual(0);
+    expect(result.interrupted.unanswered).toBeLessThanOrEqual(32);
+    expect(result.interrupted.sent).toBe(result.requests + result.interrupted.unanswered);
+    expect(Number.isInteger(result.elapsedNs)).toBe(true);
+  });
+
+  it('-t --json: the interrupted test records the signal too', async () => {
+    const r = await redis();
+    const child = spawn(process.execPath, [CLI, '--engine', engine, '-p', String(r.port), '-t', 'set', '-n', '50000000', '-c', '2', '--json'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    cleanups.push(() => child.kill('SIGKILL'));
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await waitFor('the run to get going', () => commandsProcessed(r) > 2_000);
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    const [set] = JSON.parse(stdout);
+    expect(set.result.failure.kind).toBe('interrupted');
+    expect(set.result.interrupted).toMatchObject({ signal: 'SIGINT' });
+    expect(set.result.interrupted.sent).toBe(set.result.requests + set.result.interrupted.unanswered);
+  });
+
+  it('a server that closes the connection before any reply: may have crashed, and how to check', async () => {
+    const s = await faultServer('close-after', 0);
+    const run = await runCli(['--engine', engine, '-p', String(s.port), '-n', '100']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`hint: the server closed the connection before any reply: it may have crashed or refused the command; check that it still runs (redis-cli -h 127.0.0.1 -p ${s.port} PING) and look at its log`);
+  });
+
+  it('a run whose replies were all errors prints no rate, only the count and the first error', async () => {
+    const r = await redis();
+    const run = await runCli(['--engine', engine, '-p', String(r.port), '-n', '500', 'NOSUCHCMD', 'x']);
+    expect(run.code).toBe(3);
+    expect(run.stdout).toContain('no rate: all 500 replies were errors');
+    expect(run.stdout).toMatch(/ERROR REPLIES: 500, first: ERR unknown command 'NOSUCHCMD'/);
+    expect(run.stdout).not.toMatch(/ops\/s/);
+    // The demo server is kvstore-shaped: it knows no INCR.
+    const suite = await runCli(['--engine', engine, '--embedded', '-n', '300', '-t', 'set,incr']);
+    expect(suite.code).toBe(3);
+    expect(suite.stdout).toMatch(/^SET: \d+\.\d\d requests per second/m);
+    expect(suite.stdout).toMatch(/^INCR: all 300 replies were errors, first: ERR unknown command 'incr'/im);
+  });
+
+  it('--json: a run that did not start has null figures; plan.threads says what ran', async () => {
+    const port = await freePort();
+    const { run, result } = await runJson(['--engine', engine, '-p', String(port), '-n', '100']);
+    expect(run.code).toBe(1);
+    expect(result).toMatchObject({ opsPerSec: null, avgUsPerOp: null, elapsedSec: null, latencyUs: null, requests: 0 });
+    const r = await redis();
+    const ran = await runJson(['--engine', engine, '-p', String(r.port), '-n', '2000', '--mode', 'set', '--threads', '2', '-c', '4']);
+    expect(ran.run.code).toBe(0);
+    expect(ran.result.plan.threads).toBe(engine === 'js' ? 1 : 2);
+    expect(Number.isInteger(ran.result.elapsedNs)).toBe(true);
+  });
+});
