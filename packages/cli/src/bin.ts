@@ -1,18 +1,33 @@
 #!/usr/bin/env node
 import { main } from './cli.js';
+import { EXIT } from './exit.js';
+import { guardSignals } from './interrupt.js';
 
-// `respbench --help | head` closes the pipe early: that is not an error.
+// No signal kills the program half-way through writing its result (interrupt.ts).
+guardSignals();
+
+/** stdout could not take the output (a full disk, a closed terminal): the status says so. */
+let stdoutFailed = false;
+const isSignalStatus = (code: number | string | undefined) => typeof code === 'number' && code > 128;
+
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  // `respbench --help | head` closes the pipe early: that is not an error.
   if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  throw err;
+  if (stdoutFailed) return;
+  stdoutFailed = true;
+  const why = err.code === 'ENOSPC' ? 'no space left on device (ENOSPC)' : err.code ? `${err.code}` : err.message;
+  process.stderr.write(`respbench: cannot write the output to stdout: ${why}\n`);
+  if (!isSignalStatus(process.exitCode)) process.exitCode = EXIT.failed;
 });
+// Nowhere left to say anything: stderr's own failures are not worth a stack trace.
+process.stderr.on('error', () => undefined);
 
 main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = code;
+    process.exitCode = stdoutFailed && !isSignalStatus(code) ? EXIT.failed : code;
   },
   (err: unknown) => {
     process.stderr.write(`respbench: ${(err as Error)?.message ?? String(err)}\n`);
-    process.exitCode = 1;
+    process.exitCode = EXIT.failed;
   },
 );

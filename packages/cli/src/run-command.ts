@@ -4,7 +4,7 @@
  */
 import { engineForCommand } from './engines.js';
 import { Exit, EXIT } from './exit.js';
-import { onStopSignals, SIGNAL_EXIT } from './interrupt.js';
+import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
 import type { CliIo } from './io.js';
 import { formatHuman, formatJson } from './output.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
@@ -36,9 +36,16 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   }
   const controller = new AbortController();
   let signalCode: number = EXIT.ok;
-  const stopListening = onStopSignals((signal) => {
-    signalCode = SIGNAL_EXIT[signal];
-    controller.abort();
+  let stoppedBy: StopSignal | null = null;
+  // The first signal stops the run; later ones must not lose what it measured.
+  const stopListening = onStopSignals((signal, n) => {
+    if (n === 1) {
+      stoppedBy = signal;
+      signalCode = SIGNAL_EXIT[signal];
+      controller.abort();
+    } else {
+      io.stderr(`respbench: ${signal}: already stopping, printing what was measured\n`);
+    }
   });
   const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
   let result: RunResult;
@@ -54,8 +61,13 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     result = await runPlan(engine, plan, runOptions);
   } finally {
     progress.clear();
-    stopListening();
+    // Signals stay handled while the server stops; after that bin.ts's guard ignores them until the result is out.
     if (embedded) await embedded.stop();
+    stopListening();
+  }
+  // The user stopped it: that is the story, even if the server went away meanwhile.
+  if (stoppedBy && result.failure && result.failure.kind !== 'interrupted') {
+    result = { ...result, failure: { kind: 'interrupted', message: `interrupted (${stoppedBy})` }, complete: false };
   }
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
   else io.stdout(`${formatHuman(result)}\n`);
