@@ -356,10 +356,12 @@ async function waitUntilReady(l: Launch, c: GroupChild, signal: AbortSignal | un
     }
     if (await canConnect(l.host, l.port)) return c.asTarget();
     if (Date.now() > deadline) {
+      // What it said while it was starting, not what the stop makes it say.
+      const note = logNote(l.log);
       await c.stop();
       const secs = l.readyTimeoutMs / 1000;
       throw fail(
-        `${l.what} did not open port ${l.port} on ${l.host} within ${secs} s (if it needs longer, give the target readyTimeout, e.g. readyTimeout: ${Math.max(30, Math.ceil(secs * 3))}s)${logNote(l.log)}`,
+        `${l.what} did not open port ${l.port} on ${l.host} within ${secs} s (if it needs longer, give the target readyTimeout, e.g. readyTimeout: ${Math.max(30, Math.ceil(secs * 3))}s)${note}`,
       );
     }
     await new Promise((r) => setTimeout(r, 50));
