@@ -4,12 +4,12 @@
  * an interrupt keeps and cleans up, failures recorded without stopping the
  * study, bad study files, and the HTML report rendered by headless Chromium.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { childPids } from './faults/harness.js';
 import { CLI, freePort, liveProcesses, REPO, runCli } from './helpers/servers.js';
 
@@ -350,9 +350,18 @@ scenarios:
 });
 
 /** Starts a study as a child process and resolves once `minRows` runs are in its detail CSV. */
+/** Studies started in the background; any still running after its test (a failed one) is killed. */
+const running: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of running.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
+
 async function startAndWaitForRows(args: string[], out: string, minRows: number, timeoutMs = 60_000, detached = false) {
   // detached: the leader of a process group of its own, to be signalled the way a terminal does.
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached });
+  running.push(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -664,6 +673,7 @@ describe('a study of many rounds', () => {
     const out = path.join(dir, 'out');
     const file = writeStudy(dir, 'many.yaml', 'name: many\nrounds: 60\nmodes: [set]\ndefaults: { requests: 200, pipeline: 1 }\nscenarios:\n  - { name: demo, target: { embedded: true } }\n');
     const child = spawn(process.execPath, [CLI, 'study', file, '--out', out, '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    running.push(child);
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
