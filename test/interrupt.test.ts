@@ -191,7 +191,7 @@ describe('signals to the whole process group, as a terminal sends them', () => {
     });
   });
 
-  it.each(engines)('engine %s: signals after the first SIGTERM, until it exits, never kill a plain run: result printed, exit 143', async (engine) => {
+  it.each(engines)('engine %s: signals after the first SIGTERM, until it exits, never kill a plain run: result printed, exit 143 (or 130)', async (engine) => {
     redis = await startRedis();
     const r = redis;
     const run = startGroup('bin', ['--engine', engine, '--port', String(r.port), ...LONG]);
@@ -205,7 +205,11 @@ describe('signals to the whole process group, as a terminal sends them', () => {
       if (!gone) run.group(i % 2 ? 'SIGINT' : 'SIGTERM');
     }
     const out = await run.exited;
-    expect([out.code, out.signal], out.stderr).toEqual([143, null]);
+    // Never killed. The status is the first signal's: 143, or 130 when the
+    // process had no CPU until both were pending (the kernel then delivers
+    // the lower-numbered SIGINT first).
+    expect(out.signal, out.stderr).toBeNull();
+    expect([143, 130]).toContain(out.code);
     expect(out.stdout).toMatch(/^FAILED \(interrupted\)/m);
   });
 

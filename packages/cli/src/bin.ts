@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-import { main } from './cli.js';
 import { EXIT } from './exit.js';
 import { guardSignals } from './interrupt.js';
 
-// No signal kills the program half-way through writing its result (interrupt.ts).
+// No signal kills the program half-way through writing its result
+// (interrupt.ts): in place before the rest of the program loads.
 guardSignals();
+const { main } = await import('./cli.js');
 
 /** stdout could not take the output (a full disk, a closed terminal): the status says so. */
 let stdoutFailed = false;
@@ -22,12 +23,18 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 // Nowhere left to say anything: stderr's own failures are not worth a stack trace.
 process.stderr.on('error', () => undefined);
 
+// Once the command is done, exit now rather than when the event loop drains:
+// node's own teardown puts the default signal actions back, and a signal in
+// that moment would end the program as killed instead of with its status.
+// (stdout and stderr are synchronous for files, pipes and terminals here, so
+// nothing written is lost.)
+// setImmediate: after a failed write to stdout has had its 'error' event.
 main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = stdoutFailed && !isSignalStatus(code) ? EXIT.failed : code;
+    setImmediate(() => process.exit(stdoutFailed && !isSignalStatus(code) ? EXIT.failed : code));
   },
   (err: unknown) => {
     process.stderr.write(`respbench: ${(err as Error)?.message ?? String(err)}\n`);
-    process.exitCode = EXIT.failed;
+    setImmediate(() => process.exit(EXIT.failed));
   },
 );

@@ -11,7 +11,7 @@ import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
 import { exitCodeFor, runPlan } from './run.js';
-import { spawnEmbedded } from './serve/spawn.js';
+import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests } from './suite.js';
 import { runSuiteCommand } from './suite-output.js';
 import { buildPlan, parseHostPort, UsageError, type RawRunOptions } from './validate.js';
@@ -29,11 +29,6 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (engine.name === 'js' && plan.threads > 1) {
     io.stderr('respbench: --threads applies to the native engine; the JS engine runs on one thread\n');
   }
-  const embedded = opts.embedded ? await spawnEmbedded() : null;
-  if (embedded) {
-    plan.host = '127.0.0.1';
-    plan.port = embedded.port;
-  }
   const controller = new AbortController();
   let signalCode: number = EXIT.ok;
   let stoppedBy: StopSignal | null = null;
@@ -47,6 +42,18 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
       io.stderr(`respbench: ${signal}: already stopping, printing what was measured\n`);
     }
   });
+  // In place before the demo server starts: a Ctrl-C while it starts gives the (empty) interrupted result, exit 130.
+  let embedded: EmbeddedServer | null = null;
+  try {
+    embedded = opts.embedded ? await spawnEmbedded() : null;
+  } catch (err) {
+    stopListening();
+    throw err;
+  }
+  if (embedded) {
+    plan.host = '127.0.0.1';
+    plan.port = embedded.port;
+  }
   const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
   let result: RunResult;
   try {
