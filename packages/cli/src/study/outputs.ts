@@ -189,10 +189,10 @@ export class StudyOutputs {
   ) {}
 
   /** After a finished run: its row goes on the detail CSV; the summaries follow if they are due. */
-  update(rows: RunRow[], study: StudyInfo): void {
+  update(rows: RunRow[], study: () => StudyInfo): void {
     const failed: WriteOutcome['failed'] = [];
     this.writeDetail(rows, failed);
-    if (Date.now() - this.lastSummaryMs >= this.summaryEveryMs) this.writeSummaries(rows, study, failed);
+    if (Date.now() - this.lastSummaryMs >= this.summaryEveryMs) this.writeSummaries(rows, study(), failed);
     this.report(failed);
   }
 

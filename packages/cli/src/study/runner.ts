@@ -119,7 +119,7 @@ export class StudyRunner {
   private record(row: RunRow): void {
     this.rows.push(row);
     this.runsDone++;
-    this.outputs.update(this.rows, this.info());
+    this.outputs.update(this.rows, () => this.info());
   }
 
   async run(): Promise<StudyOutcome> {
