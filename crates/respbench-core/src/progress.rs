@@ -25,7 +25,7 @@ impl Phase {
     }
 }
 
-/// A snapshot of [`RunControl`]'s counters, shaped like the TS `Progress`.
+/// A snapshot of [`RunControl`]'s counters, shaped like the TS `ProgressSnapshot` (engine-js/progress.ts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProgressSnapshot {
     /// Replies in the current phase so far.

@@ -3,8 +3,9 @@
  * read (throughput, avg us/op, latency percentiles) and the exit status it
  * deserves. Used by the CLI and by studies.
  */
+import type { LatencyUs } from '@respbench/report';
+import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import { EXIT } from './exit.js';
-import { LatencyHistogram, type LatencySummary } from './engine-js/histogram.js';
 import type { Engine, Plan, RawResult } from './engine-js/plan.js';
 import type { RunOptions } from './engine-js/progress.js';
 
@@ -24,10 +25,10 @@ export interface RunResult extends RawResult {
   /** elapsed / requests: the original tool's "avg us/op" (inverse throughput). */
   avgUsPerOp: number;
   /** Per-request latency, reply parsed − request written. */
-  latencyUs: LatencySummary;
+  latencyUs: LatencyUs;
   preloadElapsedSec: number;
   /** --rate: percentiles of the service time (reply − actual send). */
-  serviceUs: LatencySummary | null;
+  serviceUs: LatencyUs | null;
   /** --rate: false when the achieved rate is more than 2% off the asked one. */
   rateKept: boolean | null;
   /** True when every planned request got its reply. */
@@ -38,7 +39,6 @@ export const RUN_RESULT_VERSION = 2;
 
 export function finishResult(plan: Plan, raw: RawResult): RunResult {
   const elapsedSec = raw.elapsedNs / 1e9;
-  const histogram = LatencyHistogram.fromData(raw.histogram);
   return {
     version: RUN_RESULT_VERSION,
     ...raw,
@@ -50,11 +50,25 @@ export function finishResult(plan: Plan, raw: RawResult): RunResult {
     elapsedSec,
     opsPerSec: elapsedSec > 0 ? raw.requests / elapsedSec : 0,
     avgUsPerOp: raw.requests > 0 ? (elapsedSec * 1e6) / raw.requests : 0,
-    latencyUs: histogram.summaryUs(),
+    latencyUs: summaryUs(raw.histogram),
     preloadElapsedSec: raw.preloadElapsedNs / 1e9,
-    serviceUs: raw.serviceHistogram ? LatencyHistogram.fromData(raw.serviceHistogram).summaryUs() : null,
+    serviceUs: raw.serviceHistogram ? summaryUs(raw.serviceHistogram) : null,
     rateKept: plan.rate > 0 && elapsedSec > 0 ? Math.abs(raw.requests / elapsedSec - plan.rate) <= plan.rate * 0.02 : null,
     complete: raw.failure === null && (plan.durationMs > 0 || raw.requests === plan.requests),
+  };
+}
+
+/** Percentiles, max and mean in microseconds (the shape a study row takes, too). */
+export function summaryUs(data: HistogramData): LatencyUs {
+  const h = LatencyHistogram.fromData(data);
+  const us = (ns: number) => Math.round(ns) / 1000;
+  return {
+    p50: us(h.valueAtPercentile(50)),
+    p90: us(h.valueAtPercentile(90)),
+    p99: us(h.valueAtPercentile(99)),
+    p999: us(h.valueAtPercentile(99.9)),
+    max: us(h.max()),
+    mean: Math.round(h.mean()) / 1000,
   };
 }
 

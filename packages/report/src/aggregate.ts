@@ -1,10 +1,12 @@
 /**
  * Rounds → aggregates: per scenario × mode, the ops/s of each round and their
- * mean, standard deviation, min and max, the means of avg us/op, elapsed and
- * the latency percentiles, and the ratio to a baseline scenario.
+ * mean, standard deviation, min and max, the means of avg us/op and elapsed,
+ * the latency percentiles of all rounds' requests together (from the merged
+ * histograms), the rounds too short to mean much, and the ratio to a
+ * baseline scenario.
  */
-import type { LatencyUs, RunRow, StudyInfo } from './rows.js';
-import { scenarioLabel } from './rows.js';
+import type { HistogramData, LatencyUs, RunRow, StudyInfo } from './rows.js';
+import { scenarioLabel, shortRunReason } from './rows.js';
 
 export interface Stats {
   /** Number of values. */
@@ -56,17 +58,49 @@ export interface SummaryRow {
   opsPerSec: Stats;
   avgUsPerOp: Stats;
   elapsedSec: Stats;
-  /** Means of each latency percentile over the ok rounds. */
+  /**
+   * Latency percentiles of every request of the ok rounds: the rounds'
+   * histograms merged (SummarizeOptions.mergeLatency), or the one ok round's
+   * own; null when rounds cannot be merged. Never a mean of the rounds' p99s,
+   * which is no percentile of anything.
+   */
   latencyUs: LatencyUs | null;
+  /** Ok rounds too short to mean much (shortRunReason). */
+  shortRounds: number;
+  /** The first short round's reason, for the notes. */
+  shortReason: string | null;
+  /** The command pairs the rounds ran, `SET/GET`, from their set_cmd/get_cmd flags. */
+  commands: string[];
+  /** Whether --verify-get was on (it checks reads: get and mixed modes). */
+  verifyGet: boolean;
+  /** Rounds whose reads did not verify. */
+  mismatchRounds: number;
   /** Mean ops/s divided by the baseline scenario's mean ops/s in the same mode. */
   ratioToBaseline: number | null;
 }
 
-function meanLatency(rows: RunRow[]): LatencyUs | null {
-  const ls = rows.map((r) => r.latencyUs).filter((l): l is LatencyUs => l !== null);
-  if (ls.length === 0) return null;
-  const pick = (k: keyof LatencyUs) => mean(ls.map((l) => l[k])) as number;
-  return { p50: pick('p50'), p90: pick('p90'), p99: pick('p99'), p999: pick('p999'), max: pick('max'), mean: pick('mean') };
+export interface SummarizeOptions {
+  /**
+   * Percentiles of several runs' histograms merged (they merge by adding the
+   * counts of equal buckets). The caller gives it because it knows the
+   * histogram layout: respbench passes its LatencyHistogram's merge. Without
+   * it, a scenario with more than one ok round has no summary latency.
+   */
+  mergeLatency?: (histograms: HistogramData[]) => LatencyUs;
+}
+
+function mergedLatency(rows: RunRow[], options: SummarizeOptions): LatencyUs | null {
+  const measured = rows.filter((r) => r.latencyUs !== null);
+  if (measured.length === 0) return null;
+  const histograms = measured.map((r) => r.histogram).filter((h): h is HistogramData => h !== null && h !== undefined);
+  if (options.mergeLatency && histograms.length === measured.length) return options.mergeLatency(histograms);
+  return measured.length === 1 ? measured[0].latencyUs : null;
+}
+
+/** `SET/GET` from a row's set_cmd and get_cmd flags; null for a row without flags (a target that never started). */
+function commandPair(r: RunRow): string | null {
+  const pair = [r.flags.set_cmd, r.flags.get_cmd].filter((c) => c !== undefined && c !== '').map(String);
+  return pair.length > 0 ? pair.join('/') : null;
 }
 
 /** Ordered scenario × mode keys: the study's order first, then anything only the rows know. */
@@ -100,10 +134,11 @@ function orderedKeys(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'modes'>)
  * Scenarios or modes with no rows yet (a study still running or interrupted)
  * are left out.
  */
-export function summarize(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'modes' | 'rounds' | 'baseline'>): SummaryRow[] {
+export function summarize(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'modes' | 'rounds' | 'baseline'>, options: SummarizeOptions = {}): SummaryRow[] {
   const summaries = orderedKeys(rows, study).map(({ group, scenario, tags, mode }): SummaryRow => {
     const mine = rows.filter((r) => r.group === group && r.scenario === scenario && r.mode === mode);
     const ok = mine.filter((r) => r.status === 'ok' && r.opsPerSec !== null);
+    const short = ok.map(shortRunReason).filter((why): why is string => why !== null);
     const lastRound = Math.max(study.rounds, ...mine.map((r) => r.round));
     const rounds: RoundCell[] = [];
     for (let round = 1; round <= lastRound; round++) {
@@ -126,7 +161,12 @@ export function summarize(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'mod
       opsPerSec: stats(ok.map((r) => r.opsPerSec as number)),
       avgUsPerOp: stats(ok.map((r) => r.avgUsPerOp).filter((v): v is number => v !== null)),
       elapsedSec: stats(ok.map((r) => r.elapsedSec).filter((v): v is number => v !== null)),
-      latencyUs: meanLatency(ok),
+      latencyUs: mergedLatency(ok, options),
+      shortRounds: short.length,
+      shortReason: short[0] ?? null,
+      commands: [...new Set(mine.map(commandPair).filter((c): c is string => c !== null))],
+      verifyGet: mine.some((r) => r.flags.verify_get === true || r.flags.verify_get === 'true'),
+      mismatchRounds: mine.filter((r) => r.status === 'mismatches').length,
       ratioToBaseline: null,
     };
   });

@@ -7,7 +7,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { SummaryRow } from './aggregate.js';
 import type { RunRow } from './rows.js';
-import { scenarioLabel } from './rows.js';
+import { scenarioLabel, shortRunReason } from './rows.js';
 
 type Cell = string | number | boolean | null;
 
@@ -27,6 +27,7 @@ const DETAIL_FIXED = [
   'round',
   'status',
   'error',
+  'note',
   'ops_per_sec',
   'avg_us_per_op',
   'elapsed_s',
@@ -70,6 +71,7 @@ export function detailCsv(rows: RunRow[]): string {
       r.round,
       r.status,
       r.error,
+      r.status === 'ok' ? shortRunReason(r) : null,
       num(r.opsPerSec, 3),
       num(r.avgUsPerOp, 6),
       num(r.elapsedSec, 6),
@@ -92,6 +94,12 @@ export function detailCsv(rows: RunRow[]): string {
   return stringify(records, { header: true, columns: detailColumns(rows), cast: { boolean: (b) => String(b) } });
 }
 
+/** The summary row's warning: rounds too short to mean much. */
+export function summaryNote(s: SummaryRow): string | null {
+  if (s.shortRounds === 0) return null;
+  return `${s.shortRounds} of ${s.okRounds} round${s.okRounds === 1 ? '' : 's'} too short to mean much (first: ${s.shortReason})`;
+}
+
 export function summaryColumns(summaries: SummaryRow[], baseline?: string): string[] {
   const rounds = Math.max(0, ...summaries.map((s) => s.rounds.length));
   const cols = ['group', 'scenario', 'label', 'tags', 'mode', 'ok_rounds', 'bad_rounds'];
@@ -103,13 +111,17 @@ export function summaryColumns(summaries: SummaryRow[], baseline?: string): stri
     'max_ops_per_sec',
     'mean_avg_us_per_op',
     'mean_elapsed_s',
-    'mean_p50_us',
-    'mean_p90_us',
-    'mean_p99_us',
-    'mean_p999_us',
-    'mean_max_us',
+    // Percentiles of all ok rounds' requests together (merged histograms), not means of the rounds'.
+    'p50_us',
+    'p90_us',
+    'p99_us',
+    'p999_us',
+    'max_us',
+    'mean_latency_us',
+    'short_rounds',
   );
   if (baseline !== undefined) cols.push('baseline', 'ratio_to_baseline');
+  cols.push('note');
   return cols;
 }
 
@@ -131,8 +143,11 @@ export function summaryCsv(summaries: SummaryRow[], baseline?: string): string {
       num(l?.p99, 3),
       num(l?.p999, 3),
       num(l?.max, 3),
+      num(l?.mean, 3),
+      s.shortRounds,
     );
     if (baseline !== undefined) cells.push(baseline, num(s.ratioToBaseline, 6));
+    cells.push(summaryNote(s));
     return cells;
   });
   return stringify(records, { header: true, columns: summaryColumns(summaries, baseline) });

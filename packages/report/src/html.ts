@@ -4,8 +4,8 @@
  * mail and survives being copied next to the CSVs it summarises.
  */
 import type { SummaryRow } from './aggregate.js';
-import { labelsFor, localDateTime } from './labels.js';
-import { byGroup, preambleLines, tableCells } from './markdown.js';
+import { labelsFor, localDateTime, type Labels } from './labels.js';
+import { byGroup, groupLine, preambleLines, shortRowsLine, tableCells } from './markdown.js';
 import type { Lang, StudyInfo } from './rows.js';
 import { escapeXml, latencyChart, throughputChart } from './svg.js';
 
@@ -16,6 +16,8 @@ h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 1px solid #ddd; padding
 h3 { font-size: 15px; margin: 18px 0 6px; color: #444; }
 ul.meta { margin: 0; padding-left: 18px; color: #444; }
 p.note { color: #666; font-size: 12px; margin: 4px 0; }
+p.group { color: #444; margin: 4px 0; }
+p.warn, li.warn { color: #a35a00; }
 table { border-collapse: collapse; margin: 8px 0 4px; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; }
 th { background: #f4f4f4; font-weight: 600; white-space: nowrap; }
@@ -32,7 +34,7 @@ svg .span { stroke: #aaa; stroke-width: 2; }
 `;
 
 function htmlTable(summaries: SummaryRow[], lang: Lang, baseline?: string): string {
-  const { header, rows } = tableCells(summaries, { lang, baseline });
+  const { header, rows } = tableCells(summaries, { lang, baseline, latency: true });
   const t = labelsFor(lang);
   const head = `<tr>${header.map((h) => `<th>${escapeXml(h)}</th>`).join('')}</tr>`;
   const body = rows
@@ -49,6 +51,22 @@ function htmlTable(summaries: SummaryRow[], lang: Lang, baseline?: string): stri
   return `<table>\n<thead>${head}</thead>\n<tbody>\n${body}\n</tbody>\n</table>`;
 }
 
+function shortNote(summaries: SummaryRow[], t: Labels): string {
+  const line = shortRowsLine(summaries, t);
+  return line ? `<p class="warn">${escapeXml(line)}</p>` : '';
+}
+
+/** A preamble line; the CSV files become links (relative, as the caller gives them: next to this page). */
+function preambleItem(line: string, study: StudyInfo, t: Labels, warning: string | null): string {
+  for (const [label, file] of [
+    [t.detail, study.files?.detail],
+    [t.summary, study.files?.summary],
+  ] as const) {
+    if (file && line === `${label}: ${file}`) return `<li>${escapeXml(label)}: <a href="${escapeXml(encodeURI(file))}">${escapeXml(file)}</a></li>`;
+  }
+  return `<li${line === warning ? ' class="warn"' : ''}>${escapeXml(line)}</li>`;
+}
+
 export function htmlReport(summaries: SummaryRow[], study: StudyInfo, lang: Lang = 'en'): string {
   const t = labelsFor(lang);
   const groups = byGroup(summaries, study);
@@ -58,9 +76,12 @@ export function htmlReport(summaries: SummaryRow[], study: StudyInfo, lang: Lang
   const lat = summaries.flatMap((s) => (s.latencyUs ? [s.latencyUs.p50, s.latencyUs.p999] : [])).filter((v) => v > 0);
   const range = lat.length ? { lo: Math.min(...lat), hi: Math.max(...lat) } : undefined;
   const title = t.heading(study.name, study.rounds, localDateTime(study.startedAt));
+  const short = summaries.reduce((a, s) => a + s.shortRounds, 0);
+  const shortWarning = short > 0 ? t.shortRuns(short, summaries.reduce((a, s) => a + s.okRounds, 0)) : null;
   const sections = groups.map(
     (g) => `<section class="group">
 <h2>${escapeXml(g.title)}</h2>
+<p class="group">${escapeXml(groupLine(g.summaries, t, lang === 'zh' ? '：' : ': '))}</p>
 <h3>${escapeXml(t.throughputChart)}</h3>
 ${throughputChart(g.summaries, study.modes, t, scaleMax)}
 <p class="note">${escapeXml(t.spreadNote)}</p>
@@ -68,6 +89,7 @@ ${throughputChart(g.summaries, study.modes, t, scaleMax)}
 ${latencyChart(g.summaries, t, range)}
 <p class="note">${escapeXml(t.latencyNote)}</p>
 ${htmlTable(g.summaries, lang, study.baseline)}
+${shortNote(g.summaries, t)}
 </section>`,
   );
   return `<!doctype html>
@@ -81,8 +103,8 @@ ${htmlTable(g.summaries, lang, study.baseline)}
 <body>
 <h1>${escapeXml(title)}</h1>
 <ul class="meta">
-${preambleLines(study, t)
-  .map((l) => `<li>${escapeXml(l)}</li>`)
+${preambleLines(study, t, summaries)
+  .map((l) => preambleItem(l, study, t, shortWarning))
   .join('\n')}
 </ul>
 ${sections.join('\n')}

@@ -9,6 +9,8 @@ export interface Labels {
   mode: string;
   round: (n: number) => string;
   meanQps: string;
+  /** The spread beside the mean: sample standard deviation of the rounds' ops/s. */
+  sdQps: string;
   meanAvgUs: string;
   meanElapsed: string;
   vsBaseline: (baseline: string) => string;
@@ -20,6 +22,7 @@ export interface Labels {
   engine: string;
   partial: (done: number, planned: number) => string;
   stopped: string;
+  only: (scenarios: string[]) => string;
   failed: string;
   notRun: string;
   throughputChart: string;
@@ -29,6 +32,18 @@ export interface Labels {
   spreadNote: string;
   latencyNote: string;
   noData: string;
+  /** Latency columns of the HTML table (merged over the ok rounds). */
+  latencyHeader: (percentile: string) => string;
+  commands: string;
+  verification: string;
+  verifyOff: string;
+  verifyNoReads: string;
+  verifyClean: string;
+  verifyFailed: (runs: number) => string;
+  /** Preamble warning: how many finished runs were too short. */
+  shortRuns: (short: number, runs: number) => string;
+  /** Under a table: the rows with short rounds. */
+  shortRows: string;
 }
 
 const en: Labels = {
@@ -36,6 +51,7 @@ const en: Labels = {
   mode: 'mode',
   round: (n) => `Round${n}`,
   meanQps: 'mean QPS',
+  sdQps: 'sd QPS',
   meanAvgUs: 'mean avg(us/op)',
   meanElapsed: 'mean elapsed(s)',
   vsBaseline: (b) => `vs ${b}`,
@@ -47,15 +63,26 @@ const en: Labels = {
   engine: 'engine',
   partial: (done, planned) => `partial: ${done} of ${planned} runs finished`,
   stopped: 'stopped',
+  only: (names) => `only: ${names.join(', ')} (--only; the study's other scenarios did not run)`,
   failed: 'failed',
   notRun: '-',
   throughputChart: 'Throughput: mean ops/s per scenario and mode',
-  latencyChart: 'Latency percentiles (mean over rounds)',
+  latencyChart: "Latency percentiles (all ok rounds' requests together)",
   opsPerSec: 'ops/s',
   latencyAxis: 'latency (us, log scale)',
   spreadNote: 'Bar: mean over ok rounds; whisker: min to max; dots: each round.',
-  latencyNote: 'Per-request latency, reply parsed minus request written (pipelined requests included).',
+  latencyNote: "Per-request latency, reply parsed minus request written (pipelined requests included); percentiles of the rounds' histograms merged.",
   noData: 'no finished round',
+  latencyHeader: (p) => `${p}(us)`,
+  commands: 'commands',
+  verification: 'verification (--verify-get)',
+  verifyOff: 'off',
+  verifyNoReads: 'on, no reads to verify',
+  verifyClean: 'on, every read verified',
+  verifyFailed: (runs) => `on, ${runs} run${runs === 1 ? '' : 's'} did not verify`,
+  shortRuns: (short, runs) =>
+    `warning: ${short} of ${runs} finished run${runs === 1 ? '' : 's'} too short to mean much (under 1 s, or under 10 × pipeline × connections requests): raise requests or set a duration`,
+  shortRows: 'too short to mean much',
 };
 
 const zh: Labels = {
@@ -63,6 +90,7 @@ const zh: Labels = {
   mode: '模式',
   round: (n) => `Round${n}`,
   meanQps: '均值QPS',
+  sdQps: '标准差QPS',
   meanAvgUs: '均值avg(us/op)',
   meanElapsed: '均值elapsed(s)',
   vsBaseline: (b) => `相对${b}`,
@@ -74,15 +102,25 @@ const zh: Labels = {
   engine: '引擎',
   partial: (done, planned) => `未完成：已完成 ${done}/${planned} 次运行`,
   stopped: '中止',
+  only: (names) => `仅运行：${names.join(', ')}（--only；其余场景未运行）`,
   failed: '失败',
   notRun: '-',
   throughputChart: '吞吐：各场景、各模式的均值 ops/s',
-  latencyChart: '延迟分位数（各轮均值）',
+  latencyChart: '延迟分位数（所有成功轮次的请求合并）',
   opsPerSec: 'ops/s',
   latencyAxis: '延迟（us，对数坐标）',
   spreadNote: '柱：成功轮次的均值；须线：最小到最大；圆点：每一轮。',
-  latencyNote: '单请求延迟：解析到回复的时间减去发出请求的时间（含 pipeline）。',
+  latencyNote: '单请求延迟：解析到回复的时间减去发出请求的时间（含 pipeline）；分位数取自各轮直方图合并。',
   noData: '没有完成的轮次',
+  latencyHeader: (p) => `${p}(us)`,
+  commands: '命令',
+  verification: '读校验（--verify-get）',
+  verifyOff: '关闭',
+  verifyNoReads: '开启，没有需要校验的读',
+  verifyClean: '开启，全部通过',
+  verifyFailed: (runs) => `开启，${runs} 次运行校验失败`,
+  shortRuns: (short, runs) => `警告：${runs} 次完成的运行中有 ${short} 次太短，数据参考意义不大（不足 1 秒，或请求数不足 10 × pipeline × 连接数）：请加大请求数或设置时长`,
+  shortRows: '运行太短，参考意义不大',
 };
 
 export function labelsFor(lang: Lang = 'en'): Labels {

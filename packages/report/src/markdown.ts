@@ -1,11 +1,14 @@
 /**
  * Markdown in the layout users paste today: a heading with the rounds, the
- * parameters and the CSV files, then one table per group:
+ * parameters and the CSV files, then per group the commands and whether
+ * reads were verified, and one table:
  *
- *   | scenario | mode | Round1 | Round2 | Round3 | mean QPS | mean avg(us/op) | mean elapsed(s) |
+ *   | scenario | mode | Round1 | Round2 | Round3 | mean QPS | sd QPS | mean avg(us/op) | mean elapsed(s) |
  *
- * Rounds are integer ops/s; the means have two decimals. With a baseline a
- * last column gives each scenario's mean ops/s as a percentage of it.
+ * Rounds are integer ops/s; the means and the standard deviation (the spread
+ * of the rounds, beside the mean) have two decimals. With a baseline a last
+ * column gives each scenario's mean ops/s as a percentage of it. Rows whose
+ * rounds were too short to mean much are named under the table.
  */
 import type { SummaryRow } from './aggregate.js';
 import { labelsFor, localDateTime, type Labels } from './labels.js';
@@ -14,6 +17,8 @@ import type { Lang, StudyInfo } from './rows.js';
 export interface TableOptions {
   lang?: Lang;
   baseline?: string;
+  /** Add the merged p50, p99 and p99.9 latency (the HTML table). */
+  latency?: boolean;
 }
 
 /** Two decimals, as the original tool's tables; `-` when there is nothing to show. */
@@ -36,18 +41,27 @@ export function roundCellText(c: SummaryRow['rounds'][number], t: Labels): strin
   return t.failed;
 }
 
+const LATENCY_COLUMNS = [
+  ['p50', 'p50'],
+  ['p99', 'p99'],
+  ['p999', 'p99.9'],
+] as const;
+
 /** Header cells and the row cells of one table (shared by Markdown and HTML). */
 export function tableCells(summaries: SummaryRow[], options: TableOptions = {}): { header: string[]; rows: string[][] } {
   const t = labelsFor(options.lang);
   const rounds = Math.max(0, ...summaries.map((s) => s.rounds.length));
   const header = [t.scenario, t.mode];
   for (let i = 1; i <= rounds; i++) header.push(t.round(i));
-  header.push(t.meanQps, t.meanAvgUs, t.meanElapsed);
+  header.push(t.meanQps, t.sdQps, t.meanAvgUs, t.meanElapsed);
+  if (options.latency) header.push(...LATENCY_COLUMNS.map(([, name]) => t.latencyHeader(name)));
   if (options.baseline) header.push(t.vsBaseline(options.baseline));
   const rows = summaries.map((s) => {
     const r = [s.label, s.mode];
     for (let i = 0; i < rounds; i++) r.push(s.rounds[i] ? roundCellText(s.rounds[i], t) : t.notRun);
-    r.push(fixed2(s.opsPerSec.mean), fixed2(s.avgUsPerOp.mean), fixed2(s.elapsedSec.mean));
+    // One round has no spread to show.
+    r.push(fixed2(s.opsPerSec.mean), s.opsPerSec.n > 1 ? fixed2(s.opsPerSec.stddev) : '-', fixed2(s.avgUsPerOp.mean), fixed2(s.elapsedSec.mean));
+    if (options.latency) r.push(...LATENCY_COLUMNS.map(([k]) => (s.latencyUs ? fixed2(s.latencyUs[k]) : '-')));
     if (options.baseline) r.push(percent(s.ratioToBaseline));
     return r;
   });
@@ -69,18 +83,49 @@ export function byGroup(summaries: SummaryRow[], study: Pick<StudyInfo, 'groups'
   return titles.map((title) => ({ title, summaries: summaries.filter((s) => s.group === title) })).filter((g) => g.summaries.length > 0);
 }
 
-/** The preamble lines: rounds, parameters, files, engine, and whether the study is partial. */
-export function preambleLines(study: StudyInfo, t: Labels): string[] {
+/**
+ * The preamble lines: rounds, parameters, files, engine, whether the study is
+ * partial, and a warning when finished runs were too short to mean much.
+ */
+export function preambleLines(study: StudyInfo, t: Labels, summaries: SummaryRow[] = []): string[] {
   const lines = [t.roundsLine(study.rounds)];
   if (study.parameters) lines.push(`${t.parameters}: ${study.parameters}`);
   if (study.files?.detail) lines.push(`${t.detail}: ${study.files.detail}`);
   if (study.files?.summary) lines.push(`${t.summary}: ${study.files.summary}`);
   if (study.engines && study.engines.length > 0) lines.push(`${t.engine}: ${study.engines.join(', ')}`);
+  if (study.only && study.only.length > 0) lines.push(t.only(study.only));
   if (study.runsPlanned !== undefined && study.runsDone !== undefined && study.runsDone < study.runsPlanned) {
     lines.push(t.partial(study.runsDone, study.runsPlanned));
   }
   if (study.stopped) lines.push(`${t.stopped}: ${study.stopped}`);
+  const short = summaries.reduce((a, s) => a + s.shortRounds, 0);
+  if (short > 0) lines.push(t.shortRuns(short, summaries.reduce((a, s) => a + s.okRounds, 0)));
   return lines;
+}
+
+/**
+ * `commands: SET/GET · verification (--verify-get): on, every read verified`:
+ * what a group's table measured. `colon` is `：` for zh.
+ */
+export function groupLine(summaries: SummaryRow[], t: Labels, colon = ': '): string {
+  const commands = [...new Set(summaries.flatMap((s) => s.commands))];
+  const reading = summaries.filter((s) => s.verifyGet && s.mode !== 'set');
+  const bad = reading.reduce((a, s) => a + s.mismatchRounds, 0);
+  let verification = t.verifyOff;
+  if (reading.length > 0) verification = bad > 0 ? t.verifyFailed(bad) : t.verifyClean;
+  else if (summaries.some((s) => s.verifyGet)) verification = t.verifyNoReads;
+  const parts = [];
+  if (commands.length > 0) parts.push(`${t.commands}${colon}${commands.join(', ')}`);
+  parts.push(`${t.verification}${colon}${verification}`);
+  return parts.join(' · ');
+}
+
+/** Under a group's table: the rows whose rounds were too short, or null. */
+export function shortRowsLine(summaries: SummaryRow[], t: Labels): string | null {
+  const short = summaries.filter((s) => s.shortRounds > 0);
+  if (short.length === 0) return null;
+  const names = short.map((s) => `${s.label} · ${s.mode} (${s.shortRounds}/${s.okRounds})`);
+  return `${t.shortRows}: ${names.join(', ')}; ${short[0].shortReason}`;
 }
 
 /** The whole Markdown document: heading, preamble, one table per group. */
@@ -89,9 +134,12 @@ export function markdownReport(summaries: SummaryRow[], study: StudyInfo, lang: 
   const zhColon = lang === 'zh';
   const out: string[] = [];
   out.push(`## ${t.heading(study.name, study.rounds, localDateTime(study.startedAt))}`, '');
-  for (const l of preambleLines(study, t)) out.push(zhColon ? `- ${l.replace(/^([^:：]+): /, '$1：')}` : `- ${l}`);
+  const colon = (l: string) => (zhColon ? l.replace(/^([^:：]+): /, '$1：') : l);
+  for (const l of preambleLines(study, t, summaries)) out.push(`- ${colon(l)}`);
   for (const g of byGroup(summaries, study)) {
-    out.push('', `### ${g.title}`, '', markdownTable(g.summaries, { lang, baseline: study.baseline }));
+    out.push('', `### ${g.title}`, '', groupLine(g.summaries, t, zhColon ? '：' : ': '), '', markdownTable(g.summaries, { lang, baseline: study.baseline }));
+    const short = shortRowsLine(g.summaries, t);
+    if (short) out.push('', `> ${colon(short)}`);
   }
   return `${out.join('\n')}\n`;
 }

@@ -15,6 +15,17 @@ export interface LatencyUs {
 }
 
 /**
+ * A run's latency histogram as the CLI's `--json` gives it: the non-empty
+ * buckets as [lowest equivalent value in ns, count], ascending. Histograms of
+ * the same layout merge by adding the counts of equal buckets.
+ */
+export interface HistogramData {
+  unit?: 'ns';
+  significantDigits?: number;
+  buckets: [number, number][];
+}
+
+/**
  * How a run ended. Only `ok` runs enter the aggregates: a run that broke off,
  * got error replies or read back wrong values measured something else.
  */
@@ -40,6 +51,12 @@ export interface RunRow {
   avgUsPerOp: number | null;
   elapsedSec: number | null;
   latencyUs: LatencyUs | null;
+  /**
+   * The run's latency histogram: the summary's percentiles come from the
+   * rounds' histograms merged (see SummarizeOptions), not from a mean of the
+   * rounds' percentiles. Not written to the CSVs.
+   */
+  histogram?: HistogramData | null;
   /** Timed requests that got a reply. */
   answered: number;
   ok: number;
@@ -85,11 +102,52 @@ export interface StudyInfo {
   /** Runs planned in total and finished so far, to say when a report is partial. */
   runsPlanned?: number;
   runsDone?: number;
+  /** The scenarios a part run picked (`--only`): the report covers these alone. */
+  only?: string[];
   /** Set when the study stopped early: `interrupted (SIGINT)`, `stopped after a failure`. */
   stopped?: string;
 }
 
-/** `name (tag, tag)`, the label the original tool's tables use; just `name` without tags. */
+/**
+ * `name (tag, tag)`, the label the original tool's tables use; just `name`
+ * without tags. A tag that repeats the name is left out: `none` with the tag
+ * `none` is `none`, not `none (none)`.
+ */
 export function scenarioLabel(s: ScenarioInfo): string {
-  return s.tags.length > 0 ? `${s.name} (${s.tags.join(', ')})` : s.name;
+  const tags = s.tags.filter((t) => t !== s.name);
+  return tags.length > 0 ? `${s.name} (${tags.join(', ')})` : s.name;
+}
+
+/** A run shorter than this, in seconds, says little about a server: warm-up, scheduling and one slow reply dominate it. */
+export const SHORT_RUN_SECONDS = 1;
+/** A run with fewer replies than this many windows (pipeline × connections) barely filled its pipelines. */
+export const SHORT_RUN_WINDOWS = 10;
+
+function flagNumber(row: Pick<RunRow, 'flags'>, key: string): number | null {
+  const v = row.flags[key];
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  return Number.isFinite(n) && n > 0 ? n : null;
+}
+
+/**
+ * Why a run is too short to mean much, or null: under SHORT_RUN_SECONDS of
+ * measured time, or under SHORT_RUN_WINDOWS × pipeline × connections replies
+ * (pipeline and connections from the row's flags). Runs without figures are
+ * not short, they are failed.
+ */
+export function shortRunReason(row: Pick<RunRow, 'elapsedSec' | 'answered' | 'flags'>): string | null {
+  if (row.elapsedSec === null) return null;
+  const reasons: string[] = [];
+  if (row.elapsedSec < SHORT_RUN_SECONDS) reasons.push(`ran ${formatSeconds(row.elapsedSec)} (under ${SHORT_RUN_SECONDS} s)`);
+  const pipeline = flagNumber(row, 'pipeline');
+  const connections = flagNumber(row, 'connections') ?? 1;
+  if (pipeline !== null) {
+    const min = SHORT_RUN_WINDOWS * pipeline * connections;
+    if (row.answered < min) reasons.push(`${row.answered} requests (under ${SHORT_RUN_WINDOWS} × pipeline ${pipeline} × connections ${connections} = ${min})`);
+  }
+  return reasons.length > 0 ? `short run: ${reasons.join(', ')}` : null;
+}
+
+function formatSeconds(s: number): string {
+  return s >= 0.1 ? `${s.toFixed(2)} s` : `${(s * 1000).toFixed(1)} ms`;
 }

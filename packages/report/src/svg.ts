@@ -3,8 +3,10 @@
  * needs no script, no network and no library to show them:
  *
  * - throughput: per scenario one bar per mode (mean ops/s), a whisker from the
- *   slowest to the fastest round, and a dot per round;
- * - latency: per scenario × mode the p50, p90, p99 and p99.9 on a log axis.
+ *   slowest to the fastest round, a dot per round, and the mean as a number
+ *   in a column right of the plot;
+ * - latency: per scenario × mode the p50, p90, p99 and p99.9 of all ok rounds'
+ *   requests together on a log axis.
  */
 import type { SummaryRow } from './aggregate.js';
 import type { Labels } from './labels.js';
@@ -111,6 +113,8 @@ export function throughputChart(summaries: SummaryRow[], modes: string[], t: Lab
     parts.push(`<text x="${tx}" y="${TOP + plotH + 16}" class="tick" text-anchor="middle">${shortNumber(v)}</text>`);
   }
   parts.push(`<text x="${LABEL_W + plotW / 2}" y="${height - 4}" class="axis" text-anchor="middle">${escapeXml(t.opsPerSec)}</text>`);
+  const valueX = LABEL_W + plotW + 10;
+  parts.push(`<text x="${valueX}" y="${TOP - 4}" class="axis">${escapeXml(t.meanQps)}</text>`);
   let y = TOP;
   for (const b of bs) {
     const h = bandH(b);
@@ -136,7 +140,8 @@ export function throughputChart(summaries: SummaryRow[], modes: string[], t: Lab
         for (const r of s.rounds) {
           if (r.opsPerSec !== null) parts.push(`<circle cx="${x(r.opsPerSec).toFixed(1)}" cy="${cy}" r="2.6" class="round"/>`);
         }
-        parts.push(`<text x="${(x(o.max ?? o.mean) + 6).toFixed(1)}" y="${cy + 4}" class="value">${grouped(o.mean)}</text>`);
+        // The mean in a column of its own right of the plot: next to the max whisker it read as the max.
+        parts.push(`<text x="${valueX}" y="${cy + 4}" class="value mean">${grouped(o.mean)}</text>`);
       }
       parts.push('</g>');
       by += BAR_H + BAR_GAP;
@@ -165,7 +170,7 @@ const PERCENTILES = [
   ['p999', 'p99.9'],
 ] as const;
 
-/** Per scenario × mode, the mean p50/p90/p99/p99.9 latency on a log axis. */
+/** Per scenario × mode, the p50/p90/p99/p99.9 latency of the merged rounds on a log axis. */
 export function latencyChart(summaries: SummaryRow[], t: Labels, range?: { lo: number; hi: number }): string {
   const rows = summaries.filter((s) => s.latencyUs !== null);
   const values = rows.flatMap((s) => PERCENTILES.map(([k]) => s.latencyUs![k])).filter((v) => v > 0);

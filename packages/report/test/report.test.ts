@@ -2,12 +2,18 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import {
   detailCsv,
+  groupLine,
   htmlReport,
+  labelsFor,
+  scenarioLabel,
+  shortRunReason,
   markdownReport,
   markdownTable,
   stats,
   summarize,
   summaryCsv,
+  type HistogramData,
+  type LatencyUs,
   type RunRow,
   type StudyInfo,
 } from '../src/index.js';
@@ -136,16 +142,17 @@ describe('markdown', () => {
   it("lays out the original tool's table", () => {
     const s = summarize(originalToolRows(), study).filter((r) => r.group === REDIS);
     const lines = markdownTable(s).split('\n');
-    expect(lines[0]).toBe('| scenario | mode | Round1 | Round2 | Round3 | mean QPS | mean avg(us/op) | mean elapsed(s) |');
-    expect(lines[1]).toBe('|---|---|---:|---:|---:|---:|---:|---:|');
-    expect(lines[2]).toBe('| none (none) | set | 234761 | 247981 | 243948 | 242230.00 | 4.13 | 4.13 |');
-    expect(lines[4]).toBe('| aof_always (aof_always) | set | 75968 | 78265 | 76608 | 76947.00 | 13.00 | 13.00 |');
+    expect(lines[0]).toBe('| scenario | mode | Round1 | Round2 | Round3 | mean QPS | sd QPS | mean avg(us/op) | mean elapsed(s) |');
+    expect(lines[1]).toBe('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+    // The spread beside the mean; a tag repeating the name is not shown again.
+    expect(lines[2]).toBe('| none | set | 234761 | 247981 | 243948 | 242230.00 | 6775.38 | 4.13 | 4.13 |');
+    expect(lines[4]).toBe('| aof_always | set | 75968 | 78265 | 76608 | 76947.00 | 1185.43 | 13.00 | 13.00 |');
   });
 
   it('gives the headers users read today with lang zh', () => {
     const s = summarize(originalToolRows(), study);
     const md = markdownReport(s, study, 'zh');
-    expect(md).toContain('| 场景 | 模式 | Round1 | Round2 | Round3 | 均值QPS | 均值avg(us/op) | 均值elapsed(s) |');
+    expect(md).toContain('| 场景 | 模式 | Round1 | Round2 | Round3 | 均值QPS | 标准差QPS | 均值avg(us/op) | 均值elapsed(s) |');
     expect(md).toContain('hash_bench 3轮均值复测（2026-03-05 07:59:54）');
     expect(md).toContain('- 明细数据：results/hash_bench_detail_20260305_075954.csv');
   });
@@ -156,13 +163,13 @@ describe('markdown', () => {
     expect(md.match(/^### /gm)).toHaveLength(2);
     expect(md).toContain(`### ${KV}`);
     expect(md).toContain('| mean elapsed(s) | vs none |');
-    expect(md).toContain('| persist_mypool (incremental, mypool) | set | 125179 | 170592 | 164976 | 153582.33 | 6.64 | 6.64 | 63.4% |');
+    expect(md).toContain('| persist_mypool (incremental, mypool) | set | 125179 | 170592 | 164976 | 153582.33 | 24757.76 | 6.64 | 6.64 | 63.4% |');
   });
 
   it('marks failed rounds and escapes pipes in names', () => {
     const rows = [row('g', 'a|b', [], 'set', 1, null, { status: 'failed', error: 'x' }), row('g', 'a|b', [], 'set', 2, 1000)];
     const md = markdownTable(summarize(rows, { groups: [], modes: ['set'], rounds: 2 }));
-    expect(md).toContain('| a\\|b | set | failed | 1000 | 1000.00 |');
+    expect(md).toContain('| a\\|b | set | failed | 1000 | 1000.00 | - |');
   });
 });
 
@@ -216,5 +223,176 @@ describe('html', () => {
     const html = htmlReport(summarize(rows, { groups: [], modes: ['set'], rounds: 1 }), { ...study, groups: [] });
     expect(html).not.toContain('<b>&');
     expect(html).toContain('&lt;b&gt;&amp;');
+  });
+});
+
+/**
+ * A stand-in for the CLI's LatencyHistogram: below 2048 ns every bucket is one
+ * ns wide, so percentiles of merged buckets are the exact order statistics.
+ */
+function mergeExact(histograms: HistogramData[]): LatencyUs {
+  const counts = new Map<number, number>();
+  for (const h of histograms) for (const [v, c] of h.buckets) counts.set(v, (counts.get(v) ?? 0) + c);
+  const buckets = [...counts.entries()].sort((a, b) => a[0] - b[0]);
+  const total = buckets.reduce((a, [, c]) => a + c, 0);
+  const at = (p: number) => {
+    const target = Math.max(1, Math.floor((p / 100) * total + 0.5));
+    let seen = 0;
+    for (const [v, c] of buckets) if ((seen += c) >= target) return v / 1000;
+    return 0;
+  };
+  const mean = buckets.reduce((a, [v, c]) => a + v * c, 0) / total / 1000;
+  return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: buckets[buckets.length - 1][0] / 1000, mean };
+}
+
+/** A round whose requests took `fast` ns, `slowCount` of them `slow` ns. */
+function latencyRound(round: number, fast: number, slow: number, slowCount: number, status: RunRow['status'] = 'ok'): RunRow {
+  const h: HistogramData = { unit: 'ns', buckets: [[fast, 1000 - slowCount], [slow, slowCount]] };
+  const own = mergeExact([h]);
+  return row('g', 's', [], 'get', round, 100_000, { histogram: h, latencyUs: own, status });
+}
+
+describe('latency over rounds', () => {
+  const info = { groups: [], modes: ['get'], rounds: 3 };
+
+  it('takes the percentiles of the merged histograms, not the mean of the rounds', () => {
+    // Round 1: 3% of requests at 1900 ns; rounds 2 and 3: none slow. The
+    // rounds' p99s are 1.9, 0.1, 0.1 us (mean 0.7, a latency no request
+    // had); of all 3000 requests 1% (30) are slow: the merged p99 is 0.1 us
+    // and the p99.9 1.9 us.
+    const rows = [latencyRound(1, 100, 1900, 30), latencyRound(2, 100, 1900, 0), latencyRound(3, 100, 1900, 0)];
+    expect(rows.map((r) => r.latencyUs!.p99)).toEqual([1.9, 0.1, 0.1]);
+    const [s] = summarize(rows, info, { mergeLatency: mergeExact });
+    expect(s.latencyUs!.p99).toBe(0.1);
+    expect(s.latencyUs!.p999).toBe(1.9);
+    expect(s.latencyUs!.max).toBe(1.9);
+    expect(s.latencyUs!.mean).toBeCloseTo((2970 * 0.1 + 30 * 1.9) / 3000, 9);
+    // The detail CSV keeps each round's own figures.
+    const detail = parse(detailCsv(rows), { columns: true }) as Record<string, string>[];
+    expect(detail.map((r) => r.p99_us)).toEqual(['1.9', '0.1', '0.1']);
+    const summary = parse(summaryCsv([s]), { columns: true }) as Record<string, string>[];
+    expect(summary[0].p99_us).toBe('0.1');
+    expect(summary[0].p999_us).toBe('1.9');
+    expect(summary[0]).not.toHaveProperty('mean_p99_us');
+  });
+
+  it('merges only the ok rounds', () => {
+    const rows = [latencyRound(1, 100, 1900, 0), latencyRound(2, 100, 1900, 500, 'errors')];
+    const [s] = summarize(rows, info, { mergeLatency: mergeExact });
+    expect(s.latencyUs!.p99).toBe(0.1);
+  });
+
+  it("uses a single round's own percentiles, and gives none it cannot merge", () => {
+    const one = summarize([latencyRound(1, 100, 1900, 30)], info)[0];
+    expect(one.latencyUs!.p99).toBe(1.9);
+    const two = summarize([latencyRound(1, 100, 1900, 30), latencyRound(2, 100, 1900, 0)], info)[0];
+    expect(two.latencyUs).toBeNull();
+  });
+});
+
+describe('short runs', () => {
+  it('are runs under 1 s or under 10 × pipeline × connections replies', () => {
+    const base = { elapsedSec: 2, answered: 100_000, flags: { pipeline: 32, connections: 4 } };
+    expect(shortRunReason(base)).toBeNull();
+    expect(shortRunReason({ ...base, elapsedSec: 0.04 })).toBe('short run: ran 40.0 ms (under 1 s)');
+    expect(shortRunReason({ ...base, answered: 1279 })).toBe('short run: 1279 requests (under 10 × pipeline 32 × connections 4 = 1280)');
+    expect(shortRunReason({ ...base, answered: 1280 })).toBeNull();
+    expect(shortRunReason({ ...base, elapsedSec: null })).toBeNull();
+  });
+
+  it('are counted in the summary and named in the CSVs, the Markdown and the HTML', () => {
+    const rows = originalToolRows();
+    // A 0.04 s round: 1e6 requests would be 25M ops/s; the point is the time.
+    rows[0] = row(KV, 'persist_mypool', ['incremental', 'mypool'], 'set', 1, 125179, { elapsedSec: 0.04 });
+    const s = summarize(rows, study);
+    expect(s[0].shortRounds).toBe(1);
+    expect(s.slice(1).every((r) => r.shortRounds === 0)).toBe(true);
+    const detail = parse(detailCsv(rows), { columns: true }) as Record<string, string>[];
+    expect(detail[0].note).toBe('short run: ran 40.0 ms (under 1 s)');
+    expect(detail[1].note).toBe('');
+    const summary = parse(summaryCsv(s), { columns: true }) as Record<string, string>[];
+    expect(summary[0].short_rounds).toBe('1');
+    expect(summary[0].note).toBe('1 of 3 rounds too short to mean much (first: short run: ran 40.0 ms (under 1 s))');
+    expect(summary[1].note).toBe('');
+    const md = markdownReport(s, study);
+    expect(md).toContain('- warning: 1 of 18 finished runs too short to mean much (under 1 s, or under 10 × pipeline × connections requests)');
+    expect(md).toContain('> too short to mean much: persist_mypool (incremental, mypool) · set (1/3); short run: ran 40.0 ms (under 1 s)');
+    expect(md.match(/too short to mean much: /g)).toHaveLength(1);
+    expect(markdownReport(s, study, 'zh')).toContain('警告：18 次完成的运行中有 1 次太短');
+    const html = htmlReport(s, study);
+    expect(html).toContain('<li class="warn">warning: 1 of 18 finished runs too short');
+    expect(html).toContain('<p class="warn">too short to mean much: persist_mypool (incremental, mypool) · set (1/3)');
+  });
+
+  it('are not warned about when every run is long enough', () => {
+    const s = summarize(originalToolRows(), study);
+    expect(markdownReport(s, study)).not.toContain('too short');
+    expect(htmlReport(s, study)).not.toContain('too short');
+  });
+});
+
+describe('what a table measured', () => {
+  const t = labelsFor('en');
+  const withFlags = (mode: string, flags: RunRow['flags'], extra: Partial<RunRow> = {}) =>
+    row('g', 's', [], mode, 1, 1000, { flags: { pipeline: 1, ...flags }, ...extra });
+
+  it('names the command pair and whether reads were verified, and how that went', () => {
+    const info = { groups: [], modes: ['set', 'get'], rounds: 1 };
+    const on = { set_cmd: 'RSET', get_cmd: 'RGET', verify_get: true };
+    expect(groupLine(summarize([withFlags('set', on), withFlags('get', on)], info), t)).toBe(
+      'commands: RSET/RGET · verification (--verify-get): on, every read verified',
+    );
+    const bad = withFlags('get', on, { status: 'mismatches', error: '3 reads did not verify' });
+    expect(groupLine(summarize([withFlags('set', on), bad], info), t)).toBe('commands: RSET/RGET · verification (--verify-get): on, 1 run did not verify');
+    expect(groupLine(summarize([withFlags('set', on)], info), t)).toBe('commands: RSET/RGET · verification (--verify-get): on, no reads to verify');
+    const off = { set_cmd: 'SET', get_cmd: 'GET', verify_get: false };
+    expect(groupLine(summarize([withFlags('get', off)], info), t)).toBe('commands: SET/GET · verification (--verify-get): off');
+    expect(groupLine(summarize([withFlags('get', off)], info), labelsFor('zh'), '：')).toBe('命令：SET/GET · 读校验（--verify-get）：关闭');
+  });
+
+  it('is said under each group heading in the Markdown and the HTML', () => {
+    const s = summarize(originalToolRows(), study);
+    const md = markdownReport(s, study);
+    expect(md).toContain(`### ${REDIS}\n\ncommands: SET · verification (--verify-get): off\n\n| scenario |`);
+    expect(htmlReport(s, study)).toContain('<p class="group">commands: SET · verification (--verify-get): off</p>');
+  });
+});
+
+describe('labels', () => {
+  it('do not repeat a tag that is the name', () => {
+    expect(scenarioLabel({ name: 'none', tags: ['none'] })).toBe('none');
+    expect(scenarioLabel({ name: 'aof', tags: ['aof', 'always'] })).toBe('aof (always)');
+    expect(scenarioLabel({ name: 'p', tags: ['incremental', 'mypool'] })).toBe('p (incremental, mypool)');
+    const html = htmlReport(summarize(originalToolRows(), study), study);
+    expect(html).not.toContain('none (none)');
+    expect(html).not.toContain('aof_always (aof_always)');
+  });
+});
+
+describe('the HTML page', () => {
+  const s = summarize(originalToolRows(), study);
+  const html = htmlReport(s, study);
+
+  it('carries the latency percentiles in its tables', () => {
+    expect(html).toContain('<th>mean QPS</th><th>sd QPS</th><th>mean avg(us/op)</th><th>mean elapsed(s)</th><th>p50(us)</th><th>p99(us)</th><th>p99.9(us)</th>');
+    // Every test round has p50 400, p99 900, p99.9 1500: one ok round each would give those; three unmergeable ones give '-'.
+    const one = summarize(originalToolRows().filter((r) => r.round === 1), study);
+    const page = htmlReport(one, study);
+    expect(page).toMatch(/<td class="num">400\.00<\/td><td class="num">900\.00<\/td><td class="num">1500\.00<\/td>/);
+  });
+
+  it("puts each mean in a column of its own, not at the max whisker's end", () => {
+    const means = [...html.matchAll(/<text x="([\d.]+)" y="[\d.]+" class="value mean">([\d,]+)<\/text>/g)];
+    expect(means).toHaveLength(6);
+    expect(new Set(means.map((m) => m[1])).size).toBe(1);
+    expect(means.map((m) => m[2])).toContain('242,230');
+    const whiskerEnds = [...html.matchAll(/<line x1="[\d.]+" y1="[\d.]+" x2="([\d.]+)" y2="[\d.]+" class="whisker"\/>/g)].map((m) => Number(m[1]));
+    expect(Math.max(...whiskerEnds)).toBeLessThan(Number(means[0][1]));
+  });
+
+  it('links the CSV files as the caller gives them (relative, next to the page)', () => {
+    const page = htmlReport(s, { ...study, files: { detail: 'hash_bench_detail_20260305_075954.csv', summary: 'hash_bench_summary_20260305_075954.csv' } });
+    expect(page).toContain('<li>detail: <a href="hash_bench_detail_20260305_075954.csv">hash_bench_detail_20260305_075954.csv</a></li>');
+    expect(page).toContain('<a href="hash_bench_summary_20260305_075954.csv">');
   });
 });

@@ -13,31 +13,45 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Counters } from './counters.js';
 import type { LatencyHistogram } from './histogram.js';
-import type { Failure } from './plan.js';
+import type { Failure, Plan } from './plan.js';
 import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './reply.js';
 import { OP_GET, OP_SET, type PreparedPlan, type RequestSource } from './request-source.js';
 
 /** Bytes of requests encoded into one write at most (a larger value makes a larger write). */
 const MAX_BATCH_BYTES = 256 * 1024;
 
+/** Connect timeout when the plan has no reply timeout (as the native engine). */
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
 /**
- * Opens a connection and makes it ready for load: the one place that does,
- * for every phase. Another transport (TLS, unix sockets) goes in `dial`; a
- * handshake (AUTH, HELLO, SELECT) goes here, between the dial and handing the
- * socket to a Connection. Rejects with ConnectInterrupted when `signal`
- * aborts, with a user-facing message otherwise.
+ * Opens a connection to the plan's server and makes it ready for load: the
+ * one place that does, so the run loop only ever gets a ready socket. It
+ * gives up after the plan's --timeout (10 s when that is 0). Rejects with
+ * ConnectInterrupted when `signal` aborts, with a message for the user
+ * otherwise (the same texts as the native engine's).
  */
-export async function openConnection(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
-  const socket = await dial(host, port, timeoutMs, signal);
-  // No handshake yet: a fresh TCP connection is ready as it is.
+export async function openConnection(plan: Plan, signal?: AbortSignal): Promise<net.Socket> {
+  const timeoutMs = plan.timeoutMs > 0 ? plan.timeoutMs : DEFAULT_CONNECT_TIMEOUT_MS;
+  const socket = await connect(plan.host, plan.port, timeoutMs, signal);
+  makeReady(socket, plan);
   return socket;
 }
 
-/** The transport: a TCP connection with Nagle off, within `timeoutMs`. */
-function dial(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
+/**
+ * What a freshly connected socket needs before the first request: today only
+ * TCP_NODELAY. The hook for what is to come: a handshake (AUTH, HELLO,
+ * SELECT) is sent and answered here, and a TLS or unix-socket transport is
+ * set up here (and in `connect`), so the load loop stays the same for all.
+ */
+function makeReady(socket: net.Socket, _plan: Plan): void {
+  socket.setNoDelay(true);
+}
+
+/** A TCP connection to host:port within `timeoutMs`. */
+function connect(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new ConnectInterrupted());
-    const socket = net.connect({ host, port, noDelay: true });
+    const socket = net.connect({ host, port });
     const settle = () => {
       if (timer) clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);

@@ -24,15 +24,6 @@ export interface HistogramData {
   buckets: [number, number][];
 }
 
-export interface LatencySummary {
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-  mean: number;
-}
-
 function floorLog2(v: number): number {
   return v >= TWO_POW_32 ? 63 - Math.clz32(Math.floor(v / TWO_POW_32)) : 31 - Math.clz32(v);
 }
@@ -134,18 +125,5 @@ export class LatencyHistogram {
       if (this.counts[i] > 0) sum += this.counts[i] * (valueFromIndex(i) + Math.floor(rangeSizeOfIndex(i) / 2));
     }
     return sum / this.total;
-  }
-
-  /** Percentiles in microseconds. */
-  summaryUs(): LatencySummary {
-    const us = (ns: number) => Math.round(ns) / 1000;
-    return {
-      p50: us(this.valueAtPercentile(50)),
-      p90: us(this.valueAtPercentile(90)),
-      p99: us(this.valueAtPercentile(99)),
-      p999: us(this.valueAtPercentile(99.9)),
-      max: us(this.max()),
-      mean: Math.round(this.mean()) / 1000,
-    };
   }
 }

@@ -13,9 +13,6 @@ import type { Failure, Plan, RawResult } from './plan.js';
 import type { Phase, RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
 
-/** Connect timeout when --timeout is off. */
-const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-
 /** Runs a Plan through every phase; a failure ends the run with the counters so far. */
 export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResult> {
   const prepared = new PreparedPlan(plan);
@@ -79,7 +76,7 @@ async function openAll(plan: Plan, signal: AbortSignal | undefined): Promise<net
   const sockets: net.Socket[] = [];
   try {
     for (let c = 0; c < plan.connections; c++) {
-      sockets.push(await openConnection(plan.host, plan.port, plan.timeoutMs > 0 ? plan.timeoutMs : DEFAULT_CONNECT_TIMEOUT_MS, signal));
+      sockets.push(await openConnection(plan, signal));
     }
     return sockets;
   } catch (err) {

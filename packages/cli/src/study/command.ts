@@ -27,6 +27,7 @@ interface StudyOptions {
   lang: string;
   failFast: boolean;
   quiet: boolean;
+  only: string[];
   [flag: string]: unknown;
 }
 
@@ -35,6 +36,7 @@ Examples:
   respbench study my.yaml
   respbench study my.yaml --rounds 1 --requests 100000 --engine js   try it small first
   respbench study my.yaml --lang zh --out results/                   zh headers (场景, 模式, 均值QPS, …)
+  respbench study my.yaml --only 'aof_*' --only none                 re-run part of a study
 
 Run flags given here override the file's (defaults < group < scenario < command line).
 Targets: { redis: none | rdb_default | aof_no | aof_everysec | aof_always },
@@ -80,6 +82,7 @@ export function registerStudyCommand(program: Command, io: CliIo): void {
     .option('--modes <list>', 'modes to run, e.g. set,get (overrides the file; --mode X is --modes X)')
     .option('-o, --out <dir>', 'directory for the CSV, Markdown and HTML files', 'results')
     .option('--lang <lang>', 'en | zh: headers of the tables (zh: 场景, 模式, 均值QPS, ...)', 'en')
+    .option('--only <scenario>', 'run only this scenario (a glob: * and ?; repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('--fail-fast', 'stop at the first run that fails (default: record it and go on)', false)
     .option('-q, --quiet', 'no progress on stderr', false)
     .addHelpText('after', STUDY_HELP)
@@ -102,6 +105,27 @@ function parseModes(raw: string, flag: string): Mode[] {
   const list = raw.split(',').map((m) => m.trim()).filter(Boolean);
   if (list.length === 0) throw new UsageError(`${flag} must list modes, e.g. set,get`);
   return [...new Set(list.map((m) => parseChoice<Mode>(flag, m, MODES)))];
+}
+
+/** `*` any run of characters, `?` one character, everything else itself. */
+export function globToRegExp(glob: string): RegExp {
+  const body = [...glob].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('');
+  return new RegExp(`^${body}$`);
+}
+
+/**
+ * The scenarios `--only` picks, in the study's order; every pattern must
+ * pick at least one (a typo should not quietly run nothing or everything).
+ */
+export function pickScenarios(scenarios: ScenarioSpec[], only: string[], file: string): ScenarioSpec[] {
+  if (only.length === 0) return scenarios;
+  const patterns = only.map((p) => ({ p, re: globToRegExp(p) }));
+  for (const { p, re } of patterns) {
+    if (!scenarios.some((s) => re.test(s.name))) {
+      throw new UsageError(`--only ${p}: no scenario of ${file} matches (scenarios: ${scenarios.map((s) => s.name).join(', ')})`);
+    }
+  }
+  return scenarios.filter((s) => patterns.some(({ re }) => re.test(s.name)));
 }
 
 /** What the study's command line says: run flags (apart from their built-in defaults) and study options. */
@@ -161,7 +185,7 @@ function checkScenarios(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<
 }
 
 /** The heading of the reports: what the runs share, the modes in their order, the groups. */
-function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<StudySetup, 'modesOf' | 'rawOf'>, rounds: number, startedAt: Date, paths: OutputPaths): StudyInfo {
+function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<StudySetup, 'modesOf' | 'rawOf'>, rounds: number, startedAt: Date, paths: OutputPaths, only: string[]): StudyInfo {
   const { modesOf, rawOf } = setup;
   // What the runs actually use: a value every scenario shares, or "varies".
   const shared = (key: 'requests' | 'pipeline' | 'keyspace' | 'valueSize' | 'connections'): string => {
@@ -182,10 +206,15 @@ function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<Study
     startedAt,
     rounds,
     modes: allModes,
-    groups: spec.groups.map((g) => ({ title: g.title, scenarios: g.scenarios.map((s) => ({ name: s.name, tags: s.tags })) })),
-    baseline: spec.baseline,
+    groups: spec.groups
+      .map((g) => ({ title: g.title, scenarios: g.scenarios.filter((s) => scenarios.includes(s)).map((s) => ({ name: s.name, tags: s.tags })) }))
+      .filter((g) => g.scenarios.length > 0),
+    // A part run without its baseline has nothing to divide by: no ratio column rather than an empty one.
+    baseline: spec.baseline !== undefined && scenarios.some((s) => s.name === spec.baseline) ? spec.baseline : undefined,
     parameters,
-    files: { detail: paths.detail, summary: paths.summary },
+    // The reports live in --out beside the CSVs: name them relative to it, never by this machine's absolute path.
+    files: { detail: path.relative(path.dirname(paths.markdown), paths.detail), summary: path.relative(path.dirname(paths.markdown), paths.summary) },
+    only: only.length > 0 ? scenarios.map((s) => s.name) : undefined,
   };
 }
 
@@ -217,7 +246,11 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: CliI
   const line = readCommandLine(opts, cmd, runFlags);
   const spec = loadStudyFile(file, runFlags);
   const rounds = line.rounds ?? spec.rounds;
-  const scenarios = spec.groups.flatMap((g) => g.scenarios);
+  const scenarios = pickScenarios(
+    spec.groups.flatMap((g) => g.scenarios),
+    opts.only,
+    file,
+  );
   const setup = {
     rawOf: (s: ScenarioSpec) => ({ ...line.builtin, ...spec.defaults, ...s.flags, ...line.cli }) as unknown as Omit<RawRunOptions, 'host' | 'port' | 'mode'>,
     modesOf: (s: ScenarioSpec) => line.modes ?? s.modes,
@@ -228,7 +261,10 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: CliI
   checkOutputDir(opts.out);
   const startedAt = new Date();
   const paths = outputPaths(opts.out, spec.name, fileTimestamp(startedAt));
-  const info = studyInfo(spec, scenarios, setup, rounds, startedAt, paths);
+  const info = studyInfo(spec, scenarios, setup, rounds, startedAt, paths, opts.only);
+  if (spec.baseline !== undefined && info.baseline === undefined) {
+    io.stderr(`respbench: the baseline "${spec.baseline}" is not among --only's scenarios: the reports have no ratio column\n`);
+  }
   const runsPlanned = countRuns({ scenarios, rounds, modesOf: setup.modesOf });
   const progress = new StudyProgress(io, runsPlanned, !opts.quiet && io.stderrIsTty, !opts.quiet);
   const runner = new StudyRunner({ scenarios, rounds, ...setup, engineOf, info, paths, lang: line.lang, failFast: opts.failFast }, io, progress);

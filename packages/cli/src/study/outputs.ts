@@ -29,6 +29,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { detailCsv, htmlReport, markdownReport, summarize, summaryCsv, type Lang, type RunRow, type StudyInfo } from '@respbench/report';
+import { mergeLatency } from './latency.js';
 
 export interface OutputPaths {
   detail: string;
@@ -247,7 +248,7 @@ export class StudyOutputs {
 
   private writeSummaries(rows: RunRow[], study: StudyInfo, failed: WriteOutcome['failed']): string {
     this.lastSummaryMs = Date.now();
-    const summaries = summarize(rows, study);
+    const summaries = summarize(rows, study, { mergeLatency });
     const markdown = markdownReport(summaries, study, this.lang);
     this.attempt(this.paths.summary, failed, () => writeWhole(this.paths.summary, summaryCsv(summaries, study.baseline)));
     this.attempt(this.paths.markdown, failed, () => writeWhole(this.paths.markdown, markdown));

@@ -7,7 +7,7 @@
  */
 import { rmSync } from 'node:fs';
 import type { RunRow, RunStatus, StudyInfo } from '@respbench/report';
-import { scenarioLabel } from '@respbench/report';
+import { scenarioLabel, shortRunReason } from '@respbench/report';
 import type { Engine, Mode, Plan } from '../engine-js/plan.js';
 import type { RunResult } from '../run.js';
 import { EXIT } from '../exit.js';
@@ -85,6 +85,8 @@ export class StudyRunner {
   private runsDone = 0;
   private readonly runsPlanned: number;
   private readonly outputs: StudyOutputs;
+  /** Scenario × mode pairs already warned about a short run: one warning each, not one per round. */
+  private readonly warnedShort = new Set<string>();
 
   constructor(
     private readonly setup: StudySetup,
@@ -205,6 +207,7 @@ export class StudyRunner {
           avgUsPerOp: measured ? result.avgUsPerOp : null,
           elapsedSec: measured ? result.elapsedSec : null,
           latencyUs: measured ? result.latencyUs : null,
+          histogram: measured ? result.histogram : null,
           answered: result.requests,
           ok: result.ok,
           errors: result.errors,
@@ -217,12 +220,29 @@ export class StudyRunner {
         this.record(row);
         const figures = `${Math.round(result.opsPerSec)} ops/s · ${result.elapsedSec.toFixed(2)} s`;
         this.progress.runFinished(pos, figures, status === 'ok' ? null : `${status}: ${error}`);
+        if (status === 'ok') this.warnIfShort(s, row);
         if (status !== 'ok' && this.setup.failFast) {
           this.stopReason = 'fail-fast';
           return;
         }
       }
     }
+  }
+
+  /**
+   * Says on stderr (also with --quiet: it is about the results, not progress)
+   * when a run was too short to mean much, once per scenario and mode; the
+   * reports say it too.
+   */
+  private warnIfShort(s: ScenarioSpec, row: RunRow): void {
+    const why = shortRunReason(row);
+    const key = JSON.stringify([s.name, row.mode]);
+    if (why === null || this.warnedShort.has(key)) return;
+    this.warnedShort.add(key);
+    this.progress.clear();
+    this.io.stderr(
+      `respbench: warning: ${scenarioLabel(s)} · ${row.mode} · round ${row.round}: ${why}; figures from so short a run mean little (raise --requests or set --duration)\n`,
+    );
   }
 
   /** A row with no figures: what a failed-to-start target records, and what a run fills in. */
