@@ -669,6 +669,39 @@ describe('outputs on bad disks', () => {
     }
   });
 
+  it('a disk that fills up half-way: the study goes on, the detail CSV holds whole rows only, no temp file, the tables printed, exit 1', async (ctx) => {
+    const mnt = mountTmpfs('size=64k');
+    if (!mnt) return ctx.skip('cannot mount a tmpfs here (needs root)');
+    try {
+      // Leave about 20 kB: room for the first rows, not for forty.
+      const filler = path.join(mnt, 'filler');
+      try {
+        for (let i = 0; i < 11; i++) appendFileSync(filler, Buffer.alloc(4096));
+      } catch (err) {
+        expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      }
+      const dir = studyDir();
+      const file = writeStudy(dir, 'half.yaml', 'name: half\nrounds: 40\nmodes: [set]\ndefaults: { requests: 500 }\nscenarios:\n  - { name: demo, target: { embedded: true } }\n');
+      const out = path.join(mnt, 'results');
+      const run = await runCli(['study', file, '--out', out, '-q'], 90_000);
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+      expect(run.stderr).toMatch(/cannot write .*: no space left on device \(ENOSPC\); the study goes on/);
+      expect(run.stdout).toContain('| demo | set |');
+      const files = readdirSync(out);
+      expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);
+      const detail = files.find((f) => /_detail_.*\.csv$/.test(f));
+      expect(detail).toBeTruthy();
+      // Every row whole (a real CSV parser reads it), in order from round 1, until the disk was full.
+      const rows = parse(readFileSync(path.join(out, detail!), 'utf8'), { columns: true });
+      rows.forEach((r, i) => expect(Number(r.round)).toBe(i + 1));
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.length).toBeLessThan(40);
+    } finally {
+      unmount(mnt);
+    }
+  });
+
   it('a read-only --out is refused before anything starts, saying it is read-only', async (ctx) => {
     const mnt = mountTmpfs('size=64k,ro');
     if (!mnt) return ctx.skip('cannot mount a tmpfs here (needs root)');
