@@ -41,9 +41,11 @@ Examples:
 Run flags given here override the file's (defaults < group < scenario < command line).
 Targets: { redis: none | rdb_default | aof_no | aof_everysec | aof_always },
 { address: 'HOST:PORT' }, { command: '... --port {port}' }, { embedded: true }.
-Writes <out>/<name>_detail_<ts>.csv, <name>_summary_<ts>.csv, <name>_<ts>.md and
-<name>_<ts>.html after every finished run (<ts>_2, _3, ... when a study of the
-same name started in the same second). File format and examples: see the README.
+Writes <out>/<name>_detail_<ts>.csv (a row per finished run), <name>_summary_<ts>.csv,
+<name>_<ts>.md and <name>_<ts>.html (every few seconds and at the end); <ts>_2, _3,
+... when a study of the same name started in the same second. A started server's
+output goes to <out>/<name>_<ts>_<scenario>.log, kept when something went wrong.
+File format and examples: see the README.
 
 Exit status: 0 every run clean; 1 a run failed or a target did not start;
 2 bad study file or flags; 3 error replies; 4 reads did not verify; 130/143/129
