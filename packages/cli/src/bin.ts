@@ -23,18 +23,22 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 // Nowhere left to say anything: stderr's own failures are not worth a stack trace.
 process.stderr.on('error', () => undefined);
 
-// Once the command is done, exit now rather than when the event loop drains:
-// node's own teardown puts the default signal actions back, and a signal in
-// that moment would end the program as killed instead of with its status.
-// (stdout and stderr are synchronous for files, pipes and terminals here, so
-// nothing written is lost.)
-// setImmediate: after a failed write to stdout has had its 'error' event.
-main(process.argv.slice(2)).then(
-  (code) => {
-    setImmediate(() => process.exit(stdoutFailed && !isSignalStatus(code) ? EXIT.failed : code));
-  },
-  (err: unknown) => {
-    process.stderr.write(`respbench: ${(err as Error)?.message ?? String(err)}\n`);
-    setImmediate(() => process.exit(EXIT.failed));
-  },
-);
+// Once the command is done (and what it wrote has reached stdout and stderr:
+// a pipe takes only 64 kB at a time), exit at once rather than when the
+// event loop drains: node's own teardown puts the default signal actions
+// back, and a signal in that moment would end the program as killed instead
+// of with its status.
+function exitOnceFlushed(code: number): void {
+  let pending = 2;
+  // setImmediate: after a failed write has had its 'error' event (emitted a few ticks later).
+  const done = () => {
+    if (--pending === 0) setImmediate(() => process.exit(stdoutFailed && !isSignalStatus(code) ? EXIT.failed : code));
+  };
+  process.stdout.write('', done);
+  process.stderr.write('', done);
+}
+
+main(process.argv.slice(2)).then(exitOnceFlushed, (err: unknown) => {
+  process.stderr.write(`respbench: ${(err as Error)?.message ?? String(err)}\n`);
+  exitOnceFlushed(EXIT.failed);
+});
