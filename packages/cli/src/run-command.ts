@@ -48,6 +48,11 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     embedded = opts.embedded ? await spawnEmbedded() : null;
   } catch (err) {
     stopListening();
+    // A signal that came as it was being spawned (before it had a process group of its own) may have ended it: the story is the signal.
+    if (stoppedBy) {
+      io.stderr(`respbench: ${stoppedBy}: interrupted while the embedded server was starting\n`);
+      throw new Exit(signalCode);
+    }
     throw err;
   }
   if (embedded) {
