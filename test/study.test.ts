@@ -4,12 +4,13 @@
  * an interrupt keeps and cleans up, failures recorded without stopping the
  * study, bad study files, and the HTML report rendered by headless Chromium.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { childPids } from './faults/harness.js';
 import { CLI, freePort, liveProcesses, REPO, runCli } from './helpers/servers.js';
 
 // csv-parse is a dev dependency of @respbench/report; the root has no copy.
@@ -340,6 +341,12 @@ scenarios:
     ['flag.yaml', 'defaults:\n  pipeline: 0\nscenarios:\n  - { name: a, target: { redis: none } }\n', /flag.yaml:2: scenario "a": --pipeline must be a whole number/],
     ['invalid.json', '{\n  "rounds": 2,\n  "scenarios": [ { "name": "a", }\n  ]\n}\n', /invalid.json:3: invalid JSON/],
     ['key.json', '{\n  "rounds": 2,\n  "scenarios": [\n    { "name": "a", "target": { "redis": "none" }, "colour": 1 }\n  ]\n}\n', /key.json:4: unknown key "colour"/],
+    [
+      'bomb.yaml',
+      'a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\nscenarios:\n  - { name: a, target: { redis: none } }\n',
+      /bomb.yaml:2: too many YAML aliases/,
+    ],
+    ['rounds-cap.yaml', 'rounds: 10000\nscenarios:\n  - { name: a, target: { redis: none } }\n', /rounds-cap.yaml:1: rounds is at most 1000 \(got 10000\): a round is a whole run/],
   ];
   it.each(BAD)('rejects %s with one line naming the file and line, exit 2, nothing started', async (name, text, message) => {
     const dir = studyDir();
@@ -355,8 +362,18 @@ scenarios:
 });
 
 /** Starts a study as a child process and resolves once `minRows` runs are in its detail CSV. */
-async function startAndWaitForRows(args: string[], out: string, minRows: number, timeoutMs = 60_000) {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Studies started in the background; any still running after its test (a failed one) is killed. */
+const running: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of running.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
+
+async function startAndWaitForRows(args: string[], out: string, minRows: number, timeoutMs = 60_000, detached = false) {
+  // detached: the leader of a process group of its own, to be signalled the way a terminal does.
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached });
+  running.push(child);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -476,5 +493,270 @@ describe('the HTML report', () => {
     } finally {
       rmSync(profile, { recursive: true, force: true });
     }
+  });
+});
+
+/** Every process in a process group (zombies included). */
+function groupMembers(pgid: number): string[] {
+  const r = spawnSync('ps', ['-eo', 'pid=,pgid=,args='], { encoding: 'utf8' });
+  return r.stdout.split('\n').filter((l) => l.trim().split(/\s+/)[1] === String(pgid));
+}
+
+async function waitUntil(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('signals the way a terminal and kill -9 send them', () => {
+  const redisStudy = (rounds: number) =>
+    `name: sig\nrounds: ${rounds}\nmodes: [set]\ndefaults: { requests: 30000, pipeline: 16 }\nscenarios:\n  - { name: none, target: { redis: none } }\n`;
+
+  it('SIGHUP (the terminal closed) stops the study like SIGTERM: tables printed, redis-server stopped, data removed, exit 129', async () => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    const before = studyDirs();
+    const file = writeStudy(dir, 'hup.yaml', redisStudy(200));
+    const study = await startAndWaitForRows(['study', file, '--out', out, '-q'], out, 1, 60_000, true);
+    process.kill(-study.child.pid!, 'SIGHUP');
+    const code = await study.closed;
+    const { stdout, stderr } = study.output();
+    expect(code, stderr).toBe(129);
+    expect(stderr).toContain('SIGHUP: stopping the study');
+    expect(stdout).toContain('| none | set |');
+    const o = readOutputs(out);
+    expect(o.markdown).toContain('interrupted (SIGHUP)');
+    expect(redisLeftovers(o.detail)).toEqual([]);
+    expect(studyDirs().filter((d) => !before.includes(d))).toEqual([]);
+  });
+
+  it('two SIGINTs 15 ms apart to the process group: the tables are still printed, the servers stopped, exit 130', async () => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    const before = studyDirs();
+    const file = writeStudy(dir, 'twice.yaml', redisStudy(200));
+    const study = await startAndWaitForRows(['study', file, '--out', out, '-q'], out, 2, 60_000, true);
+    process.kill(-study.child.pid!, 'SIGINT');
+    await new Promise((r) => setTimeout(r, 15));
+    process.kill(-study.child.pid!, 'SIGINT');
+    const code = await study.closed;
+    const { stdout, stderr } = study.output();
+    expect(code, stderr).toBe(130);
+    expect(stdout).toContain('| none | set |');
+    expect(stderr).not.toMatch(/\n\s+at /);
+    const o = readOutputs(out);
+    expect(o.detail.length).toBeGreaterThanOrEqual(2);
+    expect(o.detail.every((r) => r.status === 'ok')).toBe(true);
+    expect(redisLeftovers(o.detail)).toEqual([]);
+    expect(studyDirs().filter((d) => !before.includes(d))).toEqual([]);
+  });
+
+  const targets: [string, string][] = [
+    ['a redis preset', '{ redis: none }'],
+    ['a start command (its sh and the server)', `{ command: "redis-server --port {port} --bind 127.0.0.1 --dir {dir} --save '' & sleep 41.25; wait" }`],
+  ];
+  it.each(targets)('SIGKILL leaves nothing of %s running, and the next study removes its data directory', async (_what, target) => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    const file = writeStudy(dir, 'killed.yaml', `rounds: 200\nmodes: [set]\ndefaults: { requests: 30000 }\nscenarios:\n  - { name: t, target: ${target} }\n`);
+    const study = await startAndWaitForRows(['study', file, '--out', out, '-q'], out, 1);
+    const studyPid = study.child.pid!;
+    // What the study started is one process group, led by the child of the study.
+    const leader = childPids(studyPid)[0];
+    expect(leader).toBeGreaterThan(0);
+    expect(groupMembers(leader).some((l) => l.includes('redis-server'))).toBe(true);
+    const leftDirs = () => studyDirs().filter((d) => d.startsWith(`respbench-study-${studyPid}-`));
+    expect(leftDirs()).toHaveLength(1);
+    study.child.kill('SIGKILL');
+    await study.closed;
+    await waitUntil('the started processes to die with the study', () => groupMembers(leader).length === 0);
+    // The dead study could not remove its data; the next one does.
+    expect(leftDirs()).toHaveLength(1);
+    const next = writeStudy(dir, 'next.yaml', 'rounds: 1\nmodes: [set]\ndefaults: { requests: 1000 }\nscenarios:\n  - { name: demo, target: { embedded: true } }\n');
+    const run = await runCli(['study', next, '--out', path.join(dir, 'out2'), '-q'], 60_000);
+    expect(run.code, run.stderr).toBe(0);
+    expect(leftDirs()).toEqual([]);
+  });
+});
+
+describe('target output', () => {
+  it('goes to a log file in --out (a file descriptor, not through respbench), removed when all went well', async () => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    // A chatty server: a few MB of output while it serves.
+    const chatty = `redis-server --port {port} --bind 127.0.0.1 --save '' & i=0; while [ $i -lt 20000 ]; do echo "chatter line $i of a target that talks a lot"; i=$((i+1)); done; wait`;
+    const file = writeStudy(dir, 'chatty.yaml', `name: chatty\nrounds: 20\nmodes: [set]\ndefaults: { requests: 20000 }\nscenarios:\n  - { name: talker, target: { command: "${chatty.replace(/"/g, '\\"')}" } }\n`);
+    const study = await startAndWaitForRows(['study', file, '--out', out, '-q'], out, 1);
+    const supervisor = childPids(study.child.pid!)[0];
+    // The server's stdout is the log file itself.
+    expect(readlinkSync(`/proc/${supervisor}/fd/1`)).toMatch(/chatty_\d{8}_\d{6}_talker\.log$/);
+    const code = await study.closed;
+    expect(code, study.output().stderr).toBe(0);
+    const o = readOutputs(out);
+    expect(o.detail.map((r) => r.status)).toEqual(Array(20).fill('ok'));
+    // All went well: the four reports, no log.
+    expect(o.files).toHaveLength(4);
+  });
+
+  it('a target that fails to start: its log is kept and named with its last lines; the CSV shows the command as it ran', async () => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    const file = writeStudy(
+      dir,
+      'broken.yaml',
+      `name: broken\nrounds: 1\nmodes: [set]\nscenarios:\n  - { name: bad, target: { command: "echo starting on {port}; echo 'fatal: bad config' >&2; exit 3" } }\n  - { name: slow, target: { command: "echo slow start on {port}; sleep 37.75", readyTimeout: 1s } }\n`,
+    );
+    const run = await runCli(['study', file, '--out', out, '-q'], 60_000);
+    expect(run.code).toBe(1);
+    const o = readOutputs(out);
+    const [bad, slow] = o.detail;
+    const badPort = /starting on (\d+)/.exec(bad.target)?.[1];
+    expect(badPort, bad.target).toBeTruthy();
+    expect(bad.target).toBe(`command: echo starting on ${badPort}; echo 'fatal: bad config' >&2; exit 3`);
+    const badLog = o.files.find((f) => f.endsWith('_bad.log'));
+    expect(badLog).toBeTruthy();
+    expect(readFileSync(path.join(out, badLog!), 'utf8')).toBe(`starting on ${badPort}\nfatal: bad config\n`);
+    expect(run.stderr).toContain(`exited with status 3 before opening port ${badPort}; its output is in ${path.join(out, badLog!)} (last lines: starting on ${badPort} | fatal: bad config)`);
+    const slowPort = /start on (\d+)/.exec(slow.target)?.[1];
+    expect(run.stderr).toContain(`the start command "echo slow start on ${slowPort}; sleep 37.75" did not open port ${slowPort} on 127.0.0.1 within 1 s (if it needs longer, give the target readyTimeout`);
+    expect(run.stderr).toContain(`(last lines: slow start on ${slowPort})`);
+    expect(liveProcesses('sleep 37.75')).toEqual([]);
+  });
+});
+
+describe('outputs on bad disks', () => {
+  /** A tiny tmpfs (root only); null when it cannot be mounted here. */
+  function mountTmpfs(options: string): string | null {
+    const dir = mkdtempSync(path.join(work, 'mnt-'));
+    const r = spawnSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir], { encoding: 'utf8' });
+    if (r.status !== 0) {
+      rmSync(dir, { recursive: true, force: true });
+      return null;
+    }
+    return dir;
+  }
+  function unmount(dir: string): void {
+    spawnSync('umount', [dir]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const quick = 'name: disk\nrounds: 2\nmodes: [set]\ndefaults: { requests: 2000 }\nscenarios:\n  - { name: demo, target: { embedded: true } }\n';
+
+  it('a full --out names each file it could not write, leaves no temp file, still prints the tables, exit 1', async (ctx) => {
+    const mnt = mountTmpfs('size=64k');
+    if (!mnt) return ctx.skip('cannot mount a tmpfs here (needs root)');
+    try {
+      // Fill it up.
+      const filler = path.join(mnt, 'filler');
+      try {
+        for (let i = 0; i < 1000; i++) appendFileSync(filler, Buffer.alloc(4096));
+      } catch (err) {
+        expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      }
+      const dir = studyDir();
+      const file = writeStudy(dir, 'disk.yaml', quick);
+      const out = path.join(mnt, 'results');
+      const run = await runCli(['study', file, '--out', out, '-q'], 60_000);
+      expect(run.code).toBe(1);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+      expect(run.stderr).toMatch(/cannot write .*disk_detail_\d{8}_\d{6}\.csv: no space left on device \(ENOSPC\)/);
+      expect(run.stderr).toMatch(/NOT written: .*disk_\d{8}_\d{6}\.md/);
+      expect(run.stdout).toContain('| demo | set |');
+      expect(readdirSync(out).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    } finally {
+      unmount(mnt);
+    }
+  });
+
+  it('a disk that fills up half-way: the study goes on, the detail CSV holds whole rows only, no temp file, the tables printed, exit 1', async (ctx) => {
+    const mnt = mountTmpfs('size=64k');
+    if (!mnt) return ctx.skip('cannot mount a tmpfs here (needs root)');
+    try {
+      // Leave about 20 kB: room for the first rows, not for forty.
+      const filler = path.join(mnt, 'filler');
+      try {
+        for (let i = 0; i < 11; i++) appendFileSync(filler, Buffer.alloc(4096));
+      } catch (err) {
+        expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      }
+      const dir = studyDir();
+      const file = writeStudy(dir, 'half.yaml', 'name: half\nrounds: 40\nmodes: [set]\ndefaults: { requests: 500 }\nscenarios:\n  - { name: demo, target: { embedded: true } }\n');
+      const out = path.join(mnt, 'results');
+      const run = await runCli(['study', file, '--out', out, '-q'], 90_000);
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+      expect(run.stderr).toMatch(/cannot write .*: no space left on device \(ENOSPC\); the study goes on/);
+      expect(run.stdout).toContain('| demo | set |');
+      const files = readdirSync(out);
+      expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);
+      const detail = files.find((f) => /_detail_.*\.csv$/.test(f));
+      expect(detail).toBeTruthy();
+      // Every row whole (a real CSV parser reads it), in order from round 1, until the disk was full.
+      const rows = parse(readFileSync(path.join(out, detail!), 'utf8'), { columns: true });
+      rows.forEach((r, i) => expect(Number(r.round)).toBe(i + 1));
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.length).toBeLessThan(40);
+    } finally {
+      unmount(mnt);
+    }
+  });
+
+  it('a read-only --out is refused before anything starts, saying it is read-only', async (ctx) => {
+    const mnt = mountTmpfs('size=64k,ro');
+    if (!mnt) return ctx.skip('cannot mount a tmpfs here (needs root)');
+    try {
+      const dir = studyDir();
+      const file = writeStudy(dir, 'disk.yaml', quick);
+      for (const out of [mnt, path.join(mnt, 'results', 'deeper')]) {
+        const run = await runCli(['study', file, '--out', out, '-q'], 60_000);
+        expect(run.code).toBe(1);
+        expect(run.stdout).toBe('');
+        expect(run.stderr.trim().split('\n')).toHaveLength(1);
+        expect(run.stderr).toContain(`--out ${out}: `);
+        expect(run.stderr).toContain('read-only file system (EROFS): not writable');
+        expect(run.stderr).not.toContain('ENOENT');
+      }
+    } finally {
+      unmount(mnt);
+    }
+  });
+});
+
+describe('a study of many rounds', () => {
+  it('appends to the detail CSV and rewrites the summaries at most every few seconds', async () => {
+    const dir = studyDir();
+    const out = path.join(dir, 'out');
+    const file = writeStudy(dir, 'many.yaml', 'name: many\nrounds: 60\nmodes: [set]\ndefaults: { requests: 200, pipeline: 1 }\nscenarios:\n  - { name: demo, target: { embedded: true } }\n');
+    const child = spawn(process.execPath, [CLI, 'study', file, '--out', out, '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    running.push(child);
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    // Watch the files' inodes: a rewrite (temp file renamed over) gives a new one, an append keeps it.
+    const detailInodes = new Set<number>();
+    const markdownInodes = new Set<number>();
+    const started = Date.now();
+    let done = false;
+    void closed.then(() => (done = true));
+    while (!done) {
+      try {
+        for (const f of readdirSync(out)) {
+          if (/_detail_.*\.csv$/.test(f)) detailInodes.add(statSync(path.join(out, f)).ino);
+          if (/\.md$/.test(f)) markdownInodes.add(statSync(path.join(out, f)).ino);
+        }
+      } catch {
+        /* not there yet */
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(await closed, stderr).toBe(0);
+    const seconds = (Date.now() - started) / 1000;
+    const o = readOutputs(out);
+    expect(o.detail).toHaveLength(60);
+    // Written whole at the start, at the first row (its columns) and at the end; appended otherwise.
+    expect(detailInodes.size).toBeLessThanOrEqual(4);
+    expect(markdownInodes.size).toBeLessThanOrEqual(Math.ceil(seconds / 5) + 3);
+    expect(o.markdown).toContain('| demo | set |');
   });
 });

@@ -41,7 +41,8 @@ minus request written, even when pipelined.
 
 Exit status: 0 clean; 1 could not run or the run broke off (refused, closed,
 protocol error, timeout); 2 bad usage; 3 the server answered with error
-replies; 4 reads did not verify (--verify-get); 130/143 interrupted.
+replies; 4 reads did not verify (--verify-get); 130/143/129 interrupted
+(SIGINT/SIGTERM/SIGHUP).
 `;
 
 export function buildProgram(io: CliIo = processIo): Command {

@@ -11,6 +11,8 @@ export const EXIT = {
   errorReplies: 3,
   /** Reads returned values that differ from what was written (or, in get mode with --verify-get, nothing). */
   verifyFailed: 4,
+  /** SIGHUP: the terminal or the ssh session closed. */
+  sighup: 129,
   sigint: 130,
   sigterm: 143,
 } as const;

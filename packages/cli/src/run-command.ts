@@ -7,12 +7,12 @@ import { Exit, EXIT } from './exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
 import type { CliIo } from './io.js';
 import { closedEarlyHint, formatFigures, formatHeader, formatJson } from './output.js';
-import { printable } from './printable.js';
+import { printable, printableTarget } from './printable.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
 import { exitCodeFor, interruptionOf, runPlan } from './run.js';
-import { spawnEmbedded } from './serve/spawn.js';
+import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests, planForCommand, withBenchmarkDefaults } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
 import { buildPlan, parseHostPort, UsageError, type RawRunOptions } from './validate.js';
@@ -54,31 +54,48 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   }
   // The Plan (and so --json) says what runs: one thread in JS, at most one per connection in native.
   plan = { ...plan, threads: engine.name === 'js' ? 1 : Math.min(plan.threads, plan.connections) };
-  const embedded = opts.embedded ? await spawnEmbedded() : null;
+  const controller = new AbortController();
+  let signalCode: number = EXIT.ok;
+  let stoppedBy: StopSignal | null = null;
+  // The first signal stops the run; later ones must not lose what it measured.
+  const stopListening = onStopSignals((signal, n) => {
+    if (n === 1) {
+      stoppedBy = signal;
+      signalCode = SIGNAL_EXIT[signal];
+      controller.abort();
+    } else {
+      io.stderr(`respbench: ${signal}: already stopping, printing what was measured\n`);
+    }
+  });
+  // In place before the demo server starts: a Ctrl-C while it starts gives the (empty) interrupted result, exit 130.
+  let embedded: EmbeddedServer | null = null;
+  try {
+    embedded = opts.embedded ? await spawnEmbedded() : null;
+  } catch (err) {
+    stopListening();
+    // A signal that came as it was being spawned (before it had a process group of its own) may have ended it: the story is the signal.
+    if (stoppedBy) {
+      io.stderr(`respbench: ${stoppedBy}: interrupted while the embedded server was starting\n`);
+      throw new Exit(signalCode);
+    }
+    throw err;
+  }
   if (embedded) {
     plan.host = '127.0.0.1';
     plan.port = embedded.port;
   }
   // What will run, before it runs: with the human output on stdout, else on stderr (unless --quiet).
-  const names = compare ? { a: opts.targetName ?? `${plan.host}:${plan.port}`, b: named ? named[1] : `${compare.host}:${compare.port}` } : undefined;
+  const names = compare ? { a: printable(opts.targetName ?? printableTarget(plan.host, plan.port)), b: printable(named ? named[1] : printableTarget(compare.host, compare.port)) } : undefined;
   const header = tests ? suiteHeader(engine.name, plan, tests, compare, names) : formatHeader(engine.name, plan);
   if (!opts.json && !opts.csv) io.stdout(`${header}\n`);
   else if (!opts.quiet) io.stderr(`${header}\n`);
-  const controller = new AbortController();
-  let signalCode: number = EXIT.ok;
-  let caught: StopSignal | null = null;
-  const stopListening = onStopSignals((signal) => {
-    signalCode = SIGNAL_EXIT[signal];
-    caught ??= signal;
-    controller.abort();
-  });
   const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
   let result: RunResult;
   try {
     // No line to show, no snapshots asked for: the engine skips the work (p99 so far) for nobody.
     const runOptions = { onProgress: progress.enabled ? (p: ProgressSnapshot) => progress.update(p) : undefined, signal: controller.signal };
     if (tests) {
-      const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => caught };
+      const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => stoppedBy };
       const code = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
       if (signalCode !== EXIT.ok) throw new Exit(signalCode);
       if (code !== EXIT.ok) throw new Exit(code);
@@ -87,10 +104,15 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     result = await runPlan(engine, plan, runOptions);
   } finally {
     progress.clear();
-    stopListening();
+    // Signals stay handled while the server stops; after that bin.ts's guard ignores them until the result is out.
     if (embedded) await embedded.stop();
+    stopListening();
   }
-  if (caught && result.failure?.kind === 'interrupted') result.interrupted = interruptionOf(caught, result);
+  // The user stopped it: that is the story, even if the server went away meanwhile.
+  if (stoppedBy && result.failure && result.failure.kind !== 'interrupted') {
+    result = { ...result, failure: { kind: 'interrupted', message: `interrupted (${stoppedBy})` }, complete: false };
+  }
+  if (stoppedBy && result.failure?.kind === 'interrupted') result.interrupted = interruptionOf(stoppedBy, result);
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
   else io.stdout(`${formatFigures(result)}\n`);
   // The reason also goes to stderr, so a script reading --json still sees why it failed.

@@ -73,7 +73,7 @@ export function clientLagOf(raw: RawResult, latencyP99Us: number): ClientLag {
  * never came (set by the command that caught the signal).
  */
 export interface Interruption {
-  signal: 'SIGINT' | 'SIGTERM';
+  signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP';
   /** Requests written to the server, replies counted or not (null: the engine did not say). */
   sent: number | null;
   /** Requests written whose replies had not arrived when the run stopped. */

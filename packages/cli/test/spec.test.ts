@@ -89,7 +89,7 @@ groups:
   const BAD: [string, string, string][] = [
     ['a.yaml', '- just a list\n', 'a.yaml:1: a study file is a map with groups (or scenarios); the format: see the README'],
     ['b.yaml', 'scenarios:\n  - name: a\n    target: { embedded: true }\n    reqests: 1\n', 'b.yaml:4: unknown key "reqests" in scenario scenarios[0] (did you mean "requests"?'],
-    ['c.yaml', 'rounds: 0\nscenarios: [ { name: a, target: { embedded: true } } ]\n', 'c.yaml:1: rounds must be a whole number from 1 to 10000'],
+    ['c.yaml', 'rounds: 0\nscenarios: [ { name: a, target: { embedded: true } } ]\n', 'c.yaml:1: rounds must be a whole number from 1 to 1000 '],
     ['d.yaml', 'modes: [set, write]\nscenarios: [ { name: a, target: { embedded: true } } ]\n', 'd.yaml:1: modes: unknown mode "write" (known: set, get, mixed)'],
     ['e.yaml', 'scenarios:\n  - { name: a, target: { embedded: true } }\n  - { name: a, target: { embedded: true } }\n', 'e.yaml:3: scenario name "a" is used twice'],
     ['f.yaml', 'scenarios:\n  - { name: a, target: { address: "localhost" } }\n', 'f.yaml:2: address must be HOST:PORT'],

@@ -10,15 +10,15 @@ import { Command } from 'commander';
 import path from 'node:path';
 import { engineForCommand } from '../engines.js';
 import { Exit, EXIT } from '../exit.js';
-import { onStopSignals, SIGNAL_EXIT } from '../interrupt.js';
+import { onStopSignals } from '../interrupt.js';
 import type { CliIo } from '../io.js';
 import type { Engine, Mode } from '../engine-js/plan.js';
 import { addRunOptions } from '../run-options.js';
-import { buildPlan, MODES, parseChoice, parseInteger, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
-import { outputPaths, type OutputPaths } from './outputs.js';
+import { buildPlan, MODES, parseChoice, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
+import { checkOutputDir, outputPaths, type OutputPaths } from './outputs.js';
 import { StudyProgress } from './progress.js';
 import { countRuns, StudyRunner, type StudySetup } from './runner.js';
-import { DEFAULT_MODES, loadStudyFile, ROUNDS_LIMIT, type RawFlags, type RunFlag, type ScenarioSpec, type StudySpec } from './spec.js';
+import { DEFAULT_MODES, loadStudyFile, parseRounds, type RawFlags, type RunFlag, type ScenarioSpec, type StudySpec } from './spec.js';
 
 interface StudyOptions {
   rounds?: string;
@@ -42,12 +42,15 @@ Run flags given here override the file's (defaults < group < scenario < command 
 Targets: { redis: none | rdb_default | aof_no | aof_everysec | aof_always },
 { address: 'HOST:PORT' }, { uri: 'redis://…' }, { command: '... --port {port}' }, { embedded: true };
 all but embedded take user:, pass:, dbnum: (a redis preset then starts with that password).
-Writes <out>/<name>_detail_<ts>.csv, <name>_summary_<ts>.csv, <name>_<ts>.md and
-<name>_<ts>.html after every finished run (<ts>_2, _3, ... when a study of the
-same name started in the same second). File format and examples: see the README.
+Writes <out>/<name>_detail_<ts>.csv (a row per finished run), <name>_summary_<ts>.csv,
+<name>_<ts>.md and <name>_<ts>.html (every few seconds and at the end); <ts>_2, _3,
+... when a study of the same name started in the same second. A started server's
+output goes to <out>/<name>_<ts>_<scenario>.log, kept when something went wrong.
+File format and examples: see the README.
 
 Exit status: 0 every run clean; 1 a run failed or a target did not start;
-2 bad study file or flags; 3 error replies; 4 reads did not verify; 130/143 interrupted.
+2 bad study file or flags; 3 error replies; 4 reads did not verify; 130/143/129
+interrupted (SIGINT/SIGTERM/SIGHUP).
 `;
 
 /** The run flags a study file may set: the options addRunOptions gives a command. */
@@ -154,7 +157,7 @@ function readCommandLine(opts: StudyOptions, cmd: Command, runFlags: RunFlag[]):
     else builtin[f.key] = v as string | boolean;
   }
   const lang = parseChoice<'en' | 'zh'>('--lang', opts.lang, ['en', 'zh']);
-  const rounds = opts.rounds === undefined ? undefined : parseInteger('--rounds', opts.rounds, ROUNDS_LIMIT);
+  const rounds = opts.rounds === undefined ? undefined : parseRounds('--rounds', opts.rounds);
   let modes: Mode[] | null = null;
   if (opts.modes !== undefined) modes = parseModes(opts.modes, '--modes');
   else if (fromCli('mode')) modes = parseModes(String(opts.mode), '--mode');
@@ -218,18 +221,20 @@ function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<Study
   };
 }
 
-/** The first SIGINT/SIGTERM stops the study in order; a second kills the current server and exits. */
+/**
+ * The first SIGINT/SIGTERM/SIGHUP stops the study in order; a second one
+ * kills the current server rather than waiting for it to stop, and the study
+ * still writes its files and prints its tables before it exits.
+ */
 async function runInterruptible(runner: StudyRunner, progress: StudyProgress, io: CliIo): ReturnType<StudyRunner['run']> {
-  let signals = 0;
-  const stopListening = onStopSignals((sig) => {
-    signals++;
-    if (signals === 1) {
-      progress.clear();
+  const stopListening = onStopSignals((sig, n) => {
+    progress.clear();
+    if (n === 1) {
       io.stderr(`respbench: ${sig}: stopping the study (finished rounds are kept; stopping servers)\n`);
       runner.interrupt(sig);
     } else {
+      io.stderr(`respbench: ${sig} again: killing the servers now; the finished rounds are still written\n`);
       runner.killNow();
-      process.exit(SIGNAL_EXIT[sig]);
     }
   });
   try {
@@ -255,6 +260,8 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: CliI
   };
   const engineOf = checkScenarios(spec, scenarios, setup, line, runFlags, io);
 
+  // A read-only or missing --out is found now, not after the first hour of runs.
+  checkOutputDir(opts.out);
   const startedAt = new Date();
   const paths = outputPaths(opts.out, spec.name, fileTimestamp(startedAt));
   const info = studyInfo(spec, scenarios, setup, rounds, startedAt, paths, opts.only);
@@ -268,6 +275,11 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: CliI
 
   const outcome = await runInterruptible(runner, progress, io);
   io.stdout(outcome.markdown);
-  io.stderr(`wrote ${paths.detail}\nwrote ${paths.summary}\nwrote ${paths.markdown}\nwrote ${paths.html}\n`);
-  if (outcome.exitCode !== EXIT.ok) throw new Exit(outcome.exitCode);
+  const unwritten = new Set(outcome.unwritten.map((u) => u.file));
+  for (const file of [paths.detail, paths.summary, paths.markdown, paths.html]) {
+    io.stderr(unwritten.has(file) ? `NOT written: ${file}\n` : `wrote ${file}\n`);
+  }
+  // Files the study could not write are a failure, unless a signal stopped it (its status says so).
+  const code = unwritten.size > 0 && outcome.stopped !== 'SIGINT' && outcome.stopped !== 'SIGTERM' && outcome.stopped !== 'SIGHUP' ? EXIT.failed : outcome.exitCode;
+  if (code !== EXIT.ok) throw new Exit(code);
 }

@@ -1,10 +1,32 @@
 /**
- * The study's four files, each rewritten whole after every finished run
- * (written to a temp file, then renamed over the old one), so whatever stops
- * the study — Ctrl-C, a dead server, a crash — leaves complete files with
- * every finished round, never a half-written one.
+ * The study's four files. Whatever stops the study — Ctrl-C, a dead server,
+ * a crash — leaves complete files with every finished round, never a
+ * half-written one: the detail CSV grows by one appended row per finished
+ * run (cut back to its last whole row if the append fails), and the
+ * summaries (summary CSV, Markdown, HTML) are rewritten whole — to a temp
+ * file, then renamed over the old one — at most every few seconds and at the
+ * end, so a study of many rounds costs the same per run at its end as at its
+ * start.
+ *
+ * A disk that fills up (or goes read-only) half-way does not stop the study:
+ * the file that could not be written is named once on stderr, no temp file
+ * is left, and the tables are still printed at the end.
  */
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+  accessSync,
+  constants as fsConstants,
+} from 'node:fs';
 import path from 'node:path';
 import { detailCsv, htmlReport, markdownReport, summarize, summaryCsv, type Lang, type RunRow, type StudyInfo } from '@respbench/report';
 import { mergeLatency } from './latency.js';
@@ -37,20 +59,200 @@ function pathsFor(outDir: string, name: string, stamp: string): OutputPaths {
   };
 }
 
-export function writeWhole(file: string, text: string): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, file);
+/** `<out>/<name>_<ts>_<scenario>.log`: where a started target's stdout and stderr go. */
+export function targetLogPath(paths: OutputPaths, scenario: string): string {
+  return `${paths.markdown.replace(/\.md$/, '')}_${scenario.replace(/[^\w.-]+/g, '_')}.log`;
 }
 
-/** Renders every output from the rows so far and replaces the files; returns the Markdown. */
-export function writeOutputs(paths: OutputPaths, rows: RunRow[], study: StudyInfo, lang: Lang): string {
-  mkdirSync(path.dirname(paths.detail), { recursive: true });
-  const summaries = summarize(rows, study, { mergeLatency });
-  const markdown = markdownReport(summaries, study, lang);
-  writeWhole(paths.detail, detailCsv(rows));
-  writeWhole(paths.summary, summaryCsv(summaries, study.baseline));
-  writeWhole(paths.markdown, markdown);
-  writeWhole(paths.html, htmlReport(summaries, study, lang));
-  return markdown;
+/** An fs error in words a user reads: `no space left on device (ENOSPC)`. */
+export function fsErrorText(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  switch (e?.code) {
+    case 'ENOSPC':
+      return 'no space left on device (ENOSPC)';
+    case 'EDQUOT':
+      return 'disk quota exceeded (EDQUOT)';
+    case 'EROFS':
+      return 'read-only file system (EROFS): not writable';
+    case 'EACCES':
+    case 'EPERM':
+      return `permission denied (${e.code}): not writable`;
+    case 'ENOTDIR':
+      return 'a part of the path is a file, not a directory (ENOTDIR)';
+    case 'EIO':
+      return 'input/output error (EIO)';
+    default:
+      return e?.code ? `${e.code}: ${String(e.message).replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')}` : String((e as Error)?.message ?? e);
+  }
+}
+
+/** Thrown when --out cannot hold the study's files at all (checked before anything starts). */
+export class OutputDirError extends Error {}
+
+/**
+ * Makes sure `dir` exists and takes a new file, before the study starts
+ * anything. A failed `mkdir -p` reports why the nearest existing parent
+ * refused (read-only, permissions), not the ENOENT of the missing child.
+ */
+export function checkOutputDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw new OutputDirError(`--out ${dir}: cannot create the directory: ${fsErrorText(whyNotCreated(dir, err))}`);
+  }
+  const probe = path.join(dir, `.respbench-write-check-${process.pid}`);
+  try {
+    writeFileSync(probe, '');
+  } catch (err) {
+    throw new OutputDirError(`--out ${dir}: cannot write there: ${fsErrorText(err)}`);
+  } finally {
+    rmSync(probe, { force: true });
+  }
+}
+
+function whyNotCreated(dir: string, err: unknown): unknown {
+  if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return err;
+  for (let d = path.dirname(path.resolve(dir)); ; d = path.dirname(d)) {
+    if (existsSync(d)) {
+      try {
+        accessSync(d, fsConstants.W_OK);
+      } catch (e) {
+        return e;
+      }
+      return err;
+    }
+    if (d === path.dirname(d)) return err;
+  }
+}
+
+/** Writes `text` to a temp file beside `file` and renames it over `file`; the temp never outlives a failure. */
+export function writeWhole(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, text);
+    renameSync(tmp, file);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* never created */
+    }
+    throw err;
+  }
+}
+
+/** Appends `text` to `file`, or leaves it as it was (cut back to its old length) if the append fails. */
+function appendWhole(file: string, text: string): void {
+  const fd = openSync(file, 'a');
+  try {
+    const before = fstatSync(fd).size;
+    try {
+      appendFileSync(fd, text);
+    } catch (err) {
+      try {
+        ftruncateSync(fd, before);
+      } catch {
+        /* nothing more to do: the next whole rewrite repairs it */
+      }
+      throw err;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** How often the summaries may be rewritten while the study runs. */
+export const SUMMARY_EVERY_MS = 5_000;
+
+/** What the last write left on disk. */
+export interface WriteOutcome {
+  /** The Markdown report (also what the study prints), whether or not its file was written. */
+  markdown: string;
+  /** Files that could not be written, with why. */
+  failed: { file: string; why: string }[];
+}
+
+/** The study's files as the study goes: appended detail, summaries now and then, everything at the end. */
+export class StudyOutputs {
+  /** The detail file's header line, once it has been written whole; null: rewrite it whole next time. */
+  private detailHeader: string | null = null;
+  /** Rows in the detail file. */
+  private detailRows = 0;
+  private lastSummaryMs = -Infinity;
+  /** Files already reported as not writable (each is named once). */
+  private readonly reported = new Set<string>();
+
+  constructor(
+    private readonly paths: OutputPaths,
+    private readonly lang: Lang,
+    private readonly warn: (message: string) => void,
+    private readonly summaryEveryMs = SUMMARY_EVERY_MS,
+  ) {}
+
+  /** After a finished run: its row goes on the detail CSV; the summaries follow if they are due. */
+  update(rows: RunRow[], study: () => StudyInfo): void {
+    const failed: WriteOutcome['failed'] = [];
+    this.writeDetail(rows, failed);
+    if (Date.now() - this.lastSummaryMs >= this.summaryEveryMs) this.writeSummaries(rows, study(), failed);
+    this.report(failed);
+  }
+
+  /** Every file, now (at the start and at the end). */
+  writeAll(rows: RunRow[], study: StudyInfo): WriteOutcome {
+    const failed: WriteOutcome['failed'] = [];
+    this.writeDetail(rows, failed);
+    const markdown = this.writeSummaries(rows, study, failed);
+    this.report(failed);
+    return { markdown, failed };
+  }
+
+  private report(failed: WriteOutcome['failed']): void {
+    for (const { file, why } of failed) {
+      if (this.reported.has(file)) continue;
+      this.reported.add(file);
+      this.warn(`cannot write ${file}: ${why}; the study goes on, and its tables are printed at the end`);
+    }
+  }
+
+  private attempt(file: string, failed: WriteOutcome['failed'], write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch (err) {
+      failed.push({ file, why: fsErrorText(err) });
+      return false;
+    }
+  }
+
+  private writeDetail(rows: RunRow[], failed: WriteOutcome['failed']): void {
+    const file = this.paths.detail;
+    // One more row whose columns match the file's header: append it.
+    if (this.detailHeader !== null && rows.length === this.detailRows + 1) {
+      const text = detailCsv(rows.slice(-1));
+      const cut = text.indexOf('\n') + 1;
+      if (cut > 0 && text.slice(0, cut) === this.detailHeader) {
+        if (this.attempt(file, failed, () => appendWhole(file, text.slice(cut)))) this.detailRows = rows.length;
+        else this.detailHeader = null;
+        return;
+      }
+    }
+    if (rows.length === this.detailRows && this.detailHeader !== null) return;
+    const text = detailCsv(rows);
+    if (this.attempt(file, failed, () => writeWhole(file, text))) {
+      this.detailHeader = text.slice(0, text.indexOf('\n') + 1) || null;
+      this.detailRows = rows.length;
+    } else {
+      this.detailHeader = null;
+    }
+  }
+
+  private writeSummaries(rows: RunRow[], study: StudyInfo, failed: WriteOutcome['failed']): string {
+    this.lastSummaryMs = Date.now();
+    const summaries = summarize(rows, study, { mergeLatency });
+    const markdown = markdownReport(summaries, study, this.lang);
+    this.attempt(this.paths.summary, failed, () => writeWhole(this.paths.summary, summaryCsv(summaries, study.baseline)));
+    this.attempt(this.paths.markdown, failed, () => writeWhole(this.paths.markdown, markdown));
+    this.attempt(this.paths.html, failed, () => writeWhole(this.paths.html, htmlReport(summaries, study, this.lang)));
+    return markdown;
+  }
 }

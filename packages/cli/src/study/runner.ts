@@ -1,24 +1,26 @@
 /**
  * Running a study: for each scenario start its target, run every mode for
- * every round, stop the target; after each finished run rewrite the outputs.
+ * every round, stop the target; after each finished run update the outputs.
  * A run that fails is recorded with its error and the study goes on (unless
  * fail-fast); an interrupt stops the current run, which is not recorded, and
  * the targets are stopped before the study returns.
  */
+import { rmSync } from 'node:fs';
 import type { RunRow, RunStatus, StudyInfo } from '@respbench/report';
 import { scenarioLabel, shortRunReason } from '@respbench/report';
 import type { Engine, Mode, Plan } from '../engine-js/plan.js';
 import type { RunResult } from '../run.js';
 import { EXIT } from '../exit.js';
+import { SIGNAL_EXIT, type StopSignal } from '../interrupt.js';
 import { missingCountsAsVerifyFailure, redactPlan, runPlan } from '../run.js';
 import { printable } from '../printable.js';
 import { buildPlan, type RawRunOptions } from '../validate.js';
-import { writeOutputs, type OutputPaths } from './outputs.js';
+import { StudyOutputs, targetLogPath, type OutputPaths, type WriteOutcome } from './outputs.js';
 import { StudyProgress, type RunPosition } from './progress.js';
 import { describeTarget, type ScenarioSpec, type TargetSpec } from './spec.js';
-import { startTarget, TargetError, type StartedTarget } from './targets.js';
+import { removeStaleDataDirs, startTarget, TargetError, type StartedTarget } from './targets.js';
 
-export type StopReason = 'SIGINT' | 'SIGTERM' | 'fail-fast';
+export type StopReason = StopSignal | 'fail-fast';
 
 /** What the study runs, settled before the first run: not to be confused with a run's Plan. */
 export interface StudySetup {
@@ -45,6 +47,8 @@ export interface StudyOutcome {
   markdown: string;
   stopped: StopReason | null;
   exitCode: number;
+  /** Output files the last write could not write (a full or read-only disk). */
+  unwritten: WriteOutcome['failed'];
 }
 
 function snake(key: string): string {
@@ -93,6 +97,7 @@ export class StudyRunner {
   private current: StartedTarget | null = null;
   private runsDone = 0;
   private readonly runsPlanned: number;
+  private readonly outputs: StudyOutputs;
   /** Scenario × mode pairs already warned about a short run: one warning each, not one per round. */
   private readonly warnedShort = new Set<string>();
 
@@ -102,10 +107,14 @@ export class StudyRunner {
     private readonly progress: StudyProgress,
   ) {
     this.runsPlanned = countRuns(setup);
+    this.outputs = new StudyOutputs(setup.paths, setup.lang, (message) => {
+      this.progress.clear();
+      this.io.stderr(`respbench: ${message}\n`);
+    });
   }
 
   /** Asks the study to stop: the current run is aborted, targets are stopped, outputs written. */
-  interrupt(reason: 'SIGINT' | 'SIGTERM'): void {
+  interrupt(reason: StopSignal): void {
     if (this.stopReason === null || this.stopReason === 'fail-fast') this.stopReason = reason;
     this.controller.abort();
   }
@@ -122,27 +131,26 @@ export class StudyRunner {
     return { ...this.setup.info, engines, runsPlanned: this.runsPlanned, runsDone: this.runsDone, stopped };
   }
 
-  private write(): string {
-    return writeOutputs(this.setup.paths, this.rows, this.info(), this.setup.lang);
-  }
-
   private record(row: RunRow): void {
     this.rows.push(row);
     this.runsDone++;
-    this.write();
+    this.outputs.update(this.rows, () => this.info());
   }
 
   async run(): Promise<StudyOutcome> {
     const { scenarios } = this.setup;
-    this.write();
+    // Data directories of studies that were killed before they could clean up.
+    removeStaleDataDirs();
+    this.outputs.writeAll(this.rows, this.info());
     for (const [i, s] of scenarios.entries()) {
       if (this.stopReason) break;
       const label = scenarioLabel(s);
       const modes = this.setup.modesOf(s);
       this.progress.note(`scenario ${i + 1}/${scenarios.length} ${label} · starting ${describeTarget(s.target)}`);
       let target: StartedTarget;
+      const log = targetLogPath(this.setup.paths, s.name);
       try {
-        target = await startTarget(s.target, this.controller.signal);
+        target = await startTarget(s.target, { signal: this.controller.signal, log });
       } catch (err) {
         if (this.stopReason && this.stopReason !== 'fail-fast') break;
         if (!(err instanceof TargetError)) throw err;
@@ -150,18 +158,24 @@ export class StudyRunner {
         continue;
       }
       this.current = target;
+      const rowsBefore = this.rows.length;
+      let died: string | null = null;
       try {
         await this.runScenario(s, target, i, modes);
       } finally {
         this.progress.clear();
+        died = target.exitReason();
         // `current` stays set while the server stops, so a second signal can still kill it.
         await target.stop();
         this.current = null;
       }
+      // A server's log is kept beside the reports when something went wrong with it.
+      const troubled = died !== null || this.rows.slice(rowsBefore).some((r) => r.status !== 'ok');
+      if (target.log && !troubled) rmSync(target.log, { force: true });
     }
     this.progress.clear();
-    const markdown = this.write();
-    return { rows: this.rows, markdown, stopped: this.stopReason, exitCode: this.exitCode() };
+    const { markdown, failed } = this.outputs.writeAll(this.rows, this.info());
+    return { rows: this.rows, markdown, stopped: this.stopReason, exitCode: this.exitCode(), unwritten: failed };
   }
 
   /** A target that did not start: each of its runs is recorded as failed, and the study goes on. */
@@ -171,7 +185,7 @@ export class StudyRunner {
     this.io.stderr(`respbench: scenario "${printable(s.name)}": ${printable(err.message)}\n`);
     for (const mode of modes) {
       for (let round = 1; round <= rounds; round++) {
-        this.record(this.failedRow(s, mode, round, `target: ${err.message}`));
+        this.record(this.baseRow(s, err.description, mode, round, 'failed', `target: ${err.message}`));
       }
     }
     this.progress.skipped(modes.length * rounds);
@@ -201,7 +215,7 @@ export class StudyRunner {
         const { status, error } = statusOf(result, target.exitReason());
         const measured = result.requests > 0;
         const row: RunRow = {
-          ...this.baseRow(s, mode, round, status, error),
+          ...this.baseRow(s, target.description, mode, round, status, error),
           opsPerSec: measured ? result.opsPerSec : null,
           avgUsPerOp: measured ? result.avgUsPerOp : null,
           elapsedSec: measured ? result.elapsedSec : null,
@@ -245,12 +259,12 @@ export class StudyRunner {
   }
 
   /** A row with no figures: what a failed-to-start target records, and what a run fills in. */
-  private baseRow(s: ScenarioSpec, mode: Mode, round: number, status: RunRow['status'], error: RunRow['error']): RunRow {
+  private baseRow(s: ScenarioSpec, target: string, mode: Mode, round: number, status: RunRow['status'], error: RunRow['error']): RunRow {
     return {
       group: s.group,
       scenario: s.name,
       tags: s.tags,
-      target: describeTarget(s.target),
+      target,
       mode,
       round,
       status,
@@ -270,13 +284,8 @@ export class StudyRunner {
     };
   }
 
-  private failedRow(s: ScenarioSpec, mode: Mode, round: number, error: string): RunRow {
-    return this.baseRow(s, mode, round, 'failed', error);
-  }
-
   private exitCode(): number {
-    if (this.stopReason === 'SIGINT') return EXIT.sigint;
-    if (this.stopReason === 'SIGTERM') return EXIT.sigterm;
+    if (this.stopReason && this.stopReason !== 'fail-fast') return SIGNAL_EXIT[this.stopReason];
     if (this.rows.some((r) => r.status === 'failed')) return EXIT.failed;
     if (this.rows.some((r) => r.status === 'mismatches')) return EXIT.verifyFailed;
     if (this.rows.some((r) => r.status === 'errors')) return EXIT.errorReplies;

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isPair, isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { Mode } from '../engine-js/plan.js';
 import { LIMITS } from '../engine-js/limits.js';
 import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, parseUri, UsageError } from '../validate.js';
@@ -101,7 +101,24 @@ export interface StudySpec {
 /** The modes of a study that names none. */
 export const DEFAULT_MODES: readonly Mode[] = ['set', 'get'];
 const DEFAULT_ROUNDS = 3;
-export const ROUNDS_LIMIT: readonly [number, number] = [1, 10_000];
+/**
+ * A round is a whole run of every scenario and mode, and the reports show
+ * each one (a column of the summary CSV, a dot in the HTML): more than this
+ * many is a study nobody can read; more samples per round come from more
+ * requests or a longer duration.
+ */
+export const MAX_ROUNDS = 1000;
+
+/** `rounds` (file) or `--rounds` (command line): 1..MAX_ROUNDS, with a reason when it is more. */
+export function parseRounds(what: string, raw: unknown): number {
+  const text = String(raw).trim();
+  if (/^\d+$/.test(text) && Number(text) > MAX_ROUNDS) {
+    throw new UsageError(
+      `${what} is at most ${MAX_ROUNDS} (got ${text}): a round is a whole run of every scenario and mode, and the reports show each one; for more data per round raise requests or duration`,
+    );
+  }
+  return parseInteger(what, raw, [1, MAX_ROUNDS]);
+}
 /** Flags a study does not take from its file: the target gives the address, `modes` the mode. */
 const NOT_IN_FILE = new Set(['host', 'port', 'mode', 'uri']);
 
@@ -189,8 +206,26 @@ export function loadStudyFile(file: string, runFlags: RunFlag[]): StudySpec {
   }
   const lineOf = (at: Path) => locate(doc, lineCounter, at);
   const errors = new FileErrors(file, lineOf);
-  const data: unknown = doc.toJS();
+  let data: unknown;
+  try {
+    data = doc.toJS();
+  } catch (err) {
+    // The parser refuses aliases that expand past its limit (a "billion laughs" file): say where they are.
+    throw new UsageError(`${file}${aliasLine(doc, lineCounter)}: ${/alias/i.test((err as Error).message) ? 'too many YAML aliases: they expand past the limit (an alias bomb?); write the values out or use fewer *references' : `cannot read it: ${(err as Error).message}`}`);
+  }
   return buildSpec(data, file, runFlags, errors, lineOf);
+}
+
+/** `:LINE` of the document's first alias (`*name`), or nothing. */
+function aliasLine(doc: Document, lines: LineCounter): string {
+  let line: number | undefined;
+  visit(doc, {
+    Alias(_key, node) {
+      if (node.range) line = lines.linePos(node.range[0]).line;
+      return visit.BREAK;
+    },
+  });
+  return line ? `:${line}` : '';
 }
 
 /** The line of the node at `at`, or of the nearest ancestor the document has. */
@@ -305,7 +340,7 @@ class SpecReader {
   readRounds(value: unknown): number {
     if (value === undefined) return DEFAULT_ROUNDS;
     try {
-      return parseInteger('rounds', value, ROUNDS_LIMIT);
+      return parseRounds('rounds', value);
     } catch (err) {
       throw this.errors.at(['rounds'], (err as Error).message);
     }

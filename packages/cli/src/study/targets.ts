@@ -4,19 +4,26 @@
  * embedded demo server. Whatever is started runs in its own process group, so
  * a Ctrl-C at the terminal reaches the study first and the study stops the
  * servers in order (the interrupted run is recorded as such, not as a server
- * that went away), and a stop reaches a shell's children too.
+ * that went away), and a stop reaches a shell's children too. Whatever is
+ * started also dies with the study, however the study ends (a pipe it holds
+ * closes: see SUPERVISOR), and its output goes to a log file, never through
+ * this process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { respbenchArgv, spawnEmbedded } from '../serve/spawn.js';
-import { REDIS_PRESETS, type TargetCredentials, type TargetSpec } from './spec.js';
+import { describeTarget, REDIS_PRESETS, type TargetCredentials, type TargetSpec } from './spec.js';
 
 /** The target could not be started or never became ready. */
 export class TargetError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The target as the detail CSV names it, placeholders expanded. */
+    readonly description: string,
+  ) {
     super(message);
     this.name = 'TargetError';
   }
@@ -25,6 +32,10 @@ export class TargetError extends Error {
 export interface StartedTarget {
   host: string;
   port: number;
+  /** The target column of the detail CSV: a command as it ran, {port}/{dir} expanded. */
+  description: string;
+  /** The log file its output went to, if it was started. */
+  log: string | null;
   /** Stops what was started (nothing for an address) and removes its data directory. */
   stop(): Promise<void>;
   /** Immediate SIGKILL of anything started, for a second Ctrl-C. */
@@ -57,22 +68,104 @@ function canConnect(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** Keeps the last few kB a child wrote, to explain why it did not start. */
-class OutputTail {
-  private text = '';
-
-  attach(child: ChildProcess): void {
-    const take = (chunk: Buffer) => {
-      this.text = (this.text + chunk.toString('utf8')).slice(-4000);
-    };
-    child.stdout?.on('data', take);
-    child.stderr?.on('data', take);
+/** The last lines of a target's log file, to explain why it did not start. */
+function lastLines(log: string | null, n = 3): string {
+  if (!log) return '';
+  let text = '';
+  try {
+    const fd = openSync(log, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.min(size, 4000));
+      readSync(fd, buf, 0, buf.length, size - buf.length);
+      text = buf.toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return '';
   }
+  return text.trim().split('\n').slice(-n).join(' | ').slice(-600);
+}
 
-  lastLines(n = 3): string {
-    return this.text.trim().split('\n').slice(-n).join(' | ').slice(-600);
+/** "; its output is in LOG (last lines: ...)", or nothing without a log. */
+function logNote(log: string | null): string {
+  if (!log) return '';
+  const said = lastLines(log);
+  return `; its output is in ${log}${said ? ` (last lines: ${said})` : ''}`;
+}
+
+/**
+ * Data directories are named after the study that made them
+ * (`respbench-study-<pid>-...`), so the next study can tell a dead study's
+ * leftovers (killed with SIGKILL, say) from a live one's and remove them.
+ */
+const DATA_DIR_PREFIX = 'respbench-study-';
+
+function makeDataDir(label: string): string {
+  return mkdtempSync(path.join(tmpdir(), `${DATA_DIR_PREFIX}${process.pid}-${label ? `${label}-` : ''}`));
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** Removes the data directories of studies that are no longer running; returns how many. */
+export function removeStaleDataDirs(dir = tmpdir()): number {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const m = new RegExp(`^${DATA_DIR_PREFIX}(\\d+)-`).exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || pidAlive(pid)) continue;
+    try {
+      rmSync(path.join(dir, name), { recursive: true, force: true });
+      removed++;
+    } catch {
+      /* not ours to remove after all (permissions): leave it */
+    }
+  }
+  return removed;
+}
+
+/**
+ * What runs a started command: a small /bin/sh that holds the read end of a
+ * pipe from the study on fd 0 and, when that pipe closes — the study ended,
+ * however it ended, SIGKILL included — kills its whole process group (the
+ * server, and a shell command's children). It runs the server in the
+ * background with stdin from /dev/null, waits for it (a SIGTERM to the group
+ * reaches the server; the supervisor waits for it to finish its shutdown),
+ * and exits with its status (128 + n when a signal ended it). A program that
+ * is not there is reported as status 127 with NOT_FOUND on stderr.
+ */
+const SUPERVISOR = `
+command -v "$1" >/dev/null 2>&1 || { echo "respbench: cannot run $1: not found" >&2; exit 127; }
+exec 3<&0 </dev/null
+( trap '' INT TERM HUP; read -r line <&3; kill -9 0 ) &
+watcher=$!
+exec 3<&-
+trap : INT TERM HUP
+"$@" &
+pid=$!
+while :; do
+  wait "$pid"; status=$?
+  kill -0 "$pid" 2>/dev/null || break
+done
+kill -9 "$watcher" 2>/dev/null
+exit "$status"
+`;
+const NOT_FOUND = /respbench: cannot run .*: not found/;
 
 function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
@@ -97,45 +190,69 @@ interface Launch {
   stopTimeoutMs: number;
   /** Temp directory to remove after the stop. */
   dir: string | null;
+  /** Where the server's stdout and stderr go (never through the engine's event loop); null: nowhere. */
+  log: string | null;
   /** For messages: `redis-server (preset aof_always)`, `the start command "..."`. */
   what: string;
+  /** The target column of the detail CSV: the command as it ran, {port}/{dir} expanded. */
+  description: string;
+}
+
+/** A child's stdout/stderr: the log file opened for appending, or nowhere when it cannot be. */
+function openLog(log: string | null): number | 'ignore' {
+  if (!log) return 'ignore';
+  try {
+    return openSync(log, 'a');
+  } catch {
+    return 'ignore';
+  }
 }
 
 /**
- * A started command in its own process group, and how it ends: SIGTERM to
- * the group, SIGKILL after the stop timeout, the data directory removed.
+ * A started command in its own process group under the supervisor (see
+ * SUPERVISOR), and how it ends: SIGTERM to the group, SIGKILL after the
+ * stop timeout, the data directory removed.
  */
 class GroupChild {
   readonly program: string;
-  readonly tail = new OutputTail();
   /** Why it ended: null while it runs. */
   private ended: string | null = null;
-  private spawnError: NodeJS.ErrnoException | null = null;
+  private notFoundStatus = false;
   private readonly child: ChildProcess;
   private readonly exited: Promise<void>;
   private stopping: Promise<void> | null = null;
 
   constructor(private readonly l: Launch) {
-    const [program, ...args] = l.shell ? ['/bin/sh', '-c', l.argv.join(' ')] : l.argv;
-    this.program = program;
-    this.child = spawn(program, args, {
-      cwd: l.cwd,
-      env: { ...process.env, ...l.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    this.tail.attach(this.child);
+    const argv = l.shell ? ['/bin/sh', '-c', l.argv.join(' ')] : l.argv;
+    this.program = argv[0];
+    const out = openLog(l.log);
+    try {
+      // The child's stdout/stderr are the log file's descriptor: what the
+      // server writes never passes through this process (and its engine).
+      this.child = spawn('/bin/sh', ['-c', SUPERVISOR, 'respbench-supervisor', ...argv], {
+        cwd: l.cwd,
+        env: { ...process.env, ...l.env },
+        stdio: ['pipe', out, out],
+        detached: true,
+      });
+    } finally {
+      if (typeof out === 'number') closeSync(out);
+    }
+    // The pipe is only there to close when this process ends; nothing is written to it.
+    this.child.stdin?.on('error', () => undefined);
     this.exited = new Promise<void>((resolve) => {
       this.child.once('exit', (code, sig) => {
+        if (code === 127 && NOT_FOUND.test(lastLines(l.log, 1))) this.notFoundStatus = true;
         this.ended = sig
           ? `killed by ${sig}`
           : code === 0
             ? 'exited with status 0 (a start command must stay in the foreground, e.g. no --daemonize yes)'
-            : `exited with status ${code}`;
+            : code !== null && code > 128 && signalName(code - 128)
+              ? `killed by ${signalName(code - 128)}`
+              : `exited with status ${code}`;
         resolve();
       });
       this.child.once('error', (err) => {
-        this.spawnError = err;
         this.ended = err.message;
         resolve();
       });
@@ -147,7 +264,7 @@ class GroupChild {
   }
 
   notFound(): boolean {
-    return this.spawnError?.code === 'ENOENT';
+    return this.notFoundStatus;
   }
 
   private signalGroup(sig: NodeJS.Signals): void {
@@ -164,7 +281,12 @@ class GroupChild {
   }
 
   private cleanup(): void {
-    if (this.l.dir) rmSync(this.l.dir, { recursive: true, force: true });
+    this.child.stdin?.destroy();
+    try {
+      if (this.l.dir) rmSync(this.l.dir, { recursive: true, force: true });
+    } catch {
+      /* a server killed a moment ago may still be writing: the next study removes it */
+    }
   }
 
   stop(): Promise<void> {
@@ -196,7 +318,15 @@ class GroupChild {
   }
 
   asTarget(): StartedTarget {
-    return { host: this.l.host, port: this.l.port, stop: () => this.stop(), kill: () => this.kill(), exitReason: () => this.exitReason() };
+    return {
+      host: this.l.host,
+      port: this.l.port,
+      description: this.l.description,
+      log: this.l.log,
+      stop: () => this.stop(),
+      kill: () => this.kill(),
+      exitReason: () => this.exitReason(),
+    };
   }
 
   exitReason(): string | null {
@@ -204,27 +334,35 @@ class GroupChild {
   }
 }
 
+function signalName(n: number): string | undefined {
+  return Object.entries(osConstants.signals).find(([, v]) => v === n)?.[0];
+}
+
 /** Polls the port until it accepts connections; stops the child and throws TargetError if it never does. */
 async function waitUntilReady(l: Launch, c: GroupChild, signal: AbortSignal | undefined): Promise<StartedTarget> {
   const deadline = Date.now() + l.readyTimeoutMs;
+  const fail = (message: string) => new TargetError(message, l.description);
   for (;;) {
     if (!c.alive()) {
       await c.stop();
       if (c.notFound()) {
-        throw new TargetError(`${l.what}: ${c.program} not found${c.program === 'redis-server' ? " (install Debian's redis-server package, or give target.binary)" : ''}`);
+        throw fail(`${l.what}: ${c.program} not found${c.program === 'redis-server' ? " (install Debian's redis-server package, or give target.binary)" : ''}`);
       }
-      const said = c.tail.lastLines();
-      throw new TargetError(`${l.what} ${c.exitReason()} before opening port ${l.port}${said ? `: ${said}` : ''}`);
+      throw fail(`${l.what} ${c.exitReason()} before opening port ${l.port}${logNote(l.log)}`);
     }
     if (signal?.aborted) {
       await c.stop();
-      throw new TargetError(`${l.what}: interrupted while waiting for port ${l.port}`);
+      throw fail(`${l.what}: interrupted while waiting for port ${l.port}`);
     }
     if (await canConnect(l.host, l.port)) return c.asTarget();
     if (Date.now() > deadline) {
+      // What it said while it was starting, not what the stop makes it say.
+      const note = logNote(l.log);
       await c.stop();
-      const said = c.tail.lastLines();
-      throw new TargetError(`${l.what} did not open port ${l.port} on ${l.host} within ${l.readyTimeoutMs / 1000} s${said ? ` (it said: ${said})` : ''}`);
+      const secs = l.readyTimeoutMs / 1000;
+      throw fail(
+        `${l.what} did not open port ${l.port} on ${l.host} within ${secs} s (if it needs longer, give the target readyTimeout, e.g. readyTimeout: ${Math.max(30, Math.ceil(secs * 3))}s)${note}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -234,18 +372,18 @@ async function launch(l: Launch, signal: AbortSignal | undefined): Promise<Start
   // With a fixed port, something already listening there would pass the
   // ready check and take the load meant for the server we start.
   if (await canConnect(l.host, l.port)) {
-    throw new TargetError(`${l.what}: port ${l.port} on ${l.host} is already in use (stop what listens there, or put {port} in the command for a free one)`);
+    throw new TargetError(`${l.what}: port ${l.port} on ${l.host} is already in use (stop what listens there, or put {port} in the command for a free one)`, l.description);
   }
   return waitUntilReady(l, new GroupChild(l), signal);
 }
 
 /** The demo server, started the way `--embedded` starts it. */
-async function startEmbedded(signal: AbortSignal | undefined): Promise<StartedTarget> {
+async function startEmbedded(spec: TargetSpec, signal: AbortSignal | undefined): Promise<StartedTarget> {
   try {
     const server = await spawnEmbedded(signal);
-    return { host: '127.0.0.1', port: server.port, stop: server.stop, kill: server.kill, exitReason: server.exitReason };
+    return { host: '127.0.0.1', port: server.port, description: describeTarget(spec), log: null, stop: server.stop, kill: server.kill, exitReason: server.exitReason };
   } catch (err) {
-    throw new TargetError((err as Error).message);
+    throw new TargetError((err as Error).message, describeTarget(spec));
   }
 }
 
@@ -264,16 +402,25 @@ function writeCredentialsConf(dir: string, c: TargetCredentials | undefined): st
   return [file];
 }
 
+export interface StartOptions {
+  /** Abandons a start in progress. */
+  signal?: AbortSignal;
+  /** The file a started server's stdout and stderr go to (created or appended). */
+  log?: string;
+}
+
 /** Starts the target (or checks nothing, for an address) and resolves once its port accepts connections. */
-export async function startTarget(spec: TargetSpec, signal?: AbortSignal): Promise<StartedTarget> {
+export async function startTarget(spec: TargetSpec, options: StartOptions = {}): Promise<StartedTarget> {
+  const { signal } = options;
+  const log = options.log ?? null;
   switch (spec.kind) {
     case 'address':
-      return { host: spec.host, port: spec.port, stop: async () => undefined, kill: () => undefined, exitReason: () => null };
+      return { host: spec.host, port: spec.port, description: describeTarget(spec), log: null, stop: async () => undefined, kill: () => undefined, exitReason: () => null };
     case 'embedded':
-      return startEmbedded(signal);
+      return startEmbedded(spec, signal);
     case 'redis': {
       const port = await freePort();
-      const dir = mkdtempSync(path.join(tmpdir(), `respbench-study-${spec.preset}-`));
+      const dir = makeDataDir(spec.preset);
       const conf = writeCredentialsConf(dir, spec.credentials);
       return launch(
         {
@@ -284,7 +431,9 @@ export async function startTarget(spec: TargetSpec, signal?: AbortSignal): Promi
           readyTimeoutMs: spec.readyTimeoutMs,
           stopTimeoutMs: spec.stopTimeoutMs,
           dir,
+          log,
           what: `redis-server (preset ${spec.preset})`,
+          description: describeTarget(spec),
         },
         signal,
       );
@@ -292,12 +441,13 @@ export async function startTarget(spec: TargetSpec, signal?: AbortSignal): Promi
     case 'command': {
       const port = spec.port ?? (await freePort(spec.host));
       const text = typeof spec.command === 'string' ? spec.command : spec.command.join(' ');
-      const dir = text.includes('{dir}') ? mkdtempSync(path.join(tmpdir(), 'respbench-study-')) : null;
+      const dir = text.includes('{dir}') ? makeDataDir('') : null;
       const vars = { port: String(port), dir: dir ?? '', host: spec.host };
       const argv =
         typeof spec.command === 'string'
           ? [substitute(spec.command, vars, true)]
           : spec.command.flatMap((a) => (a === '{respbench}' ? respbenchArgv() : [substitute(a, vars, false)]));
+      const expanded = typeof spec.command === 'string' ? argv[0] : argv.map(shellQuote).join(' ');
       return launch(
         {
           argv,
@@ -309,7 +459,9 @@ export async function startTarget(spec: TargetSpec, signal?: AbortSignal): Promi
           readyTimeoutMs: spec.readyTimeoutMs,
           stopTimeoutMs: spec.stopTimeoutMs,
           dir,
-          what: `the start command "${text}"`,
+          log,
+          what: `the start command "${expanded}"`,
+          description: `command: ${expanded}`,
         },
         signal,
       );
