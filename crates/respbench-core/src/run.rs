@@ -322,12 +322,27 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
             return WorkerOutcome { tally, started_at, finished_at: Instant::now() };
         }
     };
-    let mut event_loop =
-        EventLoop { finished: vec![false; conns.len()], active: conns.len(), conns, tally, poll, shared };
+    let mut event_loop = EventLoop {
+        finished: vec![false; conns.len()],
+        draining: vec![false; conns.len()],
+        active: conns.len(),
+        active_drains: 0,
+        conns,
+        tally,
+        poll,
+        shared,
+    };
     // A time-bound phase ends `length` after its start (this thread's start).
     event_loop.run(shape.length.map(|l| started_at + l));
-    let finished_at = Instant::now();
     let EventLoop { conns, tally, .. } = event_loop;
+    // The phase ended when the last share was answered, not when the
+    // servers had closed their sides after it (the drain).
+    let now = Instant::now();
+    let finished_at = if shared.stop.load(Ordering::Relaxed) {
+        now
+    } else {
+        conns.iter().filter_map(|c| c.answered_at).max().unwrap_or(now)
+    };
     drop(conns);
     WorkerOutcome { tally, started_at, finished_at }
 }
@@ -346,7 +361,11 @@ fn register(conns: &mut [Connection]) -> std::io::Result<Poll> {
 struct EventLoop<'a> {
     conns: Vec<Connection>,
     finished: Vec<bool>,
+    /// Answered and waiting for the server to close (`Status::Draining`).
+    draining: Vec<bool>,
     active: usize,
+    /// How many are draining: only then are drain deadlines looked at.
+    active_drains: usize,
     tally: Tally,
     poll: Poll,
     shared: &'a PhaseShared<'a>,
@@ -396,6 +415,20 @@ impl EventLoop<'_> {
                     next_timeout_check = Some(self.check_reply_deadlines(timeout));
                 }
             }
+            if self.active_drains > 0 {
+                self.end_expired_drains();
+            }
+        }
+    }
+
+    /// Connections whose server has not closed within DRAIN_LIMIT of their
+    /// own close: stop waiting (POLL_SLICE bounds how late this looks).
+    fn end_expired_drains(&mut self) {
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            if self.draining[i] && !self.finished[i] && self.conns[i].drain_expired(now) {
+                self.settle(i, Ok(Status::Finished));
+            }
         }
     }
 
@@ -404,7 +437,17 @@ impl EventLoop<'_> {
     fn settle(&mut self, i: usize, outcome: Result<Status, Failure>) {
         match outcome {
             Ok(Status::Busy) => {}
+            Ok(Status::Draining) => {
+                if !self.draining[i] {
+                    self.draining[i] = true;
+                    self.active_drains += 1;
+                }
+            }
             Ok(Status::Finished) => {
+                if self.draining[i] {
+                    self.draining[i] = false;
+                    self.active_drains -= 1;
+                }
                 self.finished[i] = true;
                 self.active -= 1;
                 let _ = self.poll.registry().deregister(&mut self.conns[i].stream);

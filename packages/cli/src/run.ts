@@ -42,6 +42,8 @@ export function finishResult(plan: Plan, raw: RawResult): RunResult {
   return {
     version: RUN_RESULT_VERSION,
     ...raw,
+    lostWrites: raw.lostWrites ?? 0,
+    pushes: raw.pushes ?? 0,
     warmupRequests: raw.warmupRequests ?? 0,
     warmupElapsedNs: raw.warmupElapsedNs ?? 0,
     serviceHistogram: raw.serviceHistogram ?? null,
@@ -72,7 +74,7 @@ export function exitCodeFor(result: RunResult): number {
     if (result.failure.kind === 'interrupted') return EXIT.sigint;
     return EXIT.failed;
   }
-  if (result.mismatches > 0 || missingCountsAsVerifyFailure(result)) return EXIT.verifyFailed;
+  if (result.mismatches > 0 || result.lostWrites > 0 || missingCountsAsVerifyFailure(result)) return EXIT.verifyFailed;
   if (result.errors > 0) return EXIT.errorReplies;
   return EXIT.ok;
 }
