@@ -80,6 +80,6 @@ describe.skipIf(!native)('native and JS engines send the same traffic', () => {
     expect(nat.mismatches).toBeGreaterThan(0);
     expect(nat.mismatches).toBe(js.mismatches);
     expect(nat.misses).toBe(0);
-    expect(nat.firstMismatch).toMatch(/^key bench:par:(3|50|199): 32 bytes expected, 10 received, first difference at byte 0: expected "[0-9a-f]{8}[0-9A-Za-z]*…?", got "corrupted!"$/);
+    expect(nat.firstMismatch).toMatch(/^key bench:par:(3|50|199): 32 bytes expected, 10 received, first difference at byte \d: expected "[0-9a-f]{8}[0-9A-Za-z]*…?", got "corrupted!"$/);
   });
 });
