@@ -405,12 +405,13 @@ mod tests {
         let mut buf: Vec<u8> = data[..split].to_vec();
         let mut pos = 0;
         for round in 0..2 {
-            while let Scan::Complete(end) = scanner.scan(&buf, pos).expect("valid input") {
+            while let Scan::Complete(end) = scanner.resume(&buf, pos).expect("valid input") {
                 kinds.push(scanner.kind);
                 pos = end;
             }
             if round == 0 {
                 buf.drain(..pos);
+                scanner.moved(pos);
                 pos = 0;
                 buf.extend_from_slice(&data[split..]);
             }
