@@ -35,8 +35,8 @@ const MAX_ERROR_TEXT: usize = 200;
 /// side, for the server to close its own: a reply arriving then is one no
 /// request asked for (a greeting shifted every reply by one). Redis closes
 /// at once; a server that keeps its side open costs the phase this much. As
-/// the TS engine's DRAIN_MS.
-pub(crate) const DRAIN_LIMIT: Duration = Duration::from_millis(200);
+/// the TS engine's CLOSE_WAIT_MS.
+pub(crate) const CLOSE_WAIT: Duration = Duration::from_millis(200);
 
 /// What a worker thread accumulates for its connections.
 #[derive(Debug, Default)]
@@ -58,8 +58,8 @@ pub(crate) struct Tally {
 pub(crate) enum Status {
     Busy,
     /// Its share answered and its side closed: waiting for the server to
-    /// close its own (at most [`DRAIN_LIMIT`]).
-    Draining,
+    /// close its own (at most [`CLOSE_WAIT`]).
+    Closing,
     Finished,
 }
 
@@ -249,7 +249,7 @@ pub(crate) struct Connection {
     started_at: Instant,
     /// `--rate`: requests given a due time so far.
     scheduled: u64,
-    /// When its share was answered (and the drain began); the phase ends at
+    /// When its share was answered (and its side was closed); the phase ends at
     /// the latest of these.
     pub answered_at: Option<Instant>,
 }
@@ -268,7 +268,14 @@ impl Connection {
             stream,
             source,
             slots: vec![
-                Slot { sent_at: now, intended: now, key_index: 0, key_hash: 0, op: Op::Set, written_before: false };
+                Slot {
+                    sent_at: now,
+                    intended: now,
+                    key_index: 0,
+                    key_hash: 0,
+                    op: Op::Set,
+                    written_before: false
+                };
                 pipeline
             ]
             .into_boxed_slice(),
@@ -306,10 +313,10 @@ impl Connection {
     }
 
     /// Sends what may go now; once the phase is over and nothing waits,
-    /// closes its side and drains.
+    /// closes its side and waits for the server to close its own.
     pub fn pump(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
         if self.answered_at.is_some() {
-            return Ok(Status::Draining);
+            return Ok(Status::Closing);
         }
         if self.pace.deadline.is_some_and(|d| Instant::now() >= d) {
             self.source.remaining = 0;
@@ -317,7 +324,7 @@ impl Connection {
         if self.source.remaining > 0 {
             self.send(w, tally)?;
         } else if self.inflight == 0 {
-            return Ok(self.begin_drain());
+            return Ok(self.close_our_side());
         }
         Ok(Status::Busy)
     }
@@ -325,18 +332,18 @@ impl Connection {
     /// Its share answered: close our side and wait for the server to close
     /// its own, so that a reply nobody asked for, still on its way, is seen
     /// as the protocol error it is (the TS engine's `complete`).
-    fn begin_drain(&mut self) -> Status {
+    fn close_our_side(&mut self) -> Status {
         self.answered_at = Some(Instant::now());
         if self.stream.shutdown(Shutdown::Write).is_err() {
             // Already gone: nothing more can arrive.
             return Status::Finished;
         }
-        Status::Draining
+        Status::Closing
     }
 
-    /// Whether the drain has waited [`DRAIN_LIMIT`] by `now`.
-    pub fn drain_expired(&self, now: Instant) -> bool {
-        self.answered_at.is_some_and(|at| now.saturating_duration_since(at) >= DRAIN_LIMIT)
+    /// Whether the close wait has lasted [`CLOSE_WAIT`] by `now`.
+    pub fn close_wait_expired(&self, now: Instant) -> bool {
+        self.answered_at.is_some_and(|at| now.saturating_duration_since(at) >= CLOSE_WAIT)
     }
 
     /// `--rate`: when this connection's request `k` is due.
@@ -503,7 +510,7 @@ impl Connection {
             }
             let space = self.input.len() - self.input_len;
             match self.stream.read(&mut self.input[self.input_len..]) {
-                // The server closed its side after ours: the drain is over.
+                // The server closed its side after ours: the close wait is over.
                 Ok(0) if self.answered_at.is_some() => return Ok(Status::Finished),
                 Ok(0) => return Err(self.closed_failure(None)),
                 Ok(n) => {
@@ -523,7 +530,7 @@ impl Connection {
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    return Ok(if self.answered_at.is_some() { Status::Draining } else { Status::Busy });
+                    return Ok(if self.answered_at.is_some() { Status::Closing } else { Status::Busy });
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) if self.answered_at.is_some() => return Ok(Status::Finished),

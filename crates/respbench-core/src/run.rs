@@ -324,9 +324,9 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
     };
     let mut event_loop = EventLoop {
         finished: vec![false; conns.len()],
-        draining: vec![false; conns.len()],
+        closing: vec![false; conns.len()],
         active: conns.len(),
-        active_drains: 0,
+        active_close_waits: 0,
         conns,
         tally,
         poll,
@@ -336,7 +336,7 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
     event_loop.run(shape.length.map(|l| started_at + l));
     let EventLoop { conns, tally, .. } = event_loop;
     // The phase ended when the last share was answered, not when the
-    // servers had closed their sides after it (the drain).
+    // servers had closed their sides after it (the close wait).
     let now = Instant::now();
     let finished_at = if shared.stop.load(Ordering::Relaxed) {
         now
@@ -361,11 +361,11 @@ fn register(conns: &mut [Connection]) -> std::io::Result<Poll> {
 struct EventLoop<'a> {
     conns: Vec<Connection>,
     finished: Vec<bool>,
-    /// Answered and waiting for the server to close (`Status::Draining`).
-    draining: Vec<bool>,
+    /// Answered and waiting for the server to close (`Status::Closing`).
+    closing: Vec<bool>,
     active: usize,
-    /// How many are draining: only then are drain deadlines looked at.
-    active_drains: usize,
+    /// How many are closing: only then are close-wait deadlines looked at.
+    active_close_waits: usize,
     tally: Tally,
     poll: Poll,
     shared: &'a PhaseShared<'a>,
@@ -415,18 +415,18 @@ impl EventLoop<'_> {
                     next_timeout_check = Some(self.check_reply_deadlines(timeout));
                 }
             }
-            if self.active_drains > 0 {
-                self.end_expired_drains();
+            if self.active_close_waits > 0 {
+                self.end_expired_close_waits();
             }
         }
     }
 
-    /// Connections whose server has not closed within DRAIN_LIMIT of their
+    /// Connections whose server has not closed within CLOSE_WAIT of their
     /// own close: stop waiting (POLL_SLICE bounds how late this looks).
-    fn end_expired_drains(&mut self) {
+    fn end_expired_close_waits(&mut self) {
         let now = Instant::now();
         for i in 0..self.conns.len() {
-            if self.draining[i] && !self.finished[i] && self.conns[i].drain_expired(now) {
+            if self.closing[i] && !self.finished[i] && self.conns[i].close_wait_expired(now) {
                 self.settle(i, Ok(Status::Finished));
             }
         }
@@ -437,16 +437,16 @@ impl EventLoop<'_> {
     fn settle(&mut self, i: usize, outcome: Result<Status, Failure>) {
         match outcome {
             Ok(Status::Busy) => {}
-            Ok(Status::Draining) => {
-                if !self.draining[i] {
-                    self.draining[i] = true;
-                    self.active_drains += 1;
+            Ok(Status::Closing) => {
+                if !self.closing[i] {
+                    self.closing[i] = true;
+                    self.active_close_waits += 1;
                 }
             }
             Ok(Status::Finished) => {
-                if self.draining[i] {
-                    self.draining[i] = false;
-                    self.active_drains -= 1;
+                if self.closing[i] {
+                    self.closing[i] = false;
+                    self.active_close_waits -= 1;
                 }
                 self.finished[i] = true;
                 self.active -= 1;

@@ -70,10 +70,13 @@ fn get_mode_preloads_then_verifies_and_finds_corrupted_values() {
 
 #[test]
 fn verify_get_refuses_values_too_short_to_carry_the_key_hash() {
-    let p = Plan { mode: Mode::Get, verify_get: true, value_size_min: 7, value_size_max: 64, ..Plan::new("127.0.0.1", 1) };
+    let p =
+        Plan { mode: Mode::Get, verify_get: true, value_size_min: 7, value_size_max: 64, ..Plan::new("127.0.0.1", 1) };
     let e = run(p.clone(), &RunControl::new()).unwrap_err();
     assert_eq!(e.0, "verifyGet needs valueSizeMin of at least 8, got 7");
-    assert!(run(Plan { value_size_min: 8, port: 0, ..p }, &RunControl::new()).is_err_and(|e| !e.0.contains("verifyGet")));
+    assert!(
+        run(Plan { value_size_min: 8, port: 0, ..p }, &RunControl::new()).is_err_and(|e| !e.0.contains("verifyGet"))
+    );
 }
 
 #[test]
@@ -104,7 +107,8 @@ fn a_greeting_before_any_request_is_a_protocol_error() {
 #[test]
 fn push_frames_are_skipped_and_counted_apart() {
     let server = TestServer::start(Behaviour::Pushes);
-    let r = run(Plan { mode: Mode::Mixed, verify_get: true, keyspace: 50, ..plan(server.port) }, &RunControl::new()).unwrap();
+    let r = run(Plan { mode: Mode::Mixed, verify_get: true, keyspace: 50, ..plan(server.port) }, &RunControl::new())
+        .unwrap();
     assert_eq!(r.failure, None);
     let c = r.counters;
     assert_eq!((c.ok, c.mismatches, c.lost_writes), (5000, 0, 0), "{c:?}");

@@ -27,7 +27,7 @@ const MAX_BATCH_BYTES = 256 * 1024;
  * request asked for (a greeting shifted every reply by one). Redis closes at
  * once; a server that keeps its side open costs the phase this much.
  */
-export const DRAIN_MS = 200;
+export const CLOSE_WAIT_MS = 200;
 
 /**
  * Opens a connection and makes it ready for load: the one place that does,
@@ -169,9 +169,9 @@ export class Connection {
   /** host:port of the server, kept for messages written after the socket is gone. */
   private readonly peer: string | null;
   private done = false;
-  /** Its share answered, its side closed: waiting for the server to close (DRAIN_MS at most). */
-  private draining = false;
-  private drainTimer: NodeJS.Timeout | null = null;
+  /** Its share answered, its side closed: waiting for the server to close (CLOSE_WAIT_MS at most). */
+  private awaitingClose = false;
+  private closeWaitTimer: NodeJS.Timeout | null = null;
   /** performance.now() when its share was answered; 0 until then. The phase ends at the latest. */
   answeredAt = 0;
   received = 0;
@@ -202,11 +202,11 @@ export class Connection {
     this.peer = socket.remoteAddress ? `${socket.remoteAddress}:${socket.remotePort}` : null;
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err: NodeJS.ErrnoException) => {
-      if (this.draining) this.end(null);
+      if (this.awaitingClose) this.end(null);
       else this.fail({ kind: 'closed', message: this.closedText(err) });
     });
     socket.on('close', () => {
-      if (this.draining) this.end(null);
+      if (this.awaitingClose) this.end(null);
       else if (!this.done) this.fail({ kind: 'closed', message: this.closedText(null) });
     });
   }
@@ -227,7 +227,7 @@ export class Connection {
 
   /** Sends what may go now; if the phase is over and nothing waits, completes. */
   private pump(): void {
-    if (this.done || this.draining) return;
+    if (this.done || this.awaitingClose) return;
     const now = performance.now();
     if (now >= this.deadline) this.source.remaining = 0;
     if (this.source.remaining > 0) this.sendBatch(now);
@@ -456,19 +456,19 @@ export class Connection {
 
   /**
    * Its share answered: close our side and wait for the server to close its
-   * own (DRAIN_MS at most), so that a reply nobody asked for, still on its
+   * own (CLOSE_WAIT_MS at most), so that a reply nobody asked for, still on its
    * way, is seen as the protocol error it is.
    */
   private complete(): void {
-    if (this.done || this.draining) return;
-    this.draining = true;
+    if (this.done || this.awaitingClose) return;
+    this.awaitingClose = true;
     this.answeredAt = performance.now();
     if (this.wakeup) clearTimeout(this.wakeup);
     if (this.immediate) clearImmediate(this.immediate);
     this.wakeup = null;
     this.immediate = null;
     this.socket.end();
-    this.drainTimer = setTimeout(() => this.end(null), DRAIN_MS);
+    this.closeWaitTimer = setTimeout(() => this.end(null), CLOSE_WAIT_MS);
   }
 
   private fail(failure: Failure): void {
@@ -479,13 +479,13 @@ export class Connection {
   private end(failure: Failure | null): void {
     if (this.done) return;
     this.done = true;
-    const drained = this.draining;
-    this.draining = false;
+    const waited = this.awaitingClose;
+    this.awaitingClose = false;
     if (this.wakeup) clearTimeout(this.wakeup);
     if (this.immediate) clearImmediate(this.immediate);
-    if (this.drainTimer) clearTimeout(this.drainTimer);
-    // After a drain every request was answered, so nothing unsent is lost.
-    if (failure || drained) this.socket.destroy();
+    if (this.closeWaitTimer) clearTimeout(this.closeWaitTimer);
+    // After the close wait every request was answered, so nothing unsent is lost.
+    if (failure || waited) this.socket.destroy();
     else this.socket.end();
     this.finish(this.id, failure);
   }
