@@ -8,10 +8,15 @@
  *   pnpm perf                      # 2,000,000 requests, 3 rounds
  *   pnpm perf --requests 500000 --rounds 5 --pipeline 128 --keyspace 100000 --memory
  *   pnpm perf --tests none --memory  # the memory cases only
+ *   pnpm perf --tests large        # large replies only: JS vs native time per reply
  *
  * --memory adds peak RSS per engine: at 500,000 and 5,000,000 requests (no
  * growth with the run's length), and with a 1 GiB window (-P 1024 of 1 MiB
  * values, the largest a run may have: memory must not grow with the window).
+ *
+ * The `large` case (in the default --tests) times single huge replies, JS vs
+ * native: LRANGE over a 2,000,000-element list, and a 16 MiB flat array (a
+ * list of 2,396,745 one-byte elements), each read whole by one request.
  *
  * Figures only: nothing here passes or fails. The machine is shared and
  * noisy, so compare the ratios measured in one run.
@@ -34,7 +39,7 @@ const { values: opts } = parseArgs({
     pipeline: { type: 'string', default: '128' },
     keyspace: { type: 'string', default: '100000' },
     'value-size': { type: 'string', default: '32' },
-    tests: { type: 'string', default: 'set,get' },
+    tests: { type: 'string', default: 'set,get,large' },
     engines: { type: 'string', default: 'native,js' },
     memory: { type: 'boolean', default: false },
   },
@@ -107,6 +112,48 @@ function engineLoads(port, engine) {
   return r.status === 0;
 }
 
+/**
+ * Large replies: each list is built once (RPUSH through respbench itself),
+ * then read with LRANGE key 0 -1 by each engine, alternating, ROUNDS times;
+ * prints the median time per reply and the JS/native ratio.
+ */
+function largeReplies(port, engines) {
+  const lists = [
+    { name: 'LRANGE 2,000,000 elements (8 B each)', prefix: 'perf:large:2m:', elements: 2_000_000, size: 8 },
+    { name: '16 MiB flat array (1 B elements)', prefix: 'perf:large:16m:', elements: Math.floor((16 << 20) / 7), size: 1 },
+  ];
+  const builder = engines.includes('native') ? 'native' : engines[0];
+  const rows = [];
+  for (const list of lists) {
+    const fill = spawnSync(process.execPath, [CLI, '--engine', builder, '--port', String(port), '--mode', 'set', '--set-cmd', 'RPUSH __key__ __data__', '--keyspace', '1', '--key-prefix', list.prefix, '--requests', String(list.elements), '--pipeline', '1000', '--value-size', String(list.size), '--seed', '1', '-q'], { encoding: 'utf8' });
+    if (fill.status !== 0) throw new Error(`building ${list.name} failed: ${fill.stderr}`);
+    const samples = Object.fromEntries(engines.map((e) => [e, []]));
+    let replyBytes = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const e of round % 2 === 0 ? engines : [...engines].reverse()) {
+        const args = [CLI, '--engine', e, '--port', String(port), '--mode', 'get', '--get-cmd', 'LRANGE __key__ 0 -1', '--keyspace', '1', '--key-prefix', list.prefix, '--requests', '1', '--pipeline', '1', '--no-preload', '--timeout', '5m', '--json'];
+        const r = measured(process.execPath, args);
+        if (r.code !== 0) throw new Error(`respbench --engine ${e} on ${list.name} failed (${r.code}): ${r.err}`);
+        const result = JSON.parse(r.out);
+        replyBytes = result.bytesIn;
+        samples[e].push({ sec: result.elapsedSec, maxrssKb: r.maxrssKb });
+      }
+    }
+    const native = samples.native ? median(samples.native.map((s) => s.sec)) : null;
+    for (const e of engines) {
+      const sec = median(samples[e].map((s) => s.sec));
+      rows.push([list.name, e, `${(replyBytes / 2 ** 20).toFixed(1)} MiB`, sec.toFixed(3), native ? (sec / native).toFixed(2) : '-', String(Math.round(median(samples[e].map((s) => s.maxrssKb)) / 1024))]);
+    }
+  }
+  const head = ['reply', 'engine', 'reply size', 's per reply', 'vs native', 'peak RSS MiB'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const fmt = (r) => `| ${r.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
+  console.log(`large replies (one request each, ${ROUNDS} rounds, medians):`);
+  console.log(fmt(head));
+  console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
+  for (const r of rows) console.log(fmt(r));
+}
+
 const port = await freePort();
 const dir = mkdtempSync(path.join(tmpdir(), 'respbench-perf-'));
 const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
@@ -116,7 +163,7 @@ try {
   const clients = ['redis-benchmark', ...engines.map((e) => `respbench ${e}`)];
   console.log(`redis-server on 127.0.0.1:${port}; ${N} requests, pipeline ${opts.pipeline}, 1 connection, keyspace ${opts.keyspace}, ${opts['value-size']} B values, ${ROUNDS} rounds (medians)`);
   const rows = [];
-  for (const test of opts.tests === 'none' ? [] : opts.tests.split(',')) {
+  for (const test of opts.tests === 'none' ? [] : opts.tests.split(',').filter((t) => t !== 'large')) {
     const samples = Object.fromEntries(clients.map((c) => [c, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? clients : [...clients].reverse();
@@ -141,6 +188,7 @@ try {
     console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
     for (const r of rows) console.log(fmt(r));
   }
+  if (opts.tests.split(',').includes('large')) largeReplies(port, engines);
   if (opts.memory) {
     // A window of 1 GiB (the limit): 1024 requests of 1 MiB in flight. 64 keys keep the server's own memory small.
     const window = { pipeline: '1024', valueSize: '1048576', keyspace: '64' };

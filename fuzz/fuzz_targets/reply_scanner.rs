@@ -37,8 +37,9 @@ fn scan_split(buf: &[u8], cuts: &[usize]) -> (Vec<(usize, String)>, Option<usize
             if start >= have {
                 break;
             }
-            // The loop only ever sees the bytes delivered so far.
-            match scanner.scan(&buf[..have], start) {
+            // The loop only ever sees the bytes delivered so far, and resumes
+            // a reply left incomplete by the last read, as the connection does.
+            match scanner.resume(&buf[..have], start) {
                 Ok(Scan::Complete(end)) => {
                     start = end;
                     out.push((start, format!("{:?}", scanner.kind)));

@@ -107,6 +107,8 @@ export interface NativeResult {
   errors: number
   misses: number
   mismatches: number
+  lostWrites: number
+  pushes: number
   bytesOut: number
   bytesIn: number
   elapsedNs: number

@@ -1,6 +1,8 @@
 /** Types for fault-server.mjs, so TypeScript tests import it with types. */
 export declare const MODES: readonly string[];
 export declare const BROKEN_REPLY: Readonly<Record<string, Buffer>>;
+/** What push-frames sends on accept and before every reply. */
+export declare const PUSH_FRAME: Buffer;
 
 export interface FaultServerOptions {
   /** One of MODES; default `ok`. */

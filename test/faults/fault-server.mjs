@@ -26,6 +26,11 @@
  *   stall-mid-reply      after N replies, sends the first bytes of a reply, then nothing more
  *   error-replies        every --every'th reply (default 10) is `-ERR injected fault` (or `-<--error-text>`)
  *   reset-on-accept      resets every connection (RST) as soon as it is accepted
+ *   greeting             sends +OK as soon as a connection is accepted, before any request, then as ok
+ *   push-frames          a RESP3 push frame (>) on accept and before every reply, otherwise as ok
+ *   forgetful            acknowledges every write with +OK and stores nothing (reads find nil)
+ *   verbatim             answers reads with RESP3 verbatim strings (=N\r\ntxt:VALUE\r\n), otherwise as ok
+ *   corrupt-last-byte    answers reads with the value written, its last byte changed
  */
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -43,7 +48,18 @@ export const MODES = [
   'stall-mid-reply',
   'error-replies',
   'reset-on-accept',
+  'greeting',
+  'push-frames',
+  'forgetful',
+  'verbatim',
+  'corrupt-last-byte',
 ];
+
+/** Modes that answer every request (none of them breaks after --after replies). */
+const ANSWERS_ALL = new Set(['ok', 'byte-by-byte', 'error-replies', 'greeting', 'push-frames', 'forgetful', 'verbatim', 'corrupt-last-byte']);
+
+/** The push frame push-frames sends: out-of-band data, as pub/sub or client tracking would. */
+export const PUSH_FRAME = Buffer.from('>3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n');
 
 /** What each malformed mode sends instead of its (N+1)th reply. */
 export const BROKEN_REPLY = {
@@ -88,14 +104,21 @@ function takeCommands(buf) {
   return [commands, pos];
 }
 
-function answer(store, args) {
+function answer(store, args, mode) {
   if (args.length >= 3) {
-    store.set(args[1].toString('latin1'), Buffer.from(args[args.length - 1]));
+    if (mode !== 'forgetful') store.set(args[1].toString('latin1'), Buffer.from(args[args.length - 1]));
     return OK;
   }
   if (args.length === 2) {
     const v = store.get(args[1].toString('latin1'));
-    return v === undefined ? NIL : Buffer.concat([Buffer.from(`$${v.length}\r\n`), v, CRLF]);
+    if (v === undefined) return NIL;
+    if (mode === 'verbatim') return Buffer.concat([Buffer.from(`=${v.length + 4}\r\ntxt:`), v, CRLF]);
+    if (mode === 'corrupt-last-byte' && v.length > 0) {
+      const bad = Buffer.from(v);
+      bad[bad.length - 1] = bad[bad.length - 1] === 0x21 ? 0x22 : 0x21;
+      return Buffer.concat([Buffer.from(`$${bad.length}\r\n`), bad, CRLF]);
+    }
+    return Buffer.concat([Buffer.from(`$${v.length}\r\n`), v, CRLF]);
   }
   return OK;
 }
@@ -127,6 +150,8 @@ export function startFaultServer({ mode = 'ok', after = 10, every = 10, errorTex
       socket.resetAndDestroy();
       return;
     }
+    if (mode === 'greeting') socket.write(OK);
+    if (mode === 'push-frames') socket.write(PUSH_FRAME);
     let carry = Buffer.alloc(0);
     let replies = 0;
     let broken = false;
@@ -146,15 +171,16 @@ export function startFaultServer({ mode = 'ok', after = 10, every = 10, errorTex
       carry = Buffer.from(buf.subarray(used));
       const out = [];
       for (const args of commands) {
-        if (replies >= after && mode !== 'ok' && mode !== 'byte-by-byte' && mode !== 'error-replies') {
+        if (replies >= after && !ANSWERS_ALL.has(mode)) {
           broken = true;
           if (out.length > 0) socket.write(Buffer.concat(out));
-          misbehave(socket, mode, answer(store, args));
+          misbehave(socket, mode, answer(store, args, mode));
           return;
         }
         replies++;
+        if (mode === 'push-frames') out.push(PUSH_FRAME);
         if (mode === 'error-replies' && replies % every === 0) out.push(Buffer.from(`-${errorText}\r\n`));
-        else out.push(answer(store, args));
+        else out.push(answer(store, args, mode));
       }
       if (out.length === 0) return;
       const bytes = Buffer.concat(out);

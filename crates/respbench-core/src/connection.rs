@@ -11,7 +11,7 @@
 //! times at most.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
@@ -24,6 +24,7 @@ use crate::plan::{Failure, FailureKind, Plan};
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, Scan, escape_bytes};
 use crate::request_source::{Op, PreparedPlan, RequestSource};
+use crate::values::first_difference;
 
 /// Bytes of requests encoded into one write at most (as the TS engine).
 const MAX_BATCH_BYTES: usize = 256 * 1024;
@@ -31,6 +32,12 @@ const MAX_BATCH_BYTES: usize = 256 * 1024;
 const READ_BUFFER: usize = 64 * 1024;
 /// Longest error text kept, as the TS engine.
 const MAX_ERROR_TEXT: usize = 200;
+/// How long a connection whose share is answered waits, after closing its
+/// side, for the server to close its own: a reply arriving then is one no
+/// request asked for (a greeting shifted every reply by one). Redis closes
+/// at once; a server that keeps its side open costs the phase this much. As
+/// the TS engine's CLOSE_WAIT_MS.
+pub(crate) const CLOSE_WAIT: Duration = Duration::from_millis(200);
 
 /// What a worker thread accumulates for its connections.
 #[derive(Debug, Default)]
@@ -56,6 +63,9 @@ pub(crate) struct Tally {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Status {
     Busy,
+    /// Its share answered and its side closed: waiting for the server to
+    /// close its own (at most [`CLOSE_WAIT`]).
+    Closing,
     Finished,
 }
 
@@ -89,6 +99,9 @@ struct Slot {
     key_index: u64,
     key_hash: u32,
     op: Op,
+    /// A read sent after its key's write was acknowledged (`--verify-get`,
+    /// mixed): nil then is a lost write.
+    written_before: bool,
 }
 
 /// Why a connection could not be opened.
@@ -250,6 +263,9 @@ pub(crate) struct Connection {
     started_at: Instant,
     /// `--rate`: requests given a due time so far.
     scheduled: u64,
+    /// When its share was answered (and its side was closed); the phase ends at
+    /// the latest of these.
+    pub answered_at: Option<Instant>,
 }
 
 impl Connection {
@@ -265,8 +281,18 @@ impl Connection {
             stream_base: 0,
             stream,
             source,
-            slots: vec![Slot { sent_at: now, intended: now, key_index: 0, key_hash: 0, op: Op::Set }; pipeline]
-                .into_boxed_slice(),
+            slots: vec![
+                Slot {
+                    sent_at: now,
+                    intended: now,
+                    key_index: 0,
+                    key_hash: 0,
+                    op: Op::Set,
+                    written_before: false
+                };
+                pipeline
+            ]
+            .into_boxed_slice(),
             head: 0,
             tail: 0,
             inflight: 0,
@@ -281,14 +307,12 @@ impl Connection {
             pace,
             started_at: now,
             scheduled: 0,
+            answered_at: None,
         }
     }
 
     /// Sends the first window. A connection with nothing to send is finished at once.
     pub fn start(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
-        if self.source.remaining == 0 {
-            return Ok(Status::Finished);
-        }
         self.started_at = Instant::now();
         self.pump(w, tally)
     }
@@ -307,17 +331,38 @@ impl Connection {
         self.pace.is_paced()
     }
 
-    /// Sends what may go now; once the phase is over and nothing waits, finishes.
+    /// Sends what may go now; once the phase is over and nothing waits,
+    /// closes its side and waits for the server to close its own.
     pub fn pump(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
+        if self.answered_at.is_some() {
+            return Ok(Status::Closing);
+        }
         if self.pace.deadline.is_some_and(|d| Instant::now() >= d) {
             self.source.remaining = 0;
         }
         if self.source.remaining > 0 {
             self.send(w, tally)?;
         } else if self.inflight == 0 {
-            return Ok(Status::Finished);
+            return Ok(self.close_our_side());
         }
         Ok(Status::Busy)
+    }
+
+    /// Its share answered: close our side and wait for the server to close
+    /// its own, so that a reply nobody asked for, still on its way, is seen
+    /// as the protocol error it is (the TS engine's `complete`).
+    fn close_our_side(&mut self) -> Status {
+        self.answered_at = Some(Instant::now());
+        if self.stream.shutdown(Shutdown::Write).is_err() {
+            // Already gone: nothing more can arrive.
+            return Status::Finished;
+        }
+        Status::Closing
+    }
+
+    /// Whether the close wait has lasted [`CLOSE_WAIT`] by `now`.
+    pub fn close_wait_expired(&self, now: Instant) -> bool {
+        self.answered_at.is_some_and(|at| now.saturating_duration_since(at) >= CLOSE_WAIT)
     }
 
     /// `--rate`: when this connection's request `k` is due.
@@ -435,8 +480,15 @@ impl Connection {
                     }
                     None => now,
                 };
-                self.slots[self.tail] =
-                    Slot { sent_at: now, intended, key_index: r.key_index, key_hash: r.key_hash, op: r.op };
+                let written_before = r.op == Op::Get && w.written.as_ref().is_some_and(|k| k.has(r.key_index));
+                self.slots[self.tail] = Slot {
+                    sent_at: now,
+                    intended,
+                    key_index: r.key_index,
+                    key_hash: r.key_hash,
+                    op: r.op,
+                    written_before,
+                };
                 self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
             }
             self.inflight += count;
@@ -484,31 +536,38 @@ impl Connection {
             }
             let space = self.input.len() - self.input_len;
             match self.stream.read(&mut self.input[self.input_len..]) {
+                // The server closed its side after ours: the close wait is over.
+                Ok(0) if self.answered_at.is_some() => return Ok(Status::Finished),
                 Ok(0) => return Err(self.closed_failure(None)),
                 Ok(n) => {
                     let now = Instant::now();
                     tally.counters.bytes_in += n as u64;
                     self.input_len += n;
                     self.take_replies(w, tally, now)?;
-                    if self.pump(w, tally)? == Status::Finished {
+                    let status = self.pump(w, tally)?;
+                    if status == Status::Finished {
                         return Ok(Status::Finished);
                     }
                     // A short read emptied the socket: epoll reports the next
                     // arrival, so another read now would only say WouldBlock.
                     // Not so for a FIN already reported with this event.
                     if n < space && !closing {
-                        return Ok(Status::Busy);
+                        return Ok(status);
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Status::Busy),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Ok(if self.answered_at.is_some() { Status::Closing } else { Status::Busy });
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) if self.answered_at.is_some() => return Ok(Status::Finished),
                 Err(e) => return Err(self.closed_failure(Some(e))),
             }
         }
     }
 
     /// Scans and counts every complete reply in the read buffer, then keeps
-    /// the incomplete tail at its start.
+    /// the incomplete tail at its start. Push frames are counted apart; a
+    /// reply with no request waiting is a protocol error.
     fn take_replies(&mut self, w: &PreparedPlan, tally: &mut Tally, now: Instant) -> Result<(), Failure> {
         let end = self.input_len;
         let mut pos = 0;
@@ -518,9 +577,9 @@ impl Connection {
         // Requests of one batch share a send time and replies of one read a
         // receive time: one subtraction per batch, not per reply.
         let mut latency: (Option<Instant>, u64) = (None, 0);
-        while pos < end && self.inflight > 0 {
+        while pos < end {
             let buf = &self.input[..end];
-            let reply_end = match self.scanner.scan(buf, pos) {
+            let reply_end = match self.scanner.resume(buf, pos) {
                 Ok(Scan::Complete(reply_end)) => reply_end,
                 Ok(Scan::Incomplete) => break,
                 Err(e) => {
@@ -537,6 +596,24 @@ impl Connection {
                     ));
                 }
             };
+            if self.scanner.kind == ReplyKind::Push {
+                // Out-of-band data (RESP3): no request's answer.
+                tally.counters.pushes += 1;
+                pos = reply_end;
+                continue;
+            }
+            if self.inflight == 0 {
+                return Err(Failure::new(
+                    FailureKind::Protocol,
+                    format!(
+                        "{}: protocol error after {} replies: a reply no request asked for (the server sent more replies than requests, e.g. a greeting), at byte {} of the replies: \"{}\"",
+                        self.label(),
+                        self.received,
+                        self.stream_base + pos as u64,
+                        escape_bytes(buf, pos, reply_end, 32)
+                    ),
+                ));
+            }
             let slot = self.slots[self.head];
             self.head = if self.head + 1 == pipeline { 0 } else { self.head + 1 };
             self.inflight -= 1;
@@ -558,7 +635,8 @@ impl Connection {
         }
         tally.unreported_replies += self.received - received_before;
         tally.unreported_errors += tally.counters.errors - errors_before;
-        if pos < end && self.inflight == 0 {
+        // Part of a reply with nothing waiting for it: only a push frame may come unasked.
+        if pos < end && self.inflight == 0 && self.input[pos] != b'>' {
             return Err(Failure::new(
                 FailureKind::Protocol,
                 format!(
@@ -574,6 +652,8 @@ impl Connection {
             self.input.copy_within(pos..end, 0);
             self.input_len = end - pos;
             self.stream_base += pos as u64;
+            // The incomplete reply now starts at input[0]: its scan resumes there.
+            self.scanner.moved(pos);
         }
         Ok(())
     }
@@ -611,41 +691,62 @@ fn count_reply(
         }
         return;
     }
-    c.ok += 1;
-    if slot.op != Op::Get {
+    if slot.op == Op::Set {
+        c.ok += 1;
+        if let Some(written) = w.written.as_ref() {
+            written.add(slot.key_index);
+        }
         return;
     }
     if scanner.kind == ReplyKind::Nil {
-        c.misses += 1;
+        // A key whose write was acknowledged before this read went out must be there.
+        if slot.written_before {
+            c.lost_writes += 1;
+        } else {
+            c.misses += 1;
+            if !w.miss_fails_verify {
+                c.ok += 1;
+            }
+        }
         return;
     }
     if !w.verify {
+        c.ok += 1;
         return;
     }
-    let matches = scanner.kind == ReplyKind::Bulk && w.values.matches(scanner.payload(buf), slot.key_hash);
-    if !matches {
-        c.mismatches += 1;
-        if tally.first.mismatch.is_none() {
-            tally.first.mismatch = Some((now, describe_mismatch(w, scanner, buf, slot.key_index)));
-        }
+    let value = matches!(scanner.kind, ReplyKind::Bulk | ReplyKind::Verbatim);
+    if value && w.values.matches(scanner.payload(buf), slot.key_hash) {
+        c.ok += 1;
+        return;
+    }
+    c.mismatches += 1;
+    if tally.first.mismatch.is_none() {
+        tally.first.mismatch = Some((now, describe_mismatch(w, scanner, buf, slot.key_index)));
     }
 }
 
-/// `key K: expected "…", got "…"`, worded as the TS engine words it.
+/// `key K: …` with both lengths and the first byte that differs, both sides
+/// shown from a little before it (two 1 MiB values differing at byte
+/// 900,000 show that byte, not two equal prefixes). Worded as the TS engine.
 fn describe_mismatch(w: &PreparedPlan, s: &ReplyScanner, buf: &[u8], key_index: u64) -> String {
     let expected = w.value_bytes(key_index);
-    let got = if s.kind == ReplyKind::Bulk {
-        format!("\"{}\"", escape_bytes(buf, s.payload_start, s.payload_start + s.payload_len, 48))
-    } else {
-        format!(
-            "a non-bulk reply \"{}\"",
+    let key = w.key_text(key_index);
+    if !matches!(s.kind, ReplyKind::Bulk | ReplyKind::Verbatim) {
+        return format!(
+            "key {key}: expected a {}-byte value, got a non-bulk reply \"{}\"",
+            expected.len(),
             escape_bytes(buf, s.payload_start.saturating_sub(1), s.payload_start + s.payload_len + 2, 48)
-        )
-    };
+        );
+    }
+    let got = s.payload(buf);
+    let at = first_difference(&expected, got);
+    let from = if at < 16 { 0 } else { at - 8 };
+    let shown = |b: &[u8]| format!("\"{}{}\"", if from > 0 { "…" } else { "" }, escape_bytes(b, from, b.len(), 48));
     format!(
-        "key {}: expected \"{}\", got {}",
-        w.key_text(key_index),
-        escape_bytes(&expected, 0, expected.len(), 48),
-        got
+        "key {key}: {} bytes expected, {} received, first difference at byte {at}: expected {}, got {}",
+        expected.len(),
+        got.len(),
+        shown(&expected),
+        shown(got)
     )
 }

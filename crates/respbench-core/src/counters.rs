@@ -11,13 +11,18 @@ pub struct Counters {
     pub requests: u64,
     pub sets: u64,
     pub gets: u64,
-    /// Replies that were not errors (misses and mismatches included).
+    /// Replies that were neither errors nor failed verification (`--verify-get`).
     pub ok: u64,
     pub errors: u64,
-    /// Reads answered with nil.
+    /// Reads answered with nil (lost writes apart).
     pub misses: u64,
     /// Reads whose value differed from the one derived from the key.
     pub mismatches: u64,
+    /// `--verify-get`, mixed mode: reads answered with nil for a key this
+    /// run wrote, and the server acknowledged, before the read was sent.
+    pub lost_writes: u64,
+    /// RESP3 push frames (`>`): out-of-band data, skipped, never a reply.
+    pub pushes: u64,
     pub bytes_out: u64,
     pub bytes_in: u64,
 }
@@ -31,6 +36,8 @@ impl Counters {
         self.errors += other.errors;
         self.misses += other.misses;
         self.mismatches += other.mismatches;
+        self.lost_writes += other.lost_writes;
+        self.pushes += other.pushes;
         self.bytes_out += other.bytes_out;
         self.bytes_in += other.bytes_in;
     }

@@ -7,6 +7,7 @@ use std::fmt;
 use crate::counters::Counters;
 use crate::keys::KeyPattern;
 use crate::limits::{self, Limit};
+use crate::values::VERIFY_MIN_VALUE_SIZE;
 
 /// Which commands a run sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +177,14 @@ impl Plan {
         }
         if let Some(text) = limits::window_refusal(self.pipeline.into(), self.value_size_max as u64) {
             return Err(PlanError(text));
+        }
+        // Below this a value holds only part of its key's hash, and another
+        // key's value could pass for it (the CLI refuses it first).
+        if self.verify_get && self.value_size_min < VERIFY_MIN_VALUE_SIZE {
+            return Err(PlanError(format!(
+                "verifyGet needs valueSizeMin of at least {VERIFY_MIN_VALUE_SIZE}, got {}",
+                self.value_size_min
+            )));
         }
         if self.key_pattern == KeyPattern::Zipf && !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
             return fail("zipfExponent must be a number above 0");

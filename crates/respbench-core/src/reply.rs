@@ -24,10 +24,16 @@ pub enum ReplyKind {
     Bulk,
     /// `$-1`, `*-1` or RESP3 `_`.
     Nil,
-    /// Arrays, sets, maps, pushes; payload_len holds the element count.
+    /// Arrays, sets, maps; payload_len holds the element count.
     Aggregate,
-    /// Doubles, big numbers, booleans, verbatim strings.
+    /// Doubles, big numbers, booleans.
     Other,
+    /// RESP3 `=`: the payload is the text after its `txt:` (or other
+    /// 3-byte format) prefix.
+    Verbatim,
+    /// RESP3 `>`: out-of-band data (pub/sub, client tracking), not the
+    /// answer to a request; payload_len holds the element count.
+    Push,
 }
 
 /// Outcome of scanning from an offset.
@@ -93,16 +99,34 @@ fn error(reason: impl Into<String>, offset: usize, buf: &[u8], from: usize, to: 
     ProtocolError { reason: reason.into(), offset, bytes: escape_bytes(buf, from, to, 32) }
 }
 
+/// Where the scan of an incomplete reply stopped, so that
+/// [`ReplyScanner::resume`] goes on from there instead of from the reply's
+/// first byte: a 30 MB array arriving in 64 KiB reads is scanned once, not
+/// once per read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Partial {
+    /// The reply's first byte.
+    at: usize,
+    /// The first element not yet complete.
+    pos: usize,
+    /// Elements still to come, that one included.
+    pending: u64,
+    top: bool,
+    top_again_at: Option<u64>,
+}
+
 /// Scans replies one at a time and remembers the last top-level one.
 #[derive(Clone, Debug)]
 pub struct ReplyScanner {
     /// Kind of the top-level reply last scanned.
     pub kind: ReplyKind,
-    /// For Bulk, Simple, Error and Integer: where the payload starts in the
-    /// buffer given to `scan`; for Aggregate: just past its header.
+    /// For Bulk, Simple, Error, Integer and Verbatim: where the payload
+    /// starts in the buffer given to `scan`; for Aggregate and Push: just
+    /// past its header.
     pub payload_start: usize,
-    /// Payload length in bytes, or the element count of an Aggregate.
+    /// Payload length in bytes, or the element count of an Aggregate or Push.
     pub payload_len: usize,
+    partial: Option<Partial>,
 }
 
 impl Default for ReplyScanner {
@@ -113,7 +137,28 @@ impl Default for ReplyScanner {
 
 impl ReplyScanner {
     pub fn new() -> Self {
-        ReplyScanner { kind: ReplyKind::Other, payload_start: 0, payload_len: 0 }
+        ReplyScanner { kind: ReplyKind::Other, payload_start: 0, payload_len: 0, partial: None }
+    }
+
+    /// As [`scan`](Self::scan), but when the last call left the reply at
+    /// `at` incomplete, goes on where it stopped. The caller keeps the bytes
+    /// seen so far unchanged (it only appends), and calls
+    /// [`moved`](Self::moved) when it moves them.
+    pub fn resume(&mut self, buf: &[u8], at: usize) -> Result<Scan, ProtocolError> {
+        match self.partial {
+            Some(p) if p.at == at => self.walk(buf, p),
+            _ => self.scan(buf, at),
+        }
+    }
+
+    /// The incomplete reply's bytes were moved `by` bytes toward the
+    /// buffer's start.
+    pub fn moved(&mut self, by: usize) {
+        if let Some(p) = self.partial.as_mut() {
+            p.at -= by;
+            p.pos -= by;
+            self.payload_start = self.payload_start.saturating_sub(by);
+        }
     }
 
     /// The payload of the last top-level Bulk, Simple, Error or Integer reply.
@@ -127,27 +172,35 @@ impl ReplyScanner {
     /// offset just past it, where the next reply starts. Nested replies are
     /// counted, not recursed into, so deep nesting cannot overflow the stack.
     pub fn scan(&mut self, buf: &[u8], at: usize) -> Result<Scan, ProtocolError> {
+        self.walk(buf, Partial { at, pos: at, pending: 1, top: true, top_again_at: None })
+    }
+
+    /// Walks the reply at `from.at` from `from.pos` with `from.pending`
+    /// elements to go; while `top`, the element scanned sets kind and
+    /// payload. After a top-level attribute, the reply it annotates is top
+    /// again once `pending` comes back to `top_again_at`.
+    fn walk(&mut self, buf: &[u8], from: Partial) -> Result<Scan, ProtocolError> {
         let end = buf.len();
-        let mut pos = at;
-        let mut pending: u64 = 1;
-        let mut top = true;
-        // After a top-level attribute: the pending count at which its own
-        // elements are all consumed and the reply it annotates comes next.
-        let mut top_again_at: Option<u64> = None;
+        let Partial { at, mut pos, mut pending, mut top, mut top_again_at } = from;
         while pending > 0 {
             if top_again_at == Some(pending) {
                 top = true;
                 top_again_at = None;
             }
+            let start = pos;
+            // The element at `start` is not complete yet: remember where to go on.
+            let incomplete = Partial { at, pos: start, pending, top, top_again_at };
             if pos >= end {
+                self.partial = Some(incomplete);
                 return Ok(Scan::Incomplete);
             }
-            let start = pos;
             let type_byte = buf[pos];
-            pending -= 1;
             match type_byte {
                 b'+' | b'-' | b',' | b'(' | b'#' | b'_' => {
-                    let Some(line_end) = find_line(buf, pos + 1)? else { return Ok(Scan::Incomplete) };
+                    let Some(line_end) = find_line(buf, pos + 1)? else {
+                        self.partial = Some(incomplete);
+                        return Ok(Scan::Incomplete);
+                    };
                     if top {
                         self.kind = match type_byte {
                             b'+' => ReplyKind::Simple,
@@ -161,7 +214,10 @@ impl ReplyScanner {
                     pos = line_end + 2;
                 }
                 b':' => {
-                    let Some(line_end) = find_line(buf, pos + 1)? else { return Ok(Scan::Incomplete) };
+                    let Some(line_end) = find_line(buf, pos + 1)? else {
+                        self.partial = Some(incomplete);
+                        return Ok(Scan::Incomplete);
+                    };
                     parse_number(buf, pos + 1, line_end, start, "bad integer")?;
                     if top {
                         self.kind = ReplyKind::Integer;
@@ -171,7 +227,10 @@ impl ReplyScanner {
                     pos = line_end + 2;
                 }
                 b'$' | b'!' | b'=' => {
-                    let Some(line_end) = find_line(buf, pos + 1)? else { return Ok(Scan::Incomplete) };
+                    let Some(line_end) = find_line(buf, pos + 1)? else {
+                        self.partial = Some(incomplete);
+                        return Ok(Scan::Incomplete);
+                    };
                     let len = parse_number(buf, pos + 1, line_end, start, "bad bulk length")?;
                     let body = line_end + 2;
                     if len == -1 && type_byte == b'$' {
@@ -187,6 +246,7 @@ impl ReplyScanner {
                         }
                         let len = len as usize;
                         if body + len + 2 > end {
+                            self.partial = Some(incomplete);
                             return Ok(Scan::Incomplete);
                         }
                         if buf[body + len] != b'\r' || buf[body + len + 1] != b'\n' {
@@ -196,16 +256,21 @@ impl ReplyScanner {
                             self.kind = match type_byte {
                                 b'$' => ReplyKind::Bulk,
                                 b'!' => ReplyKind::Error,
-                                _ => ReplyKind::Other,
+                                _ => ReplyKind::Verbatim,
                             };
-                            self.payload_start = body;
-                            self.payload_len = len;
+                            // A verbatim string's text follows its format: "txt:hello".
+                            let format = if type_byte == b'=' && len >= 4 && buf[body + 3] == b':' { 4 } else { 0 };
+                            self.payload_start = body + format;
+                            self.payload_len = len - format;
                         }
                         pos = body + len + 2;
                     }
                 }
                 b'*' | b'~' | b'>' | b'%' | b'|' => {
-                    let Some(line_end) = find_line(buf, pos + 1)? else { return Ok(Scan::Incomplete) };
+                    let Some(line_end) = find_line(buf, pos + 1)? else {
+                        self.partial = Some(incomplete);
+                        return Ok(Scan::Incomplete);
+                    };
                     let n = parse_number(buf, pos + 1, line_end, start, "bad aggregate length")?;
                     pos = line_end + 2;
                     if n == -1 && type_byte == b'*' {
@@ -222,7 +287,7 @@ impl ReplyScanner {
                         if type_byte == b'|' {
                             // An attribute annotates the reply that follows it; that
                             // reply, not the attribute's keys and values, is the top one.
-                            pending += 2 * n + 1;
+                            pending += 2 * n;
                             if top {
                                 top_again_at = Some(pending - 2 * n);
                                 top = n == 0;
@@ -231,7 +296,7 @@ impl ReplyScanner {
                         }
                         pending += if type_byte == b'%' { 2 * n } else { n };
                         if top {
-                            self.kind = ReplyKind::Aggregate;
+                            self.kind = if type_byte == b'>' { ReplyKind::Push } else { ReplyKind::Aggregate };
                             self.payload_start = pos;
                             self.payload_len = n as usize;
                         }
@@ -239,8 +304,10 @@ impl ReplyScanner {
                 }
                 _ => return Err(error("unknown reply type byte", pos, buf, pos, end)),
             }
+            pending -= 1;
             top = false;
         }
+        self.partial = None;
         Ok(Scan::Complete(pos))
     }
 }
@@ -320,9 +387,9 @@ mod tests {
         (b"*0\r\n", ReplyKind::Aggregate),
         (b"%1\r\n+k\r\n$1\r\nv\r\n", ReplyKind::Aggregate),
         (b"~2\r\n#t\r\n,1.5\r\n", ReplyKind::Aggregate),
-        (b">2\r\n+push\r\n(123456789012345678901\r\n", ReplyKind::Aggregate),
+        (b">2\r\n+push\r\n(123456789012345678901\r\n", ReplyKind::Push),
         (b"!9\r\nERR blob!\r\n", ReplyKind::Error),
-        (b"=8\r\ntxt:abcd\r\n", ReplyKind::Other),
+        (b"=8\r\ntxt:abcd\r\n", ReplyKind::Verbatim),
         (b"|1\r\n+key\r\n+val\r\n$3\r\nyes\r\n", ReplyKind::Bulk),
     ];
 
@@ -338,12 +405,13 @@ mod tests {
         let mut buf: Vec<u8> = data[..split].to_vec();
         let mut pos = 0;
         for round in 0..2 {
-            while let Scan::Complete(end) = scanner.scan(&buf, pos).expect("valid input") {
+            while let Scan::Complete(end) = scanner.resume(&buf, pos).expect("valid input") {
                 kinds.push(scanner.kind);
                 pos = end;
             }
             if round == 0 {
                 buf.drain(..pos);
+                scanner.moved(pos);
                 pos = 0;
                 buf.extend_from_slice(&data[split..]);
             }
@@ -386,6 +454,66 @@ mod tests {
         let buf = b"|1\r\n+key\r\n*1\r\n|0\r\n+v\r\n:7\r\n";
         assert_eq!(s.scan(buf, 0), Ok(Scan::Complete(buf.len())));
         assert_eq!((s.kind, s.payload(buf)), (ReplyKind::Integer, &b"7"[..]));
+    }
+
+    /// Feeds `data` in reads of `step` bytes the way a connection does:
+    /// resume at the reply's start, move the incomplete tail to the front.
+    fn scan_resuming(data: &[u8], step: usize) -> Vec<(ReplyKind, usize)> {
+        let mut scanner = ReplyScanner::new();
+        let mut seen = Vec::new();
+        let mut buf: Vec<u8> = Vec::new();
+        for chunk in data.chunks(step) {
+            buf.extend_from_slice(chunk);
+            let mut pos = 0;
+            while let Scan::Complete(end) = scanner.resume(&buf, pos).expect("valid input") {
+                seen.push((scanner.kind, scanner.payload_len));
+                pos = end;
+                if pos == buf.len() {
+                    break;
+                }
+            }
+            buf.drain(..pos);
+            scanner.moved(pos);
+        }
+        assert!(buf.is_empty(), "everything consumed");
+        seen
+    }
+
+    #[test]
+    fn a_large_array_in_small_reads_resumes_and_scans_as_whole() {
+        let mut data = b"+before\r\n*30000\r\n".to_vec();
+        for i in 0..30_000 {
+            match i % 3 {
+                0 => data.extend_from_slice(format!("${}\r\n{i}\r\n", i.to_string().len()).as_bytes()),
+                1 => data.extend_from_slice(format!(":{i}\r\n").as_bytes()),
+                _ => data.extend_from_slice(format!("|1\r\n+a\r\n+b\r\n*1\r\n+x{i}\r\n").as_bytes()),
+            }
+        }
+        data.extend_from_slice(b"=8\r\ntxt:abcd\r\n");
+        let expected = vec![(ReplyKind::Simple, 6), (ReplyKind::Aggregate, 30_000), (ReplyKind::Verbatim, 4)];
+        for step in [1, 7, 100, 4096, data.len()] {
+            assert_eq!(scan_resuming(&data, step), expected, "reads of {step} bytes");
+        }
+    }
+
+    #[test]
+    fn a_fresh_scan_forgets_a_reply_left_incomplete() {
+        let mut s = ReplyScanner::new();
+        assert_eq!(s.scan(b"*2\r\n+a\r\n", 0), Ok(Scan::Incomplete));
+        assert_eq!(s.scan(b"+b\r\n", 0), Ok(Scan::Complete(4)));
+        assert_eq!(s.resume(b"+b\r\n", 0), Ok(Scan::Complete(4)));
+        assert_eq!(s.kind, ReplyKind::Simple);
+    }
+
+    #[test]
+    fn verbatim_strings_carry_their_text_and_pushes_are_told_apart() {
+        let mut s = ReplyScanner::new();
+        let buf = b"=9\r\ntxt:hello\r\n";
+        s.scan(buf, 0).unwrap();
+        assert_eq!((s.kind, s.payload(buf)), (ReplyKind::Verbatim, &b"hello"[..]));
+        let buf = b">2\r\n+message\r\n$3\r\nhi!\r\n";
+        s.scan(buf, 0).unwrap();
+        assert_eq!((s.kind, s.payload_len), (ReplyKind::Push, 2));
     }
 
     fn expect_error(input: &[u8], message: &str, offset: usize) -> ProtocolError {

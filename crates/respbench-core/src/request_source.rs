@@ -7,7 +7,7 @@
 use crate::command::{CommandEncoder, Role, TemplateError, inline_form, parse_template, rand_int_as_text};
 use crate::keys::{KeyChooser, KeyStream, RAND_INT_SALT, requests_for_connection, write_key};
 use crate::plan::{Mode, Plan};
-use crate::values::ValueFactory;
+use crate::values::{ValueFactory, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys};
 
 /// Whether a request was a write or a read: decides how its reply counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +46,13 @@ pub struct PreparedPlan {
     pub set_encoder: CommandEncoder,
     pub get_encoder: CommandEncoder,
     pub verify: bool,
+    /// Get mode with `--verify-get`: a nil read fails verification (every
+    /// key read was written first).
+    pub miss_fails_verify: bool,
+    /// Mixed mode with `--verify-get`, keyspace up to
+    /// [`WRITTEN_KEYS_MAX_KEYSPACE`]: the keys written and acknowledged so
+    /// far, across phases.
+    pub written: Option<WrittenKeys>,
     pub max_request_bytes: usize,
     /// Untimed writes before a get run: every key when the keyspace is no
     /// larger than the run, else the run's own keys.
@@ -73,6 +80,8 @@ impl PreparedPlan {
         let preload_total = if plan.mode == Mode::Get && plan.preload { reads } else { 0 };
         Ok(PreparedPlan {
             verify: plan.verify_get,
+            miss_fails_verify: plan.verify_get && plan.mode == Mode::Get,
+            written: tracks_written_keys(&plan).then(|| WrittenKeys::new(plan.keyspace)),
             values,
             set_encoder,
             get_encoder,
@@ -111,6 +120,12 @@ impl PreparedPlan {
         let len = write_key(&mut key, prefix, index);
         self.values.value_for_key(&key[..len])
     }
+}
+
+/// Whether a run tells lost writes from misses: mixed mode, `--verify-get`,
+/// and a keyspace small enough for one bit per key.
+pub fn tracks_written_keys(plan: &Plan) -> bool {
+    plan.verify_get && plan.mode == Mode::Mixed && plan.keyspace <= WRITTEN_KEYS_MAX_KEYSPACE
 }
 
 /// One connection's sequence of requests for one phase.

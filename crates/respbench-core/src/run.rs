@@ -343,14 +343,29 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
             return WorkerOutcome { tally, started_at, finished_at: Instant::now() };
         }
     };
-    let mut event_loop =
-        EventLoop { finished: vec![false; conns.len()], active: conns.len(), conns, tally, poll, shared };
+    let mut event_loop = EventLoop {
+        finished: vec![false; conns.len()],
+        closing: vec![false; conns.len()],
+        active: conns.len(),
+        active_close_waits: 0,
+        conns,
+        tally,
+        poll,
+        shared,
+    };
     // A time-bound phase ends `length` after its start (this thread's start).
     event_loop.run(shape.length.map(|l| started_at + l));
-    let finished_at = Instant::now();
     let EventLoop { conns, mut tally, .. } = event_loop;
     // What a stop (an interrupt, a failure elsewhere) left unanswered.
     tally.unanswered = conns.iter().map(|c| c.inflight() as u64).sum();
+    // The phase ended when the last share was answered, not when the
+    // servers had closed their sides after it (the close wait).
+    let now = Instant::now();
+    let finished_at = if shared.stop.load(Ordering::Relaxed) {
+        now
+    } else {
+        conns.iter().filter_map(|c| c.answered_at).max().unwrap_or(now)
+    };
     drop(conns);
     WorkerOutcome { tally, started_at, finished_at }
 }
@@ -369,7 +384,11 @@ fn register(conns: &mut [Connection]) -> std::io::Result<Poll> {
 struct EventLoop<'a> {
     conns: Vec<Connection>,
     finished: Vec<bool>,
+    /// Answered and waiting for the server to close (`Status::Closing`).
+    closing: Vec<bool>,
     active: usize,
+    /// How many are closing: only then are close-wait deadlines looked at.
+    active_close_waits: usize,
     tally: Tally,
     poll: Poll,
     shared: &'a PhaseShared<'a>,
@@ -428,6 +447,20 @@ impl EventLoop<'_> {
                     next_timeout_check = Some(self.check_reply_deadlines(timeout));
                 }
             }
+            if self.active_close_waits > 0 {
+                self.end_expired_close_waits();
+            }
+        }
+    }
+
+    /// Connections whose server has not closed within CLOSE_WAIT of their
+    /// own close: stop waiting (POLL_SLICE bounds how late this looks).
+    fn end_expired_close_waits(&mut self) {
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            if self.closing[i] && !self.finished[i] && self.conns[i].close_wait_expired(now) {
+                self.settle(i, Ok(Status::Finished));
+            }
         }
     }
 
@@ -436,7 +469,17 @@ impl EventLoop<'_> {
     fn settle(&mut self, i: usize, outcome: Result<Status, Failure>) {
         match outcome {
             Ok(Status::Busy) => {}
+            Ok(Status::Closing) => {
+                if !self.closing[i] {
+                    self.closing[i] = true;
+                    self.active_close_waits += 1;
+                }
+            }
             Ok(Status::Finished) => {
+                if self.closing[i] {
+                    self.closing[i] = false;
+                    self.active_close_waits -= 1;
+                }
                 self.finished[i] = true;
                 self.active -= 1;
                 let _ = self.poll.registry().deregister(&mut self.conns[i].stream);

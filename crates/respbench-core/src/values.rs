@@ -3,7 +3,56 @@
 //! (`docs/workload.md`, "Values"; `packages/cli/src/engine-js/values.ts` in TypeScript).
 //! Writing one is eight hex digits and a `memcpy` from a fixed filler table.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::keys::{ALPHABET, KeyStream, fmix32, fnv1a32};
+
+/// The smallest value that verifies: its first 8 bytes are the key's whole
+/// 32-bit hash. A shorter value carries only part of it, so another key's
+/// value often equals it (at 1 byte, 1 key in 16) and `--verify-get` could
+/// not tell them apart.
+pub const VERIFY_MIN_VALUE_SIZE: usize = 8;
+
+/// The largest keyspace whose written keys a run tracks to tell a lost write
+/// from a miss: one bit per key, 16 MiB at most.
+pub const WRITTEN_KEYS_MAX_KEYSPACE: u64 = 1 << 27;
+
+/// Keys this run wrote and the server acknowledged, one bit per key index,
+/// allocated once per run (mixed mode with `--verify-get`) and shared by the
+/// worker threads. A read sent after a key's write was acknowledged must
+/// find a value; nil then is a lost write. Relaxed atomics suffice: a bit
+/// seen set was set after an acknowledgement, and one not yet seen only
+/// means a read is not checked.
+#[derive(Debug)]
+pub struct WrittenKeys {
+    bits: Box<[AtomicU64]>,
+}
+
+impl WrittenKeys {
+    pub fn new(keyspace: u64) -> WrittenKeys {
+        WrittenKeys { bits: (0..keyspace.div_ceil(64)).map(|_| AtomicU64::new(0)).collect() }
+    }
+
+    #[inline]
+    pub fn add(&self, index: u64) {
+        let word = &self.bits[(index >> 6) as usize];
+        let bit = 1u64 << (index & 63);
+        if word.load(Ordering::Relaxed) & bit == 0 {
+            word.fetch_or(bit, Ordering::Relaxed);
+        }
+    }
+
+    #[inline]
+    pub fn has(&self, index: u64) -> bool {
+        self.bits[(index >> 6) as usize].load(Ordering::Relaxed) & (1u64 << (index & 63)) != 0
+    }
+}
+
+/// Offset of the first byte where `a` and `b` differ (the shorter length
+/// when one is a prefix of the other).
+pub fn first_difference(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()))
+}
 
 const FILL_SEED: u32 = 0x5eed_f111;
 const HEX: &[u8; 16] = b"0123456789abcdef";

@@ -60,8 +60,59 @@ fn get_mode_preloads_then_verifies_and_finds_corrupted_values() {
     let r = run(Plan { preload: false, ..p }, &RunControl::new()).unwrap();
     assert!(r.counters.mismatches > 0);
     let text = r.first_mismatch.unwrap();
-    assert!(text.starts_with("key bench:key:7: expected \""), "{text}");
+    assert!(
+        text.starts_with("key bench:key:7: 32 bytes expected, 9 received, first difference at byte 0: expected \""),
+        "{text}"
+    );
     assert!(text.ends_with("got \"corrupted\""), "{text}");
+    assert_eq!(r.counters.ok + r.counters.mismatches, r.counters.gets, "a mismatch is not also ok");
+}
+
+#[test]
+fn verify_get_refuses_values_too_short_to_carry_the_key_hash() {
+    let p =
+        Plan { mode: Mode::Get, verify_get: true, value_size_min: 7, value_size_max: 64, ..Plan::new("127.0.0.1", 1) };
+    let e = run(p.clone(), &RunControl::new()).unwrap_err();
+    assert_eq!(e.0, "verifyGet needs valueSizeMin of at least 8, got 7");
+    assert!(
+        run(Plan { value_size_min: 8, port: 0, ..p }, &RunControl::new()).is_err_and(|e| !e.0.contains("verifyGet"))
+    );
+}
+
+#[test]
+fn a_server_that_forgets_acknowledged_writes_has_lost_writes_in_mixed_mode() {
+    let server = TestServer::start(Behaviour::Forgetful);
+    let p = Plan { mode: Mode::Mixed, verify_get: true, keyspace: 50, pipeline: 8, ..plan(server.port) };
+    let r = run(p.clone(), &RunControl::new()).unwrap();
+    assert_eq!(r.failure, None);
+    let c = r.counters;
+    assert!(c.lost_writes > 1000, "{c:?}");
+    assert_eq!(c.ok + c.lost_writes, 5000, "lost writes are not ok: {c:?}");
+    assert_eq!(c.misses + c.lost_writes, c.gets, "{c:?}");
+    // A server that keeps them: no lost writes, and the misses are the reads before any write.
+    let keeper = TestServer::start(Behaviour::Normal);
+    let r = run(Plan { port: keeper.port, ..p }, &RunControl::new()).unwrap();
+    assert_eq!((r.counters.lost_writes, r.counters.ok), (0, 5000), "{:?}", r.counters);
+}
+
+#[test]
+fn a_greeting_before_any_request_is_a_protocol_error() {
+    let server = TestServer::start(Behaviour::Greeting);
+    let r = run(plan(server.port), &RunControl::new()).unwrap();
+    let failure = r.failure.expect("a failure");
+    assert_eq!(failure.kind, FailureKind::Protocol, "{}", failure.message);
+    assert!(failure.message.contains("a reply no request asked for"), "{}", failure.message);
+}
+
+#[test]
+fn push_frames_are_skipped_and_counted_apart() {
+    let server = TestServer::start(Behaviour::Pushes);
+    let r = run(Plan { mode: Mode::Mixed, verify_get: true, keyspace: 50, ..plan(server.port) }, &RunControl::new())
+        .unwrap();
+    assert_eq!(r.failure, None);
+    let c = r.counters;
+    assert_eq!((c.ok, c.mismatches, c.lost_writes), (5000, 0, 0), "{c:?}");
+    assert_eq!(c.pushes, 3 + 5000, "one per connection on accept, one before every reply: {c:?}");
 }
 
 #[test]

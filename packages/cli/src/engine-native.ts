@@ -105,6 +105,8 @@ function toRawResult(r: NativeResult): RawResult {
     errors: r.errors,
     misses: r.misses,
     mismatches: r.mismatches,
+    lostWrites: r.lostWrites,
+    pushes: r.pushes,
     bytesOut: r.bytesOut,
     bytesIn: r.bytesIn,
     elapsedNs: r.elapsedNs,

@@ -5,6 +5,8 @@
  * key prefix or an error reply never reaches the terminal raw.
  */
 import type { EngineName, Plan } from './engine-js/plan.js';
+import { tracksWrittenKeys } from './engine-js/request-source.js';
+import { WRITTEN_KEYS_MAX_KEYSPACE } from './engine-js/values.js';
 import { printable, printableTarget } from './printable.js';
 import { CLIENT_LAG_SHARE, missingCountsAsVerifyFailure, notStarted, type RunResult } from './run.js';
 
@@ -108,7 +110,7 @@ export function formatFigures(r: RunResult): string {
   }
   lines.push(...clientLagLines(r));
   lines.push(
-    `requests ${r.requests}${r.plan.durationMs > 0 ? '' : `/${r.plan.requests}`} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches} · sets ${r.sets} · gets ${r.gets}`,
+    `requests ${r.requests}${r.plan.durationMs > 0 ? '' : `/${r.plan.requests}`} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches}${r.lostWrites > 0 ? ` · lost writes ${r.lostWrites}` : ''} · sets ${r.sets} · gets ${r.gets}${r.pushes > 0 ? ` · pushes ${r.pushes} (out-of-band, not replies)` : ''}`,
   );
   lines.push(`bytes out ${bytes(r.bytesOut)} · in ${bytes(r.bytesIn)} · latency = reply parsed - request written, per request`);
   if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${printable(r.failure.message)}; the figures above cover the ${r.requests} replies received`);
@@ -125,6 +127,10 @@ export function formatFigures(r: RunResult): string {
     if (hint) lines.push(`hint: ${hint}`);
   }
   if (r.mismatches > 0) lines.push(`VERIFY FAILED: ${r.mismatches} reads returned another value; first: ${printable(r.firstMismatch ?? '')}`);
+  if (r.lostWrites > 0) lines.push(`VERIFY FAILED: ${r.lostWrites} reads found no value for a key this run had written and the server had acknowledged (lost writes)`);
+  else if (r.plan.verifyGet && r.plan.mode === 'mixed' && !tracksWrittenKeys(r.plan)) {
+    lines.push(`note: lost writes were not looked for: the keyspace is above ${WRITTEN_KEYS_MAX_KEYSPACE} keys (one bit per key), so a nil read counts as a miss`);
+  }
   if (missingCountsAsVerifyFailure(r)) lines.push(`VERIFY FAILED: ${r.misses} reads found no value for a key that should exist`);
   else if (r.misses > 0 && r.plan.mode === 'get') lines.push(`note: ${r.misses} reads found no value (nil)`);
   return lines.join('\n');

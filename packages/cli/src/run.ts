@@ -93,6 +93,8 @@ export function finishResult(plan: Plan, given: RawResult): RunResult {
   return {
     version: RUN_RESULT_VERSION,
     ...raw,
+    lostWrites: raw.lostWrites ?? 0,
+    pushes: raw.pushes ?? 0,
     warmupRequests: raw.warmupRequests ?? 0,
     warmupElapsedNs: raw.warmupElapsedNs ?? 0,
     serviceHistogram: raw.serviceHistogram ?? null,
@@ -159,7 +161,7 @@ export function exitCodeFor(result: RunResult): number {
     if (result.failure.kind === 'interrupted') return EXIT.sigint;
     return EXIT.failed;
   }
-  if (result.mismatches > 0 || missingCountsAsVerifyFailure(result)) return EXIT.verifyFailed;
+  if (result.mismatches > 0 || result.lostWrites > 0 || missingCountsAsVerifyFailure(result)) return EXIT.verifyFailed;
   if (result.errors > 0) return EXIT.errorReplies;
   return EXIT.ok;
 }

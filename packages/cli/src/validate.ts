@@ -5,6 +5,7 @@
  */
 import { parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
 import { LIMITS, windowRefusal } from './engine-js/limits.js';
+import { VERIFY_MIN_VALUE_SIZE } from './engine-js/values.js';
 import type { Mode, Plan } from './engine-js/plan.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { shownQuoted } from './printable.js';
@@ -344,4 +345,14 @@ export function checkTemplates(plan: Plan): void {
   }
   const reason = plan.verifyGet ? unverifiableReason(get) : null;
   if (reason) throw new UsageError(`--get-cmd: ${reason} with --verify-get (got ${shown(plan.getCmd)})`);
+  if (plan.verifyGet && plan.valueSizeMin < VERIFY_MIN_VALUE_SIZE) throw new UsageError(verifySizeText(plan));
+}
+
+/**
+ * Why --verify-get refuses small values: below 8 bytes a value holds only
+ * part of its key's hash, and another key's value would often verify.
+ */
+export function verifySizeText(plan: Plan): string {
+  const size = plan.valueSizeMin === plan.valueSizeMax ? `${plan.valueSizeMin}` : `${plan.valueSizeMin}-${plan.valueSizeMax}`;
+  return `--verify-get needs values of at least ${VERIFY_MIN_VALUE_SIZE} bytes (--value-size ${VERIFY_MIN_VALUE_SIZE} or more): a shorter value holds only part of its key's hash, so another key's value could pass for it (got --value-size ${size})`;
 }

@@ -22,6 +22,8 @@ export function rawResult(over: Partial<RawResult> = {}): RawResult {
     errors: 0,
     misses: 0,
     mismatches: 0,
+    lostWrites: 0,
+    pushes: 0,
     bytesOut: 123_456,
     bytesIn: 2_500_000,
     elapsedNs: 500_000_000,

@@ -1,7 +1,7 @@
 /** What a run prints: the human table and its problem lines, and --json. */
 import { describe, expect, it } from 'vitest';
 import { describeWorkload, formatHuman, formatJson, hintFor } from '../src/output.js';
-import { finishResult } from '../src/run.js';
+import { exitCodeFor, finishResult } from '../src/run.js';
 import { planOf, rawResult } from './fixtures.js';
 
 describe('formatHuman', () => {
@@ -44,6 +44,17 @@ describe('formatHuman', () => {
     expect(formatHuman(verified)).toContain('VERIFY FAILED: 7 reads found no value for a key that should exist');
     const plain = finishResult(planOf(['--mode', 'get']), rawResult({ misses: 7 }));
     expect(formatHuman(plain)).toContain('note: 7 reads found no value (nil)');
+  });
+
+  it('lost writes fail verification, pushes are shown apart, and an untracked keyspace says so', () => {
+    const lost = finishResult(planOf(['--mode', 'mixed', '--verify-get']), rawResult({ lostWrites: 3, pushes: 2 }));
+    const text = formatHuman(lost);
+    expect(text).toContain('mismatches 0 · lost writes 3 · sets 500 · gets 500 · pushes 2 (out-of-band, not replies)');
+    expect(text).toContain('VERIFY FAILED: 3 reads found no value for a key this run had written and the server had acknowledged (lost writes)');
+    expect(exitCodeFor(lost)).toBe(4);
+    const huge = finishResult(planOf(['--mode', 'mixed', '--verify-get', '--keyspace', String(2 ** 28)]), rawResult());
+    expect(formatHuman(huge)).toContain('note: lost writes were not looked for: the keyspace is above 134217728 keys');
+    expect(exitCodeFor(huge)).toBe(0);
   });
 
   it('duration, warmup, preload and rate lines', () => {

@@ -45,7 +45,7 @@ function leaf(): fc.Arbitrary<Encoded> {
     blob.map((b) => ({ bytes: concat([`!${b.length}\r\n`, b, '\r\n']), seen: { kind: ReplyKind.Error, payload: b.toString('hex') } })),
     blob.map((b) => {
       const v = concat(['txt:', b]);
-      return { bytes: concat([`=${v.length}\r\n`, v, '\r\n']), seen: { kind: ReplyKind.Other, payload: null } };
+      return { bytes: concat([`=${v.length}\r\n`, v, '\r\n']), seen: { kind: ReplyKind.Verbatim, payload: b.toString('hex') } };
     }),
     fc.constantFrom(
       { bytes: enc('$-1\r\n'), seen: { kind: ReplyKind.Nil, payload: null } },
@@ -66,7 +66,10 @@ const reply: fc.Arbitrary<Encoded> = fc.letrec<{ reply: Encoded }>((tie) => ({
     leaf(),
     fc
       .tuple(fc.constantFrom('*', '~', '>'), fc.array(tie('reply'), { maxLength: 4 }))
-      .map(([t, items]) => ({ bytes: concat([`${t}${items.length}\r\n`, ...items.map((i) => i.bytes)]), seen: { kind: ReplyKind.Aggregate, payload: items.length } })),
+      .map(([t, items]) => ({
+        bytes: concat([`${t}${items.length}\r\n`, ...items.map((i) => i.bytes)]),
+        seen: { kind: t === '>' ? ReplyKind.Push : ReplyKind.Aggregate, payload: items.length },
+      })),
     fc
       .array(fc.tuple(tie('reply'), tie('reply')), { maxLength: 3 })
       .map((pairs) => ({ bytes: concat([`%${pairs.length}\r\n`, ...pairs.flatMap(([k, v]) => [k.bytes, v.bytes])]), seen: { kind: ReplyKind.Aggregate, payload: pairs.length } })),
@@ -84,8 +87,10 @@ function observe(buf: Buffer, s: ReplyScanner): Seen {
     case ReplyKind.Error:
     case ReplyKind.Integer:
     case ReplyKind.Bulk:
+    case ReplyKind.Verbatim:
       return { kind: s.kind, payload: buf.toString('hex', s.payloadStart, s.payloadStart + s.payloadLen) };
     case ReplyKind.Aggregate:
+    case ReplyKind.Push:
       return { kind: s.kind, payload: s.payloadLen };
     default:
       return { kind: s.kind, payload: null };
@@ -197,9 +202,9 @@ const SAMPLES: Array<[string, Seen]> = [
   ['%2\r\n+k1\r\n$2\r\nv1\r\n+k2\r\n~1\r\n#f\r\n', { kind: ReplyKind.Aggregate, payload: 2 }],
   ['|1\r\n+ttl\r\n:3600\r\n$5\r\nvalue\r\n', { kind: ReplyKind.Bulk, payload: Buffer.from('value').toString('hex') }],
   ['|1\r\n*1\r\n+x\r\n%0\r\n-ERR after attribute\r\n', { kind: ReplyKind.Error, payload: Buffer.from('ERR after attribute').toString('hex') }],
-  ['=15\r\ntxt:Some string\r\n', { kind: ReplyKind.Other, payload: null }],
+  ['=15\r\ntxt:Some string\r\n', { kind: ReplyKind.Verbatim, payload: Buffer.from('Some string').toString('hex') }],
   ['!21\r\nSYNTAX invalid syntax\r\n', { kind: ReplyKind.Error, payload: Buffer.from('SYNTAX invalid syntax').toString('hex') }],
-  ['>2\r\n+message\r\n$3\r\nhi!\r\n', { kind: ReplyKind.Aggregate, payload: 2 }],
+  ['>2\r\n+message\r\n$3\r\nhi!\r\n', { kind: ReplyKind.Push, payload: 2 }],
   [',3.14\r\n', { kind: ReplyKind.Other, payload: null }],
   ['(12345678901234567890123\r\n', { kind: ReplyKind.Other, payload: null }],
 ];
@@ -241,6 +246,46 @@ describe('exhaustive splits of every kind of reply', () => {
         expect([text, end, feed([bytes.subarray(0, end)])]).toEqual([text, end, { seen: [], left: end }]);
       }
     }
+  });
+});
+
+describe('a reply spanning many reads is scanned once (resume)', () => {
+  /** Counts how many bytes the scanner's line search visits: resuming keeps it near the stream length. */
+  it('a large array fed in small reads scans the same as whole, and each read resumes where the last stopped', () => {
+    const elements = 20_000;
+    const parts: string[] = [`*${elements}\r\n`];
+    for (let i = 0; i < elements; i++) parts.push(i % 3 === 0 ? `$${String(i).length}\r\n${i}\r\n` : i % 3 === 1 ? `:${i}\r\n` : `*1\r\n+x${i}\r\n`);
+    const stream = Buffer.concat([Buffer.from(parts.join(''), 'latin1'), Buffer.from('+after\r\n')]);
+    const chunks = cut(stream, Array.from({ length: Math.ceil(stream.length / 100) }, (_, i) => i * 100));
+    const expected = [{ kind: ReplyKind.Aggregate, payload: elements }, { kind: ReplyKind.Simple, payload: Buffer.from('after').toString('hex') }];
+    expect(feed(chunks)).toEqual({ seen: expected, left: 0 });
+    // Restarting from the array's first byte on each of ~1,700 reads would
+    // visit ~1,700 × (half the array) header bytes; resuming visits each once.
+    const reader = new ReplyReader(16);
+    const scanner = reader.scanner as unknown as { findLine(buf: Uint8Array, from: number, end: number): boolean };
+    const original = scanner.findLine.bind(reader.scanner);
+    let calls = 0;
+    scanner.findLine = (buf, from, end) => {
+      calls++;
+      return original(buf, from, end);
+    };
+    for (const chunk of chunks) {
+      reader.push(chunk);
+      while (reader.pending() && reader.next());
+      reader.keepRest();
+    }
+    // One header line per element (two for the nested ones), plus one retry per read.
+    expect(calls).toBeLessThan(elements * 2 + chunks.length * 2);
+  });
+
+  it('resume after a fresh scan of another reply at the same offset starts over', () => {
+    const s = new ReplyScanner();
+    const a = Buffer.from('*2\r\n+a\r\n', 'latin1');
+    expect(s.scan(a, 0, a.length)).toBe(-1);
+    const b = Buffer.from('+b\r\n', 'latin1');
+    expect(s.scan(b, 0, b.length)).toBe(b.length);
+    expect(s.resume(b, 0, b.length)).toBe(b.length);
+    expect(s.kind).toBe(ReplyKind.Simple);
   });
 });
 

@@ -160,6 +160,8 @@ const planCases: Array<[string, string[], string]> = [
   ['seed with a decimal point', ['--seed', '1.0'], '--seed'],
   ['empty timeout', ['--timeout', ''], '--timeout'],
   ['--verify-get with a read that sends __rand_int__', ['--verify-get', '--get-cmd', 'HGET __key__ f__rand_int__'], '--get-cmd'],
+  ['--verify-get with values too short to hold the key hash', ['--verify-get', '--value-size', '7'], '--verify-get needs values of at least 8 bytes'],
+  ['--verify-get with a value range reaching below 8 bytes', ['--verify-get', '--value-size', '1-100'], '(got --value-size 1-100)'],
   ['timeout that would round to 0 ms (and so mean off)', ['--timeout', '0.4ms'], '--timeout'],
   ['unknown key pattern', ['--key-pattern', 'hot'], '--key-pattern'],
   ['zipf exponent of zero', ['--key-pattern', 'zipf', '--zipf-exponent', '0'], '--zipf-exponent'],

@@ -21,6 +21,12 @@ pub enum Behaviour {
     Stall,
     /// Answers the first request with bytes that are not RESP.
     Garbage,
+    /// Acknowledges every SET and stores nothing.
+    Forgetful,
+    /// Greets each connection with `+OK` before any request, then as Normal.
+    Greeting,
+    /// As Normal, with a RESP3 push frame on accept and before every reply.
+    Pushes,
 }
 
 pub struct TestServer {
@@ -64,10 +70,20 @@ fn read_command(reader: &mut BufReader<TcpStream>) -> Option<Vec<Vec<u8>>> {
     Some(args)
 }
 
+const PUSH: &[u8] = b">2\r\n$7\r\nmessage\r\n$3\r\nhi!\r\n";
+
 fn serve(stream: TcpStream, store: Store, behaviour: Behaviour) {
     let mut writer = BufWriter::new(stream.try_clone().unwrap());
     let mut reader = BufReader::new(stream);
     let mut replies = 0;
+    let hello: &[u8] = match behaviour {
+        Behaviour::Greeting => b"+OK\r\n",
+        Behaviour::Pushes => PUSH,
+        _ => b"",
+    };
+    if !hello.is_empty() && (writer.write_all(hello).is_err() || writer.flush().is_err()) {
+        return;
+    }
     while let Some(args) = read_command(&mut reader) {
         match behaviour {
             Behaviour::Stall => continue,
@@ -88,7 +104,9 @@ fn serve(stream: TcpStream, store: Store, behaviour: Behaviour) {
         let name = String::from_utf8_lossy(&args[0]).to_uppercase();
         let reply = match (name.as_str(), args.len()) {
             ("SET", 3) => {
-                store.lock().unwrap().insert(args[1].clone(), args[2].clone());
+                if !matches!(behaviour, Behaviour::Forgetful) {
+                    store.lock().unwrap().insert(args[1].clone(), args[2].clone());
+                }
                 b"+OK\r\n".to_vec()
             }
             ("GET", 2) => match store.lock().unwrap().get(&args[1]) {
@@ -98,6 +116,9 @@ fn serve(stream: TcpStream, store: Store, behaviour: Behaviour) {
             _ => format!("-ERR unknown command '{name}'\r\n").into_bytes(),
         };
         replies += 1;
+        if matches!(behaviour, Behaviour::Pushes) && writer.write_all(PUSH).is_err() {
+            return;
+        }
         if writer.write_all(&reply).is_err() {
             return;
         }

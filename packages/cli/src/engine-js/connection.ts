@@ -20,12 +20,21 @@ import type { Failure, Plan } from './plan.js';
 import { fatalReplyText, HandshakeError, runHandshake } from './handshake.js';
 import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './reply.js';
 import { OP_GET, OP_SET, type PreparedPlan, type RequestSource } from './request-source.js';
+import { firstDifference } from './values.js';
 
 /** Bytes of requests encoded into one write at most (a larger value makes a larger write). */
 const MAX_BATCH_BYTES = 256 * 1024;
 
 /** Connect timeout when the plan has no reply timeout (as the native engine). */
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * How long a connection whose share is answered waits, after closing its
+ * side, for the server to close its own: a reply arriving then is one no
+ * request asked for (a greeting shifted every reply by one). Redis closes at
+ * once; a server that keeps its side open costs the phase this much.
+ */
+export const CLOSE_WAIT_MS = 200;
 
 /**
  * Opens a connection to the plan's server and makes it ready for load: the
@@ -268,6 +277,8 @@ export class Connection {
   private readonly keyHashes: Uint32Array;
   private readonly keyIndexes: Float64Array;
   private readonly sentAt: Float64Array;
+  /** Reads sent after their key's write was acknowledged (--verify-get, mixed): nil then is a lost write. */
+  private readonly writtenBefore: Uint8Array;
   /** --rate: when each request was due; latency counts from here. */
   private readonly intendedAt: Float64Array;
   /** --rate: requests given a due time so far. */
@@ -301,6 +312,11 @@ export class Connection {
   /** host:port of the server, kept for messages written after the socket is gone. */
   private readonly peer: string | null;
   private done = false;
+  /** Its share answered, its side closed: waiting for the server to close (CLOSE_WAIT_MS at most). */
+  private awaitingClose = false;
+  private closeWaitTimer: NodeJS.Timeout | null = null;
+  /** performance.now() when its share was answered; 0 until then. The phase ends at the latest. */
+  answeredAt = 0;
   received = 0;
 
   constructor(o: ConnectionOptions) {
@@ -326,12 +342,17 @@ export class Connection {
     this.keyHashes = new Uint32Array(pipeline);
     this.keyIndexes = new Float64Array(pipeline);
     this.sentAt = new Float64Array(pipeline);
+    this.writtenBefore = new Uint8Array(o.prepared.written !== null ? pipeline : 0);
     const socket = o.socket;
     this.peer = socket.remoteAddress ? `${socket.remoteAddress}:${socket.remotePort}` : null;
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err: NodeJS.ErrnoException) => this.fail({ kind: 'closed', message: this.closedText(err) }));
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      if (this.awaitingClose) this.end(null);
+      else this.fail({ kind: 'closed', message: this.closedText(err) });
+    });
     socket.on('close', () => {
-      if (!this.done) this.fail({ kind: 'closed', message: this.closedText(null) });
+      if (this.awaitingClose) this.end(null);
+      else if (!this.done) this.fail({ kind: 'closed', message: this.closedText(null) });
     });
     // openConnection leaves a socket that ran a handshake paused.
     socket.resume();
@@ -353,7 +374,7 @@ export class Connection {
 
   /** Sends what may go now; if the phase is over and nothing waits, completes. */
   private pump(): void {
-    if (this.done) return;
+    if (this.done || this.awaitingClose) return;
     if (performance.now() >= this.deadline) this.source.remaining = 0;
     if (this.source.remaining > 0) this.sendBatch();
     else if (this.inflight === 0) this.complete();
@@ -416,6 +437,7 @@ export class Connection {
       this.keyHashes[slot] = request.keyHash;
       this.keyIndexes[slot] = request.keyIndex;
       this.sentAt[slot] = now;
+      if (this.prepared.written !== null) this.writtenBefore[slot] = request.op === OP_GET && this.prepared.written.has(request.keyIndex) ? 1 : 0;
       if (this.intervalMs > 0) {
         const due = this.dueAt(this.scheduled++);
         this.intendedAt[slot] = due;
@@ -467,15 +489,28 @@ export class Connection {
     const reader = this.reader;
     reader.push(chunk);
     try {
-      while (this.inflight > 0 && reader.pending() && reader.next()) {
-        this.onReply(reader.buf, now);
-        if (this.done) return;
+      let at = reader.pos;
+      while (reader.pending() && reader.next()) {
+        if (reader.scanner.kind === ReplyKind.Push) {
+          // Out-of-band data (RESP3): no request's answer.
+          this.counters.pushes++;
+        } else if (this.inflight === 0) {
+          this.fail({
+            kind: 'protocol',
+            message: `${this.label()}: protocol error after ${this.received} replies: a reply no request asked for (the server sent more replies than requests, e.g. a greeting), at byte ${reader.base + at} of the replies: "${escapeBytes(reader.buf, at, reader.pos)}"`,
+          });
+          return;
+        } else {
+          this.onReply(reader.buf, now);
+          if (this.done) return;
+        }
+        at = reader.pos;
       }
-      if (reader.pending() && this.inflight === 0) {
-        const at = reader.base + reader.pos;
+      // Part of a reply with nothing waiting for it: only a push frame may come unasked.
+      if (reader.pending() && this.inflight === 0 && reader.buf[reader.pos] !== 62) {
         this.fail({
           kind: 'protocol',
-          message: `${this.label()}: protocol error after ${this.received} replies: unexpected bytes with no request waiting, at byte ${at} of the replies: "${escapeBytes(reader.buf, reader.pos, reader.end)}"`,
+          message: `${this.label()}: protocol error after ${this.received} replies: unexpected bytes with no request waiting, at byte ${reader.base + reader.pos} of the replies: "${escapeBytes(reader.buf, reader.pos, reader.end)}"`,
         });
         return;
       }
@@ -538,20 +573,32 @@ export class Connection {
       this.endIfFatal(buf, scanner.payloadStart, scanner.payloadLen);
       return;
     }
-    c.ok++;
-    if (op !== OP_GET) return;
-    if (scanner.kind === ReplyKind.Nil) {
-      c.misses++;
+    const prepared = this.prepared;
+    if (op !== OP_GET) {
+      c.ok++;
+      prepared.written?.add(this.keyIndexes[slot]);
       return;
     }
-    if (!this.prepared.verify) return;
-    const matches =
-      scanner.kind === ReplyKind.Bulk &&
-      this.prepared.values.matches(buf, scanner.payloadStart, scanner.payloadLen, this.keyHashes[slot]);
-    if (!matches) {
-      c.mismatches++;
-      if (c.firstMismatch === null) c.firstMismatch = this.describeMismatch(buf, slot);
+    if (scanner.kind === ReplyKind.Nil) {
+      // A key whose write was acknowledged before this read went out must be there.
+      if (prepared.written !== null && this.writtenBefore[slot] === 1) c.lostWrites++;
+      else {
+        c.misses++;
+        if (!prepared.missFailsVerify) c.ok++;
+      }
+      return;
     }
+    if (!prepared.verify) {
+      c.ok++;
+      return;
+    }
+    const kind = scanner.kind;
+    if ((kind === ReplyKind.Bulk || kind === ReplyKind.Verbatim) && prepared.values.matches(buf, scanner.payloadStart, scanner.payloadLen, this.keyHashes[slot])) {
+      c.ok++;
+      return;
+    }
+    c.mismatches++;
+    if (c.firstMismatch === null) c.firstMismatch = this.describeMismatch(buf, slot);
   }
 
   /**
@@ -566,16 +613,31 @@ export class Connection {
     if (why !== null) this.fail({ kind: 'auth', message: `${this.label()}: ${why} after ${this.received} replies` });
   }
 
+  /**
+   * `key K: …` with both lengths and the first byte that differs, both sides
+   * shown from a little before it (two 1 MiB values differing at byte 900,000
+   * show that byte, not two equal prefixes). Worded as the native engine.
+   */
   private describeMismatch(buf: Buffer, slot: number): string {
     const key = this.prepared.keyText(this.keyIndexes[slot]);
     const expected = this.prepared.valueBytes(this.keyIndexes[slot]);
     const s = this.reader.scanner;
-    const got = s.kind === ReplyKind.Bulk ? `"${escapeBytes(buf, s.payloadStart, s.payloadStart + s.payloadLen, 48)}"` : `a non-bulk reply "${escapeBytes(buf, s.payloadStart - 1, s.payloadStart + s.payloadLen + 2, 48)}"`;
-    return `key ${key}: expected "${escapeBytes(expected, 0, expected.length, 48)}", got ${got}`;
+    if (s.kind !== ReplyKind.Bulk && s.kind !== ReplyKind.Verbatim) {
+      return `key ${key}: expected a ${expected.length}-byte value, got a non-bulk reply "${escapeBytes(buf, s.payloadStart - 1, s.payloadStart + s.payloadLen + 2, 48)}"`;
+    }
+    const at = firstDifference(expected, 0, expected.length, buf, s.payloadStart, s.payloadLen);
+    const from = at < 16 ? 0 : at - 8;
+    const shown = (b: Uint8Array, start: number, len: number) => `"${from > 0 ? '…' : ''}${escapeBytes(b, start + from, start + len, 48)}"`;
+    return `key ${key}: ${expected.length} bytes expected, ${s.payloadLen} received, first difference at byte ${at}: expected ${shown(expected, 0, expected.length)}, got ${shown(buf, s.payloadStart, s.payloadLen)}`;
   }
 
-  /** Its share answered: close politely. */
+  /**
+   * Its share answered: close our side and wait for the server to close its
+   * own (CLOSE_WAIT_MS at most), so that a reply nobody asked for, still on its
+   * way, is seen as the protocol error it is.
+   */
   private complete(): void {
+    if (this.done || this.awaitingClose) return;
     if (this.writing) {
       // Every request is answered, so the server has every byte: the write's
       // callback may only come after the phase has added its counters up.
@@ -583,7 +645,11 @@ export class Connection {
       this.counters.bytesOut += this.pendingBytes;
       this.pendingBytes = 0;
     }
-    this.end(null);
+    this.awaitingClose = true;
+    this.answeredAt = performance.now();
+    this.pacer?.forget(this);
+    this.socket.end();
+    this.closeWaitTimer = setTimeout(() => this.end(null), CLOSE_WAIT_MS);
   }
 
   private fail(failure: Failure): void {
@@ -595,7 +661,11 @@ export class Connection {
     if (this.done) return;
     this.done = true;
     this.pacer?.forget(this);
-    if (failure) this.socket.destroy();
+    const waited = this.awaitingClose;
+    this.awaitingClose = false;
+    if (this.closeWaitTimer) clearTimeout(this.closeWaitTimer);
+    // After the close wait every request was answered, so nothing unsent is lost.
+    if (failure || waited) this.socket.destroy();
     else this.socket.end();
     this.finish(this.id, failure);
   }

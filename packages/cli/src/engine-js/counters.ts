@@ -9,13 +9,20 @@ export interface Counters {
   requests: number;
   sets: number;
   gets: number;
-  /** Replies that were not errors (misses and mismatches included). */
+  /** Replies that were neither errors nor failed verification (--verify-get). */
   ok: number;
   errors: number;
-  /** Reads answered with nil. */
+  /** Reads answered with nil (lost writes apart). */
   misses: number;
   /** Reads whose value differed from the one derived from the key. */
   mismatches: number;
+  /**
+   * --verify-get, mixed mode: reads answered with nil for a key this run
+   * wrote, and the server acknowledged, before the read was sent.
+   */
+  lostWrites: number;
+  /** RESP3 push frames (`>`): out-of-band data, skipped, never a reply. */
+  pushes: number;
   bytesOut: number;
   bytesIn: number;
   /** Text of the first error reply, if any. */
@@ -25,5 +32,5 @@ export interface Counters {
 }
 
 export function newCounters(): Counters {
-  return { requests: 0, sets: 0, gets: 0, ok: 0, errors: 0, misses: 0, mismatches: 0, bytesOut: 0, bytesIn: 0, firstError: null, firstMismatch: null };
+  return { requests: 0, sets: 0, gets: 0, ok: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, pushes: 0, bytesOut: 0, bytesIn: 0, firstError: null, firstMismatch: null };
 }

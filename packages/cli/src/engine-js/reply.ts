@@ -17,7 +17,12 @@ export const enum ReplyKind {
   Bulk = 4,
   Nil = 5,
   Aggregate = 6,
+  /** Doubles, big numbers, booleans. */
   Other = 7,
+  /** RESP3 `=`: the payload is the text after its `txt:` (or other 3-byte format) prefix. */
+  Verbatim = 8,
+  /** RESP3 `>`: out-of-band data (pub/sub, client tracking), not the answer to a request. */
+  Push = 9,
 }
 
 /** Longest header or simple line accepted before the bytes are judged garbage. */
@@ -60,32 +65,66 @@ export function escapeBytes(buf: Uint8Array, at: number, end: number, max = 32):
 export class ReplyScanner {
   /** Kind of the top-level reply last scanned. */
   kind: ReplyKind = ReplyKind.Other;
-  /** For Bulk, Simple and Error: where the payload starts and its length. */
+  /** For Bulk, Simple, Error and Verbatim: where the payload starts and its length; for aggregates the element count. */
   payloadStart = 0;
   payloadLen = 0;
 
   private lineEnd = 0;
 
   /**
+   * Where an incomplete reply's scan stopped, so that `resume` goes on from
+   * there instead of from the reply's first byte: a 30 MB array arriving in
+   * 64 KiB reads is then scanned once, not once per read. partialAt is the
+   * reply's first byte (-1: nothing saved), partialPos the first element not
+   * yet scanned, partialPending the elements still to come.
+   */
+  private partialAt = -1;
+  private partialPos = 0;
+  private partialPending = 0;
+  private partialTop = false;
+  private partialTopAgainAt = -1;
+
+  /**
    * Scans one reply starting at `at`. Returns the offset just past it, or -1
    * when `buf[at..end)` holds only part of it.
    */
   scan(buf: Uint8Array, at: number, end: number): number {
-    return this.walk(buf, at, end, 1, true);
+    return this.walk(buf, at, end, at, 1, true, -1);
   }
 
   /**
-   * Walks `count` replies from `pos`; the first sets kind and payload when
-   * `top`. Returns the offset past them or -1.
+   * As scan, but when the last call left the reply at `at` incomplete, goes
+   * on where it stopped. The caller keeps the bytes seen so far unchanged
+   * (only appends), and calls `moved` when it moves them.
    */
-  private walk(buf: Uint8Array, at: number, end: number, count: number, top: boolean): number {
-    let pos = at;
-    let pending = count;
+  resume(buf: Uint8Array, at: number, end: number): number {
+    if (this.partialAt !== at) return this.walk(buf, at, end, at, 1, true, -1);
+    return this.walk(buf, at, end, this.partialPos, this.partialPending, this.partialTop, this.partialTopAgainAt);
+  }
+
+  /** The incomplete reply's bytes were moved `by` bytes toward the buffer's start. */
+  moved(by: number): void {
+    if (this.partialAt < 0) return;
+    this.partialAt -= by;
+    this.partialPos -= by;
+    this.payloadStart -= by;
+  }
+
+  /**
+   * Walks the reply at `at` from `pos` with `pending` elements to go; while
+   * `top`, the element scanned sets kind and payload. A top-level attribute
+   * annotates the reply after it: that one is top again once `pending` comes
+   * back to `topAgainAt`. Nested replies are counted, not recursed into.
+   */
+  private walk(buf: Uint8Array, at: number, end: number, pos: number, pending: number, top: boolean, topAgainAt: number): number {
     while (pending > 0) {
-      if (pos >= end) return -1;
-      const type = buf[pos];
+      if (topAgainAt === pending) {
+        top = true;
+        topAgainAt = -1;
+      }
       const start = pos;
-      pending--;
+      if (pos >= end) return this.stop(at, start, pending, top, topAgainAt);
+      const type = buf[pos];
       switch (type) {
         case 43: // '+'
         case 45: // '-'
@@ -94,7 +133,7 @@ export class ReplyScanner {
         case 35: // '#' boolean
         case 95: {
           // '_' null
-          if (!this.findLine(buf, pos + 1, end)) return -1;
+          if (!this.findLine(buf, pos + 1, end)) return this.stop(at, start, pending, top, topAgainAt);
           if (top) {
             this.kind = type === 43 ? ReplyKind.Simple : type === 45 ? ReplyKind.Error : type === 95 ? ReplyKind.Nil : ReplyKind.Other;
             this.payloadStart = pos + 1;
@@ -105,7 +144,7 @@ export class ReplyScanner {
         }
         case 58: {
           // ':' integer
-          if (!this.findLine(buf, pos + 1, end)) return -1;
+          if (!this.findLine(buf, pos + 1, end)) return this.stop(at, start, pending, top, topAgainAt);
           this.parseNumber(buf, pos + 1, this.lineEnd, start, 'bad integer');
           if (top) {
             this.kind = ReplyKind.Integer;
@@ -119,7 +158,7 @@ export class ReplyScanner {
         case 33: // '!' blob error
         case 61: {
           // '=' verbatim
-          if (!this.findLine(buf, pos + 1, end)) return -1;
+          if (!this.findLine(buf, pos + 1, end)) return this.stop(at, start, pending, top, topAgainAt);
           const len = this.parseNumber(buf, pos + 1, this.lineEnd, start, 'bad bulk length');
           const body = this.lineEnd + 2;
           if (len === -1 && type === 36) {
@@ -132,14 +171,16 @@ export class ReplyScanner {
             break;
           }
           if (len < 0 || len > MAX_BULK) throw new ProtocolError(`bad bulk length ${len}`, start, escapeBytes(buf, start, end));
-          if (body + len + 2 > end) return -1;
+          if (body + len + 2 > end) return this.stop(at, start, pending, top, topAgainAt);
           if (buf[body + len] !== 13 || buf[body + len + 1] !== 10) {
             throw new ProtocolError('bulk string not followed by CRLF', body + len, escapeBytes(buf, body + len, end));
           }
           if (top) {
-            this.kind = type === 36 ? ReplyKind.Bulk : type === 33 ? ReplyKind.Error : ReplyKind.Other;
-            this.payloadStart = body;
-            this.payloadLen = len;
+            this.kind = type === 36 ? ReplyKind.Bulk : type === 33 ? ReplyKind.Error : ReplyKind.Verbatim;
+            // A verbatim string's text follows its format: "txt:hello".
+            const format = type === 61 && len >= 4 && buf[body + 3] === 58 ? 4 : 0;
+            this.payloadStart = body + format;
+            this.payloadLen = len - format;
           }
           pos = body + len + 2;
           break;
@@ -150,29 +191,31 @@ export class ReplyScanner {
         case 37: // '%' map
         case 124: {
           // '|' attribute
-          if (!this.findLine(buf, pos + 1, end)) return -1;
+          if (!this.findLine(buf, pos + 1, end)) return this.stop(at, start, pending, top, topAgainAt);
           const n = this.parseNumber(buf, pos + 1, this.lineEnd, start, 'bad aggregate length');
           pos = this.lineEnd + 2;
           if (n === -1 && type === 42) {
-            if (top) this.kind = ReplyKind.Nil;
+            if (top) {
+              this.kind = ReplyKind.Nil;
+              this.payloadStart = pos;
+              this.payloadLen = 0;
+            }
             break;
           }
           if (n < 0 || n > MAX_AGGREGATE) throw new ProtocolError(`bad aggregate length ${n}`, start, escapeBytes(buf, start, end));
           if (type === 124) {
             // An attribute annotates the reply that follows it; that reply,
             // not the attribute's own keys and values, is the top one.
+            pending += 2 * n;
             if (top) {
-              pos = this.walk(buf, pos, end, 2 * n, false);
-              if (pos < 0) return -1;
-              pending++;
-              continue;
+              topAgainAt = pending - 2 * n;
+              top = n === 0;
             }
-            pending += 2 * n + 1;
-            break;
+            continue;
           }
           pending += type === 37 ? 2 * n : n;
           if (top) {
-            this.kind = ReplyKind.Aggregate;
+            this.kind = type === 62 ? ReplyKind.Push : ReplyKind.Aggregate;
             this.payloadStart = pos;
             this.payloadLen = n;
           }
@@ -181,9 +224,21 @@ export class ReplyScanner {
         default:
           throw new ProtocolError('unknown reply type byte', pos, escapeBytes(buf, pos, end));
       }
+      pending--;
       top = false;
     }
+    this.partialAt = -1;
     return pos;
+  }
+
+  /** Saves where the scan of the reply at `at` stopped (the element at `pos` is not complete) and says "incomplete". */
+  private stop(at: number, pos: number, pending: number, top: boolean, topAgainAt: number): number {
+    this.partialAt = at;
+    this.partialPos = pos;
+    this.partialPending = pending;
+    this.partialTop = top;
+    this.partialTopAgainAt = topAgainAt;
+    return -1;
   }
 
   /** Finds CRLF from `from`; sets lineEnd to the CR. False when not yet in the buffer. */
@@ -232,7 +287,9 @@ export class ReplyScanner {
  *   reader.keepRest();
  *
  * ProtocolErrors thrown by next() carry offsets into `buf`; `base` turns
- * them into offsets in the whole stream.
+ * them into offsets in the whole stream. A reply that spans many reads is
+ * scanned once in all (the scanner resumes where the last read ended), so a
+ * large array costs time linear in its size.
  */
 export class ReplyReader {
   readonly scanner = new ReplyScanner();
@@ -279,7 +336,7 @@ export class ReplyReader {
    * it has arrived.
    */
   next(): boolean {
-    const next = this.scanner.scan(this.buf, this.pos, this.end);
+    const next = this.scanner.resume(this.buf, this.pos, this.end);
     if (next < 0) return false;
     this.pos = next;
     return true;
@@ -295,6 +352,8 @@ export class ReplyReader {
       this.carry.copy(this.carry, 0, pos, end);
       this.carryLen = end - pos;
     }
+    // The incomplete reply now starts at carry[0]: its scan resumes there.
+    if (pos > 0 || buf !== this.carry) this.scanner.moved(pos);
     this.buf = this.carry;
     this.pos = 0;
     this.end = this.carryLen;

@@ -9,7 +9,7 @@
 import { CommandEncoder, inlineForm, parseTemplate, randIntAsText, type Template } from './command.js';
 import { KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey } from './keys.js';
 import type { Plan } from './plan.js';
-import { ValueFactory } from './values.js';
+import { ValueFactory, VERIFY_MIN_VALUE_SIZE, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys } from './values.js';
 
 /** Whether a request was a write or a read: decides how its reply counts. */
 export const OP_SET = 0;
@@ -95,12 +95,20 @@ export class PreparedPlan {
   readonly setEncoder: CommandEncoder;
   readonly getEncoder: CommandEncoder;
   readonly verify: boolean;
+  /** Get mode with --verify-get: a nil read fails verification (every key read was written first). */
+  readonly missFailsVerify: boolean;
+  /** Mixed mode with --verify-get, keyspace up to WRITTEN_KEYS_MAX_KEYSPACE: the keys written and acknowledged so far, across phases. */
+  readonly written: WrittenKeys | null;
   readonly maxRequestBytes: number;
   /** Untimed writes before a get run: every key when the keyspace is no larger than the run, else the run's own keys. */
   readonly preloadTotal: number;
   private readonly prefix: Buffer;
 
   constructor(readonly plan: Plan) {
+    // The CLI refuses this first, naming the flags (validate.ts).
+    if (plan.verifyGet && plan.valueSizeMin < VERIFY_MIN_VALUE_SIZE) {
+      throw new Error(`verifyGet needs valueSizeMin of at least ${VERIFY_MIN_VALUE_SIZE}, got ${plan.valueSizeMin}`);
+    }
     this.values = new ValueFactory({ min: plan.valueSizeMin, max: plan.valueSizeMax });
     this.prefix = Buffer.from(plan.keyPrefix);
     const template = (source: string, role: 'set' | 'get'): Template => {
@@ -111,6 +119,8 @@ export class PreparedPlan {
     this.setEncoder = new CommandEncoder(template(plan.setCmd, 'set'), this.prefix, this.values, plan.keyspace);
     this.getEncoder = new CommandEncoder(template(plan.getCmd, 'get'), this.prefix, this.values, plan.keyspace);
     this.verify = plan.verifyGet;
+    this.missFailsVerify = plan.verifyGet && plan.mode === 'get';
+    this.written = tracksWrittenKeys(plan) ? new WrittenKeys(plan.keyspace) : null;
     this.maxRequestBytes = Math.max(this.setEncoder.maxBytes(), this.getEncoder.maxBytes());
     // A time-bound phase (the run, or a warmup) may read any key, so it preloads the whole keyspace.
     const timeBound = plan.durationMs > 0 || plan.warmupMs > 0;
@@ -141,4 +151,9 @@ export class PreparedPlan {
     const len = writeKey(key, 0, this.prefix, index);
     return this.values.valueForKey(key, 0, len);
   }
+}
+
+/** Whether a run tells lost writes from misses: mixed mode, --verify-get, and a keyspace small enough for one bit per key. */
+export function tracksWrittenKeys(plan: Plan): boolean {
+  return plan.verifyGet && plan.mode === 'mixed' && plan.keyspace <= WRITTEN_KEYS_MAX_KEYSPACE;
 }

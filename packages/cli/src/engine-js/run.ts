@@ -61,6 +61,8 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     errors: counters.errors,
     misses: counters.misses,
     mismatches: counters.mismatches,
+    lostWrites: counters.lostWrites,
+    pushes: counters.pushes,
     bytesOut: counters.bytesOut,
     bytesIn: counters.bytesIn,
     elapsedNs,
@@ -169,7 +171,11 @@ async function runPhase(
       }
       open--;
       if (open === 0) {
-        const elapsedNs = (performance.now() - start) * 1e6;
+        // The phase ended when the last share was answered, not when the
+        // servers had closed their sides after it (Connection.complete).
+        let end = performance.now();
+        if (!failure) end = connections.reduce((latest, c) => Math.max(latest, c.answeredAt), start);
+        const elapsedNs = (end - start) * 1e6;
         lag?.loop.disable();
         if (timer) clearInterval(timer);
         options.signal?.removeEventListener('abort', onAbort);

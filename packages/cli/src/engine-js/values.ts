@@ -72,6 +72,45 @@ export class ValueFactory {
   }
 }
 
+/**
+ * The smallest value that verifies: its first 8 bytes are the key's whole
+ * 32-bit hash. A shorter value carries only part of it, so another key's
+ * value often equals it (at 1 byte, 1 key in 16) and --verify-get could not
+ * tell them apart.
+ */
+export const VERIFY_MIN_VALUE_SIZE = 8;
+
+/**
+ * The largest keyspace whose written keys a run tracks to tell a lost write
+ * from a miss: one bit per key, 16 MiB at most.
+ */
+export const WRITTEN_KEYS_MAX_KEYSPACE = 2 ** 27;
+
+/**
+ * Keys this run wrote and the server acknowledged, one bit per key index,
+ * allocated once per run (mixed mode with --verify-get). A read sent after a
+ * key's write was acknowledged must find a value; nil then is a lost write.
+ */
+export class WrittenKeys {
+  private readonly bits: Uint32Array;
+  constructor(keyspace: number) {
+    this.bits = new Uint32Array(Math.ceil(keyspace / 32));
+  }
+  add(index: number): void {
+    this.bits[index >>> 5] |= 1 << (index & 31);
+  }
+  has(index: number): boolean {
+    return (this.bits[index >>> 5] & (1 << (index & 31))) !== 0;
+  }
+}
+
+/** Offset of the first byte where a[aAt..aAt+aLen) and b[bAt..bAt+bLen) differ (the shorter length when one is a prefix of the other). */
+export function firstDifference(a: Uint8Array, aAt: number, aLen: number, b: Uint8Array, bAt: number, bLen: number): number {
+  const n = Math.min(aLen, bLen);
+  for (let i = 0; i < n; i++) if (a[aAt + i] !== b[bAt + i]) return i;
+  return n;
+}
+
 let cachedFill: Buffer | null = null;
 
 /** The filler table: ALPHABET[x % 62] for the outputs x of stream (FILL_SEED, 0). */

@@ -85,6 +85,7 @@ function statusOf(r: RunResult, serverGone: string | null): { status: RunStatus;
     return { status: 'failed', error: `${r.failure.kind}: ${r.failure.message}${gone}` };
   }
   if (r.mismatches > 0) return { status: 'mismatches', error: `${r.mismatches} reads did not verify${r.firstMismatch ? `; first: ${r.firstMismatch}` : ''}` };
+  if (r.lostWrites > 0) return { status: 'mismatches', error: `${r.lostWrites} reads found nothing for a key written and acknowledged earlier in the run (lost writes)` };
   if (missingCountsAsVerifyFailure(r)) return { status: 'mismatches', error: `${r.misses} reads found nothing where a value was written` };
   if (r.errors > 0) return { status: 'errors', error: `${r.errors} error replies; first: ${r.firstError ?? ''}` };
   return { status: 'ok', error: '' };
