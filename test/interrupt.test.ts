@@ -209,7 +209,11 @@ describe('signals to the whole process group, as a terminal sends them', () => {
       await new Promise((r) => setTimeout(r, 15));
       run.group('SIGINT');
       const out = await run.exited;
-      expect([out.code, out.signal], out.stderr).toEqual([130, null]);
+      // pnpm turns a second Ctrl-C into SIGTERM for its script; which of the two
+      // reaches respbench first depends on scheduling, so through pnpm either
+      // status of an interrupted run is right. Through the bin it is SIGINT's.
+      if (via === 'bin') expect([out.code, out.signal], out.stderr).toEqual([130, null]);
+      else expect([130, 143], out.stderr).toContain(out.code);
       expect(out.stdout).toMatch(/^FAILED \(interrupted\)/m);
       expect(out.stdout).toMatch(/requests \d+\/50000000/);
       // The demo server never saw the Ctrl-C: the run was stopped by the user, not by a server going away.
