@@ -158,14 +158,9 @@ export function redisPerTest(): (extra?: string[]) => Promise<RedisServer> {
   return async (extra: string[] = []) => (current = await startRedis(extra));
 }
 
-/**
- * Whether process `pid` has a TCP socket to `port` in any state (SYN sent,
- * established, …): the CLI has got as far as connecting, so its signal
- * handlers are in place. Read from /proc, so a test waits for the event
- * instead of for a guessed time.
- */
-export function hasTcpSocketTo(pid: number, port: number): boolean {
-  if (!pid) return false;
+/** The TCP sockets process `pid` holds, from /proc (Linux): remote port and state (`01` is established). */
+export function tcpSocketsOf(pid: number): { remotePort: number; state: string }[] {
+  if (!pid) return [];
   const inodes = new Set<string>();
   try {
     for (const fd of readdirSync(`/proc/${pid}/fd`)) {
@@ -179,9 +174,9 @@ export function hasTcpSocketTo(pid: number, port: number): boolean {
       if (m) inodes.add(m[1]);
     }
   } catch {
-    return false;
+    return [];
   }
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const sockets: { remotePort: number; state: string }[] = [];
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text = '';
     try {
@@ -192,8 +187,17 @@ export function hasTcpSocketTo(pid: number, port: number): boolean {
     // Columns: sl local remote st tx:rx tr:when retrnsmt uid timeout inode.
     for (const line of text.split('\n').slice(1)) {
       const cols = line.trim().split(/\s+/);
-      if (cols.length > 9 && cols[2].endsWith(`:${hexPort}`) && inodes.has(cols[9])) return true;
+      if (cols.length > 9 && inodes.has(cols[9])) sockets.push({ remotePort: parseInt(cols[2].split(':')[1], 16), state: cols[3] });
     }
   }
-  return false;
+  return sockets;
+}
+
+/**
+ * Whether process `pid` has a TCP socket to `port` in any state (SYN sent,
+ * established, …): the CLI has got as far as connecting, so its signal
+ * handlers are in place. A test waits for this event, not for a guessed time.
+ */
+export function hasTcpSocketTo(pid: number, port: number): boolean {
+  return tcpSocketsOf(pid).some((s) => s.remotePort === port);
 }
