@@ -49,13 +49,19 @@ export function hintFor(r: RunResult): string | null {
   return null;
 }
 
+/** Where the run went, as the header says it: host:port, with TLS, or a unix socket path. */
+export function targetText(r: Pick<RunResult, 'target' | 'plan'>): string {
+  if (r.plan?.socket) return `${r.plan.socket} (unix socket)`;
+  return `${r.target.host}:${r.target.port}${r.plan?.tls ? ' (TLS)' : ''}`;
+}
+
 export function formatHuman(r: RunResult): string {
   const lines: string[] = [];
   if (r.failure?.kind === 'connect') {
     // Nothing was measured: a table of zeros would only hide the reason.
-    return `respbench · engine ${r.engine} · target ${r.target.host}:${r.target.port}\nFAILED (connect): ${r.failure.message}`;
+    return `respbench · engine ${r.engine} · target ${targetText(r)}\nFAILED (connect): ${r.failure.message}`;
   }
-  lines.push(`respbench · engine ${r.engine} · target ${r.target.host}:${r.target.port}`);
+  lines.push(`respbench · engine ${r.engine} · target ${targetText(r)}`);
   lines.push(`workload: ${describeWorkload(r)}`);
   if (r.preloadRequests > 0) lines.push(`preload: ${r.preloadRequests} writes in ${fixed(r.preloadElapsedSec, 3)} s (untimed, not in the figures)`);
   if (r.plan.warmupMs > 0) lines.push(`warmup: ${r.warmupRequests} requests in ${fixed((r.warmupElapsedNs ?? 0) / 1e9, 3)} s (sent and answered, not in the figures)`);

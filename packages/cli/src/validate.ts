@@ -5,7 +5,9 @@
  */
 import { parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
 import { LIMITS } from './engine-js/limits.js';
-import type { Mode, Plan } from './engine-js/plan.js';
+import fs from 'node:fs';
+import type { Mode, Plan, TlsPlan } from './engine-js/plan.js';
+import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 
 export class UsageError extends Error {
@@ -107,6 +109,16 @@ export function parseDurationMs(flag: string, raw: unknown, allowZero: boolean):
 export interface RawRunOptions {
   host: string;
   port: string;
+  socket?: string;
+  tls?: boolean;
+  cacert?: string;
+  cacertdir?: string;
+  cert?: string;
+  key?: string;
+  insecure?: boolean;
+  sni?: string;
+  tlsCiphers?: string;
+  tlsCiphersuites?: string;
   mode: string;
   requests: string;
   pipeline: string;
@@ -142,9 +154,14 @@ export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoic
   const mode = parseChoice<Mode>('--mode', raw.mode, MODES);
   const sizes = parseValueSize(raw.valueSize);
   const connections = parseInteger('-c/--connections', raw.connections, LIMITS.connections);
+  const socket = parseSocket(raw.socket);
+  const tls = parseTls(raw, raw.tls === true);
+  if (socket !== null && tls !== null) throw new UsageError('--tls does not go with -s/--socket (TLS is over TCP)');
   const plan: Plan = {
     host,
     port: parseInteger('--port', raw.port, LIMITS.port),
+    socket,
+    tls,
     connections,
     pipeline: parseInteger('--pipeline', raw.pipeline, LIMITS.pipeline),
     requests: parseInteger('--requests', raw.requests, LIMITS.requests),
@@ -172,6 +189,84 @@ export function buildPlan(raw: RawRunOptions): { plan: Plan; engine: EngineChoic
   checkTemplates(plan);
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);
   return { plan, engine };
+}
+
+/** -s/--socket: a path, or null. Whether a server listens there is found out when connecting. */
+export function parseSocket(raw: unknown): string | null {
+  if (raw === undefined || raw === null) return null;
+  const text = String(raw);
+  if (text.trim().length === 0) throw new UsageError(`-s/--socket must be the path of a unix socket (got ${shown(raw)})`);
+  return text;
+}
+
+/** A file or folder a flag names must be there and readable; the message names both. */
+function readablePath(flag: string, raw: unknown, kind: 'file' | 'folder'): string {
+  const file = String(raw);
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch {
+    throw new UsageError(`${flag}: no such ${kind} ${shown(file)}`);
+  }
+  if (kind === 'file' ? !stat.isFile() : !stat.isDirectory()) throw new UsageError(`${flag}: ${shown(file)} is not a ${kind}`);
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+  } catch {
+    throw new UsageError(`${flag}: ${shown(file)} cannot be read (permission denied)`);
+  }
+  return file;
+}
+
+/** `a:b:c` where every name is one of `known`. */
+function cipherList(flag: string, raw: unknown, known: readonly string[]): string {
+  const text = String(raw).trim();
+  const names = text.split(':').map((n) => n.trim()).filter((n) => n.length > 0);
+  if (names.length === 0) throw new UsageError(`${flag} must name at least one cipher (got ${shown(raw)})`);
+  for (const name of names) {
+    if (!known.includes(name)) {
+      throw new UsageError(`${flag}: ${shown(name)} is not a cipher both engines have; choose from ${known.join(', ')}`);
+    }
+  }
+  return names.join(':');
+}
+
+/** The TLS flags that need TLS on, in the order messages name them. */
+const TLS_FLAGS = [
+  ['cacert', '--cacert'],
+  ['cacertdir', '--cacertdir'],
+  ['cert', '--cert'],
+  ['key', '--key'],
+  ['insecure', '--insecure'],
+  ['sni', '--sni'],
+  ['tlsCiphers', '--tls-ciphers'],
+  ['tlsCiphersuites', '--tls-ciphersuites'],
+] as const;
+
+/**
+ * The TLS settings, or null without TLS. `on`: --tls was given (or a URI
+ * asked for TLS); a TLS flag without it is a mistake, not silently plain TCP.
+ */
+export function parseTls(raw: Partial<RawRunOptions>, on: boolean): TlsPlan | null {
+  if (!on) {
+    for (const [field, flag] of TLS_FLAGS) {
+      const v = raw[field];
+      if (v !== undefined && v !== false) throw new UsageError(`${flag} needs --tls`);
+    }
+    return null;
+  }
+  if ((raw.cert === undefined) !== (raw.key === undefined)) throw new UsageError('--cert and --key go together');
+  const sni = raw.sni === undefined ? null : String(raw.sni).trim();
+  if (sni !== null && !/^[A-Za-z0-9.-]+$/.test(sni)) throw new UsageError(`--sni must be a host name (got ${shown(raw.sni)})`);
+  return {
+    cacert: raw.cacert === undefined ? null : readablePath('--cacert', raw.cacert, 'file'),
+    cacertdir: raw.cacertdir === undefined ? null : readablePath('--cacertdir', raw.cacertdir, 'folder'),
+    cert: raw.cert === undefined ? null : readablePath('--cert', raw.cert, 'file'),
+    key: raw.key === undefined ? null : readablePath('--key', raw.key, 'file'),
+    insecure: raw.insecure === true,
+    sni,
+    ciphers: raw.tlsCiphers === undefined ? null : cipherList('--tls-ciphers', raw.tlsCiphers, TLS12_CIPHERS),
+    ciphersuites: raw.tlsCiphersuites === undefined ? null : cipherList('--tls-ciphersuites', raw.tlsCiphersuites, TLS13_CIPHERSUITES),
+  };
 }
 
 /** The command templates must parse, and reads must be verifiable when asked. */
