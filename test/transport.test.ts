@@ -151,7 +151,7 @@ describe('TLS', () => {
     }
   });
 
-  it('gives a client certificate to a server that requires one; without one the run ends naming the server's alert', async () => {
+  it('gives a client certificate to a server that requires one; without one the run ends naming the alert the server sent', async () => {
     const base = ['--port', String(mtls.tlsPort), '--tls', '--cacert', file('ca.pem')];
     for (const engine of ENGINES) {
       const { run, result } = await runJson(['--engine', engine, ...base, '--cert', file('client.pem'), '--key', file('client.key'), '--mode', 'set', '-n', '300', '-q']);
@@ -243,5 +243,56 @@ describe('unix sockets', () => {
       expect(code, engine).toBe(1);
       expect(line, engine).toBe(`respbench: cannot connect to unix socket ${missing}: no such socket (is the server listening on it?)`);
     }
+  });
+});
+
+describe('a study', () => {
+  let redis: RedisServer & { tlsPort: number };
+  let work: string;
+  beforeAll(async () => {
+    redis = await startTlsRedis();
+    work = mkdtempSync(path.join(tmpdir(), 'respbench-transport-study-'));
+  });
+  afterAll(async () => {
+    await redis?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('runs Redis presets over TLS (a certificate it makes) and a unix socket, and an address target with tls keys, in both engines', async () => {
+    const study = path.join(work, 'transport.yaml');
+    writeFileSync(
+      study,
+      `name: transport
+rounds: 1
+modes: [set, get]
+defaults: { requests: 3000, pipeline: 16, keyspace: 500, verifyGet: true }
+groups:
+  - title: transports
+    scenarios:
+      - { name: tls_preset,  target: { redis: none, tls: true } }
+      - { name: unix_preset, target: { redis: none, socket: true } }
+      - { name: tls_address, target: { address: '127.0.0.1:${redis.tlsPort}', tls: { cacert: '${file('ca.pem')}', sni: localhost } } }
+`,
+    );
+    for (const engine of ENGINES) {
+      const out = path.join(work, `out-${engine}`);
+      const run = await runCli(['study', study, '--out', out, '--engine', engine, '-q'], 120_000);
+      expect(run.code, run.stderr).toBe(0);
+      const md = spawnSync('sh', ['-c', `cat "${out}"/*_detail_*.csv`], { encoding: 'utf8' }).stdout;
+      const rows = md.trim().split('\n');
+      expect(rows, md).toHaveLength(7);
+      expect(md).toContain('redis preset none (TLS)');
+      expect(md).toContain('redis preset none (unix socket)');
+      expect(md).toContain(`127.0.0.1:${redis.tlsPort} (TLS)`);
+      expect(rows.slice(1).every((r) => r.includes(',ok,')), md).toBe(true);
+    }
+  });
+
+  it('refuses transport flags among the run flags and names the target key to use', async () => {
+    const bad = path.join(work, 'bad.yaml');
+    writeFileSync(bad, `name: bad\ndefaults: { cacert: ca.pem }\ngroups:\n  - title: t\n    scenarios:\n      - { name: a, target: { redis: none } }\n`);
+    const run = await runCli(['study', bad]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toBe(`respbench: ${bad}:2: cacert cannot be set in a study file (the target gives it: target: { address: 'HOST:PORT', tls: { cacert: FILE } } or { socket: PATH })`);
   });
 });

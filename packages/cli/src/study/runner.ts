@@ -14,7 +14,7 @@ import { missingCountsAsVerifyFailure, runPlan } from '../run.js';
 import { buildPlan, type RawRunOptions } from '../validate.js';
 import { writeOutputs, type OutputPaths } from './outputs.js';
 import { StudyProgress, type RunPosition } from './progress.js';
-import { describeTarget, type ScenarioSpec } from './spec.js';
+import { describeTarget, transportFlags, type ScenarioSpec } from './spec.js';
 import { startTarget, TargetError, type StartedTarget } from './targets.js';
 
 export type StopReason = 'SIGINT' | 'SIGTERM' | 'fail-fast';
@@ -179,7 +179,7 @@ export class StudyRunner {
           round,
           rounds,
         };
-        const { plan } = buildPlan({ ...this.setup.rawOf(s), host: target.host, port: String(target.port), mode } as RawRunOptions);
+        const { plan } = buildPlan({ ...this.setup.rawOf(s), host: target.host, port: String(target.port), ...transportFlags(target), mode } as RawRunOptions);
         this.progress.runStarted();
         const startedAt = new Date().toISOString();
         const result = await runPlan(engine, plan, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) });

@@ -6,13 +6,13 @@
  * servers in order (the interrupted run is recorded as such, not as a server
  * that went away), and a stop reaches a shell's children too.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { respbenchArgv, spawnEmbedded } from '../serve/spawn.js';
-import { REDIS_PRESETS, type TargetSpec } from './spec.js';
+import { REDIS_PRESETS, type TargetSpec, type TargetTls } from './spec.js';
 
 /** The target could not be started or never became ready. */
 export class TargetError extends Error {
@@ -25,6 +25,10 @@ export class TargetError extends Error {
 export interface StartedTarget {
   host: string;
   port: number;
+  /** A unix socket to measure over instead of host:port. */
+  socket?: string | null;
+  /** TLS to host:port, with what to trust. */
+  tls?: TargetTls | null;
   /** Stops what was started (nothing for an address) and removes its data directory. */
   stop(): Promise<void>;
   /** Immediate SIGKILL of anything started, for a second Ctrl-C. */
@@ -249,29 +253,66 @@ async function startEmbedded(signal: AbortSignal | undefined): Promise<StartedTa
   }
 }
 
+/**
+ * A CA and a server certificate for 127.0.0.1 and localhost signed by it,
+ * made with openssl in `dir` (the server's data directory, removed with it)
+ * for a `tls: true` redis target.
+ */
+function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
+  const run = (...args: string[]) => {
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') throw new TargetError('openssl not found: a tls: true redis target makes its certificate with it (install the openssl package)');
+    if (r.status !== 0) throw new TargetError(`openssl ${args[0]} failed while making the TLS certificate: ${(r.stderr ?? '').trim().split('\n').pop()}`);
+  };
+  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=respbench study CA');
+  writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
+  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
+  return { ca: path.join(dir, 'ca.pem'), cert: path.join(dir, 'server.pem'), key: path.join(dir, 'server.key') };
+}
+
 /** Starts the target (or checks nothing, for an address) and resolves once its port accepts connections. */
 export async function startTarget(spec: TargetSpec, signal?: AbortSignal): Promise<StartedTarget> {
   switch (spec.kind) {
     case 'address':
-      return { host: spec.host, port: spec.port, stop: async () => undefined, kill: () => undefined, exitReason: () => null };
+      return { host: spec.host, port: spec.port, socket: spec.socket ?? null, tls: spec.tls ?? null, stop: async () => undefined, kill: () => undefined, exitReason: () => null };
     case 'embedded':
       return startEmbedded(signal);
     case 'redis': {
       const port = await freePort();
       const dir = mkdtempSync(path.join(tmpdir(), `respbench-study-${spec.preset}-`));
-      return launch(
+      let transport: string[] = [];
+      let extra: Pick<StartedTarget, 'socket' | 'tls'> = {};
+      if (spec.tls) {
+        let files;
+        try {
+          files = makeCertificates(dir);
+        } catch (err) {
+          rmSync(dir, { recursive: true, force: true });
+          throw err;
+        }
+        // The TLS port is the one measured (and waited for); no plain port.
+        transport = ['--port', '0', '--tls-port', String(port), '--tls-cert-file', files.cert, '--tls-key-file', files.key, '--tls-ca-cert-file', files.ca, '--tls-auth-clients', 'no'];
+        extra = { tls: { cacert: files.ca } };
+      } else if (spec.socket) {
+        const socket = path.join(dir, 'redis.sock');
+        transport = ['--unixsocket', socket, '--unixsocketperm', '700'];
+        extra = { socket };
+      }
+      const started = await launch(
         {
-          argv: [spec.binary, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', ...REDIS_PRESETS[spec.preset], ...spec.args],
+          argv: [spec.binary, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', ...transport, ...REDIS_PRESETS[spec.preset], ...spec.args],
           shell: false,
           host: '127.0.0.1',
           port,
           readyTimeoutMs: spec.readyTimeoutMs,
           stopTimeoutMs: spec.stopTimeoutMs,
           dir,
-          what: `redis-server (preset ${spec.preset})`,
+          what: `redis-server (preset ${spec.preset}${spec.tls ? ', TLS' : ''}${spec.socket ? ', unix socket' : ''})`,
         },
         signal,
       );
+      return { ...started, ...extra };
     }
     case 'command': {
       const port = spec.port ?? (await freePort(spec.host));
