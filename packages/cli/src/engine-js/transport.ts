@@ -227,6 +227,9 @@ function startTls(
     raw.destroy();
     return Promise.reject(err);
   }
+  // Nagle off on the TCP socket itself: setNoDelay on the TLS socket later
+  // may not reach a socket it wraps.
+  raw.setNoDelay(true);
   const name = t.sni ?? host;
   const peer = `${host}:${port}`;
   const secure = tls.connect({
