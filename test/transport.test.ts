@@ -188,6 +188,8 @@ describe('TLS', () => {
       [['--tls', '--cert', file('client.pem')], /^respbench: --cert and --key go together$/],
       [['--tls', '--tls-ciphers', 'RC4-MD5'], /^respbench: --tls-ciphers: "RC4-MD5" is not a cipher both engines have; choose from /],
       [['--tls', '-s', file('redis.sock')], /^respbench: --tls does not go with -s\/--socket/],
+      [['--tls', '--embedded'], /^respbench: --tls does not go with --embedded \(the demo server listens on plain TCP\)$/],
+      [['-s', file('redis.sock'), '--embedded'], /^respbench: -s\/--socket does not go with --embedded/],
     ];
     for (const [args, want] of cases) {
       const run = await runCli(['--port', String(redis.tlsPort), ...args, '-n', '10']);

@@ -25,6 +25,10 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   const compare = opts.compare === undefined ? null : parseHostPort(opts.compare, '--compare');
   if (!tests && (opts.csv || compare)) throw new UsageError(`${opts.csv ? '--csv' : '--compare'} goes with -t/--tests`);
   if (tests) checkSuiteFlags(plan, given);
+  // The demo server speaks plain TCP on a port of its own.
+  if (opts.embedded && (plan.socket !== null || plan.tls !== null)) {
+    throw new UsageError(`${plan.socket !== null ? '-s/--socket' : '--tls'} does not go with --embedded (the demo server listens on plain TCP)`);
+  }
   const engine = engineForCommand(choice, io.stderr);
   if (engine.name === 'js' && plan.threads > 1) {
     io.stderr('respbench: --threads applies to the native engine; the JS engine runs on one thread\n');
