@@ -7,14 +7,14 @@
  * a transport that cannot be set up ends the run before any load with one
  * line naming why, exit 1.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
-import { freePort, runCli, runJson, startRedis, waitForPort, type RedisServer } from './helpers/servers.js';
+import { CLI, freePort, runCli, runJson, startRedis, waitForPort, type RedisServer } from './helpers/servers.js';
 
 const ENGINES = engines();
 let certs: string;
@@ -174,6 +174,29 @@ describe('TLS', () => {
         const { code, line } = await failureLine(['--engine', engine, '--port', String(port), '--tls', '--timeout', '300ms']);
         expect(code, engine).toBe(1);
         expect(line, engine).toBe(`respbench: TLS handshake with 127.0.0.1:${port} failed: handshake timeout after 300 ms (is that port speaking TLS?)`);
+      }
+    } finally {
+      silent.close();
+    }
+  });
+
+  it('Ctrl-C during a TLS handshake that hangs ends the run at once: exit 130', async () => {
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as net.AddressInfo).port;
+    try {
+      for (const engine of ENGINES) {
+        const child = spawn(process.execPath, [CLI, '--engine', engine, '--port', String(port), '--tls', '--timeout', '30s', '-n', '10', '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+        await new Promise((r) => setTimeout(r, 1500));
+        const started = Date.now();
+        child.kill('SIGINT');
+        const code = await exited;
+        expect(code, `${engine}: ${stdout}`).toBe(130);
+        expect(stdout, engine).toMatch(/FAILED \(interrupted\)/);
+        expect(Date.now() - started, engine).toBeLessThan(3_000);
       }
     } finally {
       silent.close();
