@@ -37,6 +37,8 @@ function plan(port: number, more: Partial<Plan> = {}): Plan {
   return {
     host: '127.0.0.1',
     port,
+    socket: null,
+    tls: null,
     connections: 2,
     pipeline: 32,
     requests: 50_000,
