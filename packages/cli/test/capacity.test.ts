@@ -301,3 +301,41 @@ describe('what it prints', () => {
     expect(html).not.toMatch(/NaN|undefined|Infinity/);
   });
 });
+
+describe('respbench capacity: usage', () => {
+  async function cli(args: string[]) {
+    const { main } = await import('../src/cli.js');
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t), stderrIsTty: false };
+    // Port 1 with nothing listening: a case that slipped through would exit 1, not 2.
+    const code = await main(['capacity', '--port', '1', '--engine', 'js', ...args], io);
+    return { code, stdout, stderr };
+  }
+
+  it.each([
+    [[], /capacity needs --slo, e\.g\. --slo 'p99<=1ms'/],
+    [['--slo', 'p99<1ms'], /--slo takes conditions like/],
+    [['--slo', 'p99<=1ms', '--rate', '1000'], /use --start-rate and --step-duration instead of --rate/],
+    [['--slo', 'p99<=1ms', '--duration', '5s'], /instead of --duration/],
+    [['--slo', 'p99<=1ms', '-n', '5'], /instead of -n\/--requests/],
+    [['--slo', 'p99<=1ms', '--precision', '0'], /--precision/],
+    [['--slo', 'p99<=1ms', '--start-rate', 'fast'], /--start-rate must be a number/],
+    [['--slo', 'p99<=1ms', '--step-duration', '0'], /--step-duration must be a duration/],
+    [['--slo', 'p99<=1ms', '-P', '0'], /--pipeline/],
+  ])('%j: one line, exit 2', async (args, message) => {
+    const r = await cli(args as string[]);
+    const lines = r.stderr.split('\n').filter((l) => l.length > 0);
+    expect({ code: r.code, lines: lines.length, stdout: r.stdout }).toEqual({ code: 2, lines: 1, stdout: '' });
+    expect(lines[0]).toMatch(/^respbench: /);
+    expect(lines[0]).toMatch(message);
+  });
+
+  it('a server that is not there: the search stops, says why, exit 1', async () => {
+    const r = await cli(['--slo', 'p99<=1ms', '--step-duration', '100ms', '--warmup', '0']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^respbench capacity · engine js · target 127\.0\.0\.1:1$/m);
+    expect(r.stdout).toMatch(/^stopped: bracket so far: met none yet, failed none yet$/m);
+    expect(r.stderr).toMatch(/^respbench: the closed-loop probe failed: .*(refused|ECONNREFUSED)/m);
+  });
+});
