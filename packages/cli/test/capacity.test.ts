@@ -116,6 +116,8 @@ function step(over: Partial<CapacityStep>): CapacityStep {
     clientCores: 1,
     met: false,
     failedBecause: ['x'],
+    failedOn: ['latency'],
+    firstError: null,
     retried: false,
     limit: null,
     limitReason: null,
@@ -161,6 +163,11 @@ describe('who was the limit', () => {
     const onTime = decideLimit(step({ scheduleLagP99Us: 20, serviceUs: { mean: 120, p50: 90, p99: 4000 }, latencyUs: { p50: 100, p99: 4000, p999: 6000, max: 7000 }, sloLatencyUs: { p99: 4000 } }), 100, window);
     expect(onTime.limit).toBe('server');
     expect(onTime.reason).toMatch(/the server's own latency broke the SLO/);
+  });
+
+  it('the server, when only its error replies broke the SLO', () => {
+    const d = decideLimit(step({ failedOn: ['errors'], errors: 12, firstError: 'ERR unknown command', clientCpu: 0.99 }), 100, window);
+    expect(d).toEqual({ limit: 'server', reason: 'it answered 12 requests with error replies (first: ERR unknown command)' });
   });
 
   it('assignLimits measures against the least loaded step, met steps get none', () => {

@@ -9,17 +9,18 @@ import { performance } from 'node:perf_hooks';
 import type { Engine, Plan } from '../engine-js/plan.js';
 import { redactPlan, runPlan, type RunResult } from '../run.js';
 import { CapacitySearch, roundRate, type Bracket, type SearchEnd } from './search.js';
-import { decideLimit, measureStep, rateKept, type CapacityStep, type Limit } from './step.js';
+import { decideLimit, measureStep, type CapacityStep, type Limit } from './step.js';
 import type { Slo } from './slo.js';
 
 /** Share of the closed-loop probe's throughput the ramp starts at. */
 export const START_SHARE = 0.1;
 /**
- * A step that kept its rate but broke the SLO's latency (or error) bound is
- * run once more, and fails only if it fails again: one pause of the machine
- * (another process, a GC) breaks the p99 of a short step, and the search
- * would put the capacity wherever it struck. Steps past the capacity fall
- * short of their rate and are believed at once.
+ * A step that kept its rate and had no more errors than allowed but broke
+ * the SLO's latency is run once more, and fails only if it fails again:
+ * one pause of the machine (another process, a GC) breaks the p99 of a
+ * short step, and the search would put the capacity wherever it struck.
+ * Steps past the capacity fall short of their rate, and errors do not go
+ * away by asking again: those are believed at once.
  */
 export const RETRY = 1;
 /** The longest search: a ramp of ~20 doublings and a bisection of ~20 halvings is far within it. */
@@ -172,7 +173,7 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
     if (m.result.failure) return finish('failed', search, `the step at ${rate}/s failed: ${m.result.failure.message}`);
     preload = false;
     const step = measureStep(i, { ...m, targetRate: rate, clientCores: clientCores(engine, plan) }, settings.slo);
-    step.retried = settings.retry && !step.met && tries < RETRY && step.requests > 0 && rateKept(step.achievedRate, rate);
+    step.retried = settings.retry && tries < RETRY && step.failedOn.length > 0 && step.failedOn.every((k) => k === 'latency');
     report.steps.push(step);
     assignLimits(report.steps, window);
     hooks.onStep?.(step);

@@ -110,7 +110,7 @@ export function capacityPage(r: CapacityReport, slo: Slo): string {
     ...cols.map((c) => ms(c.of(s))),
     String(s.errors),
     s.met ? 'yes' : 'no',
-    s.met ? '' : `${s.failedBecause.join('; ')}${s.retried ? ' (rate kept: run again)' : s.limit ? ` · limit: ${s.limit} (${s.limitReason})` : ''}`,
+    s.met ? '' : printable(`${s.failedBecause.join('; ')}${s.retried ? ' (rate kept: run again)' : s.limit ? ` · limit: ${s.limit} (${s.limitReason})` : ''}`),
   ]);
   const metCol = header.indexOf('met');
   const page: CapacityPage = {

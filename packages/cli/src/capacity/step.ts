@@ -52,9 +52,14 @@ export interface CapacityStep {
   met: boolean;
   /** Why it did not meet the SLO (empty when it did). */
   failedBecause: string[];
+  /** The same, as kinds. */
+  failedOn: ('latency' | 'errors' | 'rate' | 'no-reply')[];
+  /** The first error reply, when there was one. */
+  firstError: string | null;
   /**
-   * True when this step failed on latency or errors alone (its rate kept) and
-   * was run again: the search went by the repeat, the next step.
+   * True when this step failed on latency alone (its rate kept, errors
+   * within the bound) and was run again: the search went by the repeat, the
+   * next step.
    */
   retried: boolean;
   /** When it did not: which side held it back, and the figures that say so. */
@@ -82,16 +87,21 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo): CapacitySte
   const sloLatencyUs: Record<string, number> = {};
   for (const c of slo.latency) sloLatencyUs[c.name] = r.requests > 0 ? pct(r.histogram, c.percentile) : 0;
   const failedBecause: string[] = [];
+  const failedOn: CapacityStep['failedOn'] = [];
+  const fail = (kind: CapacityStep['failedOn'][number], text: string) => {
+    failedBecause.push(text);
+    if (!failedOn.includes(kind)) failedOn.push(kind);
+  };
   for (const c of slo.latency) {
-    if (sloLatencyUs[c.name] > c.maxUs) failedBecause.push(`${c.name} ${formatUs(sloLatencyUs[c.name])} > ${formatUs(c.maxUs)}`);
+    if (sloLatencyUs[c.name] > c.maxUs) fail('latency', `${c.name} ${formatUs(sloLatencyUs[c.name])} > ${formatUs(c.maxUs)}`);
   }
   const share = r.requests > 0 ? r.errors / r.requests : 0;
-  if (share > slo.maxErrorShare) failedBecause.push(`errors ${formatShare(share)} > ${formatShare(slo.maxErrorShare)}`);
+  if (share > slo.maxErrorShare) fail('errors', `errors ${formatShare(share)} > ${formatShare(slo.maxErrorShare)}`);
   const achievedRate = r.opsPerSec;
   if (!rateKept(achievedRate, m.targetRate)) {
-    failedBecause.push(`achieved ${Math.round(achievedRate)}/s, ${Math.round((achievedRate / m.targetRate) * 100)}% of the target`);
+    fail('rate', `achieved ${Math.round(achievedRate)}/s, ${Math.round((achievedRate / m.targetRate) * 100)}% of the target`);
   }
-  if (r.requests === 0) failedBecause.push('no reply');
+  if (r.requests === 0) fail('no-reply', 'no reply');
   const service = r.serviceHistogram && r.requests > 0 ? LatencyHistogram.fromData(r.serviceHistogram) : null;
   return {
     step,
@@ -108,6 +118,8 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo): CapacitySte
     clientCores: m.clientCores,
     met: failedBecause.length === 0,
     failedBecause,
+    failedOn,
+    firstError: r.firstError ?? null,
     retried: false,
     limit: null,
     limitReason: null,
@@ -130,6 +142,9 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo): CapacitySte
  */
 export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | null, window: { connections: number; pipeline: number }): { limit: Limit; reason: string } {
   const cpu = Math.round(s.clientCpu * 100);
+  if (s.failedOn.length > 0 && s.failedOn.every((k) => k === 'errors')) {
+    return { limit: 'server', reason: `it answered ${s.errors} request${s.errors === 1 ? '' : 's'} with error replies${s.firstError ? ` (first: ${s.firstError})` : ''}` };
+  }
   if (s.clientCpu >= CLIENT_CPU_BUSY) {
     return { limit: 'client', reason: `the client used ${cpu}% of the CPU it can use (${s.clientCores} core${s.clientCores === 1 ? '' : 's'})` };
   }
