@@ -10,6 +10,7 @@ import { Exit, EXIT } from '../exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from '../interrupt.js';
 import type { CliIo } from '../io.js';
 import { printable } from '../printable.js';
+import { ProgressLine } from '../progress-line.js';
 import { addRunOptions } from '../run-options.js';
 import { buildPlan, parseDurationMs, parsePositive, UsageError, type RawRunOptions } from '../validate.js';
 import { runCapacity, type CapacityReport } from './driver.js';
@@ -100,7 +101,13 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   const settings = { slo, startRate, stepDurationMs, warmupMs, precision, probeMs: Math.min(stepDurationMs, PROBE_MS), retry: opts.retry !== false };
 
   // The human lines go to stdout; with --json they go to stderr (unless --quiet), the JSON alone to stdout.
-  const say = opts.json ? (opts.quiet ? () => undefined : (t: string) => io.stderr(`${t}\n`)) : (t: string) => io.stdout(`${t}\n`);
+  // A live line for the step under way, on a terminal only, cleared before anything else is printed.
+  const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
+  const write = opts.json ? (opts.quiet ? () => undefined : (t: string) => io.stderr(`${t}\n`)) : (t: string) => io.stdout(`${t}\n`);
+  const say = (t: string) => {
+    progress.clear();
+    write(t);
+  };
   say(capacityHeader(engine.name, plan, slo, settings));
   let headed = false;
   const controller = new AbortController();
@@ -115,6 +122,7 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   try {
     report = await runCapacity(engine, plan, settings, {
       signal: controller.signal,
+      onProgress: progress.enabled ? (p) => progress.update(p) : undefined,
       onProbe: (p, start) => say(probeLine(p, start)),
       onStep: (s) => {
         if (!headed) say(tableHeader(slo));
@@ -123,6 +131,7 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
       },
     });
   } finally {
+    progress.clear();
     stopListening();
   }
   if (stoppedBy) {

@@ -7,6 +7,7 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Engine, Plan } from '../engine-js/plan.js';
+import type { RunOptions } from '../engine-js/progress.js';
 import { redactPlan, runPlan, type RunResult } from '../run.js';
 import { CapacitySearch, roundRate, type Bracket, type SearchEnd } from './search.js';
 import { decideLimit, measureStep, type CapacityStep, type Limit } from './step.js';
@@ -72,6 +73,8 @@ export interface CapacityReport {
 
 export interface CapacityHooks {
   signal?: AbortSignal;
+  /** Progress of the run under way (the probe or a step), as runPlan gives it. */
+  onProgress?: RunOptions['onProgress'];
   onProbe?(probe: Probe, startRate: number): void;
   onStep?(step: CapacityStep): void;
 }
@@ -81,10 +84,10 @@ export function clientCores(engine: Engine, plan: Plan): number {
   return engine.name === 'js' ? 1 : Math.max(1, Math.min(plan.threads, plan.connections, availableParallelism()));
 }
 
-async function measuredRun(engine: Engine, plan: Plan, signal: AbortSignal | undefined): Promise<{ result: RunResult; cpuUs: number; wallUs: number }> {
+async function measuredRun(engine: Engine, plan: Plan, hooks: CapacityHooks): Promise<{ result: RunResult; cpuUs: number; wallUs: number }> {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const result = await runPlan(engine, plan, { signal });
+  const result = await runPlan(engine, plan, { signal: hooks.signal, onProgress: hooks.onProgress });
   const cpu = process.cpuUsage(cpu0);
   return { result, cpuUs: cpu.user + cpu.system, wallUs: (performance.now() - t0) * 1000 };
 }
@@ -152,7 +155,7 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
   let startRate = settings.startRate;
   if (startRate === null) {
     const probePlan: Plan = { ...plan, rate: 0, durationMs: settings.probeMs, warmupMs: 0, preload };
-    const { result } = await measuredRun(engine, probePlan, hooks.signal);
+    const { result } = await measuredRun(engine, probePlan, hooks);
     if (stopped(result)) return finish('interrupted', null);
     if (result.failure) return finish('failed', null, `the closed-loop probe failed: ${result.failure.message}`);
     if (result.requests === 0) return finish('failed', null, 'the closed-loop probe got no reply');
@@ -168,7 +171,7 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
   for (let i = 1; i <= MAX_STEPS; i++) {
     if (tries === 0) rate = search.next();
     if (rate === null) return finish(search.end() ?? 'converged', search);
-    const m = await measuredRun(engine, { ...stepPlan, rate, preload }, hooks.signal);
+    const m = await measuredRun(engine, { ...stepPlan, rate, preload }, hooks);
     if (stopped(m.result)) return finish('interrupted', search);
     if (m.result.failure) return finish('failed', search, `the step at ${rate}/s failed: ${m.result.failure.message}`);
     preload = false;
