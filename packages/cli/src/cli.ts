@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
+import { registerCapacityCommand } from './capacity/command.js';
 import { loadNativeEngine } from './engine-native.js';
 import { Exit, EXIT } from './exit.js';
 import { processIo, type CliIo } from './io.js';
@@ -82,6 +83,7 @@ export function buildProgram(io: CliIo = processIo): Command {
     });
   registerServeCommand(program, io);
   registerStudyCommand(program, io);
+  registerCapacityCommand(program, io);
   return program;
 }
 

@@ -10,4 +10,5 @@ export { detailColumns, detailCsv, summaryColumns, summaryCsv, summaryNote } fro
 export { byGroup, fixed2, groupLine, markdownReport, markdownTable, percent, shortRowsLine, tableCells, type TableOptions } from './markdown.js';
 export { htmlReport } from './html.js';
 export { latencyChart, throughputChart } from './svg.js';
+export { capacityChart, capacityHtml, type CapacityChartInput, type CapacityPage, type CapacityPoint } from './capacity.js';
 export { fileTimestamp, labelsFor, localDateTime, type Labels } from './labels.js';

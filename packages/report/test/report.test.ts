@@ -1,6 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import {
+  capacityChart,
   detailCsv,
   groupLine,
   htmlReport,
@@ -394,5 +395,25 @@ describe('the HTML page', () => {
     const page = htmlReport(s, { ...study, files: { detail: 'hash_bench_detail_20260305_075954.csv', summary: 'hash_bench_summary_20260305_075954.csv' } });
     expect(page).toContain('<li>detail: <a href="hash_bench_detail_20260305_075954.csv">hash_bench_detail_20260305_075954.csv</a></li>');
     expect(page).toContain('<a href="hash_bench_summary_20260305_075954.csv">');
+  });
+});
+
+describe('capacityChart', () => {
+  it('no step yet, no capacity: an empty chart that says so, no NaN', () => {
+    const svg = capacityChart({ points: [], slo: [{ name: 'p99', maxUs: 1000 }], capacity: null });
+    expect(svg).toContain('no step finished');
+    expect(svg).toContain('SLO p99 ≤ 1 ms');
+    expect(svg).not.toMatch(/NaN|Infinity|undefined/);
+    expect(svg).not.toContain('class="capacity"');
+  });
+
+  it('points in the order the load rose, met filled and failed hollow, the capacity marked', () => {
+    const p = (targetRate: number, achievedRate: number, p99: number, met: boolean) => ({ targetRate, achievedRate, latencyUs: { p50: p99 / 4, p99, p999: p99 * 2 }, met });
+    const svg = capacityChart({ points: [p(8000, 5000, 90_000, false), p(1000, 1000, 300, true), p(4000, 4000, 800, true)], slo: [{ name: 'p99.9', maxUs: 5000 }], capacity: 4000 });
+    expect(svg).toContain('capacity 4,000/s');
+    const p99 = [...svg.matchAll(/<circle class="point" data-series="p99" cx="([\d.]+)" cy="[\d.]+" r="4" fill="([^"]+)"/g)];
+    expect(p99.map((m) => Number(m[1]))).toEqual([...p99.map((m) => Number(m[1]))].sort((a, b) => a - b));
+    expect(p99.map((m) => m[2])).toEqual(['#e08a2c', '#e08a2c', '#fff']);
+    expect(svg).not.toMatch(/NaN|Infinity|undefined/);
   });
 });

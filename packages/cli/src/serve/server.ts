@@ -14,10 +14,21 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+export interface ServerOptions {
+  /**
+   * `--service-time`: every command takes this long, one at a time for the
+   * whole server, so it serves at most 1e9 / serviceTimeNs commands per
+   * second whatever the connections and pipeline (a server of known
+   * capacity, for `respbench capacity`). 0 = reply at once.
+   */
+  serviceTimeNs?: number;
+}
+
 /** Serves on host:port (0 = any free port) in this process. */
-export function startServer(port: number, host = '127.0.0.1'): Promise<RunningServer> {
+export function startServer(port: number, host = '127.0.0.1', options: ServerOptions = {}): Promise<RunningServer> {
   const store = new KvStore();
   const clients = new Set<net.Socket>();
+  const queue = options.serviceTimeNs ? new ServiceQueue(options.serviceTimeNs) : null;
   const server = net.createServer((socket) => {
     clients.add(socket);
     socket.once('close', () => clients.delete(socket));
@@ -28,7 +39,13 @@ export function startServer(port: number, host = '127.0.0.1'): Promise<RunningSe
       const out: Buffer[] = [];
       let used: number;
       try {
-        used = parseCommands(buf, buf.length, (args) => execute(store, args, out));
+        used = parseCommands(buf, buf.length, (args) => {
+          if (!queue) return execute(store, args, out);
+          // Executed now, in arrival order (the queue is one FIFO for the whole server, so that order is the order served); answered when its turn is over.
+          const reply: Buffer[] = [];
+          execute(store, args, reply);
+          queue.push(socket, reply.length === 1 ? reply[0] : Buffer.concat(reply));
+        });
       } catch (err) {
         out.push(error(`Protocol error: ${(err as Error).message}`));
         socket.end(Buffer.concat(out));
@@ -48,6 +65,7 @@ export function startServer(port: number, host = '127.0.0.1'): Promise<RunningSe
         // Connected clients must not keep a stopping server alive.
         close: () =>
           new Promise<void>((res) => {
+            queue?.stop();
             server.close(() => res());
             for (const c of clients) c.destroy();
           }),
@@ -56,3 +74,90 @@ export function startServer(port: number, host = '127.0.0.1'): Promise<RunningSe
   });
 }
 
+
+/**
+ * The one server-wide line of `--service-time`: commands are served one at a
+ * time in arrival order, each taking `serviceNs` on a virtual clock (a
+ * command starts when it arrived or when the one before it was done,
+ * whichever is later). Nothing blocks and nothing spins: a turn sends the
+ * replies whose time has come and sleeps until the next one is due.
+ *
+ * A timer fires a millisecond or so late, and a client with a few requests
+ * in flight would then find the server idle by the time its next request
+ * came: the capacity would depend on the connections and the machine's
+ * timers. So a turn sends every reply due within LOOKAHEAD_NS (about one
+ * timer tick), and the next turn is set that much before the next reply is
+ * due: replies go out up to LOOKAHEAD_NS early (a lone request is answered
+ * at once), but when each one is due never changes, so over any stretch of
+ * load the server answers at most 1e9 / serviceNs commands per second
+ * (plus one lookahead's worth), and, with a few in flight, that many.
+ */
+/** How far ahead of its due time a reply may go out: about one timer tick. */
+const LOOKAHEAD_NS = 1_000_000;
+
+export class ServiceQueue {
+  private readonly items: { socket: net.Socket; reply: Buffer; dueNs: number }[] = [];
+  private head = 0;
+  /** When the last command queued is done, ns on the monotonic clock. */
+  private freeAtNs = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private immediate: NodeJS.Immediate | null = null;
+
+  constructor(private readonly serviceNs: number) {}
+
+  push(socket: net.Socket, reply: Buffer): void {
+    const now = nowNs();
+    this.freeAtNs = Math.max(now, this.freeAtNs) + this.serviceNs;
+    this.items.push({ socket, reply, dueNs: this.freeAtNs });
+    if (this.timer === null && this.immediate === null) this.schedule(now);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    if (this.immediate) clearImmediate(this.immediate);
+    this.timer = null;
+    this.immediate = null;
+    this.items.length = 0;
+    this.head = 0;
+  }
+
+  private schedule(now: number): void {
+    const next = this.items[this.head];
+    if (!next) return;
+    const waitNs = next.dueNs - LOOKAHEAD_NS - now;
+    // Due within the lookahead: after the replies read in this turn of the event loop, not a timer tick later.
+    if (waitNs <= 0) this.immediate = setImmediate(() => this.drain());
+    else this.timer = setTimeout(() => this.drain(), waitNs / 1e6);
+  }
+
+  private drain(): void {
+    this.timer = null;
+    this.immediate = null;
+    const now = nowNs();
+    // Replies due now, gathered per socket so a pipelined batch goes out in one write.
+    let socket: net.Socket | null = null;
+    let batch: Buffer[] = [];
+    const flush = () => {
+      if (socket && socket.writable) socket.write(batch.length === 1 ? batch[0] : Buffer.concat(batch));
+      batch = [];
+    };
+    while (this.head < this.items.length && this.items[this.head].dueNs <= now + LOOKAHEAD_NS) {
+      const item = this.items[this.head++];
+      if (item.socket !== socket) {
+        flush();
+        socket = item.socket;
+      }
+      batch.push(item.reply);
+    }
+    flush();
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items.splice(0, this.head);
+      this.head = 0;
+    }
+    this.schedule(now);
+  }
+}
+
+function nowNs(): number {
+  return Number(process.hrtime.bigint());
+}

@@ -1,0 +1,163 @@
+/**
+ * `respbench capacity --slo 'p99<=1ms'`: how much load the server carries
+ * while the SLO holds. The run flags say the workload (as for a run); the
+ * search (driver.ts) sets the rate and the length of each step.
+ */
+import { Command } from 'commander';
+import { writeFileSync } from 'node:fs';
+import { engineForCommand } from '../engines.js';
+import { Exit, EXIT } from '../exit.js';
+import { onStopSignals, SIGNAL_EXIT, type StopSignal } from '../interrupt.js';
+import type { CliIo } from '../io.js';
+import { printable } from '../printable.js';
+import { ProgressLine } from '../progress-line.js';
+import { addRunOptions } from '../run-options.js';
+import { buildPlan, parseDurationMs, parsePositive, UsageError, type RawRunOptions } from '../validate.js';
+import { runCapacity, type CapacityReport } from './driver.js';
+import { answerLine, capacityHeader, capacityPage, formatCapacityJson, limitLine, probeLine, stepRow, tableHeader } from './output.js';
+import { parseSlo } from './slo.js';
+
+interface CapacityFlags extends RawRunOptions {
+  slo?: string;
+  startRate?: string;
+  stepDuration: string;
+  precision: string;
+  json: boolean;
+  html?: string;
+  quiet: boolean;
+  retry: boolean;
+}
+
+/** Warmup before each step when --warmup is not given. */
+export const DEFAULT_WARMUP_MS = 1000;
+/** The closed-loop probe is this long at most (and never longer than a step). */
+export const PROBE_MS = 2000;
+
+const CAPACITY_HELP = `
+Examples:
+  respbench capacity --slo 'p99<=1ms' --port 6379
+  respbench capacity --slo 'p99<=1ms,p99.9<=5ms,errors<=0.1%' --port 6379 --mode get -c 16 -P 4
+  respbench capacity --slo 'p99<=20ms' --port 8888 --step-duration 5s --json > curve.json
+
+Each step runs the workload open loop (--rate) for --step-duration after
+--warmup (default 1s), latency counted from when each request was due, so a
+server that falls behind cannot hide it. A step meets the SLO when every
+percentile is within its bound, the share of error replies is within
+errors<= (default: none), and the achieved rate is at least 95% of the
+target. The rates ramp up x2 from --start-rate (default: 10% of what a
+short closed-loop probe achieved), then bisect between the highest rate
+that met the SLO and the lowest that did not, until the two are within
+--precision. A step that kept its rate but broke the SLO runs once more
+before it counts (--no-retry: at once). A step that fails says whether the
+client or the server held it back (client CPU, event-loop delay, schedule
+lag, service time).
+
+Exit status: 0 the search finished (capacity: none is an answer too); 1 a
+step could not run; 2 bad usage; 130/143/129 interrupted (the bracket so far
+is printed).
+`;
+
+/** `5%` or `5` (percent): a share, 0 < share < 1. */
+export function parsePrecision(raw: string): number {
+  const text = String(raw).trim().replace(/%$/, '');
+  return parsePositive('--precision (in %)', text, 99) / 100;
+}
+
+export function registerCapacityCommand(program: Command, io: CliIo): void {
+  const cmd = program
+    .command('capacity')
+    .description('the highest rate the server carries within a latency SLO: open-loop steps, ramped then bisected')
+    .option('--slo <conditions>', "latency percentiles and optionally errors, e.g. 'p99<=1ms,p99.9<=5ms,errors<=0.1%'")
+    .option('--start-rate <n>', 'the first step, requests per second (default: 10% of a short closed-loop probe)')
+    .option('--step-duration <duration>', 'measured length of each step', '10s')
+    .option('--precision <percent>', 'stop when the lowest failed rate is within this of the highest met one', '5%')
+    .option('--no-retry', 'believe a step that kept its rate but broke the SLO at once (default: run it once more, so one pause of the machine does not set the capacity)')
+    .option('--json', 'print the search as JSON: every step (the curve), the bracket, the capacity, the limit', false)
+    .option('--html <file>', 'write an HTML report: latency against throughput, the SLO, the capacity, the steps')
+    .option('-q, --quiet', 'no header or steps on stderr with --json', false);
+  addRunOptions(cmd);
+  cmd.addHelpText('after', CAPACITY_HELP).action(async (opts: CapacityFlags, c: Command) => {
+    await capacityCommand(opts, io, (name) => c.getOptionValueSource(name) === 'cli');
+  });
+}
+
+export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (option: string) => boolean): Promise<void> {
+  if (opts.slo === undefined) throw new UsageError("capacity needs --slo, e.g. --slo 'p99<=1ms'");
+  for (const [flag, name] of [
+    ['--rate', 'rate'],
+    ['--duration', 'duration'],
+    ['-n/--requests', 'requests'],
+  ] as const) {
+    if (given(name)) throw new UsageError(`capacity sets each step's rate and length itself: use --start-rate and --step-duration instead of ${flag}`);
+  }
+  const slo = parseSlo(opts.slo);
+  const stepDurationMs = parseDurationMs('--step-duration', opts.stepDuration, false);
+  const warmupMs = opts.warmup === undefined ? DEFAULT_WARMUP_MS : parseDurationMs('--warmup', opts.warmup, true);
+  const precision = parsePrecision(opts.precision);
+  const startRate = opts.startRate === undefined ? null : parsePositive('--start-rate', opts.startRate, 100_000_000);
+  const built = buildPlan({ ...opts, warmup: undefined, duration: undefined, rate: undefined }, process.env);
+  const engine = engineForCommand(built.engine, io.stderr);
+  const plan = { ...built.plan, threads: engine.name === 'js' ? 1 : Math.min(built.plan.threads, built.plan.connections) };
+  const settings = { slo, startRate, stepDurationMs, warmupMs, precision, probeMs: Math.min(stepDurationMs, PROBE_MS), retry: opts.retry !== false };
+
+  // The human lines go to stdout; with --json they go to stderr (unless --quiet), the JSON alone to stdout.
+  // A live line for the step under way, on a terminal only, cleared before anything else is printed.
+  const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
+  const write = opts.json ? (opts.quiet ? () => undefined : (t: string) => io.stderr(`${t}\n`)) : (t: string) => io.stdout(`${t}\n`);
+  const say = (t: string) => {
+    progress.clear();
+    write(t);
+  };
+  say(capacityHeader(engine.name, plan, slo, settings));
+  let headed = false;
+  const controller = new AbortController();
+  let stoppedBy: StopSignal | null = null;
+  const stopListening = onStopSignals((signal, n) => {
+    if (n === 1) {
+      stoppedBy = signal;
+      controller.abort();
+    } else io.stderr(`respbench: ${signal}: already stopping, printing the bracket so far\n`);
+  });
+  let report: CapacityReport;
+  try {
+    report = await runCapacity(engine, plan, settings, {
+      signal: controller.signal,
+      onProgress: progress.enabled ? (p) => progress.update(p) : undefined,
+      onProbe: (p, start) => say(probeLine(p, start)),
+      onStep: (s) => {
+        if (!headed) say(tableHeader(slo));
+        headed = true;
+        say(stepRow(s, slo));
+      },
+    });
+  } finally {
+    progress.clear();
+    stopListening();
+  }
+  if (stoppedBy) {
+    report.end = 'interrupted';
+    report.interrupted = { signal: stoppedBy };
+  }
+  report.slo.text = opts.slo;
+  const answer = answerLine(report, slo);
+  const limit = limitLine(report);
+  if (opts.json) {
+    io.stdout(`${formatCapacityJson(report)}\n`);
+    // The answer is what an interrupted search owes whoever stopped it, wherever the JSON goes.
+    if (stoppedBy) io.stderr(`${answer}\n`);
+  } else {
+    say(answer);
+    if (limit) say(printable(limit));
+  }
+  if (report.failure) io.stderr(`respbench: ${printable(report.failure)}\n`);
+  if (opts.html !== undefined) {
+    try {
+      writeFileSync(opts.html, capacityPage(report, slo));
+    } catch (err) {
+      io.stderr(`respbench: cannot write --html ${printable(opts.html)}: ${printable((err as Error).message)}\n`);
+      throw new Exit(EXIT.failed);
+    }
+  }
+  if (stoppedBy) throw new Exit(SIGNAL_EXIT[stoppedBy]);
+  if (report.end === 'failed') throw new Exit(EXIT.failed);
+}

@@ -1,0 +1,191 @@
+/**
+ * The capacity search: runs the workload open-loop at the rates the search
+ * (search.ts) asks for, one whole run (runPlan) per step, and never reaches
+ * into an engine. Each step runs over fresh connections: --warmup first,
+ * then --step-duration measured, latency from when each request was due.
+ */
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { Engine, Plan } from '../engine-js/plan.js';
+import type { RunOptions } from '../engine-js/progress.js';
+import { redactPlan, runPlan, type RunResult } from '../run.js';
+import { CapacitySearch, roundRate, type Bracket, type SearchEnd } from './search.js';
+import { decideLimit, measureStep, type CapacityStep, type Limit } from './step.js';
+import type { Slo } from './slo.js';
+
+/** Share of the closed-loop probe's throughput the ramp starts at. */
+export const START_SHARE = 0.1;
+/**
+ * A step that kept its rate and had no more errors than allowed but broke
+ * the SLO's latency is run once more, and fails only if it fails again:
+ * one pause of the machine (another process, a GC) breaks the p99 of a
+ * short step, and the search would put the capacity wherever it struck.
+ * Steps past the capacity fall short of their rate, and errors do not go
+ * away by asking again: those are believed at once.
+ */
+export const RETRY = 1;
+/** The longest search: a ramp of ~20 doublings and a bisection of ~20 halvings is far within it. */
+export const MAX_STEPS = 40;
+
+export interface CapacitySettings {
+  slo: Slo;
+  /** null: START_SHARE of a closed-loop probe's throughput. */
+  startRate: number | null;
+  stepDurationMs: number;
+  warmupMs: number;
+  precision: number;
+  /** Length of the closed-loop probe. */
+  probeMs: number;
+  /** Run a step that failed with its rate kept once more before believing it (see RETRY). */
+  retry: boolean;
+}
+
+export interface Probe {
+  durationSec: number;
+  opsPerSec: number;
+}
+
+export type CapacityEnd = SearchEnd | 'steps' | 'interrupted' | 'failed';
+
+/** What `respbench capacity --json` prints. */
+export interface CapacityReport {
+  kind: 'capacity';
+  version: 1;
+  engine: Engine['name'];
+  target: { host: string; port: number };
+  /** The workload, as each step ran it (rate and duration are the steps'). */
+  plan: Plan;
+  slo: { text: string; latency: Slo['latency']; maxErrorShare: number };
+  settings: { stepDurationMs: number; warmupMs: number; precision: number; retry: boolean };
+  probe: Probe | null;
+  startRate: number | null;
+  steps: CapacityStep[];
+  bracket: Bracket;
+  /** The highest rate that met the SLO (requests per second); null when none did. */
+  capacity: number | null;
+  end: CapacityEnd;
+  /** Who held back the lowest rate that failed. */
+  limit: { by: Limit; atRate: number; reason: string } | null;
+  /** end = 'failed': why. */
+  failure: string | null;
+  interrupted?: { signal: string };
+}
+
+export interface CapacityHooks {
+  signal?: AbortSignal;
+  /** Progress of the run under way (the probe or a step), as runPlan gives it. */
+  onProgress?: RunOptions['onProgress'];
+  onProbe?(probe: Probe, startRate: number): void;
+  onStep?(step: CapacityStep): void;
+}
+
+/** The cores the engine's work can use. */
+export function clientCores(engine: Engine, plan: Plan): number {
+  return engine.name === 'js' ? 1 : Math.max(1, Math.min(plan.threads, plan.connections, availableParallelism()));
+}
+
+async function measuredRun(engine: Engine, plan: Plan, hooks: CapacityHooks): Promise<{ result: RunResult; cpuUs: number; wallUs: number }> {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const result = await runPlan(engine, plan, { signal: hooks.signal, onProgress: hooks.onProgress });
+  const cpu = process.cpuUsage(cpu0);
+  return { result, cpuUs: cpu.user + cpu.system, wallUs: (performance.now() - t0) * 1000 };
+}
+
+/**
+ * The limit of every failed step, against the least loaded step's service
+ * time (the lowest target rate measured; it changes as a ramp down finds
+ * lower ones, so this runs over all steps each time).
+ */
+export function assignLimits(steps: CapacityStep[], window: { connections: number; pipeline: number }): void {
+  const measured = steps.filter((s) => s.serviceUs !== null && s.requests > 0);
+  const least = measured.reduce<CapacityStep | null>((a, s) => (a === null || s.targetRate < a.targetRate ? s : a), null);
+  const baseline = least?.serviceUs?.mean ?? null;
+  for (const s of steps) {
+    if (s.met) {
+      s.limit = null;
+      s.limitReason = null;
+      continue;
+    }
+    const d = decideLimit(s, baseline, window);
+    s.limit = d.limit;
+    s.limitReason = d.reason;
+  }
+}
+
+export function limitOf(steps: CapacityStep[], bracket: Bracket): CapacityReport['limit'] {
+  if (bracket.failed === null) return null;
+  const s = steps.find((x) => x.targetRate === bracket.failed && !x.met && !x.retried);
+  return s && s.limit && s.limitReason ? { by: s.limit, atRate: s.targetRate, reason: s.limitReason } : null;
+}
+
+export async function runCapacity(engine: Engine, plan: Plan, settings: CapacitySettings, hooks: CapacityHooks = {}): Promise<CapacityReport> {
+  const window = { connections: plan.connections, pipeline: plan.pipeline };
+  const stepPlan: Plan = { ...plan, durationMs: settings.stepDurationMs, warmupMs: settings.warmupMs, rate: 0 };
+  const report: CapacityReport = {
+    kind: 'capacity',
+    version: 1,
+    engine: engine.name,
+    target: { host: plan.host, port: plan.port },
+    plan: redactPlan({ ...stepPlan, rate: 0 }),
+    slo: { text: '', latency: settings.slo.latency, maxErrorShare: settings.slo.maxErrorShare },
+    settings: { stepDurationMs: settings.stepDurationMs, warmupMs: settings.warmupMs, precision: settings.precision, retry: settings.retry },
+    probe: null,
+    startRate: settings.startRate,
+    steps: [],
+    bracket: { met: null, failed: null },
+    capacity: null,
+    end: 'failed',
+    limit: null,
+    failure: null,
+  };
+  // get mode writes its keys once, before the first run; later runs read what is there.
+  let preload = plan.preload;
+  const stopped = (r: RunResult) => r.failure?.kind === 'interrupted' || hooks.signal?.aborted === true;
+  const finish = (end: CapacityEnd, search: CapacitySearch | null, failure: string | null = null) => {
+    if (search) report.bracket = search.bracket();
+    report.capacity = report.bracket.met;
+    assignLimits(report.steps, window);
+    report.limit = limitOf(report.steps, report.bracket);
+    report.end = end;
+    report.failure = failure;
+    return report;
+  };
+
+  let startRate = settings.startRate;
+  if (startRate === null) {
+    const probePlan: Plan = { ...plan, rate: 0, durationMs: settings.probeMs, warmupMs: 0, preload };
+    const { result } = await measuredRun(engine, probePlan, hooks);
+    if (stopped(result)) return finish('interrupted', null);
+    if (result.failure) return finish('failed', null, `the closed-loop probe failed: ${result.failure.message}`);
+    if (result.requests === 0) return finish('failed', null, 'the closed-loop probe got no reply');
+    preload = false;
+    report.probe = { durationSec: result.elapsedSec, opsPerSec: Math.round(result.opsPerSec * 10) / 10 };
+    startRate = Math.max(1, roundRate(result.opsPerSec * START_SHARE));
+    hooks.onProbe?.(report.probe, startRate);
+  }
+  report.startRate = startRate;
+  const search = new CapacitySearch({ startRate, precision: settings.precision, minRate: Math.max(1, roundRate(startRate / 64)) });
+  let tries = 0;
+  let rate: number | null = null;
+  for (let i = 1; i <= MAX_STEPS; i++) {
+    if (tries === 0) rate = search.next();
+    if (rate === null) return finish(search.end() ?? 'converged', search);
+    const m = await measuredRun(engine, { ...stepPlan, rate, preload }, hooks);
+    if (stopped(m.result)) return finish('interrupted', search);
+    if (m.result.failure) return finish('failed', search, `the step at ${rate}/s failed: ${m.result.failure.message}`);
+    preload = false;
+    const step = measureStep(i, { ...m, targetRate: rate, clientCores: clientCores(engine, plan) }, settings.slo);
+    step.retried = settings.retry && tries < RETRY && step.failedOn.length > 0 && step.failedOn.every((k) => k === 'latency');
+    report.steps.push(step);
+    assignLimits(report.steps, window);
+    hooks.onStep?.(step);
+    if (step.retried) {
+      tries++;
+      continue;
+    }
+    tries = 0;
+    search.record(rate, step.met);
+  }
+  return finish(search.end() ?? 'steps', search);
+}

@@ -1,0 +1,176 @@
+/**
+ * One step of a capacity search: a run at a target rate, what it achieved,
+ * whether it met the SLO and, when it did not, whether the client or the
+ * server was what held it back.
+ */
+import { LatencyHistogram } from '../engine-js/histogram.js';
+import type { RunResult } from '../run.js';
+import { formatShare, formatUs, type Slo } from './slo.js';
+
+/** A step must achieve at least this share of its target rate. */
+export const RATE_KEPT_SHARE = 0.95;
+/** The client is busy when it used this share of the CPU it can use (or more). */
+export const CLIENT_CPU_BUSY = 0.9;
+/**
+ * The JS engine's event loop is a limit when its delay p99 is at least 1 ms
+ * and this share of the latency that broke the SLO.
+ */
+export const LOOP_DELAY_SHARE = 0.25;
+/** The server queued when the mean service time grew this much over the least loaded step's. */
+export const SERVICE_GROWTH = 1.5;
+/** The window is the limit when the target is this much above what it carries at the low-load service time. */
+export const WINDOW_MARGIN = 0.05;
+
+export type Limit = 'client' | 'server';
+
+export function rateKept(achievedRate: number, targetRate: number): boolean {
+  return achievedRate >= RATE_KEPT_SHARE * targetRate;
+}
+
+export interface CapacityStep {
+  /** 1, 2, … in the order run. */
+  step: number;
+  targetRate: number;
+  /** Requests answered per second of the measured phase. */
+  achievedRate: number;
+  requests: number;
+  errors: number;
+  /** Intended-time latency (from when each request was due), us. */
+  latencyUs: { p50: number; p99: number; p999: number; max: number };
+  /** Each SLO percentile's value, us, keyed by its name (`p99.9`). */
+  sloLatencyUs: Record<string, number>;
+  /** Latency from the actual send, mean and p50, us (null when the engine gave none). */
+  serviceUs: { mean: number; p50: number; p99: number } | null;
+  /** How late requests went out against the schedule, p99 us (a full window or a late client). */
+  scheduleLagP99Us: number | null;
+  /** The JS engine's event-loop delay p99, us; null for the native engine. */
+  eventLoopDelayP99Us: number | null;
+  /** The client process's CPU over the step, as a share of what it can use (1 = all of it). */
+  clientCpu: number;
+  /** Cores the engine can use: 1 for JS, the threads for native (at most the machine's). */
+  clientCores: number;
+  met: boolean;
+  /** Why it did not meet the SLO (empty when it did). */
+  failedBecause: string[];
+  /** The same, as kinds. */
+  failedOn: ('latency' | 'errors' | 'rate' | 'no-reply')[];
+  /** The first error reply, when there was one. */
+  firstError: string | null;
+  /**
+   * True when this step failed on latency alone (its rate kept, errors
+   * within the bound) and was run again: the search went by the repeat, the
+   * next step.
+   */
+  retried: boolean;
+  /** When it did not: which side held it back, and the figures that say so. */
+  limit: Limit | null;
+  limitReason: string | null;
+}
+
+/** The figures of one run the verdict reads, beside the run itself. */
+export interface StepMeasure {
+  result: RunResult;
+  targetRate: number;
+  /** process.cpuUsage() over the run, us of CPU (user + system), and its wall time, us. */
+  cpuUs: number;
+  wallUs: number;
+  clientCores: number;
+}
+
+function pct(data: RunResult['histogram'], p: number): number {
+  return Math.round(LatencyHistogram.fromData(data).valueAtPercentile(p)) / 1000;
+}
+
+/** The step's figures and whether it met the SLO; the limit is decided with the other steps (decideLimit). */
+export function measureStep(step: number, m: StepMeasure, slo: Slo): CapacityStep {
+  const r = m.result;
+  const sloLatencyUs: Record<string, number> = {};
+  for (const c of slo.latency) sloLatencyUs[c.name] = r.requests > 0 ? pct(r.histogram, c.percentile) : 0;
+  const failedBecause: string[] = [];
+  const failedOn: CapacityStep['failedOn'] = [];
+  const fail = (kind: CapacityStep['failedOn'][number], text: string) => {
+    failedBecause.push(text);
+    if (!failedOn.includes(kind)) failedOn.push(kind);
+  };
+  for (const c of slo.latency) {
+    if (sloLatencyUs[c.name] > c.maxUs) fail('latency', `${c.name} ${formatUs(sloLatencyUs[c.name])} > ${formatUs(c.maxUs)}`);
+  }
+  const share = r.requests > 0 ? r.errors / r.requests : 0;
+  if (share > slo.maxErrorShare) fail('errors', `errors ${formatShare(share)} > ${formatShare(slo.maxErrorShare)}`);
+  const achievedRate = r.opsPerSec;
+  if (!rateKept(achievedRate, m.targetRate)) {
+    fail('rate', `achieved ${Math.round(achievedRate)}/s, ${Math.round((achievedRate / m.targetRate) * 100)}% of the target`);
+  }
+  if (r.requests === 0) fail('no-reply', 'no reply');
+  const service = r.serviceHistogram && r.requests > 0 ? LatencyHistogram.fromData(r.serviceHistogram) : null;
+  return {
+    step,
+    targetRate: m.targetRate,
+    achievedRate: Math.round(achievedRate * 10) / 10,
+    requests: r.requests,
+    errors: r.errors,
+    latencyUs: { p50: r.latencyUs.p50, p99: r.latencyUs.p99, p999: r.latencyUs.p999, max: r.latencyUs.max },
+    sloLatencyUs,
+    serviceUs: service ? { mean: Math.round(service.mean()) / 1000, p50: Math.round(service.valueAtPercentile(50)) / 1000, p99: Math.round(service.valueAtPercentile(99)) / 1000 } : null,
+    scheduleLagP99Us: r.clientLag.scheduleLagUs?.p99 ?? null,
+    eventLoopDelayP99Us: r.clientLag.eventLoopDelayUs?.p99 ?? null,
+    clientCpu: m.wallUs > 0 ? Math.round((m.cpuUs / m.wallUs / m.clientCores) * 1000) / 1000 : 0,
+    clientCores: m.clientCores,
+    met: failedBecause.length === 0,
+    failedBecause,
+    failedOn,
+    firstError: r.firstError ?? null,
+    retried: false,
+    limit: null,
+    limitReason: null,
+  };
+}
+
+/**
+ * Who held a failed step back. In order: a client that used (nearly) all
+ * the CPU it can, or whose event loop ran late by a good part of the
+ * latency, is the limit; so is a window (connections × pipeline) that
+ * could not carry the rate even at the service time (reply − actual send)
+ * of the least loaded step. Otherwise the service time tells: when it grew
+ * well over the least loaded step's, requests queued at the server, which
+ * is the limit; when it did not, either the requests went out late (the
+ * schedule lag says how late: the client) or they went out on time and the
+ * server's own latency broke the SLO.
+ *
+ * `baselineServiceMeanUs`: the mean service time of the least loaded step
+ * (null when no step measured one).
+ */
+export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | null, window: { connections: number; pipeline: number }): { limit: Limit; reason: string } {
+  const cpu = Math.round(s.clientCpu * 100);
+  if (s.failedOn.length > 0 && s.failedOn.every((k) => k === 'errors')) {
+    return { limit: 'server', reason: `it answered ${s.errors} request${s.errors === 1 ? '' : 's'} with error replies${s.firstError ? ` (first: ${s.firstError})` : ''}` };
+  }
+  if (s.clientCpu >= CLIENT_CPU_BUSY) {
+    return { limit: 'client', reason: `the client used ${cpu}% of the CPU it can use (${s.clientCores} core${s.clientCores === 1 ? '' : 's'})` };
+  }
+  const worstUs = Math.max(s.latencyUs.p99, ...Object.values(s.sloLatencyUs));
+  const loop = s.eventLoopDelayP99Us;
+  if (loop !== null && loop >= 1000 && loop >= LOOP_DELAY_SHARE * worstUs) {
+    return { limit: 'client', reason: `the JS engine's event loop ran up to ${formatUs(loop)} late (p99), CPU ${cpu}%` };
+  }
+  const service = s.serviceUs;
+  if (service && baselineServiceMeanUs !== null && baselineServiceMeanUs > 0) {
+    const from = `service time (reply − actual send) mean ${formatUs(baselineServiceMeanUs)} at the least loaded step, ${formatUs(service.mean)} here`;
+    // Even at the service time of low load, c × P in flight carry at most this many per second.
+    const inFlight = window.connections * window.pipeline;
+    const windowRate = (inFlight / baselineServiceMeanUs) * 1e6;
+    if (windowRate * (1 + WINDOW_MARGIN) < s.targetRate) {
+      return {
+        limit: 'client',
+        reason: `its window of ${inFlight} request${inFlight === 1 ? '' : 's'} in flight (-c ${window.connections} × -P ${window.pipeline}) at ${formatUs(baselineServiceMeanUs)} each (the server's time at low load) carries at most about ${Math.round(windowRate)}/s: raise -c or -P; client CPU ${cpu}%`,
+      };
+    }
+    if (service.mean >= SERVICE_GROWTH * baselineServiceMeanUs) return { limit: 'server', reason: `requests queued at the server: ${from}; client CPU ${cpu}%` };
+    const lag = s.scheduleLagP99Us;
+    if (lag !== null && lag >= LOOP_DELAY_SHARE * worstUs) {
+      return { limit: 'client', reason: `requests went out late (schedule lag p99 ${formatUs(lag)}) while the server answered as fast as at low load (${from}); client CPU ${cpu}%` };
+    }
+    return { limit: 'server', reason: `the server's own latency broke the SLO (service p99 ${formatUs(service.p99)}), with requests sent on time; client CPU ${cpu}%` };
+  }
+  return { limit: 'server', reason: `the client was not busy (CPU ${cpu}%${loop === null ? '' : `, event-loop delay p99 ${formatUs(loop)}`})` };
+}

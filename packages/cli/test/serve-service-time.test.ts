@@ -1,0 +1,66 @@
+/** `respbench serve --service-time`: a server of known capacity, one command at a time on a clock. */
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { parseServiceTime } from '../src/serve/command.js';
+import { startServer } from '../src/serve/server.js';
+
+/** Sends `count` pipelined ECHOs in one write over each of `connections`; resolves with the ms until every reply came, and each connection's replies. */
+async function echoes(port: number, connections: number, count: number): Promise<{ ms: number; replies: string[] }> {
+  const started = performance.now();
+  const replies = await Promise.all(
+    Array.from({ length: connections }, (_, c) =>
+      new Promise<string>((resolve, reject) => {
+        const s = net.connect(port, '127.0.0.1');
+        let text = '';
+        s.on('error', reject);
+        s.on('data', (d) => {
+          text += d.toString('latin1');
+          if (text.split('\r\n').length - 1 >= 2 * count) {
+            s.destroy();
+            resolve(text);
+          }
+        });
+        s.write(Array.from({ length: count }, (_, i) => `*2\r\n$4\r\nECHO\r\n$${String(c * 1000 + i).length}\r\n${c * 1000 + i}\r\n`).join(''));
+      }),
+    ),
+  );
+  return { ms: performance.now() - started, replies };
+}
+
+describe('serve --service-time', () => {
+  it('takes a duration with its unit', () => {
+    expect(parseServiceTime('200us')).toBe(200_000);
+    expect(parseServiceTime('1.5ms')).toBe(1_500_000);
+    expect(parseServiceTime('0.01s')).toBe(10_000_000);
+    expect(parseServiceTime('500ns')).toBe(500);
+    for (const bad of ['200', '0us', '-1ms', '11s', 'fast']) expect(() => parseServiceTime(bad)).toThrow(/--service-time must be a duration like 200us/);
+  });
+
+  it('serves one command at a time: n commands take n × d whatever the connections, in order per connection', async () => {
+    const server = await startServer(0, '127.0.0.1', { serviceTimeNs: 1_000_000 });
+    try {
+      // 3 connections × 40 pipelined commands at 1 ms each: 120 ms of service, less at most one lookahead (1 ms).
+      const { ms, replies } = await echoes(server.port, 3, 40);
+      expect(ms).toBeGreaterThanOrEqual(118);
+      expect(ms).toBeLessThan(1000);
+      replies.forEach((text, c) => {
+        const values = text.split('\r\n').filter((l) => l !== '' && !l.startsWith('$'));
+        expect(values).toEqual(Array.from({ length: 40 }, (_, i) => String(c * 1000 + i)));
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers a lone command within about a timer tick, and a server without it at once', async () => {
+    const timed = await startServer(0, '127.0.0.1', { serviceTimeNs: 200_000 });
+    const plain = await startServer(0, '127.0.0.1');
+    try {
+      expect((await echoes(timed.port, 1, 1)).ms).toBeLessThan(500);
+      expect((await echoes(plain.port, 1, 5)).replies[0]).toBe('$1\r\n0\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n');
+    } finally {
+      await timed.close();
+      await plain.close();
+    }
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * `respbench capacity` against real servers: the demo server with a known
+ * capacity (`serve --service-time 200us`: 5,000 ops/s whatever the
+ * connections), a client that cannot reach the rate asked, and Ctrl-C
+ * during a search. Steps are 1 s (0.5 s for the client-limit search) instead
+ * of the default 10 s to keep the file near half a minute; the precision
+ * stays the default 5%. Short steps make the p99 of each one sensitive to
+ * the machine's own pauses: when the known capacity is not found and a
+ * trivial load shows such pauses too, the test is skipped with a warning
+ * (a busy shared machine), not failed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engines } from './helpers/engines.js';
+import { CLI, runCli, useRedis } from './helpers/servers.js';
+
+interface Step {
+  targetRate: number;
+  achievedRate: number;
+  latencyUs: { p50: number; p99: number; p999: number };
+  met: boolean;
+  retried: boolean;
+  limit: 'client' | 'server' | null;
+  limitReason: string | null;
+}
+
+/** `respbench serve --service-time <d> --port 0` (without it when null) in a child process; resolves once it says its port. */
+function startServe(serviceTime: string | null): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...(serviceTime ? ['--service-time', serviceTime] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let text = '';
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+    child.stdout!.on('data', (d) => {
+      text += d;
+      const m = /listening on .+:(\d+)\n/.exec(text);
+      if (m) resolve({ port: Number(m[1]), child });
+    });
+  });
+}
+
+const FAST_STEPS = ['--step-duration', '1s', '--warmup', '300ms'];
+
+describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
+  let serve: { port: number; child: ChildProcess };
+  let plain: { port: number; child: ChildProcess };
+  let dir: string;
+  beforeAll(async () => {
+    serve = await startServe('200us');
+    plain = await startServe(null);
+    dir = mkdtempSync(path.join(tmpdir(), 'respbench-capacity-'));
+  });
+  afterAll(() => {
+    serve?.child.kill('SIGKILL');
+    plain?.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** p99 (us) of a trivial load against a server that answers at once: what this machine's own pauses add. */
+  async function noiseP99(engine: string): Promise<number> {
+    const quiet = await runCli(['--port', String(plain.port), '--mode', 'set', '-c', '8', '-P', '1', '--rate', '500', '--duration', '1s', '--engine', engine, '--json']);
+    return JSON.parse(quiet.stdout).latencyUs.p99;
+  }
+
+  it.for(engines())("engine %s: --slo 'p99<=20ms' -c 8 -P 1 finds it within 10%, with the table, the JSON curve and the chart", async (engine, ctx) => {
+    const before = await noiseP99(engine);
+    const html = path.join(dir, `capacity-${engine}.html`);
+    const args = ['capacity', '--slo', 'p99<=20ms', '--port', String(serve.port), '--mode', 'set', '-c', '8', '-P', '1', '--engine', engine, ...FAST_STEPS, '--html', html];
+    const run = await runCli([...args, '--json'], 90_000);
+    expect(run.code, run.stderr).toBe(0);
+    const r = JSON.parse(run.stdout);
+    expect(r.kind).toBe('capacity');
+    if (r.end !== 'converged' || Math.abs(r.capacity - 5000) / 5000 > 0.1) {
+      // Off: on a machine whose other work paused these processes for milliseconds at a trivial load, before or after, there was nothing to find. Say so rather than fail.
+      const noise = Math.max(before, await noiseP99(engine));
+      if (noise > 5000) {
+        console.warn(`capacity test inconclusive, skipped: found ${r.capacity}/s, but this machine is too busy (p99 ${noise} us at 500/s against a server that answers at once)`);
+        ctx.skip();
+      }
+    }
+    expect(r.end).toBe('converged');
+    expect(Math.abs(r.capacity - 5000) / 5000, `capacity ${r.capacity}`).toBeLessThanOrEqual(0.1);
+    expect(r.probe.opsPerSec).toBeGreaterThan(0);
+    expect((r.bracket.failed - r.bracket.met) / r.bracket.met).toBeLessThanOrEqual(0.05);
+    // Monotone where it should be: in order of rate, every step the search went by up to the capacity met the SLO (and achieved its rate), every one above did not.
+    const steps: Step[] = r.steps.filter((s: Step) => !s.retried).sort((a: Step, b: Step) => a.targetRate - b.targetRate);
+    for (const s of steps) {
+      expect(s.met, `step at ${s.targetRate}/s`).toBe(s.targetRate <= r.capacity);
+      if (s.met) expect(s.achievedRate).toBeGreaterThanOrEqual(0.95 * s.targetRate);
+      else expect(s.latencyUs.p99 > 20_000 || s.achievedRate < 0.95 * s.targetRate).toBe(true);
+    }
+    // The human lines went to stderr beside --json: the header, a row per step, the answer.
+    expect(run.stderr).toMatch(/^respbench capacity · engine \w+ · target 127\.0\.0\.1:\d+\n/);
+    expect(run.stderr).toContain('SLO: p99 <= 20 ms, errors <= 0% (default)');
+    expect(run.stderr.match(/^ +\d+ +\d+ +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+ +\d+ +(yes|no)/gm)).toHaveLength(r.steps.length);
+    expect(run.stderr).toMatch(/^capacity: \d+ ops\/s with p99 <= 20 ms/m);
+    const page = readFileSync(html, 'utf8');
+    expect(page).toContain('<svg class="chart capacity"');
+    expect(page).toContain('SLO p99 ≤ 20 ms');
+    expect(page).toContain(`capacity ${r.capacity.toLocaleString('en-US')}/s`);
+    // Past its capacity the server, not the client, held it back.
+    expect(r.limit.by, r.limit.reason).toBe('server');
+  });
+
+  it('Ctrl-C during a step prints the bracket so far and exits 130', async () => {
+    const child = spawn(process.execPath, [CLI, 'capacity', '--slo', 'p99<=20ms', '--port', String(serve.port), '--mode', 'set', '-c', '4', '-P', '1', '--start-rate', '1000', ...FAST_STEPS], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const guard = setTimeout(() => reject(new Error(`no step row within 20 s: ${stdout}${stderr}`)), 20_000);
+      child.stdout!.on('data', (d) => {
+        stdout += d;
+        if (/^ +1 +1000 /m.test(stdout)) {
+          clearTimeout(guard);
+          resolve();
+        }
+      });
+    });
+    // Into the second step (2000/s), which then never finishes.
+    await new Promise((r) => setTimeout(r, 400));
+    child.kill('SIGINT');
+    expect(await exited, stderr).toBe(130);
+    // Step 1 ran at 1000/s: the bracket has it, on whichever side (a step on a busy machine may fail, and then runs again).
+    expect(stdout).toMatch(/^interrupted \(SIGINT\): bracket so far: (met 1000\/s, failed none yet|met none yet, failed 1000\/s|met none yet, failed none yet)$/m);
+    expect(stdout).not.toMatch(/^capacity:/m);
+    expect(stdout.match(/^ +\d+ +\d+ /gm)).toHaveLength(1);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('a client that cannot reach the rate', () => {
+  const redis = useRedis();
+
+  it('says the client was the limit: JS engine, one connection, one request in flight, 200k/s asked of Redis', async () => {
+    const run = await runCli(
+      ['capacity', '--slo', 'p99<=20ms', '--port', String(redis.current.port), '--mode', 'set', '-c', '1', '-P', '1', '--engine', 'js', '--start-rate', '200000', '--step-duration', '500ms', '--warmup', '100ms', '--precision', '50%', '--json'],
+      60_000,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const r = JSON.parse(run.stdout);
+    const first: Step = r.steps[0];
+    expect(first.targetRate).toBe(200_000);
+    expect(first.met).toBe(false);
+    expect(first.achievedRate).toBeLessThan(0.5 * 200_000);
+    expect(first.limit, first.limitReason ?? '').toBe('client');
+    expect(first.limitReason).toMatch(/window of 1 request in flight \(-c 1 × -P 1\)|CPU it can use|event loop/);
+    expect(r.capacity).toBeGreaterThan(0);
+  });
+});
