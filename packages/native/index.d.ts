@@ -83,6 +83,8 @@ export interface NativePlan {
   dbnum?: number | null
   /** Absent = false: RESP2. */
   resp3?: boolean
+  /** null or absent: a dropped connection ends the run. */
+  reconnect?: NativeReconnect | null
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */
@@ -95,6 +97,12 @@ export interface NativeProgress {
   durationNs: number
   /** p99 latency of the timed phase so far (0 before any reply). */
   p99Ns: number
+}
+
+/** `Reconnect` from engine-js/plan.ts. */
+export interface NativeReconnect {
+  attempts: number
+  backoffMs: number
 }
 
 /** `RawResult` from engine-js/plan.ts, field for field. */
@@ -124,6 +132,13 @@ export interface NativeResult {
   failure?: NativeFailure
   /** Requests written whose replies had not come when the run stopped. */
   unanswered: number
+  /**
+   * `--reconnect`: requests lost to drops, reconnects, time down (the
+   * adapter passes them on only for a plan with `reconnect`).
+   */
+  lost: number
+  reconnects: number
+  downNs: number
 }
 
 /**
