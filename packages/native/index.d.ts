@@ -85,6 +85,8 @@ export interface NativePlan {
   resp3?: boolean
   /** null or absent: a dropped connection ends the run. */
   reconnect?: NativeReconnect | null
+  /** Absent = false: no CLIENT TRACKING in the handshake. */
+  clientTracking?: boolean
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */

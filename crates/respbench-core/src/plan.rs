@@ -89,6 +89,9 @@ pub struct Plan {
     /// `--reconnect`: a connection that drops mid-run is opened again
     /// (handshake and all) and goes on; None = a drop ends the run.
     pub reconnect: Option<Reconnect>,
+    /// `CLIENT TRACKING on` in the handshake (RESP3): invalidation push
+    /// frames flow for keys read and changed by another client.
+    pub client_tracking: bool,
 }
 
 /// How a dropped connection is opened again (`--reconnect`), as the TS `Reconnect`.
@@ -177,6 +180,7 @@ impl Plan {
             dbnum: None,
             resp3: false,
             reconnect: None,
+            client_tracking: false,
         }
     }
 
@@ -312,4 +316,20 @@ pub struct RawResult {
     /// Requests of the timed phase written whose replies had not come when
     /// it stopped (0 when it ran to the end).
     pub unanswered: u64,
+}
+
+#[cfg(test)]
+mod reconnect_tests {
+    use super::*;
+
+    /// As reconnectDelayMs in packages/cli/test/output.test.ts: none before
+    /// the first attempt, then the backoff doubling, capped at 5 s.
+    #[test]
+    fn reconnect_delays_double_from_the_backoff_up_to_the_cap() {
+        let r = Reconnect { attempts: 10, backoff_ms: 100 };
+        let delays: Vec<u64> = (0..9).map(|a| r.delay_ms(a)).collect();
+        assert_eq!(delays, [0, 100, 200, 400, 800, 1600, 3200, 5000, 5000]);
+        assert_eq!(Reconnect { attempts: 3, backoff_ms: 8000 }.delay_ms(2), 8000);
+        assert_eq!(r.delay_ms(u32::MAX), 5000);
+    }
 }

@@ -148,6 +148,7 @@ export interface RawRunOptions {
   reconnect?: boolean;
   reconnectAttempts?: string;
   reconnectBackoff?: string;
+  clientTracking?: boolean;
 }
 
 /** --reconnect's attempts per drop and first backoff when not given. */
@@ -324,6 +325,10 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
     tls: null,
     ...readCredentials(raw, uri, env),
   };
+  if (raw.clientTracking) {
+    if (!plan.resp3) throw new UsageError('--client-tracking needs -3/--resp3 (invalidations come as RESP3 push frames)');
+    plan.clientTracking = true;
+  }
   const reconnect = readReconnect(raw);
   if (reconnect) plan.reconnect = reconnect;
   if (uri?.socket) plan.socket = uri.socket;

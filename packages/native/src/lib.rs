@@ -60,6 +60,8 @@ pub struct NativePlan {
     pub resp3: Option<bool>,
     /// null or absent: a dropped connection ends the run.
     pub reconnect: Option<Either<NativeReconnect, Null>>,
+    /// Absent = false: no CLIENT TRACKING in the handshake.
+    pub client_tracking: Option<bool>,
 }
 
 /// `Reconnect` from engine-js/plan.ts.
@@ -208,6 +210,7 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
             }),
             _ => None,
         },
+        client_tracking: p.client_tracking.unwrap_or(false),
     })
 }
 

@@ -98,6 +98,12 @@ export interface Plan {
    * and all) and goes on; null or absent = a drop ends the run.
    */
   reconnect?: Reconnect | null;
+  /**
+   * Hidden --client-tracking (RESP3 only): CLIENT TRACKING on in the
+   * handshake, so the server sends invalidation push frames for keys the
+   * connection read and another client changed. Absent = false.
+   */
+  clientTracking?: boolean;
 }
 
 /** How a dropped connection is opened again (--reconnect). */
