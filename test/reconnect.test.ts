@@ -181,6 +181,21 @@ describe.each(engines())('engine %s', (engine) => {
     expect(errLines).toHaveLength(1);
     expect(errLines[0]).toMatch(/not reconnected after 3 attempts/);
   });
+
+  it('--duration ends while a connection waits for its next attempt: the run ends on time, no failure, the time down reported', async () => {
+    const s = await startServer();
+    const running = bench(engine, s, ['--mode', 'set', '--duration', '2s', '-c', '1', '-P', '8', '--reconnect', '--reconnect-attempts', '100', '--reconnect-backoff', '1s', '--json']);
+    await untilConnected(s, 1);
+    await kill(s);
+    const run = await running;
+    const result = parse(run);
+    expect(run.code, run.stderr).toBe(0);
+    expect(result.failure).toBeNull();
+    expect(result.reconnects).toBe(0);
+    expect(result.downNs).toBeGreaterThan(0);
+    expect(result.elapsedSec).toBeLessThan(2.5);
+    expect(run.ms).toBeLessThan(8000);
+  });
 });
 
 describe('reconnect flags', () => {

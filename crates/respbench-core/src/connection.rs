@@ -345,6 +345,11 @@ impl Connection {
         self.down = Some(Down { since: now, attempts: 0, retry_at: now, why });
     }
 
+    /// When a time-bound phase stops sending, if it is one.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.pace.deadline
+    }
+
     /// `--reconnect`: down after a drop, waiting for its next attempt.
     pub fn down(&mut self) -> Option<&mut Down> {
         self.down.as_mut()

@@ -524,6 +524,7 @@ impl EventLoop<'_> {
                 }
                 Err(ConnectError::Failed(why)) => {
                     let conn = &mut self.conns[i];
+                    let deadline = conn.deadline();
                     let Some(down) = conn.down() else { continue };
                     down.attempts += 1;
                     if down.attempts >= policy.attempts {
@@ -537,6 +538,10 @@ impl EventLoop<'_> {
                         return;
                     }
                     down.retry_at = Instant::now() + Duration::from_millis(policy.delay_ms(down.attempts));
+                    // A time-bound phase that ends during the wait ends it too.
+                    if let Some(d) = deadline {
+                        down.retry_at = down.retry_at.min(d);
+                    }
                     next = Some(next.map_or(down.retry_at, |n: Instant| n.min(down.retry_at)));
                 }
             }

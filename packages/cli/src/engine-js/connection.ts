@@ -445,8 +445,10 @@ export class Connection {
         },
       );
     };
-    if (wait === 0) go();
-    else this.retryTimer = setTimeout(go, wait);
+    // A time-bound phase that ends during the wait ends it too.
+    const until = Math.min(wait, this.deadline - performance.now());
+    if (until <= 0) go();
+    else this.retryTimer = setTimeout(go, until);
   }
 
   /** The time down since the drop counts. */
