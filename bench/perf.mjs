@@ -9,6 +9,7 @@
  *   pnpm perf --requests 500000 --rounds 5 --pipeline 128 --keyspace 100000 --memory
  *   pnpm perf --tests none --memory  # the memory cases only
  *   pnpm perf --tests large        # large replies only: JS vs native time per reply
+ *   pnpm perf --transports tcp,tls,unix --pipeline 1 --connections 50
  *
  * --memory adds peak RSS per engine: at 500,000 and 5,000,000 requests (no
  * growth with the run's length), and with a 1 GiB window (-P 1024 of 1 MiB
@@ -18,11 +19,15 @@
  * native: LRANGE over a 2,000,000-element list, and a 16 MiB flat array (a
  * list of 2,396,745 one-byte elements), each read whole by one request.
  *
+ * --transports: tcp (the plain port), tls (the server's TLS port on a
+ * certificate made here with openssl; redis-benchmark --tls --cacert), unix
+ * (its unix socket; redis-benchmark -s). Every client uses the same one.
+ *
  * Figures only: nothing here passes or fails. The machine is shared and
  * noisy, so compare the ratios measured in one run.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -42,6 +47,8 @@ const { values: opts } = parseArgs({
     tests: { type: 'string', default: 'set,get,large' },
     engines: { type: 'string', default: 'native,js' },
     memory: { type: 'boolean', default: false },
+    transports: { type: 'string', default: 'tcp' },
+    connections: { type: 'string', default: '1' },
   },
 });
 const N = Number(opts.requests);
@@ -88,18 +95,23 @@ function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-function redisBenchmark(port, test) {
-  const r = measured('redis-benchmark', ['-p', String(port), '-P', opts.pipeline, '-c', '1', '-n', String(N), '-r', opts.keyspace, '-d', opts['value-size'], '-t', test, '--csv']);
+/** How each client reaches the server over a transport: redis-benchmark's flags and respbench's. */
+let transportArgs = { tcp: { bench: [], respbench: [] } };
+
+function redisBenchmark(port, test, transport) {
+  const where = transport === 'unix' ? [] : ['-p', String(transport === 'tls' ? tlsPort : port)];
+  const r = measured('redis-benchmark', [...where, ...transportArgs[transport].bench, '-P', opts.pipeline, '-c', opts.connections, '-n', String(N), '-r', opts.keyspace, '-d', opts['value-size'], '-t', test, '--csv']);
   const line = r.out.trim().split('\n').find((l) => l.startsWith(`"${test.toUpperCase()}"`));
   if (!line) throw new Error(`no figures from redis-benchmark: ${r.out}${r.err}`);
   return { ops: Number(line.split(',')[1].replace(/"/g, '')), cpuUsPerOp: (r.cpu * 1e6) / N, userUsPerOp: (r.user * 1e6) / N, sysUsPerOp: (r.sys * 1e6) / N, maxrssKb: r.maxrssKb };
 }
 
-function respbench(port, engine, test, requests = N, shape = {}) {
+function respbench(port, engine, test, requests = N, shape = {}, transport = 'tcp') {
   const pipeline = shape.pipeline ?? opts.pipeline;
   const keyspace = shape.keyspace ?? opts.keyspace;
   const valueSize = shape.valueSize ?? opts['value-size'];
-  const args = [CLI, '--engine', engine, '--port', String(port), '--mode', test, '--requests', String(requests), '--pipeline', pipeline, '--keyspace', keyspace, '--value-size', valueSize, '--seed', '1', '--json'];
+  const where = ['--port', String(transport === 'tls' ? tlsPort : port), ...transportArgs[transport].respbench];
+  const args = [CLI, '--engine', engine, ...where, '--mode', test, '--requests', String(requests), '--pipeline', pipeline, '-c', opts.connections, '--keyspace', keyspace, '--value-size', valueSize, '--seed', '1', '--json'];
   if (test === 'get') args.push('--no-preload');
   const r = measured(process.execPath, args);
   if (r.code !== 0 && r.code !== 3) throw new Error(`respbench --engine ${engine} failed (${r.code}): ${r.err}`);
@@ -154,21 +166,49 @@ function largeReplies(port, engines) {
   for (const r of rows) console.log(fmt(r));
 }
 
+/** A CA and a server certificate for 127.0.0.1 signed by it, for the tls transport. */
+function makeCertificates(dir) {
+  const run = (...args) => {
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${r.stderr}`);
+  };
+  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=respbench perf CA');
+  writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
+  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
+}
+
+const transports = opts.transports.split(',');
 const port = await freePort();
+const tlsPort = transports.includes('tls') ? await freePort() : 0;
 const dir = mkdtempSync(path.join(tmpdir(), 'respbench-perf-'));
-const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+const socket = path.join(dir, 'redis.sock');
+const serverArgs = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'];
+if (transports.includes('tls')) {
+  makeCertificates(dir);
+  const f = (n) => path.join(dir, n);
+  serverArgs.push('--tls-port', String(tlsPort), '--tls-cert-file', f('server.pem'), '--tls-key-file', f('server.key'), '--tls-ca-cert-file', f('ca.pem'), '--tls-auth-clients', 'no');
+  transportArgs.tls = { bench: ['--tls', '--cacert', f('ca.pem')], respbench: ['--tls', '--cacert', f('ca.pem')] };
+}
+if (transports.includes('unix')) {
+  serverArgs.push('--unixsocket', socket, '--unixsocketperm', '700');
+  transportArgs.unix = { bench: ['-s', socket], respbench: ['-s', socket] };
+}
+const server = spawn('redis-server', serverArgs, { stdio: 'ignore' });
 try {
   await waitPort(port);
+  if (tlsPort) await waitPort(tlsPort);
   const engines = opts.engines.split(',').filter((e) => engineLoads(port, e));
   const clients = ['redis-benchmark', ...engines.map((e) => `respbench ${e}`)];
-  console.log(`redis-server on 127.0.0.1:${port}; ${N} requests, pipeline ${opts.pipeline}, 1 connection, keyspace ${opts.keyspace}, ${opts['value-size']} B values, ${ROUNDS} rounds (medians)`);
+  console.log(`redis-server on 127.0.0.1:${port}; ${N} requests, pipeline ${opts.pipeline}, ${opts.connections} connection(s), keyspace ${opts.keyspace}, ${opts['value-size']} B values, ${ROUNDS} rounds (medians); transports ${transports.join(', ')}`);
   const rows = [];
+  for (const transport of transports)
   for (const test of opts.tests === 'none' ? [] : opts.tests.split(',').filter((t) => t !== 'large')) {
     const samples = Object.fromEntries(clients.map((c) => [c, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? clients : [...clients].reverse();
       for (const c of order) {
-        samples[c].push(c === 'redis-benchmark' ? redisBenchmark(port, test) : respbench(port, c.split(' ')[1], test));
+        samples[c].push(c === 'redis-benchmark' ? redisBenchmark(port, test, transport) : respbench(port, c.split(' ')[1], test, N, {}, transport));
       }
     }
     const base = { ops: median(samples['redis-benchmark'].map((s) => s.ops)), cpu: median(samples['redis-benchmark'].map((s) => s.cpuUsPerOp)) };
@@ -177,10 +217,10 @@ try {
       const cpu = median(samples[c].map((s) => s.cpuUsPerOp));
       const user = median(samples[c].map((s) => s.userUsPerOp));
       const sys = median(samples[c].map((s) => s.sysUsPerOp));
-      rows.push([test.toUpperCase(), c, ops.toFixed(0), user.toFixed(3), sys.toFixed(3), cpu.toFixed(3), (ops / base.ops).toFixed(2), (cpu / base.cpu).toFixed(2)]);
+      rows.push([transport, test.toUpperCase(), c, ops.toFixed(0), user.toFixed(3), sys.toFixed(3), cpu.toFixed(3), (ops / base.ops).toFixed(2), (cpu / base.cpu).toFixed(2)]);
     }
   }
-  const head = ['test', 'client', 'ops/s', 'user us/op', 'sys us/op', 'CPU us/op', 'ops ratio', 'CPU ratio'];
+  const head = ['transport', 'test', 'client', 'ops/s', 'user us/op', 'sys us/op', 'CPU us/op', 'ops ratio', 'CPU ratio'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const fmt = (r) => `| ${r.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
   if (rows.length > 0) {

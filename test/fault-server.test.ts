@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from './faults/fault-server.mjs';
 import { availableEngines, STACK_TRACE, startNoAcceptServer, waitFor } from './faults/harness.js';
-import { CLI, liveProcesses, runCli, runJson } from './helpers/servers.js';
+import { CLI, hasTcpSocketTo, liveProcesses, runCli, runJson } from './helpers/servers.js';
 
 const engines = await availableEngines();
 
@@ -182,8 +182,8 @@ describe.each(engines)('engine %s against a faulty server', (engine) => {
       const started = Date.now();
       const pending = runCli(['--engine', engine, '--port', String(blackhole.port), '-c', '6', '--requests', '60', '--timeout', '30s', '-q'], 20_000);
       // runCli gives no handle on the child: find it by its unique port argument.
-      await waitFor('respbench to start', () => pidOf(`--port ${blackhole.port}`) > 0);
-      await new Promise((r) => setTimeout(r, 600));
+      // Past start-up and into connecting: its signal handlers are in place.
+      await waitFor('respbench to start connecting', () => hasTcpSocketTo(pidOf(`--port ${blackhole.port}`), blackhole.port), 20_000);
       process.kill(pidOf(`--port ${blackhole.port}`), 'SIGINT');
       const run = await pending;
       expect(run.code).toBe(130);

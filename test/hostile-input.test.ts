@@ -94,7 +94,7 @@ describe.each(engines)('engine %s', (engine) => {
     const before = commandsProcessed(b);
     const run = await runCli(['--engine', engine, '--port', String(a.port), '-t', 'ping,set', '-n', '2000', '--compare', `[::1]:${b.port}`]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain(`B = [::1]:${b.port}`);
+    expect(run.stdout).toContain(`vs [::1]:${b.port}`);
     expect(run.stdout).toMatch(/\| SET +\|/);
     expect(commandsProcessed(b) - before).toBeGreaterThanOrEqual(4000);
   });

@@ -5,10 +5,10 @@
  * it started (the embedded demo server) outlives it.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { availableEngines, childPids, isAlive, STACK_TRACE, waitFor } from './faults/harness.js';
-import { CLI, liveProcesses, redisPerTest, REPO, type RedisServer } from './helpers/servers.js';
+import { CLI, liveProcesses, redisPerTest, REPO, tcpSocketsOf, type RedisServer } from './helpers/servers.js';
 
 const engines = await availableEngines();
 
@@ -162,39 +162,9 @@ describe('signals to the whole process group, as a terminal sends them', () => {
     return { child, exited, group, respbenchPid };
   }
 
-  /** True once `pid` holds an established TCP connection: the run is under way (its signal handlers are in). Linux /proc. */
+  /** True once `pid` holds an established TCP connection: the run is under way (its signal handlers are in). */
   function connected(pid: number): boolean {
-    if (!pid) return false;
-    const inodes = new Set<string>();
-    try {
-      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-        const m = /^socket:\[(\d+)\]$/.exec(safeReadlink(`/proc/${pid}/fd/${fd}`));
-        if (m) inodes.add(m[1]);
-      }
-    } catch {
-      return false;
-    }
-    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-      let text = '';
-      try {
-        text = readFileSync(table, 'utf8');
-      } catch {
-        continue;
-      }
-      // Columns: sl local remote st ... uid timeout inode; st 01 is ESTABLISHED.
-      for (const line of text.split('\n').slice(1)) {
-        const cols = line.trim().split(/\s+/);
-        if (cols[3] === '01' && inodes.has(cols[9])) return true;
-      }
-    }
-    return false;
-  }
-  function safeReadlink(p: string): string {
-    try {
-      return readlinkSync(p);
-    } catch {
-      return '';
-    }
+    return tcpSocketsOf(pid).some((socket) => socket.state === '01');
   }
 
   const vias = ['bin', 'pnpm'] as const;
@@ -209,7 +179,11 @@ describe('signals to the whole process group, as a terminal sends them', () => {
       await new Promise((r) => setTimeout(r, 15));
       run.group('SIGINT');
       const out = await run.exited;
-      expect([out.code, out.signal], out.stderr).toEqual([130, null]);
+      // pnpm turns a second Ctrl-C into SIGTERM for its script; which of the two
+      // reaches respbench first depends on scheduling, so through pnpm either
+      // status of an interrupted run is right. Through the bin it is SIGINT's.
+      if (via === 'bin') expect([out.code, out.signal], out.stderr).toEqual([130, null]);
+      else expect([130, 143], out.stderr).toContain(out.code);
       expect(out.stdout).toMatch(/^FAILED \(interrupted\)/m);
       expect(out.stdout).toMatch(/requests \d+\/50000000/);
       // The demo server never saw the Ctrl-C: the run was stopped by the user, not by a server going away.

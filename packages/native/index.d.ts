@@ -46,6 +46,10 @@ export interface NativeHistogram {
 export interface NativePlan {
   host: string
   port: number
+  /** Unix socket path; null or absent: TCP to host:port. */
+  socket?: string | null
+  /** null or absent: no TLS. */
+  tls?: NativeTls | null
   connections: number
   pipeline: number
   requests: number
@@ -141,6 +145,18 @@ export interface NativeResult {
   lost: number
   reconnects: number
   downNs: number
+}
+
+/** `TlsPlan` from engine-js/plan.ts; null or absent strings are unset. */
+export interface NativeTls {
+  cacert?: string | null
+  cacertdir?: string | null
+  cert?: string | null
+  key?: string | null
+  insecure?: boolean
+  sni?: string | null
+  ciphers?: string | null
+  ciphersuites?: string | null
 }
 
 /**

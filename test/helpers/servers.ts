@@ -5,7 +5,7 @@
  * and `liveChildren()` lets tests check nothing was left behind.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -156,4 +156,48 @@ export function redisPerTest(): (extra?: string[]) => Promise<RedisServer> {
     if (port) expect(liveProcesses(`redis-server 127.0.0.1:${port}`)).toEqual([]);
   });
   return async (extra: string[] = []) => (current = await startRedis(extra));
+}
+
+/** The TCP sockets process `pid` holds, from /proc (Linux): remote port and state (`01` is established). */
+export function tcpSocketsOf(pid: number): { remotePort: number; state: string }[] {
+  if (!pid) return [];
+  const inodes = new Set<string>();
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      let link = '';
+      try {
+        link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      const m = /^socket:\[(\d+)\]$/.exec(link);
+      if (m) inodes.add(m[1]);
+    }
+  } catch {
+    return [];
+  }
+  const sockets: { remotePort: number; state: string }[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    // Columns: sl local remote st tx:rx tr:when retrnsmt uid timeout inode.
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length > 9 && inodes.has(cols[9])) sockets.push({ remotePort: parseInt(cols[2].split(':')[1], 16), state: cols[3] });
+    }
+  }
+  return sockets;
+}
+
+/**
+ * Whether process `pid` has a TCP socket to `port` in any state (SYN sent,
+ * established, …): the CLI has got as far as connecting, so its signal
+ * handlers are in place. A test waits for this event, not for a guessed time.
+ */
+export function hasTcpSocketTo(pid: number, port: number): boolean {
+  return tcpSocketsOf(pid).some((s) => s.remotePort === port);
 }

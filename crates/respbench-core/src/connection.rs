@@ -11,11 +11,7 @@
 //! times at most.
 
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
-
-use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Token};
 
 use crate::counters::{Counters, FirstTexts};
 use crate::handshake;
@@ -24,6 +20,7 @@ use crate::plan::{Failure, FailureKind, Plan};
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, Scan, escape_bytes};
 use crate::request_source::{Op, PreparedPlan, RequestSource};
+use crate::transport::{self, OpenError, Stream, io_text};
 use crate::values::first_difference;
 
 /// Bytes of requests encoded into one write at most (as the TS engine).
@@ -109,137 +106,47 @@ struct Slot {
 pub enum ConnectError {
     /// Cancelled while connecting.
     Interrupted,
-    /// Refused, unresolvable, timed out…: the text for the user.
+    /// Refused, unresolvable, timed out, TLS refused…: the text for the user.
     Failed(String),
 }
 
-/// How often a pending connect looks at the cancel flag.
-const CONNECT_SLICE: Duration = Duration::from_millis(20);
 /// Connect timeout when the plan has no reply timeout (as the TS engine).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Opens a connection to the plan's server and makes it ready for load: the
 /// one place that does, so the run loop only ever gets a ready stream. The
-/// connect is non-blocking so that a cancel ends a connect that hangs (a
-/// server that never accepts) at once; it gives up after the plan's
+/// transport first ([`transport::connect`]: TCP, a unix socket, or TLS with
+/// its handshake done), then [`make_ready`]. Each step is non-blocking so
+/// that a cancel ends one that hangs at once; each gives up after the plan's
 /// `--timeout` (10 s when that is 0). Error texts match the TS engine's.
-pub fn open(plan: &Plan, control: &RunControl) -> Result<TcpStream, ConnectError> {
-    let (host, port) = (plan.host.as_str(), plan.port);
+pub fn open(plan: &Plan, control: &RunControl) -> Result<Stream, ConnectError> {
     let timeout = if plan.timeout_ms > 0 { Duration::from_millis(plan.timeout_ms) } else { DEFAULT_CONNECT_TIMEOUT };
-    let mut stream = connect(host, port, timeout, control)?;
+    let mut stream = transport::connect(plan, timeout, control).map_err(|e| match e {
+        OpenError::Interrupted => ConnectError::Interrupted,
+        OpenError::Failed(m) => ConnectError::Failed(m),
+    })?;
     make_ready(&mut stream, plan, timeout, control)?;
     Ok(stream)
 }
 
-/// What a freshly connected socket needs before the first request:
-/// `TCP_NODELAY`, then the plan's handshake (`HELLO 3` / `AUTH`, `SELECT`,
-/// `CLIENT SETNAME`; [`crate::handshake`]) answered within its own
-/// `timeout`. A failed handshake is its one-line reason (never the password).
-fn make_ready(
-    stream: &mut TcpStream,
-    plan: &Plan,
-    timeout: Duration,
-    control: &RunControl,
-) -> Result<(), ConnectError> {
-    let (host, port) = (plan.host.as_str(), plan.port);
-    stream
-        .set_nodelay(true)
-        .map_err(|e| ConnectError::Failed(format!("cannot connect to {host}:{port}: {}", io_text(&e))))?;
+/// What a ready byte stream (TCP, unix or TLS, from [`transport::connect`])
+/// needs before the first request: `TCP_NODELAY` where there is TCP, then the
+/// plan's handshake (`HELLO 3` / `AUTH`, `SELECT`, `CLIENT SETNAME`;
+/// [`crate::handshake`]) answered within its own `timeout`, whatever the
+/// transport (`stream` reads and writes application bytes; `flush` pushes
+/// pending TLS records). A failed handshake is its one-line reason (never the
+/// password).
+fn make_ready(stream: &mut Stream, plan: &Plan, timeout: Duration, control: &RunControl) -> Result<(), ConnectError> {
+    stream.set_nodelay().map_err(|e| {
+        let to = stream.peer_label().unwrap_or_else(|| format!("{}:{}", plan.host, plan.port));
+        ConnectError::Failed(format!("cannot connect to {to}: {}", io_text(&e)))
+    })?;
     handshake::run(stream, plan, timeout, control)
-}
-
-/// Resolves `host` and connects to the first address that accepts.
-fn connect(host: &str, port: u16, timeout: Duration, control: &RunControl) -> Result<TcpStream, ConnectError> {
-    let addrs: Vec<SocketAddr> = match (host, port).to_socket_addrs() {
-        Ok(a) => a.collect(),
-        Err(_) => return Err(ConnectError::Failed(format!("cannot resolve host \"{host}\""))),
-    };
-    if addrs.is_empty() {
-        return Err(ConnectError::Failed(format!("cannot resolve host \"{host}\"")));
-    }
-    let deadline = Instant::now() + timeout;
-    let mut last = String::new();
-    for addr in addrs {
-        match connect_one(addr, deadline, control) {
-            Ok(stream) => return Ok(stream),
-            Err(None) => return Err(ConnectError::Interrupted),
-            // EMFILE, ENFILE: say what to change, not "too many open files".
-            Err(Some(e)) if matches!(e.raw_os_error(), Some(23 | 24)) => {
-                return Err(ConnectError::Failed(format!(
-                    "cannot open another connection to {host}:{port}: the open-file limit is too low for this many connections (raise it, e.g. ulimit -n 65536, or use fewer -c)"
-                )));
-            }
-            Err(Some(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                last = format!("connection refused by {host}:{port} (is the server running on that port?)");
-            }
-            Err(Some(e)) if e.kind() == io::ErrorKind::TimedOut => {
-                last = format!("connect to {host}:{port} timed out after {} ms", timeout.as_millis());
-            }
-            Err(Some(e)) => last = format!("cannot connect to {host}:{port}: {}", io_text(&e)),
-        }
-    }
-    Err(ConnectError::Failed(last))
-}
-
-/// One non-blocking connect, waited for in slices; `Err(None)` = cancelled.
-fn connect_one(addr: SocketAddr, deadline: Instant, control: &RunControl) -> Result<TcpStream, Option<io::Error>> {
-    let mut stream = TcpStream::connect(addr).map_err(Some)?;
-    let mut poll = Poll::new().map_err(Some)?;
-    poll.registry().register(&mut stream, Token(0), Interest::WRITABLE).map_err(Some)?;
-    let mut events = Events::with_capacity(4);
-    loop {
-        if control.is_cancelled() {
-            return Err(None);
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return Err(Some(io::Error::from(io::ErrorKind::TimedOut)));
-        }
-        if let Err(e) = poll.poll(&mut events, Some(CONNECT_SLICE.min(deadline - now))) {
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(Some(e));
-            }
-        }
-        if events.is_empty() {
-            continue;
-        }
-        // Writable: either connected or failed; mio's way to tell which.
-        if let Some(e) = stream.take_error().map_err(Some)? {
-            return Err(Some(e));
-        }
-        match stream.peer_addr() {
-            Ok(_) => {
-                poll.registry().deregister(&mut stream).map_err(Some)?;
-                return Ok(stream);
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => continue,
-            Err(e) => return Err(Some(e)),
-        }
-    }
-}
-
-/// An I/O error as a user reads it, with the errno name Node would show
-/// ("connection reset (ECONNRESET)"), so both engines' messages match the same patterns.
-fn io_text(e: &io::Error) -> String {
-    let code = match e.kind() {
-        io::ErrorKind::ConnectionReset => Some(("connection reset", "ECONNRESET")),
-        io::ErrorKind::BrokenPipe => Some(("broken pipe", "EPIPE")),
-        io::ErrorKind::ConnectionAborted => Some(("connection aborted", "ECONNABORTED")),
-        io::ErrorKind::ConnectionRefused => Some(("connection refused", "ECONNREFUSED")),
-        io::ErrorKind::TimedOut => Some(("timed out", "ETIMEDOUT")),
-        io::ErrorKind::HostUnreachable => Some(("host unreachable", "EHOSTUNREACH")),
-        io::ErrorKind::NetworkUnreachable => Some(("network unreachable", "ENETUNREACH")),
-        _ => None,
-    };
-    match code {
-        Some((text, name)) => format!("{text} ({name})"),
-        None => e.to_string(),
-    }
 }
 
 pub(crate) struct Connection {
     pub id: u32,
-    pub stream: TcpStream,
+    pub stream: Stream,
     source: RequestSource,
     slots: Box<[Slot]>,
     head: usize,
@@ -255,7 +162,7 @@ pub(crate) struct Connection {
     /// Offset in the whole reply stream of `input[0]`, for messages.
     stream_base: u64,
     scanner: ReplyScanner,
-    /// `host:port` of the server, kept for messages.
+    /// `host:port` of the server (or the socket path), kept for messages.
     peer: Option<String>,
     /// Replies received in this phase.
     pub received: u64,
@@ -284,12 +191,12 @@ pub(crate) struct Down {
 }
 
 impl Connection {
-    pub fn new(id: u32, stream: TcpStream, source: RequestSource, prepared: &PreparedPlan, pace: Pace) -> Connection {
+    pub fn new(id: u32, stream: Stream, source: RequestSource, prepared: &PreparedPlan, pace: Pace) -> Connection {
         let pipeline = prepared.plan.pipeline.max(1) as usize;
         let per_request = prepared.max_request_bytes;
         let batch_limit = pipeline.min((MAX_BATCH_BYTES / per_request).max(1));
         let now = Instant::now();
-        let peer = stream.peer_addr().ok().map(|a| format!("{}:{}", a.ip(), a.port()));
+        let peer = stream.peer_label();
         Connection {
             id,
             peer,
@@ -370,7 +277,7 @@ impl Connection {
 
     /// `--reconnect`: up again on `stream` (from [`open`]), or given up on
     /// (None); the time down counts either way.
-    pub fn reconnected(&mut self, stream: Option<TcpStream>, tally: &mut Tally) {
+    pub fn reconnected(&mut self, stream: Option<Stream>, tally: &mut Tally) {
         if let Some(down) = self.down.take() {
             tally.counters.down_ns += down.since.elapsed().as_nanos() as u64;
         }
@@ -429,7 +336,7 @@ impl Connection {
     /// as the protocol error it is (the TS engine's `complete`).
     fn close_our_side(&mut self) -> Status {
         self.answered_at = Some(Instant::now());
-        if self.stream.shutdown(Shutdown::Write).is_err() {
+        if self.stream.shutdown_write().is_err() {
             // Already gone: nothing more can arrive.
             return Status::Finished;
         }
@@ -597,6 +504,10 @@ impl Connection {
     }
 
     pub fn on_writable(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
+        // TLS: the records a full socket held back go first (a no-op for TCP and unix).
+        if let Err(e) = self.stream.flush() {
+            return Err(self.closed_failure(Some(e)));
+        }
         self.flush(tally)?;
         self.pump(w, tally)
     }

@@ -7,6 +7,7 @@
 //! (the value derived from a key); [`command`] (request bytes);
 //! [`request_source`] (what each connection sends next, from a
 //! [`request_source::PreparedPlan`]); [`reply`] (RESP scanning);
+//! [`transport`] (the byte stream: TCP, unix socket or TLS);
 //! [`connection`] (opening a connection, and one socket's window) with
 //! [`handshake`] (AUTH, HELLO, SELECT before the load);
 //! [`counters`] and [`histogram`] (what is counted); [`run`] (phases and
@@ -24,9 +25,10 @@ pub mod progress;
 pub mod reply;
 pub mod request_source;
 pub mod run;
+pub mod transport;
 pub mod values;
 
 pub use counters::Counters;
-pub use plan::{Failure, FailureKind, Mode, Plan, PlanError, RawResult};
+pub use plan::{Failure, FailureKind, Mode, Plan, PlanError, RawResult, TlsPlan};
 pub use progress::{Phase, ProgressSnapshot, RunControl};
 pub use run::run;

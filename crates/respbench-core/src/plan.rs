@@ -33,6 +33,10 @@ impl Mode {
 pub struct Plan {
     pub host: String,
     pub port: u16,
+    /// A unix socket path; when set, host and port are not used.
+    pub socket: Option<String>,
+    /// TLS over the TCP connection; None = plain TCP.
+    pub tls: Option<TlsPlan>,
     /// Connections, each with its own key stream and share of the requests.
     pub connections: u32,
     /// Requests in flight per connection (a sliding window).
@@ -150,6 +154,8 @@ impl Plan {
         Plan {
             host: host.to_string(),
             port,
+            socket: None,
+            tls: None,
             connections: 1,
             pipeline: 1,
             requests: 1000,
@@ -233,6 +239,28 @@ impl Plan {
         }
         Ok(())
     }
+}
+
+/// TLS settings, field for field the TypeScript `TlsPlan` (the CLI's
+/// --cacert, --cacertdir, --cert, --key, --insecure, --sni, --tls-ciphers,
+/// --tls-ciphersuites).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsPlan {
+    /// PEM file of CAs trusted besides the system's roots.
+    pub cacert: Option<String>,
+    /// Folder of PEM CA files trusted besides the system's roots.
+    pub cacertdir: Option<String>,
+    /// Client certificate (PEM), with `key`.
+    pub cert: Option<String>,
+    pub key: Option<String>,
+    /// Skip verifying the server's certificate.
+    pub insecure: bool,
+    /// Server name sent and checked instead of the host.
+    pub sni: Option<String>,
+    /// TLS 1.2 ciphers, OpenSSL names separated by ':'.
+    pub ciphers: Option<String>,
+    /// TLS 1.3 suites, names separated by ':'.
+    pub ciphersuites: Option<String>,
 }
 
 /// A plan the engine refuses before connecting anywhere.

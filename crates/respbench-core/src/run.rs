@@ -40,6 +40,8 @@ pub fn check(plan: &Plan) -> Result<(), PlanError> {
 pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
     plan.check()?;
     let prepared = PreparedPlan::new(plan).map_err(|e| PlanError(e.0))?;
+    // Certificate files are read anew for each run.
+    crate::transport::forget_tls_config();
     let plan = &prepared.plan;
     let mut result = RawResult::default();
     let mut failure = None;

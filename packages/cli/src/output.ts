@@ -62,9 +62,15 @@ export function hintFor(r: RunResult): string | null {
   return null;
 }
 
+/** Where the run went, as the header says it: host:port, with TLS, or a unix socket path. */
+export function targetText(r: Pick<RunResult, 'target' | 'plan'>): string {
+  if (r.plan?.socket) return `${printable(r.plan.socket)} (unix socket)`;
+  return `${printableTarget(r.target.host, r.target.port)}${r.plan?.tls ? ' (TLS)' : ''}`;
+}
+
 /** What a run prints before it starts: engine, target, workload, seed. */
 export function formatHeader(engine: EngineName, plan: Plan): string {
-  return `respbench · engine ${engine} · target ${printableTarget(plan.host, plan.port)}\nworkload: ${describeWorkload(plan)}`;
+  return `respbench · engine ${engine} · target ${targetText({ target: { host: plan.host, port: plan.port }, plan })}\nworkload: ${describeWorkload(plan)}`;
 }
 
 /** The header and the figures together, as one block (the header first). */
@@ -72,7 +78,7 @@ export function formatHuman(r: RunResult): string {
   if (r.failure?.kind === 'connect' || r.failure?.kind === 'auth') {
     // Nothing was measured (or, once the server said NOAUTH/NOPERM, nothing
     // worth a rate): a table of figures would only hide the reason.
-    return `respbench · engine ${r.engine} · target ${printableTarget(r.target.host, r.target.port)}\n${formatFigures(r)}`;
+    return `respbench · engine ${r.engine} · target ${targetText(r)}\n${formatFigures(r)}`;
   }
   return `${formatHeader(r.engine, r.plan)}\n${formatFigures(r)}`;
 }

@@ -41,6 +41,10 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   const compare = opts.compare === undefined ? null : parseHostPort(named ? named[2] : opts.compare, '--compare');
   if (opts.targetName !== undefined && !compare) throw new UsageError('--target-name goes with --compare');
   if (!tests && (opts.csv || compare)) throw new UsageError(`${opts.csv ? '--csv' : '--compare'} goes with -t/--tests`);
+  // The demo server speaks plain TCP on a port of its own.
+  if (opts.embedded && (plan.socket !== null || plan.tls !== null)) {
+    throw new UsageError(`${plan.socket !== null ? '-s/--socket' : '--tls'} does not go with --embedded (the demo server listens on plain TCP)`);
+  }
   if (tests && command) throw new UsageError(`-t/--tests and a command on the line (${command.join(' ')}) do not go together: give one`);
   // redis-benchmark's habits: its defaults, key names and -r meaning (see withBenchmarkDefaults).
   if (tests || command) {

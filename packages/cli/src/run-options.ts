@@ -4,12 +4,23 @@
  */
 import { Command, Option } from 'commander';
 import { LIMITS } from './engine-js/limits.js';
+import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { MODES, RECONNECT_DEFAULTS } from './validate.js';
 
 export function addRunOptions(cmd: Command): Command {
   return cmd
     .option('-h, --host <ip>', 'server host (-h as in redis-benchmark and redis-cli; help is --help)', '127.0.0.1')
     .option('-p, --port <port>', `server port (${LIMITS.port.join('..')})`, '6379')
+    .option('-s, --socket <path>', 'connect to a unix socket instead of --host/--port')
+    .option('--tls', 'connect over TLS (verified against the system\'s roots plus --cacert/--cacertdir)')
+    .option('--cacert <file>', 'TLS: PEM file of CA certificates to trust as well')
+    .option('--cacertdir <dir>', 'TLS: folder of PEM CA certificate files to trust as well')
+    .option('--cert <file>', 'TLS: client certificate (PEM), with --key')
+    .option('--key <file>', 'TLS: private key of --cert (PEM)')
+    .option('--insecure', 'TLS: do not verify the server\'s certificate')
+    .option('--sni <name>', 'TLS: server name to send and to check the certificate against (default: --host)')
+    .option('--tls-ciphers <list>', `TLS 1.2 ciphers, ':'-separated; only these, which both engines have: ${TLS12_CIPHERS.join(', ')}`)
+    .option('--tls-ciphersuites <list>', `TLS 1.3 suites, ':'-separated; only these, which both engines have: ${TLS13_CIPHERSUITES.join(', ')}`)
     .option('--mode <mode>', MODES.join(' | '), 'mixed')
     .option('-n, --requests <n>', 'total requests over all connections (not per second)', '1000000')
     .option('-P, --pipeline <n>', 'requests in flight per connection (sliding window)', '64')

@@ -23,7 +23,7 @@ export function suiteHeader(engine: EngineName, plan: Plan, tests: SuiteTest[], 
     : `keys: __rand_int__ = 12 digits drawn from [0, ${plan.keyspace}) (-r)`;
   const prefix = plan.keyPrefix === '' ? '' : `, key prefix ${printable(plan.keyPrefix)} (an addition)`;
   return [
-    `respbench -t · engine ${engine} · target ${target}${compare ? ` vs ${targetName(compare)}${names ? ` (${names.a} vs ${names.b})` : ''}` : ''} · seed ${plan.seed}`,
+    `respbench -t · engine ${engine} · target ${target}${compare ? ` vs ${targetName(compare)}${names && (names.a !== target || names.b !== targetName(compare)) ? ` (${names.a} vs ${names.b})` : ''}` : ''} · seed ${plan.seed}`,
     `tests ${tests.map((t) => t.name).join(',')}: ${plan.requests} requests per test, ${plan.connections} connections, pipeline ${plan.pipeline}, value ${valueSize(plan)}, ${keys}${prefix}`,
     'additions to redis-benchmark: p50 is per-request latency (reply parsed - request written, even when pipelined); errors are counted and shown',
   ].join('\n');

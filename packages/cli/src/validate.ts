@@ -4,9 +4,11 @@
  * The CLI prints that one line and exits 2.
  */
 import { parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
+import fs from 'node:fs';
 import { LIMITS, windowRefusal } from './engine-js/limits.js';
 import { VERIFY_MIN_VALUE_SIZE } from './engine-js/values.js';
-import type { Mode, Plan } from './engine-js/plan.js';
+import type { Mode, Plan, TlsPlan } from './engine-js/plan.js';
+import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { shownQuoted } from './printable.js';
 
@@ -117,6 +119,16 @@ export function parseDurationMs(flag: string, raw: unknown, allowZero: boolean):
 export interface RawRunOptions {
   host: string;
   port: string;
+  socket?: string;
+  tls?: boolean;
+  cacert?: string;
+  cacertdir?: string;
+  cert?: string;
+  key?: string;
+  insecure?: boolean;
+  sni?: string;
+  tlsCiphers?: string;
+  tlsCiphersuites?: string;
   mode: string;
   requests: string;
   pipeline: string;
@@ -268,11 +280,6 @@ export function parseUri(raw: string, what = '-u/--uri'): ParsedUri {
   return { host: m[1], port, socket: null, tls: kind === 'rediss', user, password, dbnum };
 }
 
-/** The TLS settings `rediss://` means when no flag says more. */
-export function defaultTls(): NonNullable<Plan['tls']> {
-  return { cacert: null, cacertdir: null, cert: null, key: null, insecure: false, sni: null, ciphers: null, ciphersuites: null };
-}
-
 /** The plan's credentials and database, from the flags, then the URI, then REDISCLI_AUTH. */
 function readCredentials(raw: RawRunOptions, uri: ParsedUri | null, env: Readonly<Record<string, string | undefined>>): Pick<Plan, 'user' | 'password' | 'dbnum' | 'resp3'> {
   if (raw.pass !== undefined && String(raw.pass) === '') throw new UsageError('-a/--pass must not be empty');
@@ -295,9 +302,15 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
   const mode = parseChoice<Mode>('--mode', raw.mode, MODES);
   const sizes = parseValueSize(raw.valueSize);
   const connections = parseInteger('-c/--connections', raw.connections, LIMITS.connections);
+  const socket = parseSocket(raw.socket) ?? uri?.socket ?? null;
+  // rediss:// asks for TLS as --tls does; the TLS flags then refine it.
+  const tls = parseTls(raw, raw.tls === true || uri?.tls === true);
+  if (socket !== null && tls !== null) throw new UsageError('--tls does not go with -s/--socket (TLS is over TCP)');
   const plan: Plan = {
     host,
     port: uri?.port ?? parseInteger('--port', raw.port, LIMITS.port),
+    socket,
+    tls,
     connections,
     pipeline: parseInteger('--pipeline', raw.pipeline, LIMITS.pipeline),
     requests: parseInteger('--requests', raw.requests, LIMITS.requests),
@@ -321,8 +334,6 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
     durationMs: raw.duration === undefined ? 0 : parseDurationMs('--duration', raw.duration, false),
     warmupMs: raw.warmup === undefined ? 0 : parseDurationMs('--warmup', raw.warmup, true),
     rate: raw.rate === undefined ? 0 : parsePositive('--rate', raw.rate, 100_000_000),
-    socket: null,
-    tls: null,
     ...readCredentials(raw, uri, env),
   };
   if (raw.clientTracking) {
@@ -331,12 +342,88 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
   }
   const reconnect = readReconnect(raw);
   if (reconnect) plan.reconnect = reconnect;
-  if (uri?.socket) plan.socket = uri.socket;
-  if (uri?.tls) plan.tls = defaultTls();
   checkWindow(plan);
   checkTemplates(plan);
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);
   return { plan, engine };
+}
+
+/** -s/--socket: a path, or null. Whether a server listens there is found out when connecting. */
+export function parseSocket(raw: unknown): string | null {
+  if (raw === undefined || raw === null) return null;
+  const text = String(raw);
+  if (text.trim().length === 0) throw new UsageError(`-s/--socket must be the path of a unix socket (got ${shown(raw)})`);
+  return text;
+}
+
+/** A file or folder a flag names must be there and readable; the message names both. */
+function readablePath(flag: string, raw: unknown, kind: 'file' | 'folder'): string {
+  const file = String(raw);
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch {
+    throw new UsageError(`${flag}: no such ${kind} ${shown(file)}`);
+  }
+  if (kind === 'file' ? !stat.isFile() : !stat.isDirectory()) throw new UsageError(`${flag}: ${shown(file)} is not a ${kind}`);
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+  } catch {
+    throw new UsageError(`${flag}: ${shown(file)} cannot be read (permission denied)`);
+  }
+  return file;
+}
+
+/** `a:b:c` where every name is one of `known`. */
+function cipherList(flag: string, raw: unknown, known: readonly string[]): string {
+  const text = String(raw).trim();
+  const names = text.split(':').map((n) => n.trim()).filter((n) => n.length > 0);
+  if (names.length === 0) throw new UsageError(`${flag} must name at least one cipher (got ${shown(raw)})`);
+  for (const name of names) {
+    if (!known.includes(name)) {
+      throw new UsageError(`${flag}: ${shown(name)} is not a cipher both engines have; choose from ${known.join(', ')}`);
+    }
+  }
+  return names.join(':');
+}
+
+/** The TLS flags that need TLS on, in the order messages name them. */
+const TLS_FLAGS = [
+  ['cacert', '--cacert'],
+  ['cacertdir', '--cacertdir'],
+  ['cert', '--cert'],
+  ['key', '--key'],
+  ['insecure', '--insecure'],
+  ['sni', '--sni'],
+  ['tlsCiphers', '--tls-ciphers'],
+  ['tlsCiphersuites', '--tls-ciphersuites'],
+] as const;
+
+/**
+ * The TLS settings, or null without TLS. `on`: --tls was given (or a URI
+ * asked for TLS); a TLS flag without it is a mistake, not silently plain TCP.
+ */
+export function parseTls(raw: Partial<RawRunOptions>, on: boolean): TlsPlan | null {
+  if (!on) {
+    for (const [field, flag] of TLS_FLAGS) {
+      const v = raw[field];
+      if (v !== undefined && v !== false) throw new UsageError(`${flag} needs --tls`);
+    }
+    return null;
+  }
+  if ((raw.cert === undefined) !== (raw.key === undefined)) throw new UsageError('--cert and --key go together');
+  const sni = raw.sni === undefined ? null : String(raw.sni).trim();
+  if (sni !== null && !/^[A-Za-z0-9.-]+$/.test(sni)) throw new UsageError(`--sni must be a host name (got ${shown(raw.sni)})`);
+  return {
+    cacert: raw.cacert === undefined ? null : readablePath('--cacert', raw.cacert, 'file'),
+    cacertdir: raw.cacertdir === undefined ? null : readablePath('--cacertdir', raw.cacertdir, 'folder'),
+    cert: raw.cert === undefined ? null : readablePath('--cert', raw.cert, 'file'),
+    key: raw.key === undefined ? null : readablePath('--key', raw.key, 'file'),
+    insecure: raw.insecure === true,
+    sni,
+    ciphers: raw.tlsCiphers === undefined ? null : cipherList('--tls-ciphers', raw.tlsCiphers, TLS12_CIPHERS),
+    ciphersuites: raw.tlsCiphersuites === undefined ? null : cipherList('--tls-ciphersuites', raw.tlsCiphersuites, TLS13_CIPHERSUITES),
+  };
 }
 
 /**

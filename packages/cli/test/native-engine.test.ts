@@ -37,6 +37,8 @@ function plan(port: number, more: Partial<Plan> = {}): Plan {
   return {
     host: '127.0.0.1',
     port,
+    socket: null,
+    tls: null,
     connections: 2,
     pipeline: 32,
     requests: 50_000,
@@ -87,7 +89,8 @@ describe.skipIf(!loaded.engine)('native engine adapter', () => {
     expect(r.requests).toBe(3_000_000);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.every((p) => p.phase === 'run' && p.total === 3_000_000 && p.done <= 3_000_000)).toBe(true);
-  });
+    // Long enough to see progress (a second or more); a busy machine may take several.
+  }, 30_000);
 
   it('an AbortSignal interrupts a run that gets no replies', async () => {
     const port = await okServer(true);

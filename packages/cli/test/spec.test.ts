@@ -115,3 +115,40 @@ groups:
     expect(() => loadStudyFile(path.join(dir, 'none.yaml'), runFlags)).toThrow(/none.yaml: cannot read the study file \(no such file\)/);
   });
 });
+
+describe('transport target keys', () => {
+  it('reads tls on address targets, socket targets, and tls/socket on redis targets', () => {
+    const spec = load(
+      'transport.yaml',
+      `name: t
+groups:
+  - title: G
+    scenarios:
+      - { name: a, target: { address: '10.0.0.1:6380', tls: { cacert: ca.pem, cert: /abs/c.pem, key: k.pem, sni: db.example, insecure: false, ciphersuites: TLS_AES_128_GCM_SHA256 } } }
+      - { name: b, target: { socket: run/redis.sock } }
+      - { name: c, target: { redis: none, tls: true } }
+      - { name: d, target: { redis: none, socket: true } }
+      - { name: e, target: { host: db, port: 6380, tls: true } }
+`,
+    );
+    const t = spec.groups[0].scenarios.map((s) => s.target);
+    expect(t[0]).toEqual({
+      kind: 'address', host: '10.0.0.1', port: 6380,
+      tls: { cacert: path.join(dir, 'ca.pem'), cert: '/abs/c.pem', key: path.join(dir, 'k.pem'), sni: 'db.example', insecure: false, ciphersuites: 'TLS_AES_128_GCM_SHA256' },
+    });
+    expect(t[1]).toEqual({ kind: 'address', host: '127.0.0.1', port: 6379, socket: path.join(dir, 'run/redis.sock') });
+    expect(t[2]).toMatchObject({ kind: 'redis', preset: 'none', tls: true });
+    expect(t[3]).toMatchObject({ kind: 'redis', preset: 'none', socket: true });
+    expect(t[4]).toEqual({ kind: 'address', host: 'db', port: 6380, tls: {} });
+    expect(t.map(describeTarget)).toEqual(['10.0.0.1:6380 (TLS)', `unix socket ${path.join(dir, 'run/redis.sock')}`, 'redis preset none (TLS)', 'redis preset none (unix socket)', 'db:6380 (TLS)']);
+  });
+
+  it('names the key of each mistake', () => {
+    const one = (target: string) => errorOf('bad-transport.yaml', `name: t\ngroups:\n  - title: G\n    scenarios:\n      - { name: a, target: ${target} }\n`);
+    expect(one('{ address: "h:1", tls: { cafile: x } }')).toBe('bad-transport.yaml:5: unknown key "cafile" in tls (known: cacert, cacertdir, cert, key, insecure, sni, ciphers, ciphersuites)');
+    expect(one('{ address: "h:1", tls: yes }')).toBe('bad-transport.yaml:5: tls must be true or a map with cacert, cacertdir, cert, key, insecure, sni, ciphers, ciphersuites');
+    expect(one('{ socket: "" }')).toBe('bad-transport.yaml:5: socket must be the path of a unix socket');
+    expect(one('{ redis: none, tls: true, socket: true }')).toBe('bad-transport.yaml:5: a redis target takes tls: true or socket: true, not both (TLS is over TCP)');
+    expect(one('{ socket: /x, tls: true }')).toBe('bad-transport.yaml:5: unknown key "tls" in a socket target (known: socket, user, pass, dbnum)');
+  });
+});

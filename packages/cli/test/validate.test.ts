@@ -27,6 +27,34 @@ function usageError(run: () => unknown): UsageError {
   throw new Error('expected a UsageError');
 }
 
+describe('transport flags', () => {
+  const here = new URL(import.meta.url).pathname;
+  const folder = new URL('.', import.meta.url).pathname;
+
+  it('reads -s and the TLS flags into plan.socket and plan.tls', () => {
+    expect(buildPlan({ ...raw(['-s', '/run/redis.sock']), seed: '1' }).plan).toMatchObject({ socket: '/run/redis.sock', tls: null });
+    const { plan } = buildPlan(raw(['--tls', '--cacert', here, '--cacertdir', folder, '--cert', here, '--key', here, '--insecure', '--sni', 'db.example', '--tls-ciphers', 'ECDHE-RSA-AES128-GCM-SHA256', '--tls-ciphersuites', 'TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384']));
+    expect(plan.socket).toBeNull();
+    expect(plan.tls).toEqual({ cacert: here, cacertdir: folder, cert: here, key: here, insecure: true, sni: 'db.example', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256', ciphersuites: 'TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384' });
+    expect(buildPlan(raw(['--tls'])).plan.tls).toEqual({ cacert: null, cacertdir: null, cert: null, key: null, insecure: false, sni: null, ciphers: null, ciphersuites: null });
+  });
+
+  it('names the flag and the file of every bad transport value', () => {
+    const cases: Array<[string[], string]> = [
+      [['--insecure'], '--insecure needs --tls'],
+      [['--sni', 'x'], '--sni needs --tls'],
+      [['--tls', '--cacert', '/nonexistent/ca.pem'], '--cacert: no such file "/nonexistent/ca.pem"'],
+      [['--tls', '--cacertdir', here], `--cacertdir: "${here}" is not a folder`],
+      [['--tls', '--key', here], '--cert and --key go together'],
+      [['--tls', '--sni', 'a b'], '--sni must be a host name (got "a b")'],
+      [['--tls', '--tls-ciphersuites', 'TLS_AES_128_CCM_SHA256'], '--tls-ciphersuites: "TLS_AES_128_CCM_SHA256" is not a cipher both engines have; choose from TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256'],
+      [['--tls', '-s', '/x.sock'], '--tls does not go with -s/--socket (TLS is over TCP)'],
+      [['-s', ' '], '-s/--socket must be the path of a unix socket (got " ")'],
+    ];
+    for (const [args, message] of cases) expect(usageError(() => buildPlan(raw(args))).message, args.join(' ')).toBe(message);
+  });
+});
+
 describe('buildPlan', () => {
   it('turns the built-in defaults into the documented Plan', () => {
     const { plan, engine } = buildPlan({ ...raw(), seed: '7' });
@@ -34,6 +62,8 @@ describe('buildPlan', () => {
     expect(plan).toEqual({
       host: '127.0.0.1',
       port: 6379,
+      socket: null,
+      tls: null,
       connections: 1,
       pipeline: 64,
       requests: 1_000_000,

@@ -11,7 +11,7 @@ use napi_derive::napi;
 use respbench_core::keys::KeyPattern;
 use respbench_core::limits::{self, Limit};
 use respbench_core::plan::Secret;
-use respbench_core::{FailureKind, Mode, Plan, PlanError, RawResult, RunControl};
+use respbench_core::{FailureKind, Mode, Plan, PlanError, RawResult, RunControl, TlsPlan};
 
 /// `Plan` from packages/cli/src/engine-js/plan.ts (engine-native.ts checks
 /// at compile time that a Plan fits this type). Numbers arrive as doubles and
@@ -21,6 +21,10 @@ use respbench_core::{FailureKind, Mode, Plan, PlanError, RawResult, RunControl};
 pub struct NativePlan {
     pub host: String,
     pub port: f64,
+    /// Unix socket path; null or absent: TCP to host:port.
+    pub socket: Option<Either<String, Null>>,
+    /// null or absent: no TLS.
+    pub tls: Option<Either<NativeTls, Null>>,
     pub connections: f64,
     pub pipeline: f64,
     pub requests: f64,
@@ -69,6 +73,40 @@ pub struct NativePlan {
 pub struct NativeReconnect {
     pub attempts: f64,
     pub backoff_ms: f64,
+}
+
+/// `TlsPlan` from engine-js/plan.ts; null or absent strings are unset.
+#[napi(object)]
+pub struct NativeTls {
+    pub cacert: Option<Either<String, Null>>,
+    pub cacertdir: Option<Either<String, Null>>,
+    pub cert: Option<Either<String, Null>>,
+    pub key: Option<Either<String, Null>>,
+    pub insecure: Option<bool>,
+    pub sni: Option<Either<String, Null>>,
+    pub ciphers: Option<Either<String, Null>>,
+    pub ciphersuites: Option<Either<String, Null>>,
+}
+
+/// A `string | null` field: None when null or absent.
+fn text(v: Option<Either<String, Null>>) -> Option<String> {
+    match v {
+        Some(Either::A(s)) => Some(s),
+        _ => None,
+    }
+}
+
+fn to_tls(t: NativeTls) -> TlsPlan {
+    TlsPlan {
+        cacert: text(t.cacert),
+        cacertdir: text(t.cacertdir),
+        cert: text(t.cert),
+        key: text(t.key),
+        insecure: t.insecure.unwrap_or(false),
+        sni: text(t.sni),
+        ciphers: text(t.ciphers),
+        ciphersuites: text(t.ciphersuites),
+    }
 }
 
 #[napi(object)]
@@ -168,6 +206,11 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
     Ok(Plan {
         host: p.host,
         port: integer(p.port, limits::PORT)? as u16,
+        socket: text(p.socket),
+        tls: match p.tls {
+            Some(Either::A(t)) => Some(to_tls(t)),
+            _ => None,
+        },
         connections: integer(p.connections, limits::CONNECTIONS)? as u32,
         pipeline: integer(p.pipeline, limits::PIPELINE)? as u32,
         requests: integer(p.requests, limits::REQUESTS)?,

@@ -21,6 +21,9 @@ import { fatalReplyText, HandshakeError, runHandshake } from './handshake.js';
 import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './reply.js';
 import { OP_GET, OP_SET, type PreparedPlan, type RequestSource } from './request-source.js';
 import { firstDifference } from './values.js';
+import { ConnectInterrupted, connectTransport, earlyErrors, peerLabel } from './transport.js';
+
+export { ConnectInterrupted };
 
 /** Bytes of requests encoded into one write at most (a larger value makes a larger write). */
 const MAX_BATCH_BYTES = 256 * 1024;
@@ -38,88 +41,35 @@ export const CLOSE_WAIT_MS = 200;
 
 /**
  * Opens a connection to the plan's server and makes it ready for load: the
- * one place that does, so the run loop only ever gets a ready socket. It
- * gives up after the plan's --timeout (10 s when that is 0). Rejects with
- * ConnectInterrupted when `signal` aborts, with a message for the user
- * otherwise (the same texts as the native engine's).
+ * one place that does, so the run loop only ever gets a ready socket. The
+ * transport first (connectTransport: TCP, a unix socket, or TLS with its
+ * handshake done), then makeReady. Each gives up after the plan's --timeout
+ * (10 s when that is 0). Rejects with ConnectInterrupted when `signal`
+ * aborts, with a message for the user otherwise (the same texts as the
+ * native engine's).
  */
 export async function openConnection(plan: Plan, signal?: AbortSignal): Promise<net.Socket> {
   const timeoutMs = plan.timeoutMs > 0 ? plan.timeoutMs : DEFAULT_CONNECT_TIMEOUT_MS;
-  const socket = await connect(plan.host, plan.port, timeoutMs, signal);
+  const socket = await connectTransport(plan, timeoutMs, signal);
   await makeReady(socket, plan, timeoutMs, signal);
   return socket;
 }
 
 /**
- * What a freshly connected socket needs before the first request:
- * TCP_NODELAY, then the plan's handshake (HELLO 3 / AUTH, SELECT, CLIENT
- * SETNAME; handshake.ts) answered within its own `timeoutMs`. A failed
- * handshake rejects with its one-line reason (never the password).
+ * What a ready byte stream (TCP, unix or TLS, from connectTransport) needs
+ * before the first request: TCP_NODELAY, then the plan's handshake (HELLO 3 /
+ * AUTH, SELECT, CLIENT SETNAME; handshake.ts) answered within its own
+ * `timeoutMs`, whatever the transport. A failed handshake rejects with its
+ * one-line reason (never the password).
  */
 async function makeReady(socket: net.Socket, plan: Plan, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   socket.setNoDelay(true);
   try {
     await runHandshake(socket, plan, timeoutMs, signal, () => new ConnectInterrupted());
   } catch (err) {
-    if (err instanceof HandshakeError) throw new Error(`${plan.host}:${plan.port}: ${err.message}`);
+    if (err instanceof HandshakeError) throw new Error(`${peerLabel(socket) ?? `${plan.host}:${plan.port}`}: ${err.message}`);
     throw err;
   }
-}
-
-/** A TCP connection to host:port within `timeoutMs`. */
-function connect(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new ConnectInterrupted());
-    const socket = net.connect({ host, port });
-    const settle = () => {
-      if (timer) clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const onAbort = () => {
-      settle();
-      socket.destroy();
-      reject(new ConnectInterrupted());
-    };
-    const timer = timeoutMs > 0 ? setTimeout(() => {
-      settle();
-      socket.destroy();
-      reject(new Error(`connect to ${host}:${port} timed out after ${timeoutMs} ms`));
-    }, timeoutMs) : null;
-    signal?.addEventListener('abort', onAbort, { once: true });
-    socket.once('connect', () => {
-      settle();
-      socket.removeAllListeners('error');
-      // Until a Connection takes the socket over (the other connections
-      // are still opening), an error must be kept, not thrown as uncaught.
-      socket.on('error', (err) => {
-        if (!earlyErrors.has(socket)) earlyErrors.set(socket, err);
-      });
-      resolve(socket);
-    });
-    socket.once('error', (err: NodeJS.ErrnoException) => {
-      settle();
-      reject(new Error(connectErrorText(host, port, err)));
-    });
-  });
-}
-
-/** Errors on open sockets that no Connection listened to yet. */
-const earlyErrors = new WeakMap<net.Socket, Error>();
-
-/** Ctrl-C or SIGTERM while connections were opening. */
-export class ConnectInterrupted extends Error {
-  constructor() {
-    super('interrupted while connecting');
-  }
-}
-
-function connectErrorText(host: string, port: number, err: NodeJS.ErrnoException): string {
-  if (err.code === 'ECONNREFUSED') return `connection refused by ${host}:${port} (is the server running on that port?)`;
-  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return `cannot resolve host "${host}"`;
-  if (err.code === 'EMFILE' || err.code === 'ENFILE') {
-    return `cannot open another connection to ${host}:${port}: the open-file limit is too low for this many connections (raise it, e.g. ulimit -n 65536, or use fewer -c)`;
-  }
-  return `cannot connect to ${host}:${port}: ${err.message}`;
 }
 
 /**
@@ -318,7 +268,7 @@ export class Connection {
   }
   /** Replaced after a drop: a reply cut off by it is gone with the old socket. */
   private reader = new ReplyReader();
-  /** host:port of the server, kept for messages written after the socket is gone. */
+  /** host:port of the server (or the socket path), kept for messages written after the socket is gone. */
   private readonly peer: string | null;
   private done = false;
   /** Its share answered, its side closed: waiting for the server to close (CLOSE_WAIT_MS at most). */
@@ -354,7 +304,7 @@ export class Connection {
     this.sentAt = new Float64Array(pipeline);
     this.writtenBefore = new Uint8Array(o.prepared.written !== null ? pipeline : 0);
     const socket = o.socket;
-    this.peer = socket.remoteAddress ? `${socket.remoteAddress}:${socket.remotePort}` : null;
+    this.peer = peerLabel(socket);
     this.attach(socket);
   }
 

@@ -7,8 +7,9 @@
  * in, a RawResult out) and limits.ts (what a Plan may ask for); keys.ts (PRNG
  * streams, key patterns, key bytes) and values.ts (the value derived from a
  * key); command.ts (request bytes); request-source.ts (what each connection
- * sends next, from a PreparedPlan); reply.ts (RESP scanning); connection.ts
- * (opening a connection, and one socket's window); counters.ts and
+ * sends next, from a PreparedPlan); reply.ts (RESP scanning); transport.ts
+ * (the byte stream: TCP, unix socket or TLS); connection.ts (opening a
+ * connection, and one socket's window); counters.ts and
  * histogram.ts (what is counted); run.ts (phases); progress.ts (what a
  * caller may watch or cancel).
  */
@@ -17,7 +18,7 @@ import { run } from './run.js';
 
 export type { Counters } from './counters.js';
 export { LatencyHistogram, type HistogramData } from './histogram.js';
-export type { Engine, EngineName, Failure, FailureKind, Mode, Plan, RawResult } from './plan.js';
+export type { Engine, EngineName, Failure, FailureKind, Mode, Plan, RawResult, TlsPlan } from './plan.js';
 export type { Phase, ProgressSnapshot, RunOptions } from './progress.js';
 
 export const jsEngine: Engine = { name: 'js', run };

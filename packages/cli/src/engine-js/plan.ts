@@ -17,6 +17,10 @@ export type EngineName = 'js' | 'native';
 export interface Plan {
   host: string;
   port: number;
+  /** Unix socket path; when set, host and port are not used. */
+  socket: string | null;
+  /** TLS over the TCP connection; null = plain TCP. */
+  tls: TlsPlan | null;
   /** Connections, each with its own key stream and share of the requests. */
   connections: number;
   /** Requests in flight per connection (a sliding window). */
@@ -72,19 +76,6 @@ export interface Plan {
   warmupMs: number;
   /** Open loop: total requests per second on a schedule; 0 = as fast as replies allow. */
   rate: number;
-  /** Unix socket path (issue 12, transport); when set, host and port are not used. */
-  socket: string | null;
-  /** TLS settings (issue 12, transport); null = plain TCP. */
-  tls: null | {
-    cacert: string | null;
-    cacertdir: string | null;
-    cert: string | null;
-    key: string | null;
-    insecure: boolean;
-    sni: string | null;
-    ciphers: string | null;
-    ciphersuites: string | null;
-  };
   /** ACL user for AUTH (null: the default user). */
   user: string | null;
   /** AUTH password, a secret: never printed (--json shows "***"); null = no AUTH. */
@@ -122,6 +113,25 @@ export function reconnectDelayMs(r: Reconnect, attempt: number): number {
   if (attempt === 0) return 0;
   const cap = Math.max(RECONNECT_BACKOFF_CAP_MS, r.backoffMs);
   return Math.min(cap, r.backoffMs * 2 ** Math.min(attempt - 1, 30));
+}
+
+/** TLS settings (--tls and the flags after it); file paths as given. */
+export interface TlsPlan {
+  /** PEM file of CAs trusted besides the system's roots. */
+  cacert: string | null;
+  /** Folder of PEM CA files trusted besides the system's roots. */
+  cacertdir: string | null;
+  /** Client certificate (PEM), with `key`. */
+  cert: string | null;
+  key: string | null;
+  /** Skip verifying the server's certificate. */
+  insecure: boolean;
+  /** Server name sent and checked instead of the host. */
+  sni: string | null;
+  /** TLS 1.2 ciphers, OpenSSL names separated by ':'. */
+  ciphers: string | null;
+  /** TLS 1.3 suites, names separated by ':'. */
+  ciphersuites: string | null;
 }
 
 /** Why a run ended early. */

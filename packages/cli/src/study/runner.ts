@@ -17,7 +17,7 @@ import { printable } from '../printable.js';
 import { buildPlan, type RawRunOptions } from '../validate.js';
 import { StudyOutputs, targetLogPath, type OutputPaths, type WriteOutcome } from './outputs.js';
 import { StudyProgress, type RunPosition } from './progress.js';
-import { describeTarget, type ScenarioSpec, type TargetSpec } from './spec.js';
+import { describeTarget, transportFlags, type ScenarioSpec, type TargetSpec } from './spec.js';
 import { removeStaleDataDirs, startTarget, TargetError, type StartedTarget } from './targets.js';
 
 export type StopReason = StopSignal | 'fail-fast';
@@ -207,7 +207,7 @@ export class StudyRunner {
           round,
           rounds,
         };
-        const { plan } = buildPlan({ ...targetCredentials(this.setup.rawOf(s), s.target), host: target.host, port: String(target.port), mode } as RawRunOptions);
+        const { plan } = buildPlan({ ...targetCredentials(this.setup.rawOf(s), s.target), host: target.host, port: String(target.port), ...transportFlags(target), mode } as RawRunOptions);
         this.progress.runStarted();
         const startedAt = new Date().toISOString();
         const result = await runPlan(engine, plan, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) });

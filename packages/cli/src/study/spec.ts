@@ -44,9 +44,25 @@ export interface TargetCredentials {
   dbnum: number | null;
 }
 
+/**
+ * A target's TLS settings (`tls: { cacert: … }`), as the run flags take them
+ * (--cacert, --tls-ciphers, …); file paths resolved against the study file's
+ * folder. `tls: true` is an empty one: the system's roots only.
+ */
+export interface TargetTls {
+  cacert?: string;
+  cacertdir?: string;
+  cert?: string;
+  key?: string;
+  insecure?: boolean;
+  sni?: string;
+  ciphers?: string;
+  ciphersuites?: string;
+}
+
 export type TargetSpec = (
-  /** A server already running. */
-  | { kind: 'address'; host: string; port: number }
+  /** A server already running: at host:port (over TLS with `tls`), or at a unix socket. */
+  | { kind: 'address'; host: string; port: number; socket?: string; tls?: TargetTls }
   /** A command to start; `{port}` in it (or a fixed port) says where it listens. */
   | {
       kind: 'command';
@@ -60,7 +76,18 @@ export type TargetSpec = (
       stopTimeoutMs: number;
     }
   /** redis-server on a free port in a fresh data directory with a persistence preset. */
-  | { kind: 'redis'; preset: RedisPreset; binary: string; args: string[]; readyTimeoutMs: number; stopTimeoutMs: number }
+  | {
+      kind: 'redis';
+      preset: RedisPreset;
+      binary: string;
+      args: string[];
+      readyTimeoutMs: number;
+      stopTimeoutMs: number;
+      /** `tls: true`: served over TLS on a certificate the study makes with openssl. */
+      tls?: boolean;
+      /** `socket: true`: measured over a unix socket in its data directory. */
+      socket?: boolean;
+    }
   /** `respbench serve`, the built-in demo server, on a free port. */
   | { kind: 'embedded' }
 ) & { credentials?: TargetCredentials };
@@ -120,7 +147,12 @@ export function parseRounds(what: string, raw: unknown): number {
   return parseInteger(what, raw, [1, MAX_ROUNDS]);
 }
 /** Flags a study does not take from its file: the target gives the address, `modes` the mode. */
-const NOT_IN_FILE = new Set(['host', 'port', 'mode', 'uri']);
+const NOT_IN_FILE = new Set(['host', 'port', 'mode', 'uri', ...TRANSPORT_FLAGS()]);
+
+/** The transport flags: a study's target gives these (`tls: { … }`, `socket: PATH`). */
+function TRANSPORT_FLAGS(): string[] {
+  return ['socket', 'tls', 'cacert', 'cacertdir', 'cert', 'key', 'insecure', 'sni', 'tlsCiphers', 'tlsCiphersuites'];
+}
 
 type Path = (string | number)[];
 
@@ -282,7 +314,12 @@ class SpecReader {
     for (const key of Object.keys(obj)) {
       if (allowed.includes(key) || (withFlags && this.flagByName.has(key))) continue;
       if (withFlags && NOT_IN_FILE.has(key)) {
-        const why = key === 'mode' ? 'use modes: [set, get]' : "the target gives the address: target: { address: 'HOST:PORT' } or { uri: 'redis://…' }";
+        const why =
+          key === 'mode'
+            ? 'use modes: [set, get]'
+            : TRANSPORT_FLAGS().includes(key)
+              ? "the target gives it: target: { address: 'HOST:PORT', tls: { cacert: FILE } } or { socket: PATH }"
+              : "the target gives the address: target: { address: 'HOST:PORT' } or { uri: 'redis://…' }";
         throw this.errors.at([...at, key], `${key} cannot be set in a study file (${why})`);
       }
       const known = withFlags ? [...allowed, ...this.flagNames] : allowed;
@@ -455,14 +492,15 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
   };
 }
 
-const TARGET_FORMS = "one of { redis: PRESET }, { address: 'HOST:PORT' }, { uri: 'redis://…' }, { command: CMD, port: N }, { embedded: true }";
+const TARGET_FORMS = "one of { redis: PRESET }, { address: 'HOST:PORT' }, { uri: 'redis://…' }, { socket: PATH }, { command: CMD, port: N }, { embedded: true }";
 /** Keys every target but the embedded one takes: who to log in as, which database. */
 const CREDENTIAL_KEYS = ['user', 'pass', 'dbnum'];
 const TARGET_KEYS: Record<string, string[]> = {
-  redis: ['redis', 'binary', 'args', 'readyTimeout', 'stopTimeout', ...CREDENTIAL_KEYS],
-  address: ['address', ...CREDENTIAL_KEYS],
+  redis: ['redis', 'binary', 'args', 'readyTimeout', 'stopTimeout', 'tls', 'socket', ...CREDENTIAL_KEYS],
+  address: ['address', 'tls', ...CREDENTIAL_KEYS],
   uri: ['uri', ...CREDENTIAL_KEYS],
-  port: ['host', 'port', ...CREDENTIAL_KEYS],
+  port: ['host', 'port', 'tls', ...CREDENTIAL_KEYS],
+  socket: ['socket', ...CREDENTIAL_KEYS],
   command: ['command', 'host', 'port', 'cwd', 'env', 'readyTimeout', 'stopTimeout', ...CREDENTIAL_KEYS],
   embedded: ['embedded'],
 };
@@ -504,6 +542,14 @@ class TargetFields {
     return v.map(String);
   }
 
+  /** `key: true|false` on a redis target; nothing when absent or false. */
+  flag(key: 'tls' | 'socket'): { tls?: boolean; socket?: boolean } {
+    const v = this.value[key];
+    if (v === undefined || v === false) return {};
+    if (v !== true) throw this.errors.at([...this.at, key], `${key} must be true or false on a redis target (got ${JSON.stringify(v)})`);
+    return { [key]: true };
+  }
+
   address(): { host: string; port: number } {
     return this.placed('address', () => parseHostPort(String(this.value.address), 'address'));
   }
@@ -538,7 +584,7 @@ class TargetFields {
 
 function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: string): TargetSpec {
   if (!isPlainObject(value)) throw errors.at(at, `target must be ${TARGET_FORMS}`);
-  const kind = ['redis', 'command', 'embedded', 'address', 'uri', 'port'].find((k) => k in value);
+  const kind = ['redis', 'command', 'embedded', 'address', 'uri', 'port', 'socket'].find((k) => k in value);
   if (!kind) throw errors.at(at, `target must be ${TARGET_FORMS} (got keys: ${Object.keys(value).join(', ') || 'none'})`);
   for (const key of Object.keys(value)) {
     if (!TARGET_KEYS[kind].includes(key)) {
@@ -553,11 +599,16 @@ function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: stri
       if (value.embedded !== true) throw errors.at([...at, 'embedded'], 'embedded must be true');
       return { kind: 'embedded' };
     case 'address':
-      return withCredentials({ kind: 'address', ...t.address() }, t);
+      return withCredentials({ kind: 'address', ...t.address(), ...readTls(t, studyDir) }, t);
     case 'uri':
       return t.uri();
     case 'port':
-      return withCredentials({ kind: 'address', host: t.host(), port: t.port('port') }, t);
+      return withCredentials({ kind: 'address', host: t.host(), port: t.port('port'), ...readTls(t, studyDir) }, t);
+    case 'socket': {
+      const socket = value.socket;
+      if (typeof socket !== 'string' || socket.trim().length === 0) throw errors.at([...at, 'socket'], 'socket must be the path of a unix socket');
+      return withCredentials({ kind: 'address', host: '127.0.0.1', port: 6379, socket: path.resolve(studyDir, socket) }, t);
+    }
     default:
       return withCredentials(readCommandTarget(t, studyDir), t);
   }
@@ -568,7 +619,47 @@ function withCredentials(spec: TargetSpec, t: TargetFields): TargetSpec {
   return credentials ? { ...spec, credentials } : spec;
 }
 
+const TLS_KEYS = ['cacert', 'cacertdir', 'cert', 'key', 'insecure', 'sni', 'ciphers', 'ciphersuites'];
+
+/** `tls: true` or `tls: { cacert: FILE, … }` on an address target; nothing without it. */
+function readTls(t: TargetFields, studyDir: string): { tls?: TargetTls } {
+  const v = t.value.tls;
+  const at = [...t.at, 'tls'];
+  if (v === undefined || v === false) return {};
+  if (v === true) return { tls: {} };
+  if (!isPlainObject(v)) throw t.errors.at(at, `tls must be true or a map with ${TLS_KEYS.join(', ')}`);
+  const tls: TargetTls = {};
+  for (const [key, value] of Object.entries(v)) {
+    if (!TLS_KEYS.includes(key)) throw t.errors.at([...at, key], `unknown key "${key}" in tls (known: ${TLS_KEYS.join(', ')})`);
+    if (key === 'insecure') {
+      if (typeof value !== 'boolean') throw t.errors.at([...at, key], `insecure must be true or false (got ${JSON.stringify(value)})`);
+      tls.insecure = value;
+      continue;
+    }
+    if (typeof value !== 'string' || value.length === 0) throw t.errors.at([...at, key], `${key} must be a string`);
+    const isPath = key === 'cacert' || key === 'cacertdir' || key === 'cert' || key === 'key';
+    tls[key as Exclude<keyof TargetTls, 'insecure'>] = isPath ? path.resolve(studyDir, value) : value;
+  }
+  return { tls };
+}
+
+/** The run flags a target's transport stands for, as commander would hand them over. */
+export function transportFlags(target: { socket?: string | null; tls?: TargetTls | null }): Record<string, string | boolean> {
+  const flags: Record<string, string | boolean> = {};
+  if (target.socket) flags.socket = target.socket;
+  const tls = target.tls;
+  if (tls) {
+    flags.tls = true;
+    for (const key of ['cacert', 'cacertdir', 'cert', 'key', 'sni'] as const) if (tls[key] !== undefined) flags[key] = tls[key]!;
+    if (tls.insecure) flags.insecure = true;
+    if (tls.ciphers !== undefined) flags.tlsCiphers = tls.ciphers;
+    if (tls.ciphersuites !== undefined) flags.tlsCiphersuites = tls.ciphersuites;
+  }
+  return flags;
+}
+
 function readRedisTarget(t: TargetFields): TargetSpec {
+  if (t.value.tls === true && t.value.socket === true) throw t.errors.at([...t.at, 'socket'], 'a redis target takes tls: true or socket: true, not both (TLS is over TCP)');
   const preset = t.value.redis;
   if (typeof preset !== 'string' || !(preset in REDIS_PRESETS)) {
     throw t.errors.at([...t.at, 'redis'], `unknown redis preset ${JSON.stringify(preset)} (known: ${Object.keys(REDIS_PRESETS).join(', ')})`);
@@ -580,6 +671,8 @@ function readRedisTarget(t: TargetFields): TargetSpec {
     args: t.stringList('args'),
     readyTimeoutMs: t.duration('readyTimeout', 10_000),
     stopTimeoutMs: t.duration('stopTimeout', 10_000),
+    ...t.flag('tls'),
+    ...t.flag('socket'),
   };
 }
 
@@ -617,11 +710,12 @@ function readCommandTarget(t: TargetFields, studyDir: string): TargetSpec {
 export function describeTarget(t: TargetSpec): string {
   switch (t.kind) {
     case 'address':
-      return `${t.host}:${t.port}`;
+      if (t.socket) return `unix socket ${t.socket}`;
+      return `${t.host}:${t.port}${t.tls ? ' (TLS)' : ''}`;
     case 'command':
       return `command: ${typeof t.command === 'string' ? t.command : t.command.join(' ')}`;
     case 'redis':
-      return `redis preset ${t.preset}`;
+      return `redis preset ${t.preset}${t.tls ? ' (TLS)' : ''}${t.socket ? ' (unix socket)' : ''}`;
     case 'embedded':
       return 'embedded demo server';
   }

@@ -9,13 +9,13 @@
  * closes: see SUPERVISOR), and its output goes to a log file, never through
  * this process.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, fstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { respbenchArgv, spawnEmbedded } from '../serve/spawn.js';
-import { describeTarget, REDIS_PRESETS, type TargetCredentials, type TargetSpec } from './spec.js';
+import { describeTarget, REDIS_PRESETS, type TargetCredentials, type TargetSpec, type TargetTls } from './spec.js';
 
 /** The target could not be started or never became ready. */
 export class TargetError extends Error {
@@ -36,6 +36,10 @@ export interface StartedTarget {
   description: string;
   /** The log file its output went to, if it was started. */
   log: string | null;
+  /** A unix socket to measure over instead of host:port. */
+  socket?: string | null;
+  /** TLS to host:port, with what to trust. */
+  tls?: TargetTls | null;
   /** Stops what was started (nothing for an address) and removes its data directory. */
   stop(): Promise<void>;
   /** Immediate SIGKILL of anything started, for a second Ctrl-C. */
@@ -388,6 +392,24 @@ async function startEmbedded(spec: TargetSpec, signal: AbortSignal | undefined):
 }
 
 /**
+ * A CA and a server certificate for 127.0.0.1 and localhost signed by it,
+ * made with openssl in `dir` (the server's data directory, removed with it)
+ * for a `tls: true` redis target.
+ */
+function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
+  const run = (...args: string[]) => {
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+    if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') throw new TargetError('openssl not found: a tls: true redis target makes its certificate with it (install the openssl package)', 'redis-server (TLS)');
+    if (r.status !== 0) throw new TargetError(`openssl ${args[0]} failed while making the TLS certificate: ${(r.stderr ?? '').trim().split('\n').pop()}`, 'redis-server (TLS)');
+  };
+  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=respbench study CA');
+  writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
+  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
+  return { ca: path.join(dir, 'ca.pem'), cert: path.join(dir, 'server.pem'), key: path.join(dir, 'server.key') };
+}
+
+/**
  * A redis preset with `pass:` (and `user:`): a config file in the server's
  * data directory (readable by its owner only) sets requirepass, or an ACL
  * user with every right, so the password is in no command line `ps` shows.
@@ -415,16 +437,34 @@ export async function startTarget(spec: TargetSpec, options: StartOptions = {}):
   const log = options.log ?? null;
   switch (spec.kind) {
     case 'address':
-      return { host: spec.host, port: spec.port, description: describeTarget(spec), log: null, stop: async () => undefined, kill: () => undefined, exitReason: () => null };
+      return { host: spec.host, port: spec.port, socket: spec.socket ?? null, tls: spec.tls ?? null, description: describeTarget(spec), log: null, stop: async () => undefined, kill: () => undefined, exitReason: () => null };
     case 'embedded':
       return startEmbedded(spec, signal);
     case 'redis': {
       const port = await freePort();
       const dir = makeDataDir(spec.preset);
       const conf = writeCredentialsConf(dir, spec.credentials);
-      return launch(
+      let transport: string[] = [];
+      let extra: Pick<StartedTarget, 'socket' | 'tls'> = {};
+      if (spec.tls) {
+        let files;
+        try {
+          files = makeCertificates(dir);
+        } catch (err) {
+          rmSync(dir, { recursive: true, force: true });
+          throw err;
+        }
+        // The TLS port is the one measured (and waited for); no plain port.
+        transport = ['--port', '0', '--tls-port', String(port), '--tls-cert-file', files.cert, '--tls-key-file', files.key, '--tls-ca-cert-file', files.ca, '--tls-auth-clients', 'no'];
+        extra = { tls: { cacert: files.ca } };
+      } else if (spec.socket) {
+        const socket = path.join(dir, 'redis.sock');
+        transport = ['--unixsocket', socket, '--unixsocketperm', '700'];
+        extra = { socket };
+      }
+      const started = await launch(
         {
-          argv: [spec.binary, ...conf, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', ...REDIS_PRESETS[spec.preset], ...spec.args],
+          argv: [spec.binary, ...conf, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', ...transport, ...REDIS_PRESETS[spec.preset], ...spec.args],
           shell: false,
           host: '127.0.0.1',
           port,
@@ -432,11 +472,12 @@ export async function startTarget(spec: TargetSpec, options: StartOptions = {}):
           stopTimeoutMs: spec.stopTimeoutMs,
           dir,
           log,
-          what: `redis-server (preset ${spec.preset})`,
           description: describeTarget(spec),
+          what: `redis-server (preset ${spec.preset}${spec.tls ? ', TLS' : ''}${spec.socket ? ', unix socket' : ''})`,
         },
         signal,
       );
+      return { ...started, ...extra };
     }
     case 'command': {
       const port = spec.port ?? (await freePort(spec.host));

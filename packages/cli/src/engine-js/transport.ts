@@ -1,0 +1,290 @@
+/**
+ * The byte stream under a connection: TCP, a unix socket, or TLS over TCP
+ * (node:tls), as one net.Socket the connection reads and writes without
+ * knowing which. The TLS handshake is done before `connectTransport`
+ * resolves, with its own timeout, so the run loop only sees application
+ * bytes. Paired with crates/respbench-core/src/transport.rs: the same error
+ * texts, the same cipher names.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import tls from 'node:tls';
+import type { Plan, TlsPlan } from './plan.js';
+
+/**
+ * The TLS 1.2 ciphers both engines' TLS libraries have, by the OpenSSL names
+ * --tls-ciphers takes (as redis-cli's), and the TLS 1.3 suites
+ * --tls-ciphersuites takes. The native engine (rustls) has no other.
+ */
+export const TLS12_CIPHERS = [
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+] as const;
+export const TLS13_CIPHERSUITES = ['TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256'] as const;
+
+/** Ctrl-C or SIGTERM while connections were opening. */
+export class ConnectInterrupted extends Error {
+  constructor() {
+    super('interrupted while connecting');
+  }
+}
+
+/** Errors on open sockets that no Connection listened to yet. */
+export const earlyErrors = new WeakMap<net.Socket, Error>();
+
+/** Where each unix socket goes (Node has no remoteAddress for them), for messages. */
+const unixPaths = new WeakMap<net.Socket, string>();
+
+/** Where the stream goes, for messages: `ip:port` or the socket path. */
+export function peerLabel(socket: net.Socket): string | null {
+  const unix = unixPaths.get(socket);
+  if (unix !== undefined) return unix;
+  return socket.remoteAddress ? `${socket.remoteAddress}:${socket.remotePort}` : null;
+}
+
+/**
+ * Opens the plan's transport: a unix socket when plan.socket is set, TCP to
+ * host:port otherwise, with TLS over it when plan.tls is set, the handshake
+ * done. Gives up after `timeoutMs` for the connect and again for the
+ * handshake.
+ */
+export async function connectTransport(plan: Plan, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
+  if (plan.socket !== null && plan.socket !== undefined) return connectUnix(plan.socket, timeoutMs, signal);
+  const socket = await connectTcp(plan.host, plan.port, timeoutMs, signal);
+  if (!plan.tls) return socket;
+  return startTls(socket, plan.host, plan.port, plan.tls, timeoutMs, signal);
+}
+
+/** A net.Socket's connect within `timeoutMs`, cancelled by `signal`. */
+function whenConnected(
+  socket: net.Socket,
+  event: 'connect' | 'secureConnect',
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  timedOut: () => Error,
+  failed: (err: NodeJS.ErrnoException) => Error,
+): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      socket.destroy();
+      return reject(new ConnectInterrupted());
+    }
+    const settle = () => {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      socket.removeListener('error', onError);
+    };
+    const onAbort = () => {
+      settle();
+      socket.destroy();
+      reject(new ConnectInterrupted());
+    };
+    const timer = timeoutMs > 0 ? setTimeout(() => {
+      settle();
+      socket.destroy();
+      reject(timedOut());
+    }, timeoutMs) : null;
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const onError = (err: NodeJS.ErrnoException) => {
+      settle();
+      socket.destroy();
+      reject(failed(err));
+    };
+    socket.once(event, () => {
+      settle();
+      // Until a Connection takes the socket over (the other connections
+      // are still opening), an error must be kept, not thrown as uncaught.
+      socket.on('error', (err) => {
+        if (!earlyErrors.has(socket)) earlyErrors.set(socket, err);
+      });
+      resolve(socket);
+    });
+    socket.on('error', onError);
+  });
+}
+
+/** A TCP connection to host:port within `timeoutMs`. */
+function connectTcp(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
+  if (signal?.aborted) return Promise.reject(new ConnectInterrupted());
+  return whenConnected(
+    net.connect({ host, port }),
+    'connect',
+    timeoutMs,
+    signal,
+    () => new Error(`connect to ${host}:${port} timed out after ${timeoutMs} ms`),
+    (err) => new Error(connectErrorText(host, port, err)),
+  );
+}
+
+function connectErrorText(host: string, port: number, err: NodeJS.ErrnoException): string {
+  if (err.code === 'ECONNREFUSED') return `connection refused by ${host}:${port} (is the server running on that port?)`;
+  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return `cannot resolve host "${host}"`;
+  if (err.code === 'EMFILE' || err.code === 'ENFILE') {
+    return `cannot open another connection to ${host}:${port}: the open-file limit is too low for this many connections (raise it, e.g. ulimit -n 65536, or use fewer -c)`;
+  }
+  return `cannot connect to ${host}:${port}: ${err.message}`;
+}
+
+/** A unix-socket connection to `socketPath`. */
+async function connectUnix(socketPath: string, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
+  if (signal?.aborted) throw new ConnectInterrupted();
+  const fail = (why: string) => new Error(`cannot connect to unix socket ${socketPath}: ${why}`);
+  const socket = await whenConnected(
+    net.connect({ path: socketPath }),
+    'connect',
+    timeoutMs,
+    signal,
+    () => fail(`timed out after ${timeoutMs} ms`),
+    (err) => {
+      if (err.code === 'ENOENT') return fail('no such socket (is the server listening on it?)');
+      if (err.code === 'ECONNREFUSED') return fail('connection refused (is the server running?)');
+      if (err.code === 'EACCES') return fail('permission denied');
+      return fail(err.message);
+    },
+  );
+  unixPaths.set(socket, socketPath);
+  return socket;
+}
+
+/** What node:tls needs from a TlsPlan, read once per plan: the files are not read per connection. */
+const secureOptions = new WeakMap<TlsPlan, tls.ConnectionOptions>();
+
+/** The system's roots plus --cacert and every PEM certificate in --cacertdir; client cert; ciphers. */
+function tlsOptions(t: TlsPlan): tls.ConnectionOptions {
+  const known = secureOptions.get(t);
+  if (known) return known;
+  const read = (flag: string, file: string): string => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new Error(`${flag} ${file}: cannot read it (${(err as Error).message})`);
+    }
+  };
+  const options: tls.ConnectionOptions = { rejectUnauthorized: !t.insecure };
+  if (t.cacert !== null || t.cacertdir !== null) {
+    const ca: string[] = [...tls.rootCertificates];
+    if (t.cacert !== null) {
+      const text = read('--cacert', t.cacert);
+      if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`--cacert ${t.cacert}: no PEM certificate in it`);
+      ca.push(text);
+    }
+    if (t.cacertdir !== null) {
+      let names: string[];
+      try {
+        names = fs.readdirSync(t.cacertdir);
+      } catch (err) {
+        throw new Error(`--cacertdir ${t.cacertdir}: cannot read it (${(err as Error).message})`);
+      }
+      for (const name of names) {
+        const file = path.join(t.cacertdir, name);
+        try {
+          if (!fs.statSync(file).isFile()) continue;
+          const text = fs.readFileSync(file, 'utf8');
+          if (text.includes('-----BEGIN CERTIFICATE-----')) ca.push(text);
+        } catch {
+          // An unreadable file in the folder is skipped, as the native engine does.
+        }
+      }
+    }
+    options.ca = ca;
+  }
+  if ((t.cert === null) !== (t.key === null)) throw new Error('--cert and --key go together');
+  if (t.cert !== null && t.key !== null) {
+    options.cert = read('--cert', t.cert);
+    options.key = read('--key', t.key);
+  }
+  if (t.ciphers !== null || t.ciphersuites !== null) {
+    const tls13 = t.ciphersuites ?? TLS13_CIPHERSUITES.join(':');
+    const tls12 = t.ciphers ?? TLS12_CIPHERS.join(':');
+    options.ciphers = [tls13, tls12].filter((s) => s.length > 0).join(':');
+  } else {
+    // The same offer as the native engine: only what rustls has.
+    options.ciphers = [...TLS13_CIPHERSUITES, ...TLS12_CIPHERS].join(':');
+  }
+  secureOptions.set(t, options);
+  return options;
+}
+
+/** TLS over a connected TCP socket, the handshake done within `timeoutMs`. */
+function startTls(
+  raw: net.Socket,
+  host: string,
+  port: number,
+  t: TlsPlan,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<net.Socket> {
+  raw.removeAllListeners('error');
+  let options: tls.ConnectionOptions;
+  try {
+    options = tlsOptions(t);
+  } catch (err) {
+    raw.destroy();
+    return Promise.reject(err);
+  }
+  // Nagle off on the TCP socket itself: setNoDelay on the TLS socket later
+  // may not reach a socket it wraps.
+  raw.setNoDelay(true);
+  const name = t.sni ?? host;
+  const peer = `${host}:${port}`;
+  const secure = tls.connect({
+    ...options,
+    socket: raw,
+    host: name,
+    // SNI carries a name, never an address.
+    servername: net.isIP(name) ? undefined : name,
+  });
+  raw.on('error', () => {
+    // The TLS socket reports it.
+  });
+  return whenConnected(
+    secure,
+    'secureConnect',
+    timeoutMs,
+    signal,
+    () => new Error(`TLS handshake with ${peer} failed: handshake timeout after ${timeoutMs} ms (is that port speaking TLS?)`),
+    (err) => new Error(`TLS handshake with ${peer} failed: ${tlsReason(err, name, t)}`),
+  ).then((socket) => {
+    // Before the Connection's own listener: OpenSSL's multi-line text
+    // becomes the one line the native engine writes for the same alert.
+    socket.prependListener('error', (err: NodeJS.ErrnoException) => {
+      if (err.code?.startsWith('ERR_SSL') || /SSL routines/.test(err.message)) err.message = tlsRunText(err.message);
+    });
+    return socket;
+  });
+}
+
+/**
+ * A TLS error after the handshake (a TLS 1.3 server refuses a client
+ * certificate only then), as the native engine words it.
+ */
+function tlsRunText(message: string): string {
+  const alert = /alert ([a-z0-9 ]+?)(?::|$)/i.exec(message.split('\n')[0]);
+  if (alert) return `TLS alert "${alert[1].toLowerCase()}" from the server (does it require a client certificate? --cert/--key)`;
+  return `TLS error: ${message.split('\n')[0]}`;
+}
+
+/** A node:tls handshake error as the user reads it, worded as the native engine words it. */
+function tlsReason(err: NodeJS.ErrnoException, name: string, t: TlsPlan): string {
+  const code = err.code ?? '';
+  if (['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT'].includes(code)) {
+    return "certificate not trusted (not signed by a CA in --cacert/--cacertdir or the system's roots; --insecure skips the check)";
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return `hostname mismatch (the server's certificate is not valid for "${name}"; --sni sets the name checked)`;
+  }
+  if (code === 'CERT_HAS_EXPIRED') return 'certificate expired';
+  if (code === 'CERT_NOT_YET_VALID') return 'certificate not valid yet';
+  if (code === 'ECONNRESET' || code === 'EPIPE' || /socket disconnected/i.test(err.message)) {
+    return `the server closed the connection during the handshake${t.cert === null ? ' (does it require a client certificate? --cert/--key)' : ''}`;
+  }
+  if (/alert/i.test(err.message)) {
+    return `the server refused the handshake (alert: ${err.message.replace(/^.*?:(?=[^:]*alert)/, '').trim()}; does it require a client certificate? --cert/--key)`;
+  }
+  return err.message;
+}
