@@ -30,6 +30,8 @@ interface Restartable {
   port: number;
   dir: string;
   proc: ChildProcess | null;
+  /** A unix socket the server also listens on, if asked for. */
+  socket: string | null;
 }
 
 const servers: Restartable[] = [];
@@ -37,14 +39,15 @@ const servers: Restartable[] = [];
 function launch(s: Restartable): Promise<void> {
   s.proc = spawn(
     'redis-server',
-    ['--port', String(s.port), '--bind', '127.0.0.1', '--dir', s.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--requirepass', PASSWORD],
+    ['--port', String(s.port), '--bind', '127.0.0.1', '--dir', s.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--requirepass', PASSWORD, ...(s.socket ? ['--unixsocket', s.socket] : [])],
     { stdio: 'ignore' },
   );
   return waitForPort(s.port);
 }
 
-async function startServer(): Promise<Restartable> {
-  const s: Restartable = { port: await freePort(), dir: mkdtempSync(path.join(tmpdir(), 'respbench-reconnect-')), proc: null };
+async function startServer(unixSocket = false): Promise<Restartable> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'respbench-reconnect-'));
+  const s: Restartable = { port: await freePort(), dir, proc: null, socket: unixSocket ? path.join(dir, 'redis.sock') : null };
   servers.push(s);
   await launch(s);
   return s;
@@ -85,7 +88,8 @@ async function untilConnected(s: Restartable, count: number): Promise<void> {
 }
 
 function bench(engine: string, s: Restartable, args: string[]): Promise<CliRun> {
-  return runCli(['--engine', engine, '--port', String(s.port), '-a', PASSWORD, '--timeout', '10s', '--seed', '7', '-r', String(KEYSPACE), '--key-pattern', 'sequential', ...args], 90_000);
+  const target = s.socket ? ['-s', s.socket] : ['--port', String(s.port)];
+  return runCli(['--engine', engine, ...target, '-a', PASSWORD, '--timeout', '10s', '--seed', '7', '-r', String(KEYSPACE), '--key-pattern', 'sequential', ...args], 90_000);
 }
 
 function parse(run: CliRun): any {
@@ -133,6 +137,19 @@ describe.each(engines())('engine %s', (engine) => {
     expect(result.mismatches).toBe(0);
     expect(result.lostWrites).toBe(0);
     expect(run.stdout.includes(PASSWORD)).toBe(false);
+    await expectEveryKeyVerifies(engine, s);
+  });
+
+  it('over a unix socket (-s): CLIENT KILL mid-run, --reconnect opens the socket again and goes on', async () => {
+    const s = await startServer(true);
+    const { run, result } = await runDisturbed(engine, s, ['--reconnect'], async () => {
+      cli(s, 'CLIENT', 'KILL', 'TYPE', 'normal');
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(result.failure).toBeNull();
+    expect(result.plan.socket).toBe(s.socket);
+    expect(result.reconnects).toBeGreaterThanOrEqual(CONNECTIONS);
+    expect(result).toMatchObject({ errors: 0, mismatches: 0, lostWrites: 0 });
     await expectEveryKeyVerifies(engine, s);
   });
 
