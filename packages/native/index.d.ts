@@ -87,6 +87,10 @@ export interface NativePlan {
   dbnum?: number | null
   /** Absent = false: RESP2. */
   resp3?: boolean
+  /** null or absent: a dropped connection ends the run. */
+  reconnect?: NativeReconnect | null
+  /** Absent = false: no CLIENT TRACKING in the handshake. */
+  clientTracking?: boolean
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */
@@ -99,6 +103,12 @@ export interface NativeProgress {
   durationNs: number
   /** p99 latency of the timed phase so far (0 before any reply). */
   p99Ns: number
+}
+
+/** `Reconnect` from engine-js/plan.ts. */
+export interface NativeReconnect {
+  attempts: number
+  backoffMs: number
 }
 
 /** `RawResult` from engine-js/plan.ts, field for field. */
@@ -128,6 +138,13 @@ export interface NativeResult {
   failure?: NativeFailure
   /** Requests written whose replies had not come when the run stopped. */
   unanswered: number
+  /**
+   * `--reconnect`: requests lost to drops, reconnects, time down (the
+   * adapter passes them on only for a plan with `reconnect`).
+   */
+  lost: number
+  reconnects: number
+  downNs: number
 }
 
 /** `TlsPlan` from engine-js/plan.ts; null or absent strings are unset. */

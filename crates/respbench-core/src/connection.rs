@@ -173,6 +173,21 @@ pub(crate) struct Connection {
     /// When its share was answered (and its side was closed); the phase ends at
     /// the latest of these.
     pub answered_at: Option<Instant>,
+    /// `--reconnect`: set while the connection is down after a drop.
+    down: Option<Down>,
+}
+
+/// `--reconnect`: a dropped connection waiting to be opened again.
+#[derive(Debug)]
+pub(crate) struct Down {
+    /// When it dropped: the time down counts from here.
+    pub since: Instant,
+    /// Attempts made since the drop.
+    pub attempts: u32,
+    /// When the next attempt is due.
+    pub retry_at: Instant,
+    /// Why it dropped, for the message if it never comes back.
+    pub why: String,
 }
 
 impl Connection {
@@ -215,6 +230,64 @@ impl Connection {
             started_at: now,
             scheduled: 0,
             answered_at: None,
+            down: None,
+        }
+    }
+
+    /// `--reconnect`: the connection dropped (`why`). What was in flight is
+    /// lost: handed out, never answered, counted `lost` and not sent again,
+    /// so the key stream goes on where it was. The caller has taken the
+    /// stream out of its poll; it is replaced by [`Connection::reconnected`].
+    pub fn dropped(&mut self, why: String, tally: &mut Tally) {
+        let now = Instant::now();
+        tally.counters.lost += self.inflight as u64;
+        self.head = 0;
+        self.tail = 0;
+        self.inflight = 0;
+        self.out_start = 0;
+        self.out_end = 0;
+        // A reply cut off by the drop is gone with the old stream.
+        self.input_len = 0;
+        self.scanner = ReplyScanner::new();
+        self.down = Some(Down { since: now, attempts: 0, retry_at: now, why });
+    }
+
+    /// When a time-bound phase stops sending, if it is one.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.pace.deadline
+    }
+
+    /// `--reconnect`: down after a drop, waiting for its next attempt.
+    pub fn down(&mut self) -> Option<&mut Down> {
+        self.down.as_mut()
+    }
+
+    pub fn is_down(&self) -> bool {
+        self.down.is_some()
+    }
+
+    /// `--reconnect`: whether there is anything left to reconnect for: not
+    /// when the phase's time is up or its share is all handed out.
+    pub fn wants_reconnect(&mut self, now: Instant) -> bool {
+        if self.pace.deadline.is_some_and(|d| now >= d) {
+            self.source.remaining = 0;
+        }
+        self.source.remaining > 0
+    }
+
+    /// `--reconnect`: up again on `stream` (from [`open`]), or given up on
+    /// (None); the time down counts either way.
+    pub fn reconnected(&mut self, stream: Option<Stream>, tally: &mut Tally) {
+        if let Some(down) = self.down.take() {
+            tally.counters.down_ns += down.since.elapsed().as_nanos() as u64;
+        }
+        match stream {
+            Some(stream) => {
+                self.stream = stream;
+                tally.counters.reconnects += 1;
+            }
+            // Nothing left to send: its share ends here.
+            None => self.answered_at = Some(Instant::now()),
         }
     }
 
@@ -243,6 +316,9 @@ impl Connection {
     pub fn pump(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
         if self.answered_at.is_some() {
             return Ok(Status::Closing);
+        }
+        if self.down.is_some() {
+            return Ok(Status::Busy);
         }
         if self.pace.deadline.is_some_and(|d| Instant::now() >= d) {
             self.source.remaining = 0;
@@ -280,7 +356,7 @@ impl Connection {
     /// When this connection next needs a turn that no socket event will give
     /// it: the next due request under `--rate`, or the end of a time-bound phase.
     pub fn next_wake(&self) -> Option<Instant> {
-        if self.source.remaining == 0 {
+        if self.source.remaining == 0 || self.down.is_some() {
             return None;
         }
         let due = match self.pace.interval {

@@ -23,6 +23,14 @@ pub struct Counters {
     pub lost_writes: u64,
     /// RESP3 push frames (`>`): out-of-band data, skipped, never a reply.
     pub pushes: u64,
+    /// `--reconnect`: requests written on a connection that dropped before
+    /// their replies came (apart from errors; in no other figure).
+    pub lost: u64,
+    /// `--reconnect`: connections opened again after a drop.
+    pub reconnects: u64,
+    /// `--reconnect`: time connections spent down (drop to ready again),
+    /// summed over connections.
+    pub down_ns: u64,
     pub bytes_out: u64,
     pub bytes_in: u64,
 }
@@ -38,6 +46,9 @@ impl Counters {
         self.mismatches += other.mismatches;
         self.lost_writes += other.lost_writes;
         self.pushes += other.pushes;
+        self.lost += other.lost;
+        self.reconnects += other.reconnects;
+        self.down_ns += other.down_ns;
         self.bytes_out += other.bytes_out;
         self.bytes_in += other.bytes_in;
     }

@@ -59,6 +59,13 @@ pub fn steps(plan: &Plan) -> Vec<Step> {
     if let Some(db) = plan.dbnum {
         steps.push(Step { args: vec!["SELECT".into(), db.to_string()], what: format!("SELECT {db}"), optional: false });
     }
+    if plan.client_tracking {
+        steps.push(Step {
+            args: vec!["CLIENT".into(), "TRACKING".into(), "on".into()],
+            what: "CLIENT TRACKING on".into(),
+            optional: false,
+        });
+    }
     if !steps.is_empty() {
         steps.push(Step {
             args: vec!["CLIENT".into(), "SETNAME".into(), CLIENT_NAME.into()],
@@ -300,6 +307,18 @@ mod tests {
         assert_eq!(
             String::from_utf8(bytes(&steps(&p))).unwrap(),
             "*5\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$5\r\nbench\r\n$6\r\ns3cret\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$9\r\nrespbench\r\n"
+        );
+    }
+
+    /// The same literal as packages/cli/test/handshake.test.ts.
+    #[test]
+    fn client_tracking_comes_after_select_and_before_the_name() {
+        let mut p = plan();
+        p.resp3 = true;
+        p.client_tracking = true;
+        assert_eq!(
+            String::from_utf8(bytes(&steps(&p))).unwrap(),
+            "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n*3\r\n$6\r\nCLIENT\r\n$8\r\nTRACKING\r\n$2\r\non\r\n*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$9\r\nrespbench\r\n"
         );
     }
 

@@ -90,6 +90,37 @@ pub struct Plan {
     pub dbnum: Option<u32>,
     /// Speak RESP3 (HELLO 3) instead of RESP2.
     pub resp3: bool,
+    /// `--reconnect`: a connection that drops mid-run is opened again
+    /// (handshake and all) and goes on; None = a drop ends the run.
+    pub reconnect: Option<Reconnect>,
+    /// `CLIENT TRACKING on` in the handshake (RESP3): invalidation push
+    /// frames flow for keys read and changed by another client.
+    pub client_tracking: bool,
+}
+
+/// How a dropped connection is opened again (`--reconnect`), as the TS `Reconnect`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reconnect {
+    /// Attempts per drop before the run ends.
+    pub attempts: u32,
+    /// Wait after the first failed attempt, doubled after each, capped at
+    /// [`RECONNECT_BACKOFF_CAP_MS`] (unless this is longer).
+    pub backoff_ms: u64,
+}
+
+/// The longest wait between two reconnect attempts (as the TS engine's).
+pub const RECONNECT_BACKOFF_CAP_MS: u64 = 5000;
+
+impl Reconnect {
+    /// The wait before attempt `attempt` (0-based) of one drop: none before
+    /// the first, then the backoff doubling, capped.
+    pub fn delay_ms(&self, attempt: u32) -> u64 {
+        if attempt == 0 {
+            return 0;
+        }
+        let cap = RECONNECT_BACKOFF_CAP_MS.max(self.backoff_ms);
+        self.backoff_ms.saturating_mul(1u64 << (attempt - 1).min(30)).min(cap)
+    }
 }
 
 /// A password: kept as given, shown as `***` by Debug, so a logged Plan
@@ -154,6 +185,8 @@ impl Plan {
             password: None,
             dbnum: None,
             resp3: false,
+            reconnect: None,
+            client_tracking: false,
         }
     }
 
@@ -200,6 +233,9 @@ impl Plan {
         }
         if !(self.rate >= 0.0 && self.rate.is_finite()) {
             return fail("rate must be a number at least 0");
+        }
+        if self.reconnect.is_some_and(|r| r.attempts == 0) {
+            return fail("reconnect.attempts must be at least 1");
         }
         Ok(())
     }
@@ -308,4 +344,20 @@ pub struct RawResult {
     /// Requests of the timed phase written whose replies had not come when
     /// it stopped (0 when it ran to the end).
     pub unanswered: u64,
+}
+
+#[cfg(test)]
+mod reconnect_tests {
+    use super::*;
+
+    /// As reconnectDelayMs in packages/cli/test/output.test.ts: none before
+    /// the first attempt, then the backoff doubling, capped at 5 s.
+    #[test]
+    fn reconnect_delays_double_from_the_backoff_up_to_the_cap() {
+        let r = Reconnect { attempts: 10, backoff_ms: 100 };
+        let delays: Vec<u64> = (0..9).map(|a| r.delay_ms(a)).collect();
+        assert_eq!(delays, [0, 100, 200, 400, 800, 1600, 3200, 5000, 5000]);
+        assert_eq!(Reconnect { attempts: 3, backoff_ms: 8000 }.delay_ms(2), 8000);
+        assert_eq!(r.delay_ms(u32::MAX), 5000);
+    }
 }

@@ -350,6 +350,8 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
         closing: vec![false; conns.len()],
         active: conns.len(),
         active_close_waits: 0,
+        active_down: 0,
+        next_retry: None,
         conns,
         tally,
         poll,
@@ -391,6 +393,10 @@ struct EventLoop<'a> {
     active: usize,
     /// How many are closing: only then are close-wait deadlines looked at.
     active_close_waits: usize,
+    /// `--reconnect`: how many are down after a drop, and when the earliest
+    /// of them is due for its next attempt.
+    active_down: usize,
+    next_retry: Option<Instant>,
     tally: Tally,
     poll: Poll,
     shared: &'a PhaseShared<'a>,
@@ -422,7 +428,11 @@ impl EventLoop<'_> {
                 self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
                 break;
             }
-            if let Err(e) = self.poll.poll(&mut events, Some(poll_wait(next_turn, next_timeout_check))) {
+            let wake = match (next_turn, self.next_retry) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            if let Err(e) = self.poll.poll(&mut events, Some(poll_wait(wake, next_timeout_check))) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     self.shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));
                     break;
@@ -452,7 +462,93 @@ impl EventLoop<'_> {
             if self.active_close_waits > 0 {
                 self.end_expired_close_waits();
             }
+            if self.active_down > 0 && self.next_retry.is_some_and(|t| Instant::now() >= t) {
+                self.reconnect_due();
+            }
         }
+        // Stopped while some were down: their time down so far counts.
+        for conn in self.conns.iter_mut().filter(|c| c.is_down()) {
+            conn.reconnected(None, &mut self.tally);
+        }
+    }
+
+    /// `--reconnect`: connection `i` dropped (`failure`): out of the poll,
+    /// what it had in flight lost, its first attempt due at once.
+    fn drop_connection(&mut self, i: usize, failure: Failure) {
+        let _ = self.poll.registry().deregister(&mut self.conns[i].stream);
+        self.conns[i].dropped(failure.message, &mut self.tally);
+        self.active_down += 1;
+        self.next_retry = Some(Instant::now());
+    }
+
+    /// `--reconnect`: each down connection whose attempt is due opens again
+    /// through [`connection::open`] (handshake and all; it blocks this
+    /// thread for as long as that takes, as a phase's first opening does),
+    /// or waits its backoff, or, after the last attempt, fails the phase.
+    fn reconnect_due(&mut self) {
+        let prepared = self.shared.prepared;
+        let plan = &prepared.plan;
+        let Some(policy) = plan.reconnect else { return };
+        let mut next: Option<Instant> = None;
+        for i in 0..self.conns.len() {
+            let now = Instant::now();
+            let Some(retry_at) = self.conns[i].down().map(|d| d.retry_at) else { continue };
+            if retry_at > now {
+                next = Some(next.map_or(retry_at, |n: Instant| n.min(retry_at)));
+                continue;
+            }
+            let conn = &mut self.conns[i];
+            if !conn.wants_reconnect(now) {
+                conn.reconnected(None, &mut self.tally);
+                self.active_down -= 1;
+                self.settle(i, Ok(Status::Finished));
+                continue;
+            }
+            match connection::open(plan, self.shared.control) {
+                Ok(stream) => {
+                    conn.reconnected(Some(stream), &mut self.tally);
+                    self.active_down -= 1;
+                    let registered = self.poll.registry().register(
+                        &mut self.conns[i].stream,
+                        Token(i),
+                        Interest::READABLE | Interest::WRITABLE,
+                    );
+                    if let Err(e) = registered {
+                        self.shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
+                        return;
+                    }
+                    let outcome = self.conns[i].pump(prepared, &mut self.tally);
+                    self.settle(i, outcome);
+                }
+                Err(ConnectError::Interrupted) => {
+                    self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
+                    return;
+                }
+                Err(ConnectError::Failed(why)) => {
+                    let conn = &mut self.conns[i];
+                    let deadline = conn.deadline();
+                    let Some(down) = conn.down() else { continue };
+                    down.attempts += 1;
+                    if down.attempts >= policy.attempts {
+                        let message = format!(
+                            "{}; not reconnected after {} attempts (--reconnect-attempts), the last: {why}",
+                            down.why, policy.attempts
+                        );
+                        self.active_down -= 1;
+                        conn.reconnected(None, &mut self.tally);
+                        self.shared.fail(Failure::new(FailureKind::Closed, message));
+                        return;
+                    }
+                    down.retry_at = Instant::now() + Duration::from_millis(policy.delay_ms(down.attempts));
+                    // A time-bound phase that ends during the wait ends it too.
+                    if let Some(d) = deadline {
+                        down.retry_at = down.retry_at.min(d);
+                    }
+                    next = Some(next.map_or(down.retry_at, |n: Instant| n.min(down.retry_at)));
+                }
+            }
+        }
+        self.next_retry = next;
     }
 
     /// Connections whose server has not closed within CLOSE_WAIT of their
@@ -486,6 +582,11 @@ impl EventLoop<'_> {
                 self.active -= 1;
                 let _ = self.poll.registry().deregister(&mut self.conns[i].stream);
             }
+            Err(f) if f.kind == FailureKind::Closed && self.shared.prepared.plan.reconnect.is_some() => {
+                if !self.conns[i].is_down() {
+                    self.drop_connection(i, f);
+                }
+            }
             Err(f) => self.shared.fail(f),
         }
     }
@@ -493,7 +594,7 @@ impl EventLoop<'_> {
     fn on_event(&mut self, event: &Event) {
         let prepared = self.shared.prepared;
         let i = event.token().0;
-        if self.finished[i] {
+        if self.finished[i] || self.conns[i].is_down() {
             return;
         }
         let closing = event.is_read_closed() || event.is_error();
@@ -501,7 +602,7 @@ impl EventLoop<'_> {
             let outcome = self.conns[i].on_readable(prepared, &mut self.tally, closing);
             self.settle(i, outcome);
         }
-        if !self.finished[i] && event.is_writable() {
+        if !self.finished[i] && !self.conns[i].is_down() && event.is_writable() {
             let outcome = self.conns[i].on_writable(prepared, &mut self.tally);
             self.settle(i, outcome);
         }

@@ -75,7 +75,7 @@ function nativeEngine(addon: NativeAddon): Engine {
       }
       const timer = onProgress ? setInterval(() => onProgress(toProgress(handle.progress())), PROGRESS_INTERVAL_MS) : null;
       try {
-        return toRawResult(await handle.wait());
+        return toRawResult(await handle.wait(), plan);
       } finally {
         if (timer) clearInterval(timer);
         signal?.removeEventListener('abort', onAbort);
@@ -94,7 +94,7 @@ function histogramData(h: NativeHistogram): HistogramData {
 }
 
 /** The addon leaves absent values undefined; RawResult spells them null, field for field. */
-function toRawResult(r: NativeResult): RawResult {
+function toRawResult(r: NativeResult, plan: Plan): RawResult {
   const failure: Failure | null = r.failure ? { kind: r.failure.kind as FailureKind, message: r.failure.message } : null;
   return {
     engine: 'native',
@@ -124,5 +124,7 @@ function toRawResult(r: NativeResult): RawResult {
     failure,
     // Only an interrupted run has requests left unanswered worth telling.
     ...(failure?.kind === 'interrupted' ? { unanswered: r.unanswered } : {}),
+    // Only a run with --reconnect counts drops.
+    ...(plan.reconnect ? { lost: r.lost, reconnects: r.reconnects, downNs: r.downNs } : {}),
   };
 }

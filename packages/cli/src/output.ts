@@ -119,6 +119,7 @@ export function formatFigures(r: RunResult): string {
     `requests ${r.requests}${r.plan.durationMs > 0 ? '' : `/${r.plan.requests}`} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches}${r.lostWrites > 0 ? ` · lost writes ${r.lostWrites}` : ''} · sets ${r.sets} · gets ${r.gets}${r.pushes > 0 ? ` · pushes ${r.pushes} (out-of-band, not replies)` : ''}`,
   );
   lines.push(`bytes out ${bytes(r.bytesOut)} · in ${bytes(r.bytesIn)} · latency = reply parsed - request written, per request`);
+  if (r.reconnects !== undefined) lines.push(reconnectLine(r));
   if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${printable(r.failure.message)}; the figures above cover the ${r.requests} replies received`);
   if (r.interrupted) {
     const i = r.interrupted;
@@ -140,6 +141,12 @@ export function formatFigures(r: RunResult): string {
   if (missingCountsAsVerifyFailure(r)) lines.push(`VERIFY FAILED: ${r.misses} reads found no value for a key that should exist`);
   else if (r.misses > 0 && r.plan.mode === 'get') lines.push(`note: ${r.misses} reads found no value (nil)`);
   return lines.join('\n');
+}
+
+/** --reconnect: how often connections dropped and came back, how long they were down, what they lost. */
+export function reconnectLine(r: RunResult): string {
+  const down = fixed((r.downNs ?? 0) / 1e6, 1);
+  return `reconnects ${r.reconnects ?? 0} · down ${down} ms (summed over connections) · lost ${r.lost ?? 0} (in flight when a connection dropped; in no figure)`;
 }
 
 /** The client's own lateness beside the latency, and a note when it is large enough to distort the percentiles. */

@@ -5,7 +5,7 @@
 import { Command, Option } from 'commander';
 import { LIMITS } from './engine-js/limits.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
-import { MODES } from './validate.js';
+import { MODES, RECONNECT_DEFAULTS } from './validate.js';
 
 export function addRunOptions(cmd: Command): Command {
   return cmd
@@ -47,5 +47,10 @@ export function addRunOptions(cmd: Command): Command {
     .option('--user <name>', 'ACL user: AUTH user password (needs a password)')
     .option('--dbnum <n>', 'SELECT this database after connecting')
     .option('-3, --resp3', 'speak RESP3 (HELLO 3); default RESP2')
+    .option('--reconnect', 'a connection that drops mid-run (server restart, CLIENT KILL, failover) is opened again and goes on; what it had in flight counts as lost')
+    .option('--reconnect-attempts <n>', `with --reconnect: attempts per drop before the run ends (default ${RECONNECT_DEFAULTS.attempts})`)
+    .option('--reconnect-backoff <duration>', `with --reconnect: wait after a failed attempt, doubled after each, at most 5s (default ${RECONNECT_DEFAULTS.backoffMs}ms)`)
+    // For tests of RESP3 push frames from a real server (invalidations while a run reads); not a user-facing setting yet.
+    .addOption(new Option('--client-tracking', 'with -3: CLIENT TRACKING on in the handshake').hideHelp())
     .option('-u, --uri <uri>', 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS), unix:///path[?db=N]; flags given win over its parts');
 }

@@ -110,7 +110,8 @@ export function finishResult(plan: Plan, given: RawResult): RunResult {
     serviceUs: raw.serviceHistogram ? summaryUs(raw.serviceHistogram) : null,
     rateKept: plan.rate > 0 && elapsedSec > 0 ? Math.abs(raw.requests / elapsedSec - plan.rate) <= plan.rate * 0.02 : null,
     clientLag: clientLagOf(raw, latencyUs.p99),
-    complete: raw.failure === null && (plan.durationMs > 0 || raw.requests === plan.requests),
+    // --reconnect: requests lost to a drop were handed out and are accounted for.
+    complete: raw.failure === null && (plan.durationMs > 0 || raw.requests + (raw.lost ?? 0) === plan.requests),
   };
 }
 

@@ -157,6 +157,29 @@ export interface RawRunOptions {
   dbnum?: string;
   resp3?: boolean;
   uri?: string;
+  reconnect?: boolean;
+  reconnectAttempts?: string;
+  reconnectBackoff?: string;
+  clientTracking?: boolean;
+}
+
+/** --reconnect's attempts per drop and first backoff when not given. */
+export const RECONNECT_DEFAULTS = { attempts: 10, backoffMs: 100 } as const;
+
+/** Most --reconnect-attempts. */
+const MAX_RECONNECT_ATTEMPTS = 1_000_000;
+
+/** --reconnect and its two settings; null without --reconnect (a setting alone is a usage error). */
+function readReconnect(raw: RawRunOptions): Plan['reconnect'] {
+  if (!raw.reconnect) {
+    if (raw.reconnectAttempts !== undefined) throw new UsageError('--reconnect-attempts needs --reconnect');
+    if (raw.reconnectBackoff !== undefined) throw new UsageError('--reconnect-backoff needs --reconnect');
+    return null;
+  }
+  return {
+    attempts: raw.reconnectAttempts === undefined ? RECONNECT_DEFAULTS.attempts : parseInteger('--reconnect-attempts', raw.reconnectAttempts, [1, MAX_RECONNECT_ATTEMPTS]),
+    backoffMs: raw.reconnectBackoff === undefined ? RECONNECT_DEFAULTS.backoffMs : parseDurationMs('--reconnect-backoff', raw.reconnectBackoff, false),
+  };
 }
 
 export function defaultSeed(): number {
@@ -313,6 +336,12 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
     rate: raw.rate === undefined ? 0 : parsePositive('--rate', raw.rate, 100_000_000),
     ...readCredentials(raw, uri, env),
   };
+  if (raw.clientTracking) {
+    if (!plan.resp3) throw new UsageError('--client-tracking needs -3/--resp3 (invalidations come as RESP3 push frames)');
+    plan.clientTracking = true;
+  }
+  const reconnect = readReconnect(raw);
+  if (reconnect) plan.reconnect = reconnect;
   checkWindow(plan);
   checkTemplates(plan);
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);

@@ -46,6 +46,12 @@ describe('handshake bytes', () => {
     );
   });
 
+  it('puts CLIENT TRACKING on (--client-tracking) after SELECT and before the name, as the native engine', () => {
+    expect(handshakeBytes(handshakeSteps({ ...none, resp3: true, clientTracking: true })).toString()).toBe(
+      '*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n*3\r\n$6\r\nCLIENT\r\n$8\r\nTRACKING\r\n$2\r\non\r\n*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$9\r\nrespbench\r\n',
+    );
+  });
+
   it('words failures as the native engine does, without the password', () => {
     const plan = { user: 'bench', password: 's3cret', dbnum: 3, resp3: false };
     const [auth, select] = handshakeSteps(plan);

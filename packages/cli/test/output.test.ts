@@ -1,5 +1,6 @@
 /** What a run prints: the human table and its problem lines, and --json. */
 import { describe, expect, it } from 'vitest';
+import { reconnectDelayMs } from '../src/engine-js/plan.js';
 import { describeWorkload, formatHuman, formatJson, hintFor } from '../src/output.js';
 import { exitCodeFor, finishResult } from '../src/run.js';
 import { planOf, rawResult } from './fixtures.js';
@@ -144,5 +145,28 @@ describe('formatJson', () => {
     const text = formatJson(r);
     expect(text.split('\n')[1]).toMatch(/^ {2}"/);
     expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(r)));
+  });
+});
+
+describe('--reconnect', () => {
+  it('delays double from the backoff, none before the first attempt, capped at 5 s (as the crate\'s Reconnect::delay_ms)', () => {
+    const r = { attempts: 10, backoffMs: 100 };
+    expect([0, 1, 2, 3, 4, 5, 6, 7, 8].map((a) => reconnectDelayMs(r, a))).toEqual([0, 100, 200, 400, 800, 1600, 3200, 5000, 5000]);
+    expect(reconnectDelayMs({ attempts: 3, backoffMs: 8000 }, 2)).toBe(8000);
+  });
+
+  it('is in the plan only when asked for, with its defaults', () => {
+    expect(planOf([]).reconnect).toBeUndefined();
+    expect(planOf(['--reconnect']).reconnect).toEqual({ attempts: 10, backoffMs: 100 });
+    expect(planOf(['--reconnect', '--reconnect-attempts', '3', '--reconnect-backoff', '2s']).reconnect).toEqual({ attempts: 3, backoffMs: 2000 });
+  });
+
+  it('a counted run that lost requests to drops is complete; the human output says what was lost, only with --reconnect', () => {
+    const plan = planOf(['--reconnect', '-n', '1016']);
+    const r = finishResult(plan, rawResult({ lost: 16, reconnects: 4, downNs: 12_345_678 }));
+    expect(r.complete).toBe(true);
+    expect(exitCodeFor(r)).toBe(0);
+    expect(formatHuman(r)).toContain('reconnects 4 · down 12.3 ms (summed over connections) · lost 16 (in flight when a connection dropped; in no figure)');
+    expect(formatHuman(finishResult(planOf(['-n', '1000']), rawResult()))).not.toContain('reconnects');
   });
 });

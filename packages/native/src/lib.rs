@@ -62,6 +62,17 @@ pub struct NativePlan {
     pub dbnum: Option<Either<f64, Null>>,
     /// Absent = false: RESP2.
     pub resp3: Option<bool>,
+    /// null or absent: a dropped connection ends the run.
+    pub reconnect: Option<Either<NativeReconnect, Null>>,
+    /// Absent = false: no CLIENT TRACKING in the handshake.
+    pub client_tracking: Option<bool>,
+}
+
+/// `Reconnect` from engine-js/plan.ts.
+#[napi(object)]
+pub struct NativeReconnect {
+    pub attempts: f64,
+    pub backoff_ms: f64,
 }
 
 /// `TlsPlan` from engine-js/plan.ts; null or absent strings are unset.
@@ -140,6 +151,11 @@ pub struct NativeResult {
     pub failure: Option<NativeFailure>,
     /// Requests written whose replies had not come when the run stopped.
     pub unanswered: f64,
+    /// `--reconnect`: requests lost to drops, reconnects, time down (the
+    /// adapter passes them on only for a plan with `reconnect`).
+    pub lost: f64,
+    pub reconnects: f64,
+    pub down_ns: f64,
 }
 
 /// `ProgressSnapshot` from engine-js/progress.ts.
@@ -230,6 +246,14 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
             _ => None,
         },
         resp3: p.resp3.unwrap_or(false),
+        reconnect: match p.reconnect {
+            Some(Either::A(r)) => Some(respbench_core::plan::Reconnect {
+                attempts: integer_named("reconnect.attempts", r.attempts, 1, u32::MAX as u64)? as u32,
+                backoff_ms: millis("reconnect.backoffMs", r.backoff_ms)?,
+            }),
+            _ => None,
+        },
+        client_tracking: p.client_tracking.unwrap_or(false),
     })
 }
 
@@ -276,6 +300,9 @@ fn to_js(r: RawResult) -> NativeResult {
         first_mismatch: r.first_mismatch,
         failure: r.failure.map(|f| NativeFailure { kind: f.kind.as_str().into(), message: f.message }),
         unanswered: n(r.unanswered),
+        lost: n(c.lost),
+        reconnects: n(c.reconnects),
+        down_ns: n(c.down_ns),
     }
 }
 

@@ -16,7 +16,7 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Counters } from './counters.js';
 import type { LatencyHistogram } from './histogram.js';
-import type { Failure, Plan } from './plan.js';
+import { reconnectDelayMs, type Failure, type Plan } from './plan.js';
 import { fatalReplyText, HandshakeError, runHandshake } from './handshake.js';
 import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './reply.js';
 import { OP_GET, OP_SET, type PreparedPlan, type RequestSource } from './request-source.js';
@@ -204,12 +204,20 @@ export interface ConnectionOptions {
   pacer: Pacer | null;
   /** Called once when the connection is done: with null when its share is answered. */
   finish: (id: number, failure: Failure | null) => void;
+  /** --reconnect: cancels a reconnect under way (Ctrl-C). */
+  signal?: AbortSignal;
 }
 
 /** Drives one connection through its share of one phase. */
 export class Connection {
   readonly id: number;
-  private readonly socket: net.Socket;
+  /** The open socket; replaced by a new one after a drop (--reconnect). */
+  private socket: net.Socket;
+  private readonly signal: AbortSignal | undefined;
+  /** --reconnect: performance.now() when the connection dropped; -1 while up. */
+  private downSince = -1;
+  /** --reconnect: the wait before the next attempt. */
+  private retryTimer: NodeJS.Timeout | null = null;
   private readonly source: RequestSource;
   private readonly prepared: PreparedPlan;
   private readonly counters: Counters;
@@ -258,7 +266,8 @@ export class Connection {
   get inflightCount(): number {
     return this.inflight;
   }
-  private readonly reader = new ReplyReader();
+  /** Replaced after a drop: a reply cut off by it is gone with the old socket. */
+  private reader = new ReplyReader();
   /** host:port of the server (or the socket path), kept for messages written after the socket is gone. */
   private readonly peer: string | null;
   private done = false;
@@ -272,6 +281,7 @@ export class Connection {
   constructor(o: ConnectionOptions) {
     this.id = o.id;
     this.socket = o.socket;
+    this.signal = o.signal;
     this.source = o.source;
     this.prepared = o.prepared;
     this.counters = o.counters;
@@ -295,23 +305,114 @@ export class Connection {
     this.writtenBefore = new Uint8Array(o.prepared.written !== null ? pipeline : 0);
     const socket = o.socket;
     this.peer = peerLabel(socket);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err: NodeJS.ErrnoException) => {
-      if (this.awaitingClose) this.end(null);
-      else this.fail({ kind: 'closed', message: this.closedText(err) });
+    this.attach(socket);
+  }
+
+  /** Takes over an open socket from openConnection; events of a socket it has left are ignored. */
+  private attach(socket: net.Socket): void {
+    this.socket = socket;
+    this.onWritten = (err?: Error | null) => this.written(socket, err);
+    socket.on('data', (chunk: Buffer) => {
+      if (socket === this.socket) this.onData(chunk);
     });
-    socket.on('close', () => {
-      if (this.awaitingClose) this.end(null);
-      else if (!this.done) this.fail({ kind: 'closed', message: this.closedText(null) });
-    });
+    socket.on('error', (err: NodeJS.ErrnoException) => this.onClosed(socket, err));
+    socket.on('close', () => this.onClosed(socket, null));
     // openConnection leaves a socket that ran a handshake paused.
     socket.resume();
   }
 
+  /** The server's side went away (or the socket failed): the close wait ends, or the run does, or (--reconnect) the connection is opened again. */
+  private onClosed(socket: net.Socket, err: NodeJS.ErrnoException | null): void {
+    if (socket !== this.socket || this.done || this.downSince >= 0) return;
+    if (this.awaitingClose) this.end(null);
+    else if (this.prepared.plan.reconnect) this.dropped(this.closedText(err));
+    else this.fail({ kind: 'closed', message: this.closedText(err) });
+  }
+
+  /**
+   * --reconnect: the connection dropped mid-phase. What was in flight is
+   * lost (handed out, never answered: counted `lost`, not sent again, so the
+   * key stream goes on where it was); the connection is opened again through
+   * openConnection, handshake and all, with backoff.
+   */
+  private dropped(why: string): void {
+    const old = this.socket;
+    old.removeAllListeners('data');
+    old.on('error', () => {});
+    old.destroy();
+    this.counters.lost += this.inflight;
+    this.head = this.tail = this.inflight = 0;
+    this.writing = false;
+    this.pendingBytes = 0;
+    this.writesIssued = this.writesDone = 0;
+    this.view = null;
+    this.reader = new ReplyReader();
+    this.pacer?.forget(this);
+    this.downSince = performance.now();
+    this.reopen(why, 0);
+  }
+
+  /** Attempt `attempt` (0-based) to open the connection again, after its backoff. */
+  private reopen(why: string, attempt: number): void {
+    const r = this.prepared.plan.reconnect!;
+    const wait = reconnectDelayMs(r, attempt);
+    const go = () => {
+      this.retryTimer = null;
+      if (this.done) return;
+      if (performance.now() >= this.deadline) this.source.remaining = 0;
+      if (this.source.remaining === 0) {
+        // Nothing left to send: no need to be up again.
+        this.up();
+        this.answeredAt = performance.now();
+        this.end(null);
+        return;
+      }
+      openConnection(this.prepared.plan, this.signal).then(
+        (socket) => {
+          if (this.done) {
+            socket.destroy();
+            return;
+          }
+          this.counters.reconnects++;
+          this.up();
+          this.attach(socket);
+          const early = earlyErrors.get(socket);
+          if (early || socket.destroyed || socket.readyState !== 'open') this.onClosed(socket, (early as NodeJS.ErrnoException | undefined) ?? null);
+          else this.pump();
+        },
+        (err: unknown) => {
+          if (this.done) return;
+          if (err instanceof ConnectInterrupted) {
+            this.fail({ kind: 'interrupted', message: 'interrupted' });
+            return;
+          }
+          if (attempt + 1 >= r.attempts) {
+            this.up();
+            this.fail({ kind: 'closed', message: `${why}; not reconnected after ${r.attempts} attempts (--reconnect-attempts), the last: ${(err as Error)?.message ?? String(err)}` });
+            return;
+          }
+          this.reopen(why, attempt + 1);
+        },
+      );
+    };
+    // A time-bound phase that ends during the wait ends it too.
+    const until = Math.min(wait, this.deadline - performance.now());
+    if (until <= 0) go();
+    else this.retryTimer = setTimeout(go, until);
+  }
+
+  /** The time down since the drop counts. */
+  private up(): void {
+    if (this.downSince < 0) return;
+    this.counters.downNs += (performance.now() - this.downSince) * 1e6;
+    this.downSince = -1;
+  }
+
   start(): void {
+    this.startedAt = performance.now();
     const early = earlyErrors.get(this.socket);
     if (early || this.socket.destroyed || this.socket.readyState !== 'open') {
-      this.fail({ kind: 'closed', message: this.closedText((early as NodeJS.ErrnoException | undefined) ?? null) });
+      this.onClosed(this.socket, (early as NodeJS.ErrnoException | undefined) ?? null);
       return;
     }
     if (this.source.remaining === 0) {
@@ -324,7 +425,7 @@ export class Connection {
 
   /** Sends what may go now; if the phase is over and nothing waits, completes. */
   private pump(): void {
-    if (this.done || this.awaitingClose) return;
+    if (this.done || this.awaitingClose || this.downSince >= 0) return;
     if (performance.now() >= this.deadline) this.source.remaining = 0;
     if (this.source.remaining > 0) this.sendBatch();
     else if (this.inflight === 0) this.complete();
@@ -410,8 +511,12 @@ export class Connection {
     }
   }
 
-  /** Write callbacks come in order: the last one issued completes the pending write. */
-  private readonly onWritten = (err?: Error | null): void => {
+  /** Write callbacks come in order: the last one issued completes the pending write. Made per socket (attach). */
+  private onWritten: (err?: Error | null) => void = () => {};
+
+  private written(socket: net.Socket, err?: Error | null): void {
+    // A write to a socket left after a drop (--reconnect): the counts were reset with it.
+    if (socket !== this.socket) return;
     this.writesDone++;
     if (!this.writing || this.writesDone !== this.writesIssued) return;
     this.writing = false;
@@ -420,7 +525,7 @@ export class Connection {
     this.counters.bytesOut += this.pendingBytes;
     this.pendingBytes = 0;
     this.pump();
-  };
+  }
 
   /** --rate: asks the phase's pacer for a turn when the next request is due (the deadline caps it). */
   private wakeAt(when: number): void {
@@ -614,6 +719,8 @@ export class Connection {
     const waited = this.awaitingClose;
     this.awaitingClose = false;
     if (this.closeWaitTimer) clearTimeout(this.closeWaitTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.up();
     // After the close wait every request was answered, so nothing unsent is lost.
     if (failure || waited) this.socket.destroy();
     else this.socket.end();

@@ -23,6 +23,15 @@ export interface Counters {
   lostWrites: number;
   /** RESP3 push frames (`>`): out-of-band data, skipped, never a reply. */
   pushes: number;
+  /**
+   * --reconnect: requests written on a connection that dropped before their
+   * replies came (apart from errors; in no other figure).
+   */
+  lost: number;
+  /** --reconnect: connections opened again after a drop. */
+  reconnects: number;
+  /** --reconnect: time connections spent down (drop to ready again), summed over connections, ns. */
+  downNs: number;
   bytesOut: number;
   bytesIn: number;
   /** Text of the first error reply, if any. */
@@ -32,5 +41,5 @@ export interface Counters {
 }
 
 export function newCounters(): Counters {
-  return { requests: 0, sets: 0, gets: 0, ok: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, pushes: 0, bytesOut: 0, bytesIn: 0, firstError: null, firstMismatch: null };
+  return { requests: 0, sets: 0, gets: 0, ok: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, pushes: 0, lost: 0, reconnects: 0, downNs: 0, bytesOut: 0, bytesIn: 0, firstError: null, firstMismatch: null };
 }

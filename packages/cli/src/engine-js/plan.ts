@@ -84,6 +84,35 @@ export interface Plan {
   dbnum: number | null;
   /** Speak RESP3 (HELLO 3) instead of RESP2. */
   resp3: boolean;
+  /**
+   * --reconnect: a connection that drops mid-run is opened again (handshake
+   * and all) and goes on; null or absent = a drop ends the run.
+   */
+  reconnect?: Reconnect | null;
+  /**
+   * Hidden --client-tracking (RESP3 only): CLIENT TRACKING on in the
+   * handshake, so the server sends invalidation push frames for keys the
+   * connection read and another client changed. Absent = false.
+   */
+  clientTracking?: boolean;
+}
+
+/** How a dropped connection is opened again (--reconnect). */
+export interface Reconnect {
+  /** Attempts per drop before the run ends (--reconnect-attempts). */
+  attempts: number;
+  /** Wait after the first failed attempt, doubled after each (--reconnect-backoff), capped at RECONNECT_BACKOFF_CAP_MS. */
+  backoffMs: number;
+}
+
+/** The longest wait between two reconnect attempts, ms (unless --reconnect-backoff itself is longer). */
+export const RECONNECT_BACKOFF_CAP_MS = 5000;
+
+/** The wait before reconnect attempt `attempt` (0-based) of one drop: none before the first, then backoff doubling, capped. */
+export function reconnectDelayMs(r: Reconnect, attempt: number): number {
+  if (attempt === 0) return 0;
+  const cap = Math.max(RECONNECT_BACKOFF_CAP_MS, r.backoffMs);
+  return Math.min(cap, r.backoffMs * 2 ** Math.min(attempt - 1, 30));
 }
 
 /** TLS settings (--tls and the flags after it); file paths as given. */
@@ -115,7 +144,7 @@ export interface Failure {
 }
 
 /** What an engine measured: counters and the histogram, nothing derived. */
-export interface RawResult extends Counters {
+export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downNs'> {
   engine: EngineName;
   elapsedNs: number;
   histogram: HistogramData;
@@ -140,6 +169,10 @@ export interface RawResult extends Counters {
    * (an interrupt); absent when the engine does not count them.
    */
   unanswered?: number;
+  /** --reconnect (present only then): the measured phase's requests lost to drops, reconnects, and time down (Counters). */
+  lost?: number;
+  reconnects?: number;
+  downNs?: number;
 }
 
 /**

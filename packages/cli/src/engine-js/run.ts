@@ -79,6 +79,8 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     failure,
     // Only an interrupted run has requests left unanswered worth telling.
     ...(failure?.kind === 'interrupted' ? { unanswered } : {}),
+    // Only a run with --reconnect counts drops.
+    ...(plan.reconnect ? { lost: counters.lost, reconnects: counters.reconnects, downNs: Math.round(counters.downNs) } : {}),
   };
 }
 
@@ -202,6 +204,7 @@ async function runPhase(
           pace: pace(id),
           pacer,
           finish,
+          signal: options.signal,
         }),
       );
     }
