@@ -223,6 +223,13 @@ describe.skipIf(!built)('the packages as npm users get them', () => {
     const result = JSON.parse(r.stdout) as { engine: string; requests: number; failure: unknown };
     expect([result.engine, result.requests, result.failure]).toEqual(['native', 20000, null]);
     expect(r.stderr).toBe('');
+
+    // --version from the installed package: its own version, and the native engine loading.
+    const v = await respbench(app, home, ['--version']);
+    expect(v.status, v.stderr).toBe(0);
+    const version = (JSON.parse(readFileSync(path.join(REPO, 'packages/cli/package.json'), 'utf8')) as { version: string }).version;
+    expect(v.stdout).toContain(version);
+    expect(v.stdout).toMatch(/native/);
   }, 180_000);
 
   it('installed without a package for this platform, falls back to the JS engine and says so once', async () => {
