@@ -113,6 +113,9 @@ export interface NativeResult {
   bytesIn: number
   elapsedNs: number
   histogram: NativeHistogram
+  /** The SET-side and GET-side requests' latencies; together `histogram`. */
+  setHistogram: NativeHistogram
+  getHistogram: NativeHistogram
   preloadRequests: number
   preloadElapsedNs: number
   warmupRequests: number

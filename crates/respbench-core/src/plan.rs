@@ -260,6 +260,12 @@ pub struct RawResult {
     pub elapsed_ns: u64,
     /// `[lowest equivalent ns, count]` for each non-empty bucket, ascending.
     pub histogram: Vec<(u64, u64)>,
+    /// The timed SET-side requests' latencies (the op kind; for `-t` or a
+    /// command on the line, its command), as `histogram`; with
+    /// `get_histogram` it adds up to `histogram`.
+    pub set_histogram: Vec<(u64, u64)>,
+    /// The timed GET-side requests' latencies, as `set_histogram`.
+    pub get_histogram: Vec<(u64, u64)>,
     pub preload_requests: u64,
     pub preload_elapsed_ns: u64,
     /// Requests sent and answered during the warmup, in no figure.

@@ -18,7 +18,7 @@ use mio::{Events, Interest, Poll, Token};
 
 use crate::connection::{self, ConnectError, Connection, Pace, Status, Tally};
 use crate::counters::{Counters, FirstTexts};
-use crate::histogram::LatencyHistogram;
+use crate::histogram::{LatencyHistogram, OpHistograms};
 use crate::plan::{Failure, FailureKind, Plan, PlanError, RawResult};
 use crate::progress::{Phase, RunControl};
 use crate::request_source::PreparedPlan;
@@ -50,7 +50,7 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
     if failure.is_none() && plan.warmup_ms > 0 {
         failure = run_warmup(&prepared, control, &mut result);
     }
-    let mut histogram = LatencyHistogram::new();
+    let mut histogram = OpHistograms::new();
     let mut service = (plan.rate > 0.0).then(LatencyHistogram::new);
     let mut lag = (plan.rate > 0.0).then(LatencyHistogram::new);
     let mut first = FirstTexts::default();
@@ -73,7 +73,9 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         }
         failure = outcome.failure;
     }
-    result.histogram = histogram.buckets();
+    result.histogram = histogram.total().buckets();
+    result.set_histogram = histogram.set.buckets();
+    result.get_histogram = histogram.get.buckets();
     result.service_histogram = service.map(|h| h.buckets());
     result.schedule_lag_histogram = lag.map(|h| h.buckets());
     // A run that broke off says what the server answered the preload with, if that was all it got.
@@ -122,7 +124,7 @@ struct PhaseOutcome {
     failure: Option<Failure>,
     counters: Counters,
     first: FirstTexts,
-    histogram: Option<LatencyHistogram>,
+    histogram: Option<OpHistograms>,
     service: Option<LatencyHistogram>,
     lag: Option<LatencyHistogram>,
     /// Requests written whose replies had not come when the phase stopped.
@@ -159,7 +161,7 @@ impl PhaseShape {
     /// An empty tally with the histograms this phase records.
     fn tally(self) -> Tally {
         Tally {
-            histogram: self.timed.then(LatencyHistogram::new),
+            histogram: self.timed.then(OpHistograms::new),
             service: self.rated.then(LatencyHistogram::new),
             lag: self.rated.then(LatencyHistogram::new),
             ..Tally::default()
@@ -415,6 +417,8 @@ impl EventLoop<'_> {
         let mut events = Events::with_capacity(self.conns.len().clamp(16, 1024));
         // The progress line's p99 so far: published a few times a second, not per reply.
         let mut next_p99 = Instant::now() + P99_EVERY;
+        // Both ops' counts for that p99, reused (allocated once, timed phase only).
+        let mut p99_sum = self.tally.histogram.is_some().then(LatencyHistogram::new);
         while self.active > 0 && !self.shared.stop.load(Ordering::Relaxed) {
             if control.is_cancelled() {
                 self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
@@ -435,10 +439,11 @@ impl EventLoop<'_> {
             control.add(self.tally.unreported_replies, self.tally.unreported_errors);
             self.tally.unreported_replies = 0;
             self.tally.unreported_errors = 0;
-            if let Some(h) = self.tally.histogram.as_ref() {
+            if let (Some(h), Some(sum)) = (self.tally.histogram.as_ref(), p99_sum.as_mut()) {
                 let now = Instant::now();
                 if now >= next_p99 {
-                    control.set_p99(h.value_at_quantile(0.99));
+                    h.sum_into(sum);
+                    control.set_p99(sum.value_at_quantile(0.99));
                     next_p99 = now + P99_EVERY;
                 }
             }

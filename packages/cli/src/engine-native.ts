@@ -111,6 +111,8 @@ function toRawResult(r: NativeResult): RawResult {
     bytesIn: r.bytesIn,
     elapsedNs: r.elapsedNs,
     histogram: histogramData(r.histogram),
+    setHistogram: histogramData(r.setHistogram),
+    getHistogram: histogramData(r.getHistogram),
     preloadRequests: r.preloadRequests,
     preloadElapsedNs: r.preloadElapsedNs,
     warmupRequests: r.warmupRequests,

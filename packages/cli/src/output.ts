@@ -101,6 +101,7 @@ export function formatFigures(r: RunResult): string {
     const widths = head.map((h, i) => Math.max(h.length, row[i].length));
     lines.push(head.map((h, i) => h.padStart(widths[i])).join('  '));
     lines.push(row.map((v, i) => v.padStart(widths[i])).join('  '));
+    lines.push(...perCommandLines(r));
   }
   lines.push('');
   if (r.serviceUs) {
@@ -136,6 +137,24 @@ export function formatFigures(r: RunResult): string {
   return lines.join('\n');
 }
 
+/**
+ * The figures per command (memtier's Sets/Gets/Totals), below the main row:
+ * a row per command the run sent, then Totals. Nothing when the result has
+ * no per-command histograms (one written before they existed).
+ */
+export function perCommandLines(r: RunResult): string[] {
+  const rows = r.perCommand ?? [];
+  if (rows.length < 2) return [];
+  const head = ['command', 'requests', 'ops/s', 'p50 us', 'p90 us', 'p99 us', 'p99.9 us', 'max us'];
+  const cells = rows.map((c) => {
+    const l = c.latencyUs;
+    return [printable(c.command), String(c.requests), fixed(c.opsPerSec, 2), fixed(l.p50, 1), fixed(l.p90, 1), fixed(l.p99, 1), fixed(l.p999, 1), fixed(l.max, 1)];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
+  const line = (row: string[]) => row.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');
+  return ['', line(head), ...cells.map(line)];
+}
+
 /** The client's own lateness beside the latency, and a note when it is large enough to distort the percentiles. */
 export function clientLagLines(r: RunResult): string[] {
   const lag = r.clientLag;
@@ -165,7 +184,7 @@ export function clientLagLines(r: RunResult): string[] {
  */
 export function jsonView(r: RunResult): unknown {
   if (!notStarted(r)) return r;
-  return { ...r, elapsedNs: null, elapsedSec: null, opsPerSec: null, avgUsPerOp: null, latencyUs: null };
+  return { ...r, elapsedNs: null, elapsedSec: null, opsPerSec: null, avgUsPerOp: null, latencyUs: null, perCommand: null };
 }
 
 /** The RunResult for --json, histogram included, stable field names. */

@@ -26,6 +26,13 @@ export interface RunResult extends RawResult {
   avgUsPerOp: number;
   /** Per-request latency, reply parsed − request written. */
   latencyUs: LatencyUs;
+  /**
+   * The same figures per operation kind, as memtier's Sets/Gets/Totals: a
+   * row per command the run sent (`SET`, `GET`, or the -t test's or command
+   * line's command), then `Totals`. The command rows' requests add up to the
+   * Totals row's.
+   */
+  perCommand: CommandRow[];
   preloadElapsedSec: number;
   /** --rate: percentiles of the service time (reply − actual send). */
   serviceUs: LatencyUs | null;
@@ -40,6 +47,36 @@ export interface RunResult extends RawResult {
 }
 
 export const RUN_RESULT_VERSION = 2;
+
+/** One row of RunResult.perCommand. */
+export interface CommandRow {
+  /** The command's name, upper case (`SET`, `GET`, `LPUSH`, …), or `Totals`. */
+  command: string;
+  requests: number;
+  opsPerSec: number;
+  latencyUs: LatencyUs;
+}
+
+/** The name a per-command row goes by: the template's first word, upper case. */
+export function commandName(template: string): string {
+  const word = template.trim().split(/\s+/)[0] ?? '';
+  return word === '' ? '?' : word.toUpperCase();
+}
+
+/** The rows of RunResult.perCommand: the ops the mode sends, then Totals. */
+export function perCommandRows(plan: Plan, raw: RawResult, elapsedSec: number): CommandRow[] {
+  const row = (command: string, data: HistogramData): CommandRow => {
+    const requests = data.buckets.reduce((n, [, count]) => n + count, 0);
+    return { command, requests, opsPerSec: elapsedSec > 0 ? requests / elapsedSec : 0, latencyUs: summaryUs(data) };
+  };
+  const rows: CommandRow[] = [];
+  if (raw.setHistogram && raw.getHistogram) {
+    if (plan.mode !== 'get') rows.push(row(commandName(plan.setCmd), raw.setHistogram));
+    if (plan.mode !== 'set') rows.push(row(commandName(plan.getCmd), raw.getHistogram));
+  }
+  rows.push(row('Totals', raw.histogram));
+  return rows;
+}
 
 /**
  * How late the client itself was: a request sent late, or a reply read late,
@@ -106,6 +143,7 @@ export function finishResult(plan: Plan, given: RawResult): RunResult {
     opsPerSec: elapsedSec > 0 ? raw.requests / elapsedSec : 0,
     avgUsPerOp: raw.requests > 0 ? (elapsedSec * 1e6) / raw.requests : 0,
     latencyUs,
+    perCommand: perCommandRows(plan, raw, elapsedSec),
     preloadElapsedSec: raw.preloadElapsedNs / 1e9,
     serviceUs: raw.serviceHistogram ? summaryUs(raw.serviceHistogram) : null,
     rateKept: plan.rate > 0 && elapsedSec > 0 ? Math.abs(raw.requests / elapsedSec - plan.rate) <= plan.rate * 0.02 : null,

@@ -44,3 +44,21 @@ describe('finishResult', () => {
     expect(r.latencyUs.max).toBeGreaterThanOrEqual(3);
   });
 });
+
+describe('perCommand (issue 14)', () => {
+  it('a row per command the mode sends, then Totals; the rows add up to Totals', async () => {
+    const { finishResult, commandName } = await import('../src/run.js');
+    const { planOf, rawResult } = await import('./fixtures.js');
+    const set = { unit: 'ns' as const, significantDigits: 3 as const, buckets: [[1000, 3], [2000, 1]] as [number, number][] };
+    const get = { unit: 'ns' as const, significantDigits: 3 as const, buckets: [[1000, 2], [5000, 4]] as [number, number][] };
+    const histogram = { unit: 'ns' as const, significantDigits: 3 as const, buckets: [[1000, 5], [2000, 1], [5000, 4]] as [number, number][] };
+    const r = finishResult(planOf(['--requests', '10', '--set-cmd', 'hset __key__ f __data__']), rawResult({ requests: 10, sets: 4, gets: 6, histogram, setHistogram: set, getHistogram: get }));
+    expect(r.perCommand.map((c) => c.command)).toEqual(['HSET', 'GET', 'Totals']);
+    expect(r.perCommand.map((c) => c.requests)).toEqual([4, 6, 10]);
+    expect(r.perCommand[0].opsPerSec + r.perCommand[1].opsPerSec).toBeCloseTo(r.perCommand[2].opsPerSec, 9);
+    expect(r.perCommand[2].latencyUs).toEqual(r.latencyUs);
+    expect(commandName('  lpush mylist x')).toBe('LPUSH');
+    const setOnly = finishResult(planOf(['--requests', '10', '--mode', 'set']), rawResult({ requests: 4, sets: 4, gets: 0, histogram: set, setHistogram: set, getHistogram: { ...get, buckets: [] } }));
+    expect(setOnly.perCommand.map((c) => c.command)).toEqual(['SET', 'Totals']);
+  });
+});

@@ -91,6 +91,9 @@ pub struct NativeResult {
     pub bytes_in: f64,
     pub elapsed_ns: f64,
     pub histogram: NativeHistogram,
+    /// The SET-side and GET-side requests' latencies; together `histogram`.
+    pub set_histogram: NativeHistogram,
+    pub get_histogram: NativeHistogram,
     pub preload_requests: f64,
     pub preload_elapsed_ns: f64,
     pub warmup_requests: f64,
@@ -223,6 +226,8 @@ fn to_js(r: RawResult) -> NativeResult {
         bytes_in: n(c.bytes_in),
         elapsed_ns: n(r.elapsed_ns),
         histogram: histogram(&r.histogram),
+        set_histogram: histogram(&r.set_histogram),
+        get_histogram: histogram(&r.get_histogram),
         preload_requests: n(r.preload_requests),
         preload_elapsed_ns: n(r.preload_elapsed_ns),
         warmup_requests: n(r.warmup_requests),

@@ -109,6 +109,13 @@ export interface RawResult extends Counters {
   engine: EngineName;
   elapsedNs: number;
   histogram: HistogramData;
+  /**
+   * The timed requests' latencies per op kind (the SET side and the GET
+   * side; for -t or a command on the line, its command): together they are
+   * `histogram`. Absent from results written before they existed.
+   */
+  setHistogram?: HistogramData;
+  getHistogram?: HistogramData;
   preloadRequests: number;
   preloadElapsedNs: number;
   /** Requests sent and answered during --warmup, in no figure (absent = 0). */

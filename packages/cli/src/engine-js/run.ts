@@ -8,7 +8,7 @@ import net from 'node:net';
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import { ConnectInterrupted, Connection, openConnection, Pacer, type Pace } from './connection.js';
 import { newCounters, type Counters } from './counters.js';
-import { LatencyHistogram } from './histogram.js';
+import { LatencyHistogram, OpHistograms } from './histogram.js';
 import { windowRefusal } from './limits.js';
 import type { EventLoopDelay, Failure, Plan, RawResult } from './plan.js';
 import type { Phase, RunOptions } from './progress.js';
@@ -22,7 +22,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
   const prepared = new PreparedPlan(plan);
   const preloadCounters = newCounters();
   const counters = newCounters();
-  const histogram = new LatencyHistogram();
+  const histogram = new OpHistograms();
   let preloadElapsedNs = 0;
   let failure: Failure | null = null;
   if (prepared.preloadTotal > 0) {
@@ -66,7 +66,9 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     bytesOut: counters.bytesOut,
     bytesIn: counters.bytesIn,
     elapsedNs,
-    histogram: histogram.toData(),
+    histogram: histogram.sum().toData(),
+    setHistogram: histogram.set.toData(),
+    getHistogram: histogram.get.toData(),
     preloadRequests: preloadCounters.sets,
     preloadElapsedNs,
     warmupRequests: warmupCounters.sets + warmupCounters.gets,
@@ -143,7 +145,7 @@ async function runPhase(
   prepared: PreparedPlan,
   phase: Phase,
   counters: Counters,
-  histogram: LatencyHistogram | null,
+  histogram: OpHistograms | null,
   serviceHistogram: LatencyHistogram | null,
   options: RunOptions,
   lag: PhaseLag | null = null,
