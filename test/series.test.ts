@@ -1,10 +1,50 @@
 /**
- * Results people keep (issue 14): latency per command, in both engines,
- * against a real redis-server.
+ * Results people keep (issue 14): latency per command and the time series,
+ * in both engines, against a real redis-server.
  */
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
-import { runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+import { CLI, runCli, runJson, startRedis, type CliRun, type RedisServer } from './helpers/servers.js';
+
+interface Entry {
+  time: string;
+  startSec: number;
+  durationSec: number;
+  requests: number;
+  opsPerSec: number;
+  errors: number;
+  latencyUs: { p50: number; p99: number; max: number };
+  perCommand: { command: string; requests: number }[];
+}
+
+/**
+ * Runs the CLI with --json --interval and calls `onLine` (once) when the
+ * first live interval line comes on stderr, i.e. about one interval into
+ * the measured phase.
+ */
+function runWatching(args: string[], onLine: () => void): Promise<CliRun> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let called = false;
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      if (!called && /ops\/s/.test(stderr)) {
+        called = true;
+        onLine();
+      }
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
 
 type Buckets = { buckets: [number, number][] };
 const countOf = (h: Buckets) => h.buckets.reduce((n, [, c]) => n + c, 0);
@@ -44,6 +84,61 @@ describe.each(engines())('engine %s', (engineName) => {
     expect(rows.map((l) => l.split(/\s+/)[0])).toEqual(['SET', 'GET', 'Totals']);
     const requests = rows.map((l) => Number(l.split(/\s+/)[1]));
     expect(requests[0] + requests[1]).toBe(requests[2]);
+  });
+
+  it('a 5 s run at 1 s has 5 intervals, stamped by the wall clock, adding up to the run', async () => {
+    redis.cli('FLUSHALL');
+    const before = Date.now();
+    const { run, result } = await runJson([...engine, '--port', String(redis.port), '--duration', '5s', '-c', '2', '--pipeline', '8', '--keyspace', '1000']);
+    expect(run.code).toBe(0);
+    const series = result.series as Entry[];
+    expect(series.length).toBeGreaterThanOrEqual(4);
+    expect(series.length).toBeLessThanOrEqual(6);
+    expect(series.reduce((n, e) => n + e.requests, 0)).toBe(result.requests);
+    expect(series.every((e) => e.requests > 0 && e.perCommand.length === 2)).toBe(true);
+    expect(series.every((e) => e.perCommand[0].requests + e.perCommand[1].requests === e.requests)).toBe(true);
+    const first = Date.parse(series[0].time);
+    expect(first).toBeGreaterThanOrEqual(before);
+    expect(first).toBeLessThanOrEqual(Date.now());
+    series.forEach((e, i) => expect(e.startSec).toBeCloseTo(i, 6));
+  });
+
+  it('--interval 500ms halves the intervals and prints a line per interval', async () => {
+    redis.cli('FLUSHALL');
+    const run = await runCli([...engine, '--port', String(redis.port), '--duration', '2s', '--interval', '500ms', '-c', '2', '--keyspace', '1000']);
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split('\n').filter((l) => /^\[\d\d:\d\d:\d\d\.\d{3}Z /.test(l));
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    expect(lines.length).toBeLessThanOrEqual(5);
+    expect(lines[0]).toMatch(/ops\/s · \d+ requests · errors 0 · misses \d+ · mismatches 0 · p50 [\d.]+ · p99 [\d.]+ · max [\d.]+ us/);
+  });
+
+  it('a DEBUG SLEEP 1 stall shows in the series at the second it happened', async () => {
+    redis.cli('FLUSHALL');
+    let sentAt = 0;
+    const run = await runWatching([...engine, '--port', String(redis.port), '--duration', '5s', '--interval', '1s', '--json', '-c', '2', '--pipeline', '4', '--keyspace', '1000'], () => {
+      // About 1 s into the phase: stall the server from about 2.2 s to 3.2 s.
+      setTimeout(() => {
+        sentAt = Date.now();
+        spawn('redis-cli', ['-p', String(redis.port), 'DEBUG', 'SLEEP', '1'], { stdio: 'ignore' });
+      }, 1200);
+    });
+    expect(run.code).toBe(0);
+    expect(sentAt).toBeGreaterThan(0);
+    const series = JSON.parse(run.stdout).series as Entry[];
+    const span = (e: Entry) => [Date.parse(e.time), Date.parse(e.time) + e.durationSec * 1000];
+    // The interval the server woke in holds the second-long replies (the
+    // clocks may differ by a few ms). How many replies the stalled second
+    // lost is left out: on a shared machine the rate swings as much.
+    const slow = series.findIndex((e) => e.latencyUs.max >= 800_000);
+    expect(slow).toBeGreaterThanOrEqual(0);
+    const [from, to] = span(series[slow]);
+    expect(sentAt + 1000).toBeGreaterThanOrEqual(from - 100);
+    expect(sentAt + 1000).toBeLessThanOrEqual(to + 100);
+    expect(series[slow].latencyUs.max).toBeLessThan(1_500_000);
+    // No interval before the stall saw anything like it.
+    const stalledAt = series.findIndex((e) => span(e)[1] > sentAt);
+    expect(series.slice(0, stalledAt).every((e) => e.latencyUs.max < 500_000)).toBe(true);
   });
 
   it('a command on the line names its row', async () => {

@@ -17,6 +17,11 @@ export declare class RunHandle {
   /** Replies so far in the current phase; cheap (a few atomic loads). */
   progress(): NativeProgress
   /**
+   * The timed phase's interval records from `from` on, one per worker
+   * thread and interval (not added up), for printing them as they come.
+   */
+  intervalsSince(from: number): Array<NativeInterval>
+  /**
    * Stops the run: it ends within a few ms with an `interrupted` failure
    * and the counters so far.
    */
@@ -35,6 +40,22 @@ export interface NativeHistogram {
   significantDigits: number
   /** `[lowest equivalent ns, count]`, ascending. */
   buckets: Array<Array<number>>
+}
+
+/** `RawInterval` from engine-js/plan.ts. */
+export interface NativeInterval {
+  index: number
+  startNs: number
+  endNs: number
+  requests: number
+  sets: number
+  gets: number
+  errors: number
+  misses: number
+  mismatches: number
+  lostWrites: number
+  setHistogram: NativeHistogram
+  getHistogram: NativeHistogram
 }
 
 /**
@@ -127,10 +148,14 @@ export interface NativeResult {
   failure?: NativeFailure
   /** Requests written whose replies had not come when the run stopped. */
   unanswered: number
+  /** The timed phase interval by interval, every thread's counts added. */
+  intervals: Array<NativeInterval>
+  /** Wall clock when the timed phase started, ms since the Unix epoch. */
+  startedUnixMs: number
 }
 
 /**
  * Checks the plan (throws on a bad one, before any connection), then starts
- * the run on its own thread.
+ * the run on its own thread. `intervalMs`: the time series' interval.
  */
-export declare function startRun(plan: NativePlan): RunHandle
+export declare function startRun(plan: NativePlan, intervalMs?: number | undefined | null): RunHandle

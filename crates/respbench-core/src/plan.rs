@@ -286,4 +286,50 @@ pub struct RawResult {
     /// Requests of the timed phase written whose replies had not come when
     /// it stopped (0 when it ran to the end).
     pub unanswered: u64,
+    /// The timed phase interval by interval ([`crate::RunControl::set_interval`]),
+    /// in order, every thread's counts added.
+    pub intervals: Vec<IntervalRecord>,
+    /// Wall clock (ms since the Unix epoch) when the timed phase started: interval
+    /// `i` began `start_ns` after it.
+    pub started_unix_ms: u64,
+}
+
+/// What the timed phase counted in one interval, as the TS engine's RawInterval.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IntervalRecord {
+    /// 0 for the first interval of the phase.
+    pub index: u64,
+    /// From the phase start, ns.
+    pub start_ns: u64,
+    /// From the phase start, ns: `start_ns` + the interval, or earlier for the last one.
+    pub end_ns: u64,
+    /// Replies counted in this interval (by when they came).
+    pub counters: Counters,
+    /// Latencies of the interval's replies per op kind, as `RawResult::set_histogram`.
+    pub set_histogram: Vec<(u64, u64)>,
+    pub get_histogram: Vec<(u64, u64)>,
+}
+
+impl IntervalRecord {
+    /// Adds another thread's record of the same interval.
+    pub fn merge(&mut self, other: &IntervalRecord) {
+        self.start_ns = self.start_ns.min(other.start_ns);
+        self.end_ns = self.end_ns.max(other.end_ns);
+        self.counters.merge(&other.counters);
+        self.set_histogram = crate::histogram::add_buckets(&self.set_histogram, &other.set_histogram);
+        self.get_histogram = crate::histogram::add_buckets(&self.get_histogram, &other.get_histogram);
+    }
+}
+
+/// Every thread's records, one per interval index, in order.
+pub fn merge_intervals(mut records: Vec<IntervalRecord>) -> Vec<IntervalRecord> {
+    records.sort_by_key(|r| r.index);
+    let mut out: Vec<IntervalRecord> = Vec::new();
+    for r in records {
+        match out.last_mut() {
+            Some(last) if last.index == r.index => last.merge(&r),
+            _ => out.push(r),
+        }
+    }
+    out
 }

@@ -19,7 +19,7 @@ use mio::{Events, Interest, Poll, Token};
 use crate::connection::{self, ConnectError, Connection, Pace, Status, Tally};
 use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
-use crate::plan::{Failure, FailureKind, Plan, PlanError, RawResult};
+use crate::plan::{Failure, FailureKind, IntervalRecord, Plan, PlanError, RawResult, merge_intervals};
 use crate::progress::{Phase, RunControl};
 use crate::request_source::PreparedPlan;
 
@@ -58,6 +58,8 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         let total = if plan.duration_ms > 0 { 0 } else { plan.requests };
         control.begin_phase(Phase::Run, total, plan.duration_ms * 1_000_000);
         let outcome = run_phase(&prepared, Phase::Run, control);
+        result.intervals = merge_intervals(control.take_intervals());
+        result.started_unix_ms = outcome.started_unix_ms;
         result.elapsed_ns = outcome.elapsed_ns;
         result.counters = outcome.counters;
         result.unanswered = outcome.unanswered;
@@ -121,6 +123,8 @@ fn run_warmup(prepared: &PreparedPlan, control: &RunControl, result: &mut RawRes
 
 struct PhaseOutcome {
     elapsed_ns: u64,
+    /// Wall clock at the phase's start, ms since the Unix epoch.
+    started_unix_ms: u64,
     failure: Option<Failure>,
     counters: Counters,
     first: FirstTexts,
@@ -206,6 +210,7 @@ fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> Pha
             let tally = shape.tally();
             return PhaseOutcome {
                 elapsed_ns: 0,
+                started_unix_ms: unix_ms_at(Instant::now()),
                 failure: Some(failure),
                 counters: Counters::default(),
                 first: FirstTexts::default(),
@@ -317,6 +322,7 @@ fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape
     }
     PhaseOutcome {
         elapsed_ns: end.saturating_duration_since(start).as_nanos() as u64,
+        started_unix_ms: unix_ms_at(start),
         failure: None,
         counters: total.counters,
         first: total.first,
@@ -324,6 +330,78 @@ fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape
         service: total.service,
         lag: total.lag,
         unanswered: total.unanswered,
+    }
+}
+
+/// The wall clock at `at` (an instant in the past), ms since the Unix epoch.
+fn unix_ms_at(at: Instant) -> u64 {
+    let now = std::time::SystemTime::now();
+    let then = now.checked_sub(at.elapsed()).unwrap_or(now);
+    then.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The timed phase's time series in one worker: its latencies go into the
+/// tally's histograms, which hold the current interval only; at each
+/// boundary they are added to the phase's, serialised into a record for
+/// [`RunControl::push_interval`] and emptied. No work per reply: a clock
+/// read per loop turn, and per interval a copy of the counters and two
+/// histogram walks.
+struct IntervalClock {
+    every: Duration,
+    started: Instant,
+    /// The next boundary.
+    next: Instant,
+    index: u64,
+    /// The counters at the start of the current interval.
+    before: Counters,
+    /// The phase's latencies so far, the current interval apart.
+    phase: OpHistograms,
+}
+
+impl IntervalClock {
+    fn new(every: Duration, started: Instant, phase: OpHistograms) -> IntervalClock {
+        IntervalClock { every, started, next: started + every, index: 0, before: Counters::default(), phase }
+    }
+
+    /// Ends the current interval at `now` (at its boundary, or earlier for
+    /// the last one), then starts the one `now` falls in; intervals a
+    /// descheduled thread slept through are recorded empty.
+    fn cut(&mut self, tally: &mut Tally, now: Instant, control: &RunControl) {
+        let Some(current) = tally.histogram.as_mut() else { return };
+        let at = |i: u64| self.every.as_nanos() as u64 * i;
+        let elapsed = now.saturating_duration_since(self.started).as_nanos() as u64;
+        control.push_interval(IntervalRecord {
+            index: self.index,
+            start_ns: at(self.index),
+            end_ns: elapsed.min(at(self.index + 1)),
+            counters: tally.counters.since(&self.before),
+            set_histogram: current.set.buckets(),
+            get_histogram: current.get.buckets(),
+        });
+        self.phase.merge(current);
+        current.set.reset();
+        current.get.reset();
+        self.before = tally.counters;
+        self.index += 1;
+        while self.next + self.every <= now {
+            control.push_interval(IntervalRecord {
+                index: self.index,
+                start_ns: at(self.index),
+                end_ns: at(self.index + 1),
+                ..IntervalRecord::default()
+            });
+            self.index += 1;
+            self.next += self.every;
+        }
+        self.next += self.every;
+    }
+
+    /// The last interval cut at the end, and the phase's latencies back in the tally.
+    fn finish(mut self, tally: &mut Tally, now: Instant, control: &RunControl) {
+        self.cut(tally, now, control);
+        if let Some(h) = tally.histogram.as_mut() {
+            *h = self.phase;
+        }
     }
 }
 
@@ -336,6 +414,8 @@ const P99_EVERY: Duration = Duration::from_millis(250);
 fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrier, shape: PhaseShape) -> WorkerOutcome {
     let tally = shape.tally();
     let registered = register(&mut conns);
+    // Allocated before the clock starts: the phase's histograms beside the interval's.
+    let phase_histograms = shape.timed.then(OpHistograms::new);
     barrier.wait();
     let started_at = Instant::now();
     let poll = match registered {
@@ -345,7 +425,9 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
             return WorkerOutcome { tally, started_at, finished_at: Instant::now() };
         }
     };
+    let clock = phase_histograms.map(|h| IntervalClock::new(shared.control.interval(), started_at, h));
     let mut event_loop = EventLoop {
+        clock,
         finished: vec![false; conns.len()],
         closing: vec![false; conns.len()],
         active: conns.len(),
@@ -357,7 +439,7 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
     };
     // A time-bound phase ends `length` after its start (this thread's start).
     event_loop.run(shape.length.map(|l| started_at + l));
-    let EventLoop { conns, mut tally, .. } = event_loop;
+    let EventLoop { conns, mut tally, clock, .. } = event_loop;
     // What a stop (an interrupt, a failure elsewhere) left unanswered.
     tally.unanswered = conns.iter().map(|c| c.inflight() as u64).sum();
     // The phase ended when the last share was answered, not when the
@@ -369,6 +451,10 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
         conns.iter().filter_map(|c| c.answered_at).max().unwrap_or(now)
     };
     drop(conns);
+    // After the phase's end is taken: cutting the last interval is no part of it.
+    if let Some(clock) = clock {
+        clock.finish(&mut tally, finished_at.max(now), shared.control);
+    }
     WorkerOutcome { tally, started_at, finished_at }
 }
 
@@ -384,6 +470,8 @@ fn register(conns: &mut [Connection]) -> std::io::Result<Poll> {
 /// One thread's connections and what they counted, driven by epoll until
 /// every connection has finished or the phase has stopped.
 struct EventLoop<'a> {
+    /// The timed phase: where the time series' intervals end.
+    clock: Option<IntervalClock>,
     conns: Vec<Connection>,
     finished: Vec<bool>,
     /// Answered and waiting for the server to close (`Status::Closing`).
@@ -439,10 +527,21 @@ impl EventLoop<'_> {
             control.add(self.tally.unreported_replies, self.tally.unreported_errors);
             self.tally.unreported_replies = 0;
             self.tally.unreported_errors = 0;
+            if let Some(clock) = self.clock.as_mut() {
+                let now = Instant::now();
+                if now >= clock.next {
+                    clock.cut(&mut self.tally, now, control);
+                }
+            }
             if let (Some(h), Some(sum)) = (self.tally.histogram.as_ref(), p99_sum.as_mut()) {
                 let now = Instant::now();
                 if now >= next_p99 {
+                    // The phase so far: the intervals cut, and the current one.
                     h.sum_into(sum);
+                    if let Some(clock) = self.clock.as_ref() {
+                        sum.merge(&clock.phase.set);
+                        sum.merge(&clock.phase.get);
+                    }
                     control.set_p99(sum.value_at_quantile(0.99));
                     next_p99 = now + P99_EVERY;
                 }

@@ -11,11 +11,13 @@ import { printable, printableTarget } from './printable.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
-import { exitCodeFor, interruptionOf, runPlan } from './run.js';
+import { exitCodeFor, formatSeriesLine, interruptionOf, runPlan, seriesEntry } from './run.js';
+import type { RawInterval } from './engine-js/plan.js';
+import { SHORT_TAIL_SHARE } from './series.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests, planForCommand, withBenchmarkDefaults } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
-import { buildPlan, parseHostPort, UsageError, type RawRunOptions } from './validate.js';
+import { buildPlan, parseDurationMs, parseHostPort, UsageError, type RawRunOptions } from './validate.js';
 
 export type RunFlags = RawRunOptions & {
   json: boolean;
@@ -27,10 +29,13 @@ export type RunFlags = RawRunOptions & {
   targetName?: string;
   /** Words after the options: a command to benchmark, as in redis-benchmark. */
   command?: string[];
+  /** The time series' interval; given, one line per interval is printed as the run goes. */
+  interval?: string;
 };
 
 /** `given(option)`: whether the option came from the command line (not its default). */
 export async function runCommand(opts: RunFlags, io: CliIo, given: (option: string) => boolean = () => false): Promise<void> {
+  const intervalMs = opts.interval === undefined ? undefined : parseDurationMs('--interval', opts.interval, false);
   const built = buildPlan(opts, process.env);
   const choice = built.engine;
   let plan = built.plan;
@@ -93,7 +98,22 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   let result: RunResult;
   try {
     // No line to show, no snapshots asked for: the engine skips the work (p99 so far) for nobody.
-    const runOptions = { onProgress: progress.enabled ? (p: ProgressSnapshot) => progress.update(p) : undefined, signal: controller.signal };
+    const runOptions = { onProgress: progress.enabled ? (p: ProgressSnapshot) => progress.update(p) : undefined, signal: controller.signal, intervalMs };
+    // --interval: a line per interval as it ends (memtier's habit), on stderr when stdout carries --json.
+    // The phase's wall-clock start, as near as a live line needs (--json has the engine's own).
+    let startedAt: number | null = null;
+    const onInterval =
+      intervalMs === undefined || tests || (opts.json && opts.quiet)
+        ? undefined
+        : (i: RawInterval) => {
+            // The replies still in flight at the end: the JSON's series folds them into the last interval.
+            if (i.index > 0 && i.endNs - i.startNs < intervalMs * 1e6 * SHORT_TAIL_SHARE) return;
+            progress.clear();
+            startedAt ??= Date.now() - i.endNs / 1e6;
+            const line = `${formatSeriesLine(seriesEntry(plan, i, startedAt))}\n`;
+            if (opts.json) io.stderr(line);
+            else io.stdout(line);
+          };
     if (tests) {
       const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => stoppedBy };
       const code = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
@@ -101,7 +121,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
       if (code !== EXIT.ok) throw new Exit(code);
       return;
     }
-    result = await runPlan(engine, plan, runOptions);
+    result = await runPlan(engine, plan, { ...runOptions, onInterval });
   } finally {
     progress.clear();
     // Signals stay handled while the server stops; after that bin.ts's guard ignores them until the result is out.

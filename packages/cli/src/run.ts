@@ -6,7 +6,8 @@
 import type { LatencyUs } from '@respbench/report';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import { EXIT } from './exit.js';
-import type { Engine, Plan, RawResult } from './engine-js/plan.js';
+import { foldShortTail } from './series.js';
+import type { Engine, Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import type { RunOptions } from './engine-js/progress.js';
 
 /**
@@ -33,6 +34,8 @@ export interface RunResult extends RawResult {
    * Totals row's.
    */
   perCommand: CommandRow[];
+  /** The measured phase interval by interval (default 1 s, --interval), wall-clock stamped. */
+  series: SeriesEntry[];
   preloadElapsedSec: number;
   /** --rate: percentiles of the service time (reply − actual send). */
   serviceUs: LatencyUs | null;
@@ -47,6 +50,76 @@ export interface RunResult extends RawResult {
 }
 
 export const RUN_RESULT_VERSION = 2;
+
+/** One interval of RunResult.series. */
+export interface SeriesEntry {
+  /** When the interval began, ISO 8601 UTC (the load machine's clock). */
+  time: string;
+  /** Seconds from the measured phase's start to the interval's start. */
+  startSec: number;
+  durationSec: number;
+  requests: number;
+  /** requests / durationSec. */
+  opsPerSec: number;
+  errors: number;
+  misses: number;
+  mismatches: number;
+  latencyUs: IntervalLatencyUs;
+  /** The same per command the run sent, as RunResult.perCommand (no Totals: the fields above are). */
+  perCommand: { command: string; requests: number; opsPerSec: number; latencyUs: IntervalLatencyUs }[];
+}
+
+/** An interval's latency, microseconds (0 when it had no replies). */
+export interface IntervalLatencyUs {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** An interval's latency figures from its histograms. */
+function intervalLatencyUs(hs: LatencyHistogram[]): IntervalLatencyUs {
+  const h = new LatencyHistogram();
+  for (const x of hs) h.merge(x);
+  const us = (ns: number) => Math.round(ns) / 1000;
+  return { p50: us(h.valueAtPercentile(50)), p99: us(h.valueAtPercentile(99)), max: us(h.max()) };
+}
+
+/** One RawInterval as RunResult.series shows it. */
+export function seriesEntry(plan: Plan, i: RawInterval, startedUnixMs: number): SeriesEntry {
+  const durationSec = Math.max(0, i.endNs - i.startNs) / 1e9;
+  const rate = (n: number) => (durationSec > 0 ? n / durationSec : 0);
+  const set = LatencyHistogram.fromData(i.setHistogram);
+  const get = LatencyHistogram.fromData(i.getHistogram);
+  const perCommand = [];
+  if (plan.mode !== 'get') perCommand.push({ command: commandName(plan.setCmd), requests: set.total, opsPerSec: rate(set.total), latencyUs: intervalLatencyUs([set]) });
+  if (plan.mode !== 'set') perCommand.push({ command: commandName(plan.getCmd), requests: get.total, opsPerSec: rate(get.total), latencyUs: intervalLatencyUs([get]) });
+  return {
+    time: new Date(startedUnixMs + i.startNs / 1e6).toISOString(),
+    startSec: i.startNs / 1e9,
+    durationSec,
+    requests: i.requests,
+    opsPerSec: rate(i.requests),
+    errors: i.errors,
+    misses: i.misses,
+    mismatches: i.mismatches,
+    latencyUs: intervalLatencyUs([set, get]),
+    perCommand,
+  };
+}
+
+/** The series of a RawResult (empty for one from before series existed). */
+export function seriesOf(plan: Plan, raw: RawResult): SeriesEntry[] {
+  return foldShortTail(raw.intervals ?? []).map((i) => seriesEntry(plan, i, raw.startedUnixMs ?? 0));
+}
+
+/** One line per interval, as --interval prints them while a run goes on. */
+export function formatSeriesLine(e: SeriesEntry): string {
+  const l = e.latencyUs;
+  const at = `${e.time.slice(11, 23)}Z`;
+  const t = (e.startSec + e.durationSec).toFixed(1).padStart(6);
+  const cmds = e.perCommand.length > 1 ? ` · ${e.perCommand.map((c) => `${c.command} ${c.opsPerSec.toFixed(0)}/s p99 ${c.latencyUs.p99.toFixed(1)}`).join(' · ')}` : '';
+  return `[${at} ${t}s] ${e.opsPerSec.toFixed(0).padStart(9)} ops/s · ${e.requests} requests · errors ${e.errors} · misses ${e.misses} · mismatches ${e.mismatches} · p50 ${l.p50.toFixed(1)} · p99 ${l.p99.toFixed(1)} · max ${l.max.toFixed(1)} us${cmds}`;
+}
 
 /** One row of RunResult.perCommand. */
 export interface CommandRow {
@@ -144,6 +217,7 @@ export function finishResult(plan: Plan, given: RawResult): RunResult {
     avgUsPerOp: raw.requests > 0 ? (elapsedSec * 1e6) / raw.requests : 0,
     latencyUs,
     perCommand: perCommandRows(plan, raw, elapsedSec),
+    series: seriesOf(plan, raw),
     preloadElapsedSec: raw.preloadElapsedNs / 1e9,
     serviceUs: raw.serviceHistogram ? summaryUs(raw.serviceHistogram) : null,
     rateKept: plan.rate > 0 && elapsedSec > 0 ? Math.abs(raw.requests / elapsedSec - plan.rate) <= plan.rate * 0.02 : null,

@@ -63,6 +63,12 @@ export class LatencyHistogram {
     this.total++;
   }
 
+  /** Empties it, keeping its counts array. */
+  reset(): void {
+    this.counts.fill(0);
+    this.total = 0;
+  }
+
   recordCount(ns: number, count: number): void {
     let v = ns < 0 ? 0 : Math.round(ns);
     if (v >= HIGHEST_TRACKABLE_NS) v = HIGHEST_TRACKABLE_NS - 1;
@@ -160,16 +166,30 @@ export class OpHistograms {
 
   /** valueAtPercentile over both ops' counts, without building their sum. */
   valueAtPercentile(percentile: number): number {
-    const [a, b] = this.byOp;
-    const total = a.total + b.total;
-    if (total === 0) return 0;
-    const p = Math.min(Math.max(percentile, 0), 100);
-    const target = Math.max(1, Math.floor((p / 100) * total + 0.5));
-    let seen = 0;
-    for (let i = 0; i < COUNTS_LENGTH; i++) {
-      seen += a.counts[i] + b.counts[i];
-      if (seen >= target) return valueFromIndex(i) + rangeSizeOfIndex(i) - 1;
-    }
-    return 0;
+    return valueAtPercentileOf(this.byOp, percentile);
   }
+
+  merge(other: OpHistograms): void {
+    this.byOp[0].merge(other.byOp[0]);
+    this.byOp[1].merge(other.byOp[1]);
+  }
+
+  reset(): void {
+    this.byOp[0].reset();
+    this.byOp[1].reset();
+  }
+}
+
+/** valueAtPercentile over several histograms' counts together, without building their sum. */
+export function valueAtPercentileOf(hs: readonly LatencyHistogram[], percentile: number): number {
+  const total = hs.reduce((n, h) => n + h.total, 0);
+  if (total === 0) return 0;
+  const p = Math.min(Math.max(percentile, 0), 100);
+  const target = Math.max(1, Math.floor((p / 100) * total + 0.5));
+  let seen = 0;
+  for (let i = 0; i < COUNTS_LENGTH; i++) {
+    for (const h of hs) seen += h.counts[i];
+    if (seen >= target) return valueFromIndex(i) + rangeSizeOfIndex(i) - 1;
+  }
+  return 0;
 }

@@ -137,6 +137,33 @@ export interface RawResult extends Counters {
    * (an interrupt); absent when the engine does not count them.
    */
   unanswered?: number;
+  /** The measured phase interval by interval (RunOptions.intervalMs), in order (absent in older results). */
+  intervals?: RawInterval[];
+  /** Wall clock when the measured phase started, ms since the Unix epoch: interval times count from it. */
+  startedUnixMs?: number;
+}
+
+/**
+ * What the measured phase counted in one interval of its time series: the
+ * replies that came in it, and their latencies per op kind. Paired with
+ * IntervalRecord in crates/respbench-core/src/plan.rs.
+ */
+export interface RawInterval {
+  /** 0 for the first interval. */
+  index: number;
+  /** From the phase start, ns. */
+  startNs: number;
+  /** From the phase start, ns: startNs + the interval, or earlier for the last one. */
+  endNs: number;
+  requests: number;
+  sets: number;
+  gets: number;
+  errors: number;
+  misses: number;
+  mismatches: number;
+  lostWrites: number;
+  setHistogram: HistogramData;
+  getHistogram: HistogramData;
 }
 
 /**

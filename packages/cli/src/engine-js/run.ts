@@ -8,10 +8,10 @@ import net from 'node:net';
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import { ConnectInterrupted, Connection, openConnection, Pacer, type Pace } from './connection.js';
 import { newCounters, type Counters } from './counters.js';
-import { LatencyHistogram, OpHistograms } from './histogram.js';
+import { LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
 import { windowRefusal } from './limits.js';
-import type { EventLoopDelay, Failure, Plan, RawResult } from './plan.js';
-import type { Phase, RunOptions } from './progress.js';
+import type { EventLoopDelay, Failure, Plan, RawInterval, RawResult } from './plan.js';
+import { DEFAULT_INTERVAL_MS, type Phase, type RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
 
 /** Runs a Plan through every phase; a failure ends the run with the counters so far. */
@@ -45,11 +45,15 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
   };
   let elapsedNs = 0;
   let unanswered = 0;
+  let intervals: RawInterval[] = [];
+  let startedUnixMs = Date.now();
   if (!failure) {
     const outcome = await runPhase(prepared, 'run', counters, histogram, serviceHistogram, options, lag);
     elapsedNs = outcome.elapsedNs;
     failure = outcome.failure;
     unanswered = outcome.unanswered ?? 0;
+    intervals = outcome.intervals ?? [];
+    startedUnixMs = outcome.startedUnixMs ?? startedUnixMs;
   }
   // Field by field, in the order `--json` has always printed them.
   return {
@@ -81,7 +85,90 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     failure,
     // Only an interrupted run has requests left unanswered worth telling.
     ...(failure?.kind === 'interrupted' ? { unanswered } : {}),
+    intervals,
+    startedUnixMs,
   };
+}
+
+/**
+ * The measured phase's time series: the connections record into `current`,
+ * which holds the current interval only; at each boundary (a timer) it is
+ * added to the phase's histograms, written into a RawInterval and emptied.
+ * No work per reply. Paired with IntervalClock in crates/respbench-core/src/run.rs.
+ */
+class IntervalClock {
+  readonly intervals: RawInterval[] = [];
+  private index = 0;
+  private before: Counters;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    /** The phase's latencies so far, the current interval apart. */
+    readonly phase: OpHistograms,
+    private readonly everyMs: number,
+    private readonly start: number,
+    private readonly counters: Counters,
+    private readonly current: OpHistograms,
+    private readonly onInterval: ((i: RawInterval) => void) | undefined,
+  ) {
+    this.before = { ...counters };
+    this.schedule();
+  }
+
+  private schedule(): void {
+    const due = this.start + (this.index + 1) * this.everyMs;
+    this.timer = setTimeout(() => {
+      this.cut(performance.now());
+      this.schedule();
+    }, Math.max(0, due - performance.now()));
+  }
+
+  /** Ends the current interval at `now`; intervals a late timer slept through are recorded empty. */
+  private cut(now: number): void {
+    const c = this.counters;
+    const b = this.before;
+    const at = (i: number) => i * this.everyMs * 1e6;
+    this.emit({
+      index: this.index,
+      startNs: at(this.index),
+      endNs: Math.min(Math.round((now - this.start) * 1e6), at(this.index + 1)),
+      requests: c.requests - b.requests,
+      sets: c.sets - b.sets,
+      gets: c.gets - b.gets,
+      errors: c.errors - b.errors,
+      misses: c.misses - b.misses,
+      mismatches: c.mismatches - b.mismatches,
+      lostWrites: c.lostWrites - b.lostWrites,
+      setHistogram: this.current.set.toData(),
+      getHistogram: this.current.get.toData(),
+    });
+    this.phase.merge(this.current);
+    this.current.reset();
+    this.before = { ...c };
+    this.index++;
+    const empty = () => ({ unit: 'ns' as const, significantDigits: 3 as const, buckets: [] });
+    while (this.start + (this.index + 1) * this.everyMs <= now) {
+      this.emit({ index: this.index, startNs: at(this.index), endNs: at(this.index + 1), requests: 0, sets: 0, gets: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, setHistogram: empty(), getHistogram: empty() });
+      this.index++;
+    }
+  }
+
+  private emit(i: RawInterval): void {
+    this.intervals.push(i);
+    this.onInterval?.(i);
+  }
+
+  /** p99 of the phase so far (the intervals cut and the current one), for the progress line. */
+  p99(): number {
+    return valueAtPercentileOf([...this.phase.byOp, ...this.current.byOp], 99);
+  }
+
+  /** The last interval cut at the end, and the phase's latencies back in `current`. */
+  finish(now: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.cut(now);
+    this.current.merge(this.phase);
+  }
 }
 
 /** monitorEventLoopDelay's timer interval: the finest it has (the delay is how late each run of it came). */
@@ -105,6 +192,9 @@ function eventLoopDelayOf(h: IntervalHistogram): EventLoopDelay {
 interface PhaseOutcome {
   elapsedNs: number;
   failure: Failure | null;
+  /** The measured phase: its time series, and the wall clock at its start. */
+  intervals?: RawInterval[];
+  startedUnixMs?: number;
   /** Requests written whose replies had not come when an interrupt stopped the phase. */
   unanswered?: number;
 }
@@ -158,7 +248,11 @@ async function runPhase(
     const connections: Connection[] = [];
     let open = plan.connections;
     let failure: Failure | null = null;
+    // Allocated before the clock starts.
+    const phaseHistograms = histogram ? new OpHistograms() : null;
     const start = performance.now();
+    const startedUnixMs = Date.now();
+    const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval) : null;
     let timer: NodeJS.Timeout | null = null;
     // Requests written whose replies had not come when the phase was stopped.
     let unanswered = 0;
@@ -180,8 +274,9 @@ async function runPhase(
         const elapsedNs = (end - start) * 1e6;
         lag?.loop.disable();
         if (timer) clearInterval(timer);
+        clock?.finish(performance.now());
         options.signal?.removeEventListener('abort', onAbort);
-        resolve({ elapsedNs, failure, unanswered });
+        resolve({ elapsedNs, failure, unanswered, ...(clock ? { intervals: clock.intervals, startedUnixMs } : {}) });
       }
     };
     const stopAll = (f: Failure) => {
@@ -222,7 +317,7 @@ async function runPhase(
         let done = 0;
         for (const c of connections) done += c.received;
         const total = durationMs > 0 ? 0 : phase === 'run' ? plan.requests : prepared.preloadTotal;
-        const p99Ns = histogram && done > 0 ? histogram.valueAtPercentile(99) : undefined;
+        const p99Ns = clock && done > 0 ? clock.p99() : undefined;
         options.onProgress({ done, total, errors: counters.errors, elapsedNs: (now - start) * 1e6, phase, durationNs: durationMs * 1e6, p99Ns });
       }
     }, timeoutMs > 0 ? Math.min(250, Math.max(10, timeoutMs / 4)) : 250);
