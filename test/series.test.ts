@@ -141,6 +141,21 @@ describe.each(engines())('engine %s', (engineName) => {
     expect(series.slice(0, stalledAt).every((e) => e.latencyUs.max < 500_000)).toBe(true);
   });
 
+  it('--percentiles chooses the table columns and the JSON percentiles, per command too', async () => {
+    redis.cli('FLUSHALL');
+    const args = [...engine, '--port', String(redis.port), '--requests', '20000', '-c', '2', '--keyspace', '1000', '--percentiles', '50,90,99,99.9,99.99'];
+    const { run, result } = await runJson(args);
+    expect(run.code).toBe(0);
+    const keys = ['p50', 'p90', 'p99', 'p99.9', 'p99.99'];
+    expect(Object.keys(result.percentilesUs)).toEqual(keys);
+    expect(result.percentilesUs.p99).toBe(result.latencyUs.p99);
+    expect(result.percentilesUs['p99.99']).toBeGreaterThanOrEqual(result.percentilesUs['p99.9']);
+    for (const row of result.perCommand) expect(Object.keys(row.percentilesUs)).toEqual(keys);
+    const human = await runCli(args);
+    const head = human.stdout.split('\n').find((l) => l.trim().startsWith('ops/s'))!;
+    expect(head.trim().split(/\s{2,}/)).toEqual(['ops/s', 'avg us/op', 'elapsed s', 'p50 us', 'p90 us', 'p99 us', 'p99.9 us', 'p99.99 us', 'max us']);
+  });
+
   it('a command on the line names its row', async () => {
     redis.cli('FLUSHALL');
     // The command comes last on the line: every flag before it.

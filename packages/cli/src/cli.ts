@@ -63,6 +63,7 @@ export function buildProgram(io: CliIo = processIo): Command {
   addRunOptions(program)
     .option('--json', 'print the RunResult as JSON (stable field names)', false)
     .option('-q, --quiet', 'no progress on stderr', false)
+    .option('--percentiles <list>', 'latency percentiles for the table and --json (percentilesUs), e.g. 50,90,99,99.9,99.99', '50,90,99,99.9')
     .option('--interval <duration>', 'time series interval (default 1s; --json has it as `series`); given: one line per interval while it runs')
     .option('--embedded', 'run against the built-in demo/test server (respbench serve) on a free port', false)
     .option('-t, --tests <list>', `the command suite, redis-benchmark's tests, run in its order: ${SUITE_NAMES.join(',')} (ping = both pings, lrange = all four)`)

@@ -17,7 +17,7 @@ import { SHORT_TAIL_SHARE } from './series.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests, planForCommand, withBenchmarkDefaults } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
-import { buildPlan, parseDurationMs, parseHostPort, UsageError, type RawRunOptions } from './validate.js';
+import { buildPlan, parseDurationMs, parsePercentiles, parseHostPort, UsageError, type RawRunOptions } from './validate.js';
 
 export type RunFlags = RawRunOptions & {
   json: boolean;
@@ -31,11 +31,14 @@ export type RunFlags = RawRunOptions & {
   command?: string[];
   /** The time series' interval; given, one line per interval is printed as the run goes. */
   interval?: string;
+  /** --percentiles, as given. */
+  percentiles?: string;
 };
 
 /** `given(option)`: whether the option came from the command line (not its default). */
 export async function runCommand(opts: RunFlags, io: CliIo, given: (option: string) => boolean = () => false): Promise<void> {
   const intervalMs = opts.interval === undefined ? undefined : parseDurationMs('--interval', opts.interval, false);
+  const percentiles = opts.percentiles === undefined ? undefined : parsePercentiles(opts.percentiles);
   const built = buildPlan(opts, process.env);
   const choice = built.engine;
   let plan = built.plan;
@@ -121,7 +124,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
       if (code !== EXIT.ok) throw new Exit(code);
       return;
     }
-    result = await runPlan(engine, plan, { ...runOptions, onInterval });
+    result = await runPlan(engine, plan, { ...runOptions, onInterval }, percentiles);
   } finally {
     progress.clear();
     // Signals stay handled while the server stops; after that bin.ts's guard ignores them until the result is out.

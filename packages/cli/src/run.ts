@@ -34,6 +34,12 @@ export interface RunResult extends RawResult {
    * Totals row's.
    */
   perCommand: CommandRow[];
+  /**
+   * The latency at each percentile asked for (--percentiles; default
+   * 50,90,99,99.9), microseconds, keyed `p50`, `p99.9`, `p99.99`, … in the
+   * order asked; the human table shows these columns.
+   */
+  percentilesUs: Record<string, number>;
   /** The measured phase interval by interval (default 1 s, --interval), wall-clock stamped. */
   series: SeriesEntry[];
   preloadElapsedSec: number;
@@ -128,6 +134,24 @@ export interface CommandRow {
   requests: number;
   opsPerSec: number;
   latencyUs: LatencyUs;
+  /** As RunResult.percentilesUs, for this command's requests. */
+  percentilesUs: Record<string, number>;
+}
+
+/** The percentiles shown unless --percentiles says otherwise (the table's columns since the start). */
+export const DEFAULT_PERCENTILES: readonly number[] = [50, 90, 99, 99.9];
+
+/** The key a percentile goes by in percentilesUs: `p50`, `p99.9`, `p99.99`. */
+export function percentileKey(p: number): string {
+  return `p${p}`;
+}
+
+/** The latency at each percentile, microseconds, keyed by percentileKey. */
+export function percentilesUsOf(data: HistogramData, percentiles: readonly number[]): Record<string, number> {
+  const h = LatencyHistogram.fromData(data);
+  const out: Record<string, number> = {};
+  for (const p of percentiles) out[percentileKey(p)] = Math.round(h.valueAtPercentile(p)) / 1000;
+  return out;
 }
 
 /** The name a per-command row goes by: the template's first word, upper case. */
@@ -137,10 +161,10 @@ export function commandName(template: string): string {
 }
 
 /** The rows of RunResult.perCommand: the ops the mode sends, then Totals. */
-export function perCommandRows(plan: Plan, raw: RawResult, elapsedSec: number): CommandRow[] {
+export function perCommandRows(plan: Plan, raw: RawResult, elapsedSec: number, percentiles: readonly number[] = DEFAULT_PERCENTILES): CommandRow[] {
   const row = (command: string, data: HistogramData): CommandRow => {
     const requests = data.buckets.reduce((n, [, count]) => n + count, 0);
-    return { command, requests, opsPerSec: elapsedSec > 0 ? requests / elapsedSec : 0, latencyUs: summaryUs(data) };
+    return { command, requests, opsPerSec: elapsedSec > 0 ? requests / elapsedSec : 0, latencyUs: summaryUs(data), percentilesUs: percentilesUsOf(data, percentiles) };
   };
   const rows: CommandRow[] = [];
   if (raw.setHistogram && raw.getHistogram) {
@@ -190,7 +214,7 @@ export interface Interruption {
   unanswered: number | null;
 }
 
-export function finishResult(plan: Plan, given: RawResult): RunResult {
+export function finishResult(plan: Plan, given: RawResult, percentiles: readonly number[] = DEFAULT_PERCENTILES): RunResult {
   // Whole things are counted in whole numbers, whatever clock the engine read.
   const raw: RawResult = {
     ...given,
@@ -216,7 +240,8 @@ export function finishResult(plan: Plan, given: RawResult): RunResult {
     opsPerSec: elapsedSec > 0 ? raw.requests / elapsedSec : 0,
     avgUsPerOp: raw.requests > 0 ? (elapsedSec * 1e6) / raw.requests : 0,
     latencyUs,
-    perCommand: perCommandRows(plan, raw, elapsedSec),
+    perCommand: perCommandRows(plan, raw, elapsedSec, percentiles),
+    percentilesUs: percentilesUsOf(raw.histogram, percentiles),
     series: seriesOf(plan, raw),
     preloadElapsedSec: raw.preloadElapsedNs / 1e9,
     serviceUs: raw.serviceHistogram ? summaryUs(raw.serviceHistogram) : null,
@@ -248,8 +273,8 @@ export function summaryUs(data: HistogramData): LatencyUs {
   };
 }
 
-export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}): Promise<RunResult> {
-  return finishResult(plan, await engine.run(plan, options));
+export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}, percentiles: readonly number[] = DEFAULT_PERCENTILES): Promise<RunResult> {
+  return finishResult(plan, await engine.run(plan, options), percentiles);
 }
 
 /** Which signal stopped the run, and the requests it left unanswered (when the engine counted them). */

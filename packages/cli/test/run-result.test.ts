@@ -62,3 +62,30 @@ describe('perCommand (issue 14)', () => {
     expect(setOnly.perCommand.map((c) => c.command)).toEqual(['SET', 'Totals']);
   });
 });
+
+describe('--percentiles (issue 14)', () => {
+  it('parses a list and gives each percentile in the table order, for Totals and each command', async () => {
+    const { parsePercentiles } = await import('../src/validate.js');
+    const { finishResult } = await import('../src/run.js');
+    const { formatFigures } = await import('../src/output.js');
+    const { planOf, rawResult } = await import('./fixtures.js');
+    expect(parsePercentiles('50,90,99,99.9,99.99')).toEqual([50, 90, 99, 99.9, 99.99]);
+    expect(parsePercentiles('99, 50')).toEqual([50, 99]);
+    for (const bad of ['', '0', '101', 'x', '50,50', '-1', '1e2']) expect(() => parsePercentiles(bad)).toThrow(/--percentiles/);
+    const buckets: [number, number][] = [];
+    for (let i = 1; i <= 10_000; i++) buckets.push([i * 1000, 1]);
+    const h = new LatencyHistogram();
+    for (const [v, c] of buckets) h.recordCount(v, c);
+    const histogram = h.toData();
+    const r = finishResult(planOf(['--requests', '10000', '--mode', 'set']), rawResult({ requests: 10_000, sets: 10_000, gets: 0, histogram, setHistogram: histogram, getHistogram: { ...histogram, buckets: [] } }), [50, 99.99]);
+    expect(Object.keys(r.percentilesUs)).toEqual(['p50', 'p99.99']);
+    expect(r.percentilesUs.p50).toBe(r.latencyUs.p50);
+    expect(r.percentilesUs['p99.99']).toBeCloseTo(h.valueAtPercentile(99.99) / 1000, 3);
+    expect(r.perCommand.map((c) => Object.keys(c.percentilesUs))).toEqual([['p50', 'p99.99'], ['p50', 'p99.99']]);
+    const table = formatFigures(r).split('\n');
+    expect(table.find((l) => l.includes('ops/s') && l.includes('avg'))!.trim().split(/\s{2,}/)).toEqual(['ops/s', 'avg us/op', 'elapsed s', 'p50 us', 'p99.99 us', 'max us']);
+    // Without --percentiles: the columns users have always had.
+    const plain = finishResult(planOf(['--requests', '10000']), rawResult());
+    expect(Object.keys(plain.percentilesUs)).toEqual(['p50', 'p90', 'p99', 'p99.9']);
+  });
+});
