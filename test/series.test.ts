@@ -156,6 +156,28 @@ describe.each(engines())('engine %s', (engineName) => {
     expect(head.trim().split(/\s{2,}/)).toEqual(['ops/s', 'avg us/op', 'elapsed s', 'p50 us', 'p90 us', 'p99 us', 'p99.9 us', 'p99.99 us', 'max us']);
   });
 
+  it('--json carries the metadata: version, engine, start, host, the command line with its secrets masked, the Plan', async () => {
+    const guarded = await startRedis(['--requirepass', 'sw0rdfish']);
+    try {
+      const before = Date.now();
+      const args = [...engine, '--port', String(guarded.port), '-a', 'sw0rdfish', '--requests', '2000', '--uri', `redis://default:sw0rdfish@127.0.0.1:${guarded.port}`];
+      const run = await runCli([...args, '--json']);
+      expect(run.code).toBe(0);
+      expect(run.stdout + run.stderr).not.toContain('sw0rdfish');
+      const r = JSON.parse(run.stdout);
+      expect(r.meta).toMatchObject({ tool: 'respbench', engine: engineName, commandLine: [...args.slice(0, 4), '-a', '***', '--requests', '2000', '--uri', `redis://default:***@127.0.0.1:${guarded.port}`, '--json'] });
+      expect(r.meta.version).toMatch(/^\d+\.\d+\.\d+/);
+      expect(r.meta.startedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(Date.parse(r.meta.startedAt)).toBeGreaterThanOrEqual(before);
+      expect(r.meta.startedAt).toBe(r.series[0].time);
+      expect(typeof r.meta.hostname).toBe('string');
+      expect(r.plan.password).toBe('***');
+      expect(r.plan.requests).toBe(2000);
+    } finally {
+      await guarded.stop();
+    }
+  });
+
   it('a command on the line names its row', async () => {
     redis.cli('FLUSHALL');
     // The command comes last on the line: every flag before it.

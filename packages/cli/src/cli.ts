@@ -45,7 +45,7 @@ replies; 4 reads did not verify (--verify-get); 130/143/129 interrupted
 (SIGINT/SIGTERM/SIGHUP).
 `;
 
-export function buildProgram(io: CliIo = processIo): Command {
+export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []): Command {
   const program = new Command('respbench');
   program
     // -h is the host, as in redis-benchmark and redis-cli.
@@ -80,7 +80,7 @@ export function buildProgram(io: CliIo = processIo): Command {
         io.stdout(`${versionText()}\n`);
         return;
       }
-      await runCommand({ ...opts, command }, io, (name) => cmd.getOptionValueSource(name) === 'cli');
+      await runCommand({ ...opts, command, argv }, io, (name) => cmd.getOptionValueSource(name) === 'cli');
     });
   registerServeCommand(program, io);
   registerStudyCommand(program, io);
@@ -113,7 +113,7 @@ function hostFlagWithoutValue(program: Command, argv: string[]): string | null {
 
 /** Runs the program on argv; resolves to the exit status. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
-  const program = buildProgram(io);
+  const program = buildProgram(io, argv);
   // `-h` alone used to be help; now that it is the host, say so instead of a bare "argument missing".
   const bareHost = hostFlagWithoutValue(program, argv);
   if (bareHost) {

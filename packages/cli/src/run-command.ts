@@ -14,6 +14,7 @@ import { ProgressLine } from './progress-line.js';
 import { exitCodeFor, formatSeriesLine, interruptionOf, runPlan, seriesEntry } from './run.js';
 import type { RawInterval } from './engine-js/plan.js';
 import { SHORT_TAIL_SHARE } from './series.js';
+import { runMeta } from './meta.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests, planForCommand, withBenchmarkDefaults } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
@@ -33,6 +34,8 @@ export type RunFlags = RawRunOptions & {
   interval?: string;
   /** --percentiles, as given. */
   percentiles?: string;
+  /** The arguments respbench was given, for the result's metadata (masked there). */
+  argv?: readonly string[];
 };
 
 /** `given(option)`: whether the option came from the command line (not its default). */
@@ -136,6 +139,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     result = { ...result, failure: { kind: 'interrupted', message: `interrupted (${stoppedBy})` }, complete: false };
   }
   if (stoppedBy && result.failure?.kind === 'interrupted') result.interrupted = interruptionOf(stoppedBy, result);
+  result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
   else io.stdout(`${formatFigures(result)}\n`);
   // The reason also goes to stderr, so a script reading --json still sees why it failed.

@@ -7,6 +7,7 @@ import type { LatencyUs } from '@respbench/report';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import { EXIT } from './exit.js';
 import { foldShortTail } from './series.js';
+import type { RunMeta } from './meta.js';
 import type { Engine, Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import type { RunOptions } from './engine-js/progress.js';
 
@@ -53,6 +54,8 @@ export interface RunResult extends RawResult {
   complete: boolean;
   /** Set when a signal stopped the run; absent otherwise. */
   interrupted?: Interruption;
+  /** Tool, version, engine, start time, load machine and command line (set by the command that ran it; meta.ts). */
+  meta?: RunMeta;
 }
 
 export const RUN_RESULT_VERSION = 2;
