@@ -3,6 +3,9 @@
  * in both engines, against a real redis-server.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
 import { CLI, runCli, runJson, startRedis, type CliRun, type RedisServer } from './helpers/servers.js';
@@ -175,6 +178,50 @@ describe.each(engines())('engine %s', (engineName) => {
       expect(r.plan.requests).toBe(2000);
     } finally {
       await guarded.stop();
+    }
+  });
+
+  it('3 load machines (--client-index 0..2 --client-count 3) send exactly the traffic of one run with 3 × -c, and merge to its counters', async () => {
+    const common = [...engine, '--port', String(redis.port), '--mode', 'mixed', '--set-ratio', '70', '-n', '30001', '--keyspace', '5000', '--seed', '21', '--pipeline', '16', '--value-size', '8-64'];
+    redis.cli('FLUSHALL');
+    const single = await runJson([...common, '-c', '6']);
+    expect(single.run.code).toBe(0);
+    const digest = redis.cli('DEBUG', 'DIGEST');
+    redis.cli('FLUSHALL');
+    const dir = mkdtempSync(path.join(tmpdir(), 'respbench-merge-'));
+    try {
+      const parts = await Promise.all([0, 1, 2].map((i) => runCli([...common, '-c', '2', '--client-index', String(i), '--client-count', '3', '--json'])));
+      expect(parts.map((p) => p.code)).toEqual([0, 0, 0]);
+      expect(redis.cli('DEBUG', 'DIGEST')).toBe(digest);
+      const files = parts.map((p, i) => {
+        const f = path.join(dir, `m${i}.json`);
+        writeFileSync(f, p.stdout);
+        return f;
+      });
+      const merged = await runCli(['merge', ...files, '--json']);
+      expect(merged.code).toBe(0);
+      const m = JSON.parse(merged.stdout);
+      const one = single.result;
+      // Misses (and so bytes in) depend on whether a key's write came before its read: timing, not traffic.
+      for (const k of ['requests', 'sets', 'gets', 'ok', 'errors', 'mismatches', 'bytesOut']) expect([k, m[k]]).toEqual([k, one[k]]);
+      expect(countOf(m.histogram)).toBe(one.requests);
+      expect(countOf(m.setHistogram)).toBe(one.sets);
+      // The merged result is the single run's: its Plan has no share of its own.
+      expect(m.plan).toMatchObject({ connections: 6, requests: 30001 });
+      expect(m.plan).not.toHaveProperty('clientIndex');
+      expect(m.merged.clientCount).toBe(3);
+      expect(m.complete).toBe(true);
+      expect(m.merged.files).toEqual(files);
+      expect(m.series.reduce((n: number, e: Entry) => n + e.requests, 0)).toBe(one.requests);
+      // A run of another Plan is refused, saying which fields differ.
+      const other = JSON.parse(parts[1].stdout);
+      other.plan.seed = 22;
+      writeFileSync(path.join(dir, 'other.json'), JSON.stringify(other));
+      const refused = await runCli(['merge', files[0], path.join(dir, 'other.json')]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('ran different Plans (seed 21 vs 22): merge adds up the shares of one run (--client-index apart) only');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

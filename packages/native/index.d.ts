@@ -104,6 +104,9 @@ export interface NativePlan {
   dbnum?: number | null
   /** Absent = false: RESP2. */
   resp3?: boolean
+  /** Absent: 0 and 1 (one machine runs every connection). */
+  clientIndex?: number
+  clientCount?: number
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */

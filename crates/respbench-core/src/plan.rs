@@ -86,6 +86,12 @@ pub struct Plan {
     pub dbnum: Option<u32>,
     /// Speak RESP3 (HELLO 3) instead of RESP2.
     pub resp3: bool,
+    /// Several load machines (`--client-index I --client-count N`): this
+    /// machine runs connections `I * c .. (I + 1) * c` of the `connections`
+    /// (= N * c) a single run would have, with their key streams and shares.
+    /// 0 and 1: all of them.
+    pub client_index: u32,
+    pub client_count: u32,
 }
 
 /// A password: kept as given, shown as `***` by Debug, so a logged Plan
@@ -148,12 +154,22 @@ impl Plan {
             password: None,
             dbnum: None,
             resp3: false,
+            client_index: 0,
+            client_count: 1,
         }
     }
 
     /// Rejects plans the engine cannot run: a number outside [`crate::limits`]
     /// (the CLI checks the same table first, so its users never see these
     /// texts), or a range or float the engine cannot use.
+    /// The connection ids this machine runs (all of them on one machine).
+    pub fn local_connections(&self) -> std::ops::Range<u32> {
+        let count = self.client_count.max(1);
+        let per = self.connections / count;
+        let first = self.client_index.min(count - 1) * per;
+        first..first + per
+    }
+
     pub fn check(&self) -> Result<(), PlanError> {
         let fail = |m: &str| Err(PlanError(m.to_string()));
         let in_limit = |limit: Limit, value: u64| {
@@ -172,6 +188,10 @@ impl Plan {
         in_limit(limits::VALUE_SIZE, self.value_size_max as u64)?;
         in_limit(limits::SET_RATIO, self.set_ratio.into())?;
         in_limit(limits::THREADS, self.threads.into())?;
+        if self.client_count == 0 || self.client_index >= self.client_count || self.connections % self.client_count != 0
+        {
+            return fail("clientIndex must be below clientCount, and connections a multiple of clientCount");
+        }
         if self.value_size_min > self.value_size_max {
             return fail("valueSizeMin must not exceed valueSizeMax");
         }

@@ -203,7 +203,8 @@ struct WorkerOutcome {
 /// start together, and merges what they counted.
 fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> PhaseOutcome {
     let shape = PhaseShape::of(phase, &prepared.plan);
-    let threads = prepared.plan.threads.clamp(1, prepared.plan.connections) as usize;
+    let local = prepared.plan.local_connections().len() as u32;
+    let threads = prepared.plan.threads.clamp(1, local.max(1)) as usize;
     let groups = match connect_all(prepared, phase, shape, control, threads) {
         Ok(groups) => groups,
         Err(failure) => {
@@ -242,7 +243,7 @@ fn connect_all(
     // connections take turns instead of firing together.
     let interval = (phase != Phase::Preload && plan.rate > 0.0).then(|| plan.connections as f64 / plan.rate);
     let mut groups: Vec<Vec<Connection>> = (0..threads).map(|_| Vec::new()).collect();
-    for c in 0..plan.connections {
+    for (n, c) in plan.local_connections().enumerate() {
         if control.is_cancelled() {
             return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
         }
@@ -256,7 +257,7 @@ fn connect_all(
         };
         let offset = interval.map_or(0.0, |_| c as f64 / plan.rate);
         let pace = Pace { deadline: None, interval, offset };
-        groups[c as usize % threads].push(Connection::new(c, stream, source, prepared, pace));
+        groups[n % threads].push(Connection::new(c, stream, source, prepared, pace));
     }
     Ok(groups)
 }

@@ -11,6 +11,7 @@ import { Exit, EXIT } from './exit.js';
 import { processIo, type CliIo } from './io.js';
 import { runCommand, type RunFlags } from './run-command.js';
 import { addRunOptions } from './run-options.js';
+import { registerMergeCommand } from './merge.js';
 import { registerServeCommand } from './serve/command.js';
 import { registerStudyCommand } from './study/command.js';
 import { SUITE_NAMES } from './suite.js';
@@ -64,6 +65,8 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     .option('--json', 'print the RunResult as JSON (stable field names)', false)
     .option('-q, --quiet', 'no progress on stderr', false)
     .option('--percentiles <list>', 'latency percentiles for the table and --json (percentilesUs), e.g. 50,90,99,99.9,99.99', '50,90,99,99.9')
+    .option('--client-index <i>', 'several load machines: this one is machine i (0-based) of --client-count; it runs its share of the connections of one run with -c × count connections (needs --seed); respbench merge adds the results')
+    .option('--client-count <n>', 'several load machines: how many run together (see --client-index)')
     .option('--interval <duration>', 'time series interval (default 1s; --json has it as `series`); given: one line per interval while it runs')
     .option('--embedded', 'run against the built-in demo/test server (respbench serve) on a free port', false)
     .option('-t, --tests <list>', `the command suite, redis-benchmark's tests, run in its order: ${SUITE_NAMES.join(',')} (ping = both pings, lrange = all four)`)
@@ -83,6 +86,7 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
       await runCommand({ ...opts, command, argv }, io, (name) => cmd.getOptionValueSource(name) === 'cli');
     });
   registerServeCommand(program, io);
+  registerMergeCommand(program, io);
   registerStudyCommand(program, io);
   return program;
 }

@@ -12,13 +12,14 @@ import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
 import { exitCodeFor, formatSeriesLine, interruptionOf, runPlan, seriesEntry } from './run.js';
-import type { RawInterval } from './engine-js/plan.js';
+import type { Plan, RawInterval } from './engine-js/plan.js';
+import { LIMITS } from './engine-js/limits.js';
 import { SHORT_TAIL_SHARE } from './series.js';
 import { runMeta } from './meta.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests, planForCommand, withBenchmarkDefaults } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
-import { buildPlan, parseDurationMs, parsePercentiles, parseHostPort, UsageError, type RawRunOptions } from './validate.js';
+import { buildPlan, parseDurationMs, parseInteger, parsePercentiles, parseHostPort, UsageError, type RawRunOptions } from './validate.js';
 
 export type RunFlags = RawRunOptions & {
   json: boolean;
@@ -34,9 +35,33 @@ export type RunFlags = RawRunOptions & {
   interval?: string;
   /** --percentiles, as given. */
   percentiles?: string;
+  /** Several load machines: which one this is (0-based), of how many. */
+  clientIndex?: string;
+  clientCount?: string;
   /** The arguments respbench was given, for the result's metadata (masked there). */
   argv?: readonly string[];
 };
+
+/** Most load machines one result may come from. */
+export const MAX_CLIENT_COUNT = 1000;
+
+/**
+ * --client-index I --client-count N: the Plan of a single run with N × -c
+ * connections, of which this machine runs its share (Plan.clientIndex).
+ * Every machine must draw the same key streams: the seed must be given.
+ */
+export function withClientShare(plan: Plan, opts: { clientIndex?: string; clientCount?: string; seed?: string }): Plan {
+  if (opts.clientIndex === undefined && opts.clientCount === undefined) return plan;
+  if (opts.clientIndex === undefined || opts.clientCount === undefined) throw new UsageError('--client-index and --client-count go together');
+  const count = parseInteger('--client-count', opts.clientCount, [1, MAX_CLIENT_COUNT]);
+  const index = parseInteger('--client-index', opts.clientIndex, [0, count - 1]);
+  if (opts.seed === undefined && count > 1) throw new UsageError('--client-count needs --seed: every load machine must draw the same key streams');
+  const connections = plan.connections * count;
+  if (connections > LIMITS.connections[1]) {
+    throw new UsageError(`-c/--connections × --client-count must be at most ${LIMITS.connections[1]} (got ${plan.connections} × ${count})`);
+  }
+  return { ...plan, connections, clientIndex: index, clientCount: count };
+}
 
 /** `given(option)`: whether the option came from the command line (not its default). */
 export async function runCommand(opts: RunFlags, io: CliIo, given: (option: string) => boolean = () => false): Promise<void> {
@@ -44,7 +69,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   const percentiles = opts.percentiles === undefined ? undefined : parsePercentiles(opts.percentiles);
   const built = buildPlan(opts, process.env);
   const choice = built.engine;
-  let plan = built.plan;
+  let plan = withClientShare(built.plan, opts);
   const tests = opts.tests === undefined ? null : parseTests(opts.tests);
   const command = opts.command && opts.command.length > 0 ? opts.command : null;
   // `--compare redis=127.0.0.1:6379`: the name heads its column and the ratio ("kvstore vs redis").

@@ -8,7 +8,8 @@ import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import { EXIT } from './exit.js';
 import { foldShortTail } from './series.js';
 import type { RunMeta } from './meta.js';
-import type { Engine, Plan, RawInterval, RawResult } from './engine-js/plan.js';
+import { localConnections, type Engine, type Plan, type RawInterval, type RawResult } from './engine-js/plan.js';
+import { requestsForConnection } from './engine-js/keys.js';
 import type { RunOptions } from './engine-js/progress.js';
 
 /**
@@ -250,8 +251,17 @@ export function finishResult(plan: Plan, given: RawResult, percentiles: readonly
     serviceUs: raw.serviceHistogram ? summaryUs(raw.serviceHistogram) : null,
     rateKept: plan.rate > 0 && elapsedSec > 0 ? Math.abs(raw.requests / elapsedSec - plan.rate) <= plan.rate * 0.02 : null,
     clientLag: clientLagOf(raw, latencyUs.p99),
-    complete: raw.failure === null && (plan.durationMs > 0 || raw.requests === plan.requests),
+    complete: raw.failure === null && (plan.durationMs > 0 || raw.requests === plannedRequests(plan)),
   };
+}
+
+/** The timed requests this machine runs: all of them, or its connections' shares (--client-count). */
+export function plannedRequests(plan: Plan): number {
+  if ((plan.clientCount ?? 1) <= 1) return plan.requests;
+  const local = localConnections(plan);
+  let n = 0;
+  for (let c = local.first; c < local.first + local.count; c++) n += requestsForConnection(plan.requests, plan.connections, c);
+  return n;
 }
 
 /** What a password is shown as, wherever a Plan is printed or written. */

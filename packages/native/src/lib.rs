@@ -59,6 +59,9 @@ pub struct NativePlan {
     pub dbnum: Option<Either<f64, Null>>,
     /// Absent = false: RESP2.
     pub resp3: Option<bool>,
+    /// Absent: 0 and 1 (one machine runs every connection).
+    pub client_index: Option<f64>,
+    pub client_count: Option<f64>,
 }
 
 #[napi(object)]
@@ -231,6 +234,8 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
             _ => None,
         },
         resp3: p.resp3.unwrap_or(false),
+        client_index: p.client_index.map_or(0, |v| v.max(0.0) as u32),
+        client_count: p.client_count.map_or(1, |v| v.max(0.0) as u32),
     })
 }
 

@@ -93,6 +93,21 @@ export interface Plan {
   dbnum: number | null;
   /** Speak RESP3 (HELLO 3) instead of RESP2. */
   resp3: boolean;
+  /**
+   * Several load machines (--client-index I --client-count N): this machine
+   * runs connections I × c .. (I + 1) × c of the `connections` (= N × c) a
+   * single run would have, with their key streams and shares. Absent: 0 and
+   * 1 (all of them).
+   */
+  clientIndex?: number;
+  clientCount?: number;
+}
+
+/** The connection ids this machine runs: [first, first + count). */
+export function localConnections(plan: Plan): { first: number; count: number } {
+  const n = Math.max(1, plan.clientCount ?? 1);
+  const count = Math.floor(plan.connections / n);
+  return { first: Math.min(plan.clientIndex ?? 0, n - 1) * count, count };
 }
 
 /** Why a run ended early. */

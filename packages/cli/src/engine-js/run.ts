@@ -10,7 +10,7 @@ import { ConnectInterrupted, Connection, openConnection, Pacer, type Pace } from
 import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
 import { windowRefusal } from './limits.js';
-import type { EventLoopDelay, Failure, Plan, RawInterval, RawResult } from './plan.js';
+import { localConnections, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawResult } from './plan.js';
 import { DEFAULT_INTERVAL_MS, type Phase, type RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
 
@@ -19,6 +19,10 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
   // As the native engine's Plan::check: refused before any connection.
   const refusal = windowRefusal(plan);
   if (refusal) throw new Error(refusal);
+  const clients = plan.clientCount ?? 1;
+  if (!(clients >= 1 && (plan.clientIndex ?? 0) < clients && plan.connections % clients === 0)) {
+    throw new Error('clientIndex must be below clientCount, and connections a multiple of clientCount');
+  }
   const prepared = new PreparedPlan(plan);
   const preloadCounters = newCounters();
   const counters = newCounters();
@@ -203,7 +207,7 @@ interface PhaseOutcome {
 async function openAll(plan: Plan, signal: AbortSignal | undefined): Promise<net.Socket[] | Failure> {
   const sockets: net.Socket[] = [];
   try {
-    for (let c = 0; c < plan.connections; c++) {
+    for (let c = 0; c < localConnections(plan).count; c++) {
       sockets.push(await openConnection(plan, signal));
     }
     return sockets;
@@ -246,7 +250,9 @@ async function runPhase(
   if (!Array.isArray(sockets)) return { elapsedNs: 0, failure: sockets };
   return new Promise<PhaseOutcome>((resolve) => {
     const connections: Connection[] = [];
-    let open = plan.connections;
+    // This machine's connections (all of them unless --client-count), ids as in a single run.
+    const local = localConnections(plan);
+    let open = local.count;
     let failure: Failure | null = null;
     // Allocated before the clock starts.
     const phaseHistograms = histogram ? new OpHistograms() : null;
@@ -284,12 +290,13 @@ async function runPhase(
     };
     const pace = (id: number) => paceFor(plan, phase, id, start);
     const pacer = pace(0).intervalMs > 0 ? new Pacer(plan.connections) : null;
-    for (let id = 0; id < plan.connections; id++) {
+    for (let n = 0; n < local.count; n++) {
+      const id = local.first + n;
       const source = phase === 'preload' ? prepared.preloadSource(id) : prepared.runSource(id, durationMs > 0);
       connections.push(
         new Connection({
           id,
-          socket: sockets[id],
+          socket: sockets[n],
           source,
           prepared,
           counters,
