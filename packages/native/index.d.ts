@@ -17,6 +17,11 @@ export declare class RunHandle {
   /** Replies so far in the current phase; cheap (a few atomic loads). */
   progress(): NativeProgress
   /**
+   * The timed phase's interval records from `from` on, one per worker
+   * thread and interval (not added up), for printing them as they come.
+   */
+  intervalsSince(from: number): Array<NativeInterval>
+  /**
    * Stops the run: it ends within a few ms with an `interrupted` failure
    * and the counters so far.
    */
@@ -35,6 +40,22 @@ export interface NativeHistogram {
   significantDigits: number
   /** `[lowest equivalent ns, count]`, ascending. */
   buckets: Array<Array<number>>
+}
+
+/** `RawInterval` from engine-js/plan.ts. */
+export interface NativeInterval {
+  index: number
+  startNs: number
+  endNs: number
+  requests: number
+  sets: number
+  gets: number
+  errors: number
+  misses: number
+  mismatches: number
+  lostWrites: number
+  setHistogram: NativeHistogram
+  getHistogram: NativeHistogram
 }
 
 /**
@@ -87,6 +108,9 @@ export interface NativePlan {
   dbnum?: number | null
   /** Absent = false: RESP2. */
   resp3?: boolean
+  /** Absent: 0 and 1 (one machine runs every connection). */
+  clientIndex?: number
+  clientCount?: number
   /** null or absent: a dropped connection ends the run. */
   reconnect?: NativeReconnect | null
   /** Absent = false: no CLIENT TRACKING in the handshake. */
@@ -127,6 +151,9 @@ export interface NativeResult {
   bytesIn: number
   elapsedNs: number
   histogram: NativeHistogram
+  /** The SET-side and GET-side requests' latencies; together `histogram`. */
+  setHistogram: NativeHistogram
+  getHistogram: NativeHistogram
   preloadRequests: number
   preloadElapsedNs: number
   warmupRequests: number
@@ -145,6 +172,10 @@ export interface NativeResult {
   lost: number
   reconnects: number
   downNs: number
+  /** The timed phase interval by interval, every thread's counts added. */
+  intervals: Array<NativeInterval>
+  /** Wall clock when the timed phase started, ms since the Unix epoch. */
+  startedUnixMs: number
 }
 
 /** `TlsPlan` from engine-js/plan.ts; null or absent strings are unset. */
@@ -161,6 +192,6 @@ export interface NativeTls {
 
 /**
  * Checks the plan (throws on a bad one, before any connection), then starts
- * the run on its own thread.
+ * the run on its own thread. `intervalMs`: the time series' interval.
  */
-export declare function startRun(plan: NativePlan): RunHandle
+export declare function startRun(plan: NativePlan, intervalMs?: number | undefined | null): RunHandle

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::counters::{Counters, FirstTexts};
 use crate::handshake;
-use crate::histogram::LatencyHistogram;
+use crate::histogram::{LatencyHistogram, OpHistograms};
 use crate::plan::{Failure, FailureKind, Plan};
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, Scan, escape_bytes};
@@ -41,8 +41,9 @@ pub(crate) const CLOSE_WAIT: Duration = Duration::from_millis(200);
 pub(crate) struct Tally {
     pub counters: Counters,
     pub first: FirstTexts,
-    /// Present in the timed phase only: preload replies are counted, not timed.
-    pub histogram: Option<LatencyHistogram>,
+    /// Present in the timed phase only: preload replies are counted, not
+    /// timed. One per op kind; the whole run's is their sum.
+    pub histogram: Option<OpHistograms>,
     /// With a rate: latency from the actual send, beside the main one from
     /// the intended send.
     pub service: Option<LatencyHistogram>,
@@ -659,7 +660,7 @@ fn count_reply(
 ) {
     let c = &mut tally.counters;
     if let Some(h) = tally.histogram.as_mut() {
-        h.record(latency_ns);
+        h.of(slot.op).record(latency_ns);
         if let Some(service) = tally.service.as_mut() {
             service.record(now.saturating_duration_since(slot.sent_at).as_nanos() as u64);
         }

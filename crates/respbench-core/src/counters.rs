@@ -36,6 +36,26 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// What was counted since `before` (an earlier copy of the same counters).
+    pub fn since(&self, before: &Counters) -> Counters {
+        Counters {
+            requests: self.requests - before.requests,
+            sets: self.sets - before.sets,
+            gets: self.gets - before.gets,
+            ok: self.ok - before.ok,
+            errors: self.errors - before.errors,
+            misses: self.misses - before.misses,
+            mismatches: self.mismatches - before.mismatches,
+            lost_writes: self.lost_writes - before.lost_writes,
+            pushes: self.pushes - before.pushes,
+            lost: self.lost - before.lost,
+            reconnects: self.reconnects - before.reconnects,
+            down_ns: self.down_ns - before.down_ns,
+            bytes_out: self.bytes_out - before.bytes_out,
+            bytes_in: self.bytes_in - before.bytes_in,
+        }
+    }
+
     pub fn merge(&mut self, other: &Counters) {
         self.requests += other.requests;
         self.sets += other.sets;

@@ -6,6 +6,8 @@
 
 use hdrhistogram::Histogram;
 
+use crate::request_source::Op;
+
 /// Values at or above this are counted at the top (2^40 - 1 ns, as the TS engine does).
 pub const HIGHEST_TRACKABLE_NS: u64 = 1 << 40;
 
@@ -47,6 +49,11 @@ impl LatencyHistogram {
         self.inner.len()
     }
 
+    /// Empties it, keeping its counts array (no allocation).
+    pub fn reset(&mut self) {
+        self.inner.reset();
+    }
+
     /// The serialised form: `[lowest equivalent value in ns, count]` for each
     /// non-empty bucket, ascending.
     pub fn buckets(&self) -> Vec<(u64, u64)> {
@@ -57,6 +64,70 @@ impl LatencyHistogram {
                 .map(|v| (self.inner.lowest_equivalent(v.value_iterated_to()), v.count_at_value())),
         );
         out
+    }
+}
+
+/// Two serialised histograms (`buckets()`) added: same layout, so equal
+/// bucket values add their counts. Used per interval, where keeping a full
+/// histogram per interval and thread would cost far more memory.
+pub fn add_buckets(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if j == b.len() || (i < a.len() && a[i].0 < b[j].0) {
+            out.push(a[i]);
+            i += 1;
+        } else if i == a.len() || b[j].0 < a[i].0 {
+            out.push(b[j]);
+            j += 1;
+        } else {
+            out.push((a[i].0, a[i].1 + b[j].1));
+            i += 1;
+            j += 1;
+        }
+    }
+    out
+}
+
+/// One histogram per operation kind (the SET and GET rows; a `-t` test or a
+/// command on the line is one of the two): a reply is recorded in its op's
+/// only, and the whole run's histogram is their sum, so per-command rows add
+/// up to the totals by construction.
+#[derive(Clone, Debug, Default)]
+pub struct OpHistograms {
+    pub set: LatencyHistogram,
+    pub get: LatencyHistogram,
+}
+
+impl OpHistograms {
+    pub fn new() -> Self {
+        OpHistograms { set: LatencyHistogram::new(), get: LatencyHistogram::new() }
+    }
+
+    #[inline]
+    pub fn of(&mut self, op: Op) -> &mut LatencyHistogram {
+        match op {
+            Op::Set => &mut self.set,
+            Op::Get => &mut self.get,
+        }
+    }
+
+    pub fn merge(&mut self, other: &OpHistograms) {
+        self.set.merge(&other.set);
+        self.get.merge(&other.get);
+    }
+
+    /// Both ops' counts in `into` (emptied first, so it may be reused without allocating).
+    pub fn sum_into(&self, into: &mut LatencyHistogram) {
+        into.reset();
+        into.merge(&self.set);
+        into.merge(&self.get);
+    }
+
+    pub fn total(&self) -> LatencyHistogram {
+        let mut sum = LatencyHistogram::new();
+        self.sum_into(&mut sum);
+        sum
     }
 }
 
@@ -97,6 +168,32 @@ mod tests {
             h.record(v);
             assert_eq!(h.buckets(), vec![(ts_lowest_equivalent(v), 1)], "value {v}");
         }
+    }
+
+    #[test]
+    fn serialised_histograms_add_as_the_histograms_do() {
+        let (mut a, mut b) = (LatencyHistogram::new(), LatencyHistogram::new());
+        for v in [10u64, 5000, 70_000] {
+            a.record(v);
+        }
+        for v in [5000u64, 9_000_000] {
+            b.record(v);
+        }
+        let sum = add_buckets(&a.buckets(), &b.buckets());
+        a.merge(&b);
+        assert_eq!(sum, a.buckets());
+    }
+
+    #[test]
+    fn op_histograms_add_up_to_the_total() {
+        let mut h = OpHistograms::new();
+        for v in [1000u64, 2000, 3000] {
+            h.of(Op::Set).record(v);
+        }
+        h.of(Op::Get).record(5000);
+        let total = h.total();
+        assert_eq!(total.total(), 4);
+        assert_eq!(h.set.total() + h.get.total(), total.total());
     }
 
     #[test]

@@ -90,6 +90,12 @@ pub struct Plan {
     pub dbnum: Option<u32>,
     /// Speak RESP3 (HELLO 3) instead of RESP2.
     pub resp3: bool,
+    /// Several load machines (`--client-index I --client-count N`): this
+    /// machine runs connections `I * c .. (I + 1) * c` of the `connections`
+    /// (= N * c) a single run would have, with their key streams and shares.
+    /// 0 and 1: all of them.
+    pub client_index: u32,
+    pub client_count: u32,
     /// `--reconnect`: a connection that drops mid-run is opened again
     /// (handshake and all) and goes on; None = a drop ends the run.
     pub reconnect: Option<Reconnect>,
@@ -187,12 +193,22 @@ impl Plan {
             resp3: false,
             reconnect: None,
             client_tracking: false,
+            client_index: 0,
+            client_count: 1,
         }
     }
 
     /// Rejects plans the engine cannot run: a number outside [`crate::limits`]
     /// (the CLI checks the same table first, so its users never see these
     /// texts), or a range or float the engine cannot use.
+    /// The connection ids this machine runs (all of them on one machine).
+    pub fn local_connections(&self) -> std::ops::Range<u32> {
+        let count = self.client_count.max(1);
+        let per = self.connections / count;
+        let first = self.client_index.min(count - 1) * per;
+        first..first + per
+    }
+
     pub fn check(&self) -> Result<(), PlanError> {
         let fail = |m: &str| Err(PlanError(m.to_string()));
         let in_limit = |limit: Limit, value: u64| {
@@ -211,6 +227,10 @@ impl Plan {
         in_limit(limits::VALUE_SIZE, self.value_size_max as u64)?;
         in_limit(limits::SET_RATIO, self.set_ratio.into())?;
         in_limit(limits::THREADS, self.threads.into())?;
+        if self.client_count == 0 || self.client_index >= self.client_count || self.connections % self.client_count != 0
+        {
+            return fail("clientIndex must be below clientCount, and connections a multiple of clientCount");
+        }
         if self.value_size_min > self.value_size_max {
             return fail("valueSizeMin must not exceed valueSizeMax");
         }
@@ -324,6 +344,12 @@ pub struct RawResult {
     pub elapsed_ns: u64,
     /// `[lowest equivalent ns, count]` for each non-empty bucket, ascending.
     pub histogram: Vec<(u64, u64)>,
+    /// The timed SET-side requests' latencies (the op kind; for `-t` or a
+    /// command on the line, its command), as `histogram`; with
+    /// `get_histogram` it adds up to `histogram`.
+    pub set_histogram: Vec<(u64, u64)>,
+    /// The timed GET-side requests' latencies, as `set_histogram`.
+    pub get_histogram: Vec<(u64, u64)>,
     pub preload_requests: u64,
     pub preload_elapsed_ns: u64,
     /// Requests sent and answered during the warmup, in no figure.
@@ -344,6 +370,52 @@ pub struct RawResult {
     /// Requests of the timed phase written whose replies had not come when
     /// it stopped (0 when it ran to the end).
     pub unanswered: u64,
+    /// The timed phase interval by interval ([`crate::RunControl::set_interval`]),
+    /// in order, every thread's counts added.
+    pub intervals: Vec<IntervalRecord>,
+    /// Wall clock (ms since the Unix epoch) when the timed phase started: interval
+    /// `i` began `start_ns` after it.
+    pub started_unix_ms: u64,
+}
+
+/// What the timed phase counted in one interval, as the TS engine's RawInterval.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IntervalRecord {
+    /// 0 for the first interval of the phase.
+    pub index: u64,
+    /// From the phase start, ns.
+    pub start_ns: u64,
+    /// From the phase start, ns: `start_ns` + the interval, or earlier for the last one.
+    pub end_ns: u64,
+    /// Replies counted in this interval (by when they came).
+    pub counters: Counters,
+    /// Latencies of the interval's replies per op kind, as `RawResult::set_histogram`.
+    pub set_histogram: Vec<(u64, u64)>,
+    pub get_histogram: Vec<(u64, u64)>,
+}
+
+impl IntervalRecord {
+    /// Adds another thread's record of the same interval.
+    pub fn merge(&mut self, other: &IntervalRecord) {
+        self.start_ns = self.start_ns.min(other.start_ns);
+        self.end_ns = self.end_ns.max(other.end_ns);
+        self.counters.merge(&other.counters);
+        self.set_histogram = crate::histogram::add_buckets(&self.set_histogram, &other.set_histogram);
+        self.get_histogram = crate::histogram::add_buckets(&self.get_histogram, &other.get_histogram);
+    }
+}
+
+/// Every thread's records, one per interval index, in order.
+pub fn merge_intervals(mut records: Vec<IntervalRecord>) -> Vec<IntervalRecord> {
+    records.sort_by_key(|r| r.index);
+    let mut out: Vec<IntervalRecord> = Vec::new();
+    for r in records {
+        match out.last_mut() {
+            Some(last) if last.index == r.index => last.merge(&r),
+            _ => out.push(r),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -5,7 +5,12 @@
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use crate::plan::IntervalRecord;
+
+/// The time series' default interval.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Which phase a run is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +58,11 @@ pub struct RunControl {
     p99_ns: AtomicU64,
     phase: AtomicU8,
     phase_started: Mutex<Option<Instant>>,
+    /// Length of the time series' intervals (set before the run starts).
+    interval_ns: AtomicU64,
+    /// Each worker's interval records of the timed phase, pushed once per
+    /// interval (not per reply), readable while the run goes on.
+    intervals: Mutex<Vec<IntervalRecord>>,
 }
 
 impl Default for RunControl {
@@ -72,7 +82,34 @@ impl RunControl {
             p99_ns: AtomicU64::new(0),
             phase: AtomicU8::new(0),
             phase_started: Mutex::new(None),
+            interval_ns: AtomicU64::new(DEFAULT_INTERVAL.as_nanos() as u64),
+            intervals: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The time series' interval (default 1 s); at least 1 ms.
+    pub fn set_interval(&self, interval: Duration) {
+        self.interval_ns.store(interval.max(Duration::from_millis(1)).as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    pub fn interval(&self) -> Duration {
+        Duration::from_nanos(self.interval_ns.load(Ordering::Relaxed))
+    }
+
+    /// A worker's finished interval (once per interval).
+    pub(crate) fn push_interval(&self, record: IntervalRecord) {
+        self.intervals.lock().unwrap_or_else(|e| e.into_inner()).push(record);
+    }
+
+    /// The records pushed so far from `from` on (per worker, not yet added
+    /// up): a watcher prints intervals while the run goes on with these.
+    pub fn intervals_since(&self, from: usize) -> Vec<IntervalRecord> {
+        let all = self.intervals.lock().unwrap_or_else(|e| e.into_inner());
+        all.get(from..).map(<[IntervalRecord]>::to_vec).unwrap_or_default()
+    }
+
+    pub(crate) fn take_intervals(&self) -> Vec<IntervalRecord> {
+        std::mem::take(&mut *self.intervals.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Asks the run to stop; it ends with an `interrupted` failure and the

@@ -18,8 +18,8 @@ use mio::{Events, Interest, Poll, Token};
 
 use crate::connection::{self, ConnectError, Connection, Pace, Status, Tally};
 use crate::counters::{Counters, FirstTexts};
-use crate::histogram::LatencyHistogram;
-use crate::plan::{Failure, FailureKind, Plan, PlanError, RawResult};
+use crate::histogram::{LatencyHistogram, OpHistograms};
+use crate::plan::{Failure, FailureKind, IntervalRecord, Plan, PlanError, RawResult, merge_intervals};
 use crate::progress::{Phase, RunControl};
 use crate::request_source::PreparedPlan;
 
@@ -52,7 +52,7 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
     if failure.is_none() && plan.warmup_ms > 0 {
         failure = run_warmup(&prepared, control, &mut result);
     }
-    let mut histogram = LatencyHistogram::new();
+    let mut histogram = OpHistograms::new();
     let mut service = (plan.rate > 0.0).then(LatencyHistogram::new);
     let mut lag = (plan.rate > 0.0).then(LatencyHistogram::new);
     let mut first = FirstTexts::default();
@@ -60,6 +60,8 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         let total = if plan.duration_ms > 0 { 0 } else { plan.requests };
         control.begin_phase(Phase::Run, total, plan.duration_ms * 1_000_000);
         let outcome = run_phase(&prepared, Phase::Run, control);
+        result.intervals = merge_intervals(control.take_intervals());
+        result.started_unix_ms = outcome.started_unix_ms;
         result.elapsed_ns = outcome.elapsed_ns;
         result.counters = outcome.counters;
         result.unanswered = outcome.unanswered;
@@ -75,7 +77,9 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         }
         failure = outcome.failure;
     }
-    result.histogram = histogram.buckets();
+    result.histogram = histogram.total().buckets();
+    result.set_histogram = histogram.set.buckets();
+    result.get_histogram = histogram.get.buckets();
     result.service_histogram = service.map(|h| h.buckets());
     result.schedule_lag_histogram = lag.map(|h| h.buckets());
     // A run that broke off says what the server answered the preload with, if that was all it got.
@@ -121,10 +125,12 @@ fn run_warmup(prepared: &PreparedPlan, control: &RunControl, result: &mut RawRes
 
 struct PhaseOutcome {
     elapsed_ns: u64,
+    /// Wall clock at the phase's start, ms since the Unix epoch.
+    started_unix_ms: u64,
     failure: Option<Failure>,
     counters: Counters,
     first: FirstTexts,
-    histogram: Option<LatencyHistogram>,
+    histogram: Option<OpHistograms>,
     service: Option<LatencyHistogram>,
     lag: Option<LatencyHistogram>,
     /// Requests written whose replies had not come when the phase stopped.
@@ -161,7 +167,7 @@ impl PhaseShape {
     /// An empty tally with the histograms this phase records.
     fn tally(self) -> Tally {
         Tally {
-            histogram: self.timed.then(LatencyHistogram::new),
+            histogram: self.timed.then(OpHistograms::new),
             service: self.rated.then(LatencyHistogram::new),
             lag: self.rated.then(LatencyHistogram::new),
             ..Tally::default()
@@ -199,13 +205,15 @@ struct WorkerOutcome {
 /// start together, and merges what they counted.
 fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> PhaseOutcome {
     let shape = PhaseShape::of(phase, &prepared.plan);
-    let threads = prepared.plan.threads.clamp(1, prepared.plan.connections) as usize;
+    let local = prepared.plan.local_connections().len() as u32;
+    let threads = prepared.plan.threads.clamp(1, local.max(1)) as usize;
     let groups = match connect_all(prepared, phase, shape, control, threads) {
         Ok(groups) => groups,
         Err(failure) => {
             let tally = shape.tally();
             return PhaseOutcome {
                 elapsed_ns: 0,
+                started_unix_ms: unix_ms_at(Instant::now()),
                 failure: Some(failure),
                 counters: Counters::default(),
                 first: FirstTexts::default(),
@@ -237,7 +245,7 @@ fn connect_all(
     // connections take turns instead of firing together.
     let interval = (phase != Phase::Preload && plan.rate > 0.0).then(|| plan.connections as f64 / plan.rate);
     let mut groups: Vec<Vec<Connection>> = (0..threads).map(|_| Vec::new()).collect();
-    for c in 0..plan.connections {
+    for (n, c) in plan.local_connections().enumerate() {
         if control.is_cancelled() {
             return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
         }
@@ -251,7 +259,7 @@ fn connect_all(
         };
         let offset = interval.map_or(0.0, |_| c as f64 / plan.rate);
         let pace = Pace { deadline: None, interval, offset };
-        groups[c as usize % threads].push(Connection::new(c, stream, source, prepared, pace));
+        groups[n % threads].push(Connection::new(c, stream, source, prepared, pace));
     }
     Ok(groups)
 }
@@ -317,6 +325,7 @@ fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape
     }
     PhaseOutcome {
         elapsed_ns: end.saturating_duration_since(start).as_nanos() as u64,
+        started_unix_ms: unix_ms_at(start),
         failure: None,
         counters: total.counters,
         first: total.first,
@@ -324,6 +333,78 @@ fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape
         service: total.service,
         lag: total.lag,
         unanswered: total.unanswered,
+    }
+}
+
+/// The wall clock at `at` (an instant in the past), ms since the Unix epoch.
+fn unix_ms_at(at: Instant) -> u64 {
+    let now = std::time::SystemTime::now();
+    let then = now.checked_sub(at.elapsed()).unwrap_or(now);
+    then.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The timed phase's time series in one worker: its latencies go into the
+/// tally's histograms, which hold the current interval only; at each
+/// boundary they are added to the phase's, serialised into a record for
+/// [`RunControl::push_interval`] and emptied. No work per reply: a clock
+/// read per loop turn, and per interval a copy of the counters and two
+/// histogram walks.
+struct IntervalClock {
+    every: Duration,
+    started: Instant,
+    /// The next boundary.
+    next: Instant,
+    index: u64,
+    /// The counters at the start of the current interval.
+    before: Counters,
+    /// The phase's latencies so far, the current interval apart.
+    phase: OpHistograms,
+}
+
+impl IntervalClock {
+    fn new(every: Duration, started: Instant, phase: OpHistograms) -> IntervalClock {
+        IntervalClock { every, started, next: started + every, index: 0, before: Counters::default(), phase }
+    }
+
+    /// Ends the current interval at `now` (at its boundary, or earlier for
+    /// the last one), then starts the one `now` falls in; intervals a
+    /// descheduled thread slept through are recorded empty.
+    fn cut(&mut self, tally: &mut Tally, now: Instant, control: &RunControl) {
+        let Some(current) = tally.histogram.as_mut() else { return };
+        let at = |i: u64| self.every.as_nanos() as u64 * i;
+        let elapsed = now.saturating_duration_since(self.started).as_nanos() as u64;
+        control.push_interval(IntervalRecord {
+            index: self.index,
+            start_ns: at(self.index),
+            end_ns: elapsed.min(at(self.index + 1)),
+            counters: tally.counters.since(&self.before),
+            set_histogram: current.set.buckets(),
+            get_histogram: current.get.buckets(),
+        });
+        self.phase.merge(current);
+        current.set.reset();
+        current.get.reset();
+        self.before = tally.counters;
+        self.index += 1;
+        while self.next + self.every <= now {
+            control.push_interval(IntervalRecord {
+                index: self.index,
+                start_ns: at(self.index),
+                end_ns: at(self.index + 1),
+                ..IntervalRecord::default()
+            });
+            self.index += 1;
+            self.next += self.every;
+        }
+        self.next += self.every;
+    }
+
+    /// The last interval cut at the end, and the phase's latencies back in the tally.
+    fn finish(mut self, tally: &mut Tally, now: Instant, control: &RunControl) {
+        self.cut(tally, now, control);
+        if let Some(h) = tally.histogram.as_mut() {
+            *h = self.phase;
+        }
     }
 }
 
@@ -336,6 +417,8 @@ const P99_EVERY: Duration = Duration::from_millis(250);
 fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrier, shape: PhaseShape) -> WorkerOutcome {
     let tally = shape.tally();
     let registered = register(&mut conns);
+    // Allocated before the clock starts: the phase's histograms beside the interval's.
+    let phase_histograms = shape.timed.then(OpHistograms::new);
     barrier.wait();
     let started_at = Instant::now();
     let poll = match registered {
@@ -345,7 +428,9 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
             return WorkerOutcome { tally, started_at, finished_at: Instant::now() };
         }
     };
+    let clock = phase_histograms.map(|h| IntervalClock::new(shared.control.interval(), started_at, h));
     let mut event_loop = EventLoop {
+        clock,
         finished: vec![false; conns.len()],
         closing: vec![false; conns.len()],
         active: conns.len(),
@@ -359,7 +444,7 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
     };
     // A time-bound phase ends `length` after its start (this thread's start).
     event_loop.run(shape.length.map(|l| started_at + l));
-    let EventLoop { conns, mut tally, .. } = event_loop;
+    let EventLoop { conns, mut tally, clock, .. } = event_loop;
     // What a stop (an interrupt, a failure elsewhere) left unanswered.
     tally.unanswered = conns.iter().map(|c| c.inflight() as u64).sum();
     // The phase ended when the last share was answered, not when the
@@ -371,6 +456,10 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
         conns.iter().filter_map(|c| c.answered_at).max().unwrap_or(now)
     };
     drop(conns);
+    // After the phase's end is taken: cutting the last interval is no part of it.
+    if let Some(clock) = clock {
+        clock.finish(&mut tally, finished_at.max(now), shared.control);
+    }
     WorkerOutcome { tally, started_at, finished_at }
 }
 
@@ -386,6 +475,8 @@ fn register(conns: &mut [Connection]) -> std::io::Result<Poll> {
 /// One thread's connections and what they counted, driven by epoll until
 /// every connection has finished or the phase has stopped.
 struct EventLoop<'a> {
+    /// The timed phase: where the time series' intervals end.
+    clock: Option<IntervalClock>,
     conns: Vec<Connection>,
     finished: Vec<bool>,
     /// Answered and waiting for the server to close (`Status::Closing`).
@@ -423,6 +514,8 @@ impl EventLoop<'_> {
         let mut events = Events::with_capacity(self.conns.len().clamp(16, 1024));
         // The progress line's p99 so far: published a few times a second, not per reply.
         let mut next_p99 = Instant::now() + P99_EVERY;
+        // Both ops' counts for that p99, reused (allocated once, timed phase only).
+        let mut p99_sum = self.tally.histogram.is_some().then(LatencyHistogram::new);
         while self.active > 0 && !self.shared.stop.load(Ordering::Relaxed) {
             if control.is_cancelled() {
                 self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
@@ -447,10 +540,22 @@ impl EventLoop<'_> {
             control.add(self.tally.unreported_replies, self.tally.unreported_errors);
             self.tally.unreported_replies = 0;
             self.tally.unreported_errors = 0;
-            if let Some(h) = self.tally.histogram.as_ref() {
+            if let Some(clock) = self.clock.as_mut() {
+                let now = Instant::now();
+                if now >= clock.next {
+                    clock.cut(&mut self.tally, now, control);
+                }
+            }
+            if let (Some(h), Some(sum)) = (self.tally.histogram.as_ref(), p99_sum.as_mut()) {
                 let now = Instant::now();
                 if now >= next_p99 {
-                    control.set_p99(h.value_at_quantile(0.99));
+                    // The phase so far: the intervals cut, and the current one.
+                    h.sum_into(sum);
+                    if let Some(clock) = self.clock.as_ref() {
+                        sum.merge(&clock.phase.set);
+                        sum.merge(&clock.phase.get);
+                    }
+                    control.set_p99(sum.value_at_quantile(0.99));
                     next_p99 = now + P99_EVERY;
                 }
             }

@@ -12,6 +12,7 @@ import { Exit, EXIT } from './exit.js';
 import { processIo, type CliIo } from './io.js';
 import { runCommand, type RunFlags } from './run-command.js';
 import { addRunOptions } from './run-options.js';
+import { registerMergeCommand } from './merge.js';
 import { registerServeCommand } from './serve/command.js';
 import { registerStudyCommand } from './study/command.js';
 import { SUITE_NAMES } from './suite.js';
@@ -46,7 +47,7 @@ replies; 4 reads did not verify (--verify-get); 130/143/129 interrupted
 (SIGINT/SIGTERM/SIGHUP).
 `;
 
-export function buildProgram(io: CliIo = processIo): Command {
+export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []): Command {
   const program = new Command('respbench');
   program
     // -h is the host, as in redis-benchmark and redis-cli.
@@ -64,6 +65,10 @@ export function buildProgram(io: CliIo = processIo): Command {
   addRunOptions(program)
     .option('--json', 'print the RunResult as JSON (stable field names)', false)
     .option('-q, --quiet', 'no progress on stderr', false)
+    .option('--percentiles <list>', 'latency percentiles for the table and --json (percentilesUs), e.g. 50,90,99,99.9,99.99', '50,90,99,99.9')
+    .option('--client-index <i>', 'several load machines: this one is machine i (0-based) of --client-count; it runs its share of the connections of one run with -c × count connections (needs --seed); respbench merge adds the results')
+    .option('--client-count <n>', 'several load machines: how many run together (see --client-index)')
+    .option('--interval <duration>', 'time series interval (default 1s; --json has it as `series`); given: one line per interval while it runs')
     .option('--embedded', 'run against the built-in demo/test server (respbench serve) on a free port', false)
     .option('-t, --tests <list>', `the command suite, redis-benchmark's tests, run in its order: ${SUITE_NAMES.join(',')} (ping = both pings, lrange = all four)`)
     .option('--csv', 'with -t: print CSV in redis-benchmark --csv columns', false)
@@ -79,9 +84,10 @@ export function buildProgram(io: CliIo = processIo): Command {
         io.stdout(`${versionText()}\n`);
         return;
       }
-      await runCommand({ ...opts, command }, io, (name) => cmd.getOptionValueSource(name) === 'cli');
+      await runCommand({ ...opts, command, argv }, io, (name) => cmd.getOptionValueSource(name) === 'cli');
     });
   registerServeCommand(program, io);
+  registerMergeCommand(program, io);
   registerStudyCommand(program, io);
   registerCapacityCommand(program, io);
   return program;
@@ -113,7 +119,7 @@ function hostFlagWithoutValue(program: Command, argv: string[]): string | null {
 
 /** Runs the program on argv; resolves to the exit status. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
-  const program = buildProgram(io);
+  const program = buildProgram(io, argv);
   // `-h` alone used to be help; now that it is the host, say so instead of a bare "argument missing".
   const bareHost = hostFlagWithoutValue(program, argv);
   if (bareHost) {

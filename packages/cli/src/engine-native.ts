@@ -9,10 +9,11 @@
  * polls its progress counters, cancels it on abort and reshapes the result.
  */
 import { createRequire } from 'node:module';
-import type { NativeHistogram, NativePlan, NativeProgress, NativeResult } from '@respbench/native';
+import type { NativeHistogram, NativeInterval, NativePlan, NativeProgress, NativeResult, RunHandle } from '@respbench/native';
 import type { HistogramData } from './engine-js/histogram.js';
-import type { Engine, Failure, FailureKind, Plan, RawResult } from './engine-js/plan.js';
-import type { ProgressSnapshot, RunOptions } from './engine-js/progress.js';
+import type { Engine, Failure, FailureKind, Plan, RawInterval, RawResult } from './engine-js/plan.js';
+import { addIntervals } from './series.js';
+import { DEFAULT_INTERVAL_MS, type ProgressSnapshot, type RunOptions } from './engine-js/progress.js';
 
 export interface NativeLoad {
   engine: Engine | null;
@@ -66,21 +67,90 @@ function nativeEngine(addon: NativeAddon): Engine {
   return {
     name: 'native',
     async run(plan: Plan, options: RunOptions = {}): Promise<RawResult> {
-      const handle = addon.startRun(toNativePlan(plan));
-      const { signal, onProgress } = options;
+      const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
+      const handle = addon.startRun(toNativePlan(plan), intervalMs);
+      const { signal, onProgress, onInterval } = options;
       const onAbort = () => handle.cancel();
       if (signal) {
         if (signal.aborted) handle.cancel();
         else signal.addEventListener('abort', onAbort, { once: true });
       }
-      const timer = onProgress ? setInterval(() => onProgress(toProgress(handle.progress())), PROGRESS_INTERVAL_MS) : null;
+      const live = onInterval ? new LiveIntervals(handle, intervalMs, onInterval) : null;
+      const timer =
+        onProgress || live
+          ? setInterval(() => {
+              const p = toProgress(handle.progress());
+              onProgress?.(p);
+              live?.poll(p);
+            }, PROGRESS_INTERVAL_MS)
+          : null;
       try {
-        return toRawResult(await handle.wait(), plan);
+        const result = toRawResult(await handle.wait(), plan);
+        live?.end(result.intervals ?? []);
+        return result;
       } finally {
         if (timer) clearInterval(timer);
         signal?.removeEventListener('abort', onAbort);
       }
     },
+  };
+}
+
+/** How long after an interval's end its records from every worker thread are taken to be in. */
+const INTERVAL_GRACE_MS = 100;
+
+/**
+ * Hands RunOptions.onInterval each interval while a native run goes on: the
+ * workers publish one record per thread and interval; an interval is added
+ * up and handed on once the phase is past its end (and a grace for the
+ * threads' own cuts), the rest from the result at the end.
+ */
+class LiveIntervals {
+  private seen = 0;
+  private next = 0;
+  private readonly pending = new Map<number, RawInterval>();
+
+  constructor(
+    private readonly handle: RunHandle,
+    private readonly everyMs: number,
+    private readonly onInterval: (i: RawInterval) => void,
+  ) {}
+
+  poll(p: ProgressSnapshot): void {
+    const fresh = this.handle.intervalsSince(this.seen);
+    this.seen += fresh.length;
+    for (const r of fresh.map(toRawInterval)) {
+      const had = this.pending.get(r.index);
+      this.pending.set(r.index, had ? addIntervals(had, r) : r);
+    }
+    if (p.phase !== 'run') return;
+    const elapsedMs = p.elapsedNs / 1e6;
+    while (this.pending.has(this.next) && elapsedMs >= (this.next + 1) * this.everyMs + INTERVAL_GRACE_MS) {
+      this.onInterval(this.pending.get(this.next)!);
+      this.pending.delete(this.next++);
+    }
+  }
+
+  /** The intervals not handed on yet, from the result's added-up series. */
+  end(all: RawInterval[]): void {
+    for (const i of all) if (i.index >= this.next) this.onInterval(i);
+  }
+}
+
+function toRawInterval(i: NativeInterval): RawInterval {
+  return {
+    index: i.index,
+    startNs: i.startNs,
+    endNs: i.endNs,
+    requests: i.requests,
+    sets: i.sets,
+    gets: i.gets,
+    errors: i.errors,
+    misses: i.misses,
+    mismatches: i.mismatches,
+    lostWrites: i.lostWrites,
+    setHistogram: histogramData(i.setHistogram),
+    getHistogram: histogramData(i.getHistogram),
   };
 }
 
@@ -111,6 +181,8 @@ function toRawResult(r: NativeResult, plan: Plan): RawResult {
     bytesIn: r.bytesIn,
     elapsedNs: r.elapsedNs,
     histogram: histogramData(r.histogram),
+    setHistogram: histogramData(r.setHistogram),
+    getHistogram: histogramData(r.getHistogram),
     preloadRequests: r.preloadRequests,
     preloadElapsedNs: r.preloadElapsedNs,
     warmupRequests: r.warmupRequests,
@@ -126,5 +198,7 @@ function toRawResult(r: NativeResult, plan: Plan): RawResult {
     ...(failure?.kind === 'interrupted' ? { unanswered: r.unanswered } : {}),
     // Only a run with --reconnect counts drops.
     ...(plan.reconnect ? { lost: r.lost, reconnects: r.reconnects, downNs: r.downNs } : {}),
+    intervals: r.intervals.map(toRawInterval),
+    startedUnixMs: r.startedUnixMs,
   };
 }

@@ -101,12 +101,14 @@ export function formatFigures(r: RunResult): string {
     // The rate of error replies is not the server's rate for the command.
     lines.push(`no rate: all ${r.errors} replies were errors`);
   } else {
-    const head = ['ops/s', 'avg us/op', 'elapsed s', 'p50 us', 'p90 us', 'p99 us', 'p99.9 us', 'max us'];
     const l = r.latencyUs;
-    const row = [fixed(r.opsPerSec, 2), fixed(r.avgUsPerOp, 3), fixed(r.elapsedSec, 3), fixed(l.p50, 1), fixed(l.p90, 1), fixed(l.p99, 1), fixed(l.p999, 1), fixed(l.max, 1)];
+    const ps = percentileColumns(r.percentilesUs, l);
+    const head = ['ops/s', 'avg us/op', 'elapsed s', ...ps.map(([k]) => `${k} us`), 'max us'];
+    const row = [fixed(r.opsPerSec, 2), fixed(r.avgUsPerOp, 3), fixed(r.elapsedSec, 3), ...ps.map(([, v]) => fixed(v, 1)), fixed(l.max, 1)];
     const widths = head.map((h, i) => Math.max(h.length, row[i].length));
     lines.push(head.map((h, i) => h.padStart(widths[i])).join('  '));
     lines.push(row.map((v, i) => v.padStart(widths[i])).join('  '));
+    lines.push(...perCommandLines(r));
   }
   lines.push('');
   if (r.serviceUs) {
@@ -149,6 +151,34 @@ export function reconnectLine(r: RunResult): string {
   return `reconnects ${r.reconnects ?? 0} · down ${down} ms (summed over connections) · lost ${r.lost ?? 0} (in flight when a connection dropped; in no figure)`;
 }
 
+/**
+ * The table's percentile columns: the ones asked for (--percentiles), or,
+ * for a result without them, p50/p90/p99/p99.9 from its latency summary.
+ */
+function percentileColumns(asked: Record<string, number> | undefined, l: RunResult['latencyUs']): [string, number][] {
+  if (asked && Object.keys(asked).length > 0) return Object.entries(asked);
+  return [['p50', l.p50], ['p90', l.p90], ['p99', l.p99], ['p99.9', l.p999]];
+}
+
+/**
+ * The figures per command (memtier's Sets/Gets/Totals), below the main row:
+ * a row per command the run sent, then Totals. Nothing when the result has
+ * no per-command histograms (one written before they existed).
+ */
+export function perCommandLines(r: RunResult): string[] {
+  const rows = r.perCommand ?? [];
+  if (rows.length < 2) return [];
+  const keys = percentileColumns(r.percentilesUs, r.latencyUs).map(([k]) => k);
+  const head = ['command', 'requests', 'ops/s', ...keys.map((k) => `${k} us`), 'max us'];
+  const cells = rows.map((c) => {
+    const ps = percentileColumns(c.percentilesUs, c.latencyUs);
+    return [printable(c.command), String(c.requests), fixed(c.opsPerSec, 2), ...ps.map(([, v]) => fixed(v, 1)), fixed(c.latencyUs.max, 1)];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
+  const line = (row: string[]) => row.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');
+  return ['', line(head), ...cells.map(line)];
+}
+
 /** The client's own lateness beside the latency, and a note when it is large enough to distort the percentiles. */
 export function clientLagLines(r: RunResult): string[] {
   const lag = r.clientLag;
@@ -178,7 +208,7 @@ export function clientLagLines(r: RunResult): string[] {
  */
 export function jsonView(r: RunResult): unknown {
   if (!notStarted(r)) return r;
-  return { ...r, elapsedNs: null, elapsedSec: null, opsPerSec: null, avgUsPerOp: null, latencyUs: null };
+  return { ...r, elapsedNs: null, elapsedSec: null, opsPerSec: null, avgUsPerOp: null, latencyUs: null, perCommand: null, percentilesUs: null };
 }
 
 /** The RunResult for --json, histogram included, stable field names. */

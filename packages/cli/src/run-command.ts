@@ -11,11 +11,15 @@ import { printable, printableTarget } from './printable.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
-import { exitCodeFor, interruptionOf, runPlan } from './run.js';
+import { exitCodeFor, formatSeriesLine, interruptionOf, runPlan, seriesEntry } from './run.js';
+import type { Plan, RawInterval } from './engine-js/plan.js';
+import { LIMITS } from './engine-js/limits.js';
+import { SHORT_TAIL_SHARE } from './series.js';
+import { runMeta } from './meta.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests, planForCommand, withBenchmarkDefaults } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
-import { buildPlan, parseHostPort, UsageError, type RawRunOptions } from './validate.js';
+import { buildPlan, parseDurationMs, parseInteger, parsePercentiles, parseHostPort, UsageError, type RawRunOptions } from './validate.js';
 
 export type RunFlags = RawRunOptions & {
   json: boolean;
@@ -27,13 +31,45 @@ export type RunFlags = RawRunOptions & {
   targetName?: string;
   /** Words after the options: a command to benchmark, as in redis-benchmark. */
   command?: string[];
+  /** The time series' interval; given, one line per interval is printed as the run goes. */
+  interval?: string;
+  /** --percentiles, as given. */
+  percentiles?: string;
+  /** Several load machines: which one this is (0-based), of how many. */
+  clientIndex?: string;
+  clientCount?: string;
+  /** The arguments respbench was given, for the result's metadata (masked there). */
+  argv?: readonly string[];
 };
+
+/** Most load machines one result may come from. */
+export const MAX_CLIENT_COUNT = 1000;
+
+/**
+ * --client-index I --client-count N: the Plan of a single run with N × -c
+ * connections, of which this machine runs its share (Plan.clientIndex).
+ * Every machine must draw the same key streams: the seed must be given.
+ */
+export function withClientShare(plan: Plan, opts: { clientIndex?: string; clientCount?: string; seed?: string }): Plan {
+  if (opts.clientIndex === undefined && opts.clientCount === undefined) return plan;
+  if (opts.clientIndex === undefined || opts.clientCount === undefined) throw new UsageError('--client-index and --client-count go together');
+  const count = parseInteger('--client-count', opts.clientCount, [1, MAX_CLIENT_COUNT]);
+  const index = parseInteger('--client-index', opts.clientIndex, [0, count - 1]);
+  if (opts.seed === undefined && count > 1) throw new UsageError('--client-count needs --seed: every load machine must draw the same key streams');
+  const connections = plan.connections * count;
+  if (connections > LIMITS.connections[1]) {
+    throw new UsageError(`-c/--connections × --client-count must be at most ${LIMITS.connections[1]} (got ${plan.connections} × ${count})`);
+  }
+  return { ...plan, connections, clientIndex: index, clientCount: count };
+}
 
 /** `given(option)`: whether the option came from the command line (not its default). */
 export async function runCommand(opts: RunFlags, io: CliIo, given: (option: string) => boolean = () => false): Promise<void> {
+  const intervalMs = opts.interval === undefined ? undefined : parseDurationMs('--interval', opts.interval, false);
+  const percentiles = opts.percentiles === undefined ? undefined : parsePercentiles(opts.percentiles);
   const built = buildPlan(opts, process.env);
   const choice = built.engine;
-  let plan = built.plan;
+  let plan = withClientShare(built.plan, opts);
   const tests = opts.tests === undefined ? null : parseTests(opts.tests);
   const command = opts.command && opts.command.length > 0 ? opts.command : null;
   // `--compare redis=127.0.0.1:6379`: the name heads its column and the ratio ("kvstore vs redis").
@@ -97,7 +133,22 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   let result: RunResult;
   try {
     // No line to show, no snapshots asked for: the engine skips the work (p99 so far) for nobody.
-    const runOptions = { onProgress: progress.enabled ? (p: ProgressSnapshot) => progress.update(p) : undefined, signal: controller.signal };
+    const runOptions = { onProgress: progress.enabled ? (p: ProgressSnapshot) => progress.update(p) : undefined, signal: controller.signal, intervalMs };
+    // --interval: a line per interval as it ends (memtier's habit), on stderr when stdout carries --json.
+    // The phase's wall-clock start, as near as a live line needs (--json has the engine's own).
+    let startedAt: number | null = null;
+    const onInterval =
+      intervalMs === undefined || tests || (opts.json && opts.quiet)
+        ? undefined
+        : (i: RawInterval) => {
+            // The replies still in flight at the end: the JSON's series folds them into the last interval.
+            if (i.index > 0 && i.endNs - i.startNs < intervalMs * 1e6 * SHORT_TAIL_SHARE) return;
+            progress.clear();
+            startedAt ??= Date.now() - i.endNs / 1e6;
+            const line = `${formatSeriesLine(seriesEntry(plan, i, startedAt))}\n`;
+            if (opts.json) io.stderr(line);
+            else io.stdout(line);
+          };
     if (tests) {
       const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => stoppedBy };
       const code = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
@@ -105,7 +156,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
       if (code !== EXIT.ok) throw new Exit(code);
       return;
     }
-    result = await runPlan(engine, plan, runOptions);
+    result = await runPlan(engine, plan, { ...runOptions, onInterval }, percentiles);
   } finally {
     progress.clear();
     // Signals stay handled while the server stops; after that bin.ts's guard ignores them until the result is out.
@@ -117,6 +168,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     result = { ...result, failure: { kind: 'interrupted', message: `interrupted (${stoppedBy})` }, complete: false };
   }
   if (stoppedBy && result.failure?.kind === 'interrupted') result.interrupted = interruptionOf(stoppedBy, result);
+  result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
   else io.stdout(`${formatFigures(result)}\n`);
   // The reason also goes to stderr, so a script reading --json still sees why it failed.

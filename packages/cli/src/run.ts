@@ -6,7 +6,10 @@
 import type { LatencyUs } from '@respbench/report';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import { EXIT } from './exit.js';
-import type { Engine, Plan, RawResult } from './engine-js/plan.js';
+import { foldShortTail } from './series.js';
+import type { RunMeta } from './meta.js';
+import { localConnections, type Engine, type Plan, type RawInterval, type RawResult } from './engine-js/plan.js';
+import { requestsForConnection } from './engine-js/keys.js';
 import type { RunOptions } from './engine-js/progress.js';
 
 /**
@@ -26,6 +29,21 @@ export interface RunResult extends RawResult {
   avgUsPerOp: number;
   /** Per-request latency, reply parsed − request written. */
   latencyUs: LatencyUs;
+  /**
+   * The same figures per operation kind, as memtier's Sets/Gets/Totals: a
+   * row per command the run sent (`SET`, `GET`, or the -t test's or command
+   * line's command), then `Totals`. The command rows' requests add up to the
+   * Totals row's.
+   */
+  perCommand: CommandRow[];
+  /**
+   * The latency at each percentile asked for (--percentiles; default
+   * 50,90,99,99.9), microseconds, keyed `p50`, `p99.9`, `p99.99`, … in the
+   * order asked; the human table shows these columns.
+   */
+  percentilesUs: Record<string, number>;
+  /** The measured phase interval by interval (default 1 s, --interval), wall-clock stamped. */
+  series: SeriesEntry[];
   preloadElapsedSec: number;
   /** --rate: percentiles of the service time (reply − actual send). */
   serviceUs: LatencyUs | null;
@@ -37,9 +55,129 @@ export interface RunResult extends RawResult {
   complete: boolean;
   /** Set when a signal stopped the run; absent otherwise. */
   interrupted?: Interruption;
+  /** Tool, version, engine, start time, load machine and command line (set by the command that ran it; meta.ts). */
+  meta?: RunMeta;
 }
 
 export const RUN_RESULT_VERSION = 2;
+
+/** One interval of RunResult.series. */
+export interface SeriesEntry {
+  /** When the interval began, ISO 8601 UTC (the load machine's clock). */
+  time: string;
+  /** Seconds from the measured phase's start to the interval's start. */
+  startSec: number;
+  durationSec: number;
+  requests: number;
+  /** requests / durationSec. */
+  opsPerSec: number;
+  errors: number;
+  misses: number;
+  mismatches: number;
+  latencyUs: IntervalLatencyUs;
+  /** The same per command the run sent, as RunResult.perCommand (no Totals: the fields above are). */
+  perCommand: { command: string; requests: number; opsPerSec: number; latencyUs: IntervalLatencyUs }[];
+}
+
+/** An interval's latency, microseconds (0 when it had no replies). */
+export interface IntervalLatencyUs {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** An interval's latency figures from its histograms. */
+function intervalLatencyUs(hs: LatencyHistogram[]): IntervalLatencyUs {
+  const h = new LatencyHistogram();
+  for (const x of hs) h.merge(x);
+  const us = (ns: number) => Math.round(ns) / 1000;
+  return { p50: us(h.valueAtPercentile(50)), p99: us(h.valueAtPercentile(99)), max: us(h.max()) };
+}
+
+/** One RawInterval as RunResult.series shows it. */
+export function seriesEntry(plan: Plan, i: RawInterval, startedUnixMs: number): SeriesEntry {
+  const durationSec = Math.max(0, i.endNs - i.startNs) / 1e9;
+  const rate = (n: number) => (durationSec > 0 ? n / durationSec : 0);
+  const set = LatencyHistogram.fromData(i.setHistogram);
+  const get = LatencyHistogram.fromData(i.getHistogram);
+  const perCommand = [];
+  if (plan.mode !== 'get') perCommand.push({ command: commandName(plan.setCmd), requests: set.total, opsPerSec: rate(set.total), latencyUs: intervalLatencyUs([set]) });
+  if (plan.mode !== 'set') perCommand.push({ command: commandName(plan.getCmd), requests: get.total, opsPerSec: rate(get.total), latencyUs: intervalLatencyUs([get]) });
+  return {
+    time: new Date(startedUnixMs + i.startNs / 1e6).toISOString(),
+    startSec: i.startNs / 1e9,
+    durationSec,
+    requests: i.requests,
+    opsPerSec: rate(i.requests),
+    errors: i.errors,
+    misses: i.misses,
+    mismatches: i.mismatches,
+    latencyUs: intervalLatencyUs([set, get]),
+    perCommand,
+  };
+}
+
+/** The series of a RawResult (empty for one from before series existed). */
+export function seriesOf(plan: Plan, raw: RawResult): SeriesEntry[] {
+  return foldShortTail(raw.intervals ?? []).map((i) => seriesEntry(plan, i, raw.startedUnixMs ?? 0));
+}
+
+/** One line per interval, as --interval prints them while a run goes on. */
+export function formatSeriesLine(e: SeriesEntry): string {
+  const l = e.latencyUs;
+  const at = `${e.time.slice(11, 23)}Z`;
+  const t = (e.startSec + e.durationSec).toFixed(1).padStart(6);
+  const cmds = e.perCommand.length > 1 ? ` · ${e.perCommand.map((c) => `${c.command} ${c.opsPerSec.toFixed(0)}/s p99 ${c.latencyUs.p99.toFixed(1)}`).join(' · ')}` : '';
+  return `[${at} ${t}s] ${e.opsPerSec.toFixed(0).padStart(9)} ops/s · ${e.requests} requests · errors ${e.errors} · misses ${e.misses} · mismatches ${e.mismatches} · p50 ${l.p50.toFixed(1)} · p99 ${l.p99.toFixed(1)} · max ${l.max.toFixed(1)} us${cmds}`;
+}
+
+/** One row of RunResult.perCommand. */
+export interface CommandRow {
+  /** The command's name, upper case (`SET`, `GET`, `LPUSH`, …), or `Totals`. */
+  command: string;
+  requests: number;
+  opsPerSec: number;
+  latencyUs: LatencyUs;
+  /** As RunResult.percentilesUs, for this command's requests. */
+  percentilesUs: Record<string, number>;
+}
+
+/** The percentiles shown unless --percentiles says otherwise (the table's columns since the start). */
+export const DEFAULT_PERCENTILES: readonly number[] = [50, 90, 99, 99.9];
+
+/** The key a percentile goes by in percentilesUs: `p50`, `p99.9`, `p99.99`. */
+export function percentileKey(p: number): string {
+  return `p${p}`;
+}
+
+/** The latency at each percentile, microseconds, keyed by percentileKey. */
+export function percentilesUsOf(data: HistogramData, percentiles: readonly number[]): Record<string, number> {
+  const h = LatencyHistogram.fromData(data);
+  const out: Record<string, number> = {};
+  for (const p of percentiles) out[percentileKey(p)] = Math.round(h.valueAtPercentile(p)) / 1000;
+  return out;
+}
+
+/** The name a per-command row goes by: the template's first word, upper case. */
+export function commandName(template: string): string {
+  const word = template.trim().split(/\s+/)[0] ?? '';
+  return word === '' ? '?' : word.toUpperCase();
+}
+
+/** The rows of RunResult.perCommand: the ops the mode sends, then Totals. */
+export function perCommandRows(plan: Plan, raw: RawResult, elapsedSec: number, percentiles: readonly number[] = DEFAULT_PERCENTILES): CommandRow[] {
+  const row = (command: string, data: HistogramData): CommandRow => {
+    const requests = data.buckets.reduce((n, [, count]) => n + count, 0);
+    return { command, requests, opsPerSec: elapsedSec > 0 ? requests / elapsedSec : 0, latencyUs: summaryUs(data), percentilesUs: percentilesUsOf(data, percentiles) };
+  };
+  const rows: CommandRow[] = [];
+  if (raw.setHistogram && raw.getHistogram) {
+    if (plan.mode !== 'get') rows.push(row(commandName(plan.setCmd), raw.setHistogram));
+    if (plan.mode !== 'set') rows.push(row(commandName(plan.getCmd), raw.getHistogram));
+  }
+  rows.push(row('Totals', raw.histogram));
+  return rows;
+}
 
 /**
  * How late the client itself was: a request sent late, or a reply read late,
@@ -80,7 +218,7 @@ export interface Interruption {
   unanswered: number | null;
 }
 
-export function finishResult(plan: Plan, given: RawResult): RunResult {
+export function finishResult(plan: Plan, given: RawResult, percentiles: readonly number[] = DEFAULT_PERCENTILES): RunResult {
   // Whole things are counted in whole numbers, whatever clock the engine read.
   const raw: RawResult = {
     ...given,
@@ -106,13 +244,25 @@ export function finishResult(plan: Plan, given: RawResult): RunResult {
     opsPerSec: elapsedSec > 0 ? raw.requests / elapsedSec : 0,
     avgUsPerOp: raw.requests > 0 ? (elapsedSec * 1e6) / raw.requests : 0,
     latencyUs,
+    perCommand: perCommandRows(plan, raw, elapsedSec, percentiles),
+    percentilesUs: percentilesUsOf(raw.histogram, percentiles),
+    series: seriesOf(plan, raw),
     preloadElapsedSec: raw.preloadElapsedNs / 1e9,
     serviceUs: raw.serviceHistogram ? summaryUs(raw.serviceHistogram) : null,
     rateKept: plan.rate > 0 && elapsedSec > 0 ? Math.abs(raw.requests / elapsedSec - plan.rate) <= plan.rate * 0.02 : null,
     clientLag: clientLagOf(raw, latencyUs.p99),
     // --reconnect: requests lost to a drop were handed out and are accounted for.
-    complete: raw.failure === null && (plan.durationMs > 0 || raw.requests + (raw.lost ?? 0) === plan.requests),
+    complete: raw.failure === null && (plan.durationMs > 0 || raw.requests + (raw.lost ?? 0) === plannedRequests(plan)),
   };
+}
+
+/** The timed requests this machine runs: all of them, or its connections' shares (--client-count). */
+export function plannedRequests(plan: Plan): number {
+  if ((plan.clientCount ?? 1) <= 1) return plan.requests;
+  const local = localConnections(plan);
+  let n = 0;
+  for (let c = local.first; c < local.first + local.count; c++) n += requestsForConnection(plan.requests, plan.connections, c);
+  return n;
 }
 
 /** What a password is shown as, wherever a Plan is printed or written. */
@@ -137,8 +287,8 @@ export function summaryUs(data: HistogramData): LatencyUs {
   };
 }
 
-export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}): Promise<RunResult> {
-  return finishResult(plan, await engine.run(plan, options));
+export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}, percentiles: readonly number[] = DEFAULT_PERCENTILES): Promise<RunResult> {
+  return finishResult(plan, await engine.run(plan, options), percentiles);
 }
 
 /** Which signal stopped the run, and the requests it left unanswered (when the engine counted them). */

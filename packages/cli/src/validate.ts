@@ -100,6 +100,22 @@ export function parseHostPort(raw: string, what: string): { host: string; port: 
 }
 
 /** Durations as `500ms`, `10s`, `2m` or a bare number of seconds. */
+/** At most this many --percentiles: columns enough for a terminal. */
+export const MAX_PERCENTILES = 10;
+
+/** `--percentiles 50,90,99,99.9,99.99`: each above 0 and at most 100, ascending order kept as asked, no repeats. */
+export function parsePercentiles(raw: string): number[] {
+  const parts = String(raw).split(',').map((p) => p.trim());
+  const values = parts.map((p) => (/^\d+(\.\d+)?$/.test(p) ? Number(p) : NaN));
+  const bad = parts.find((_, i) => !(values[i] > 0 && values[i] <= 100));
+  if (bad !== undefined || parts.length === 0) {
+    throw new UsageError(`--percentiles must be a comma-separated list of numbers above 0 and at most 100, e.g. 50,90,99,99.9,99.99 (got ${shown(bad ?? raw)})`);
+  }
+  if (new Set(values).size !== values.length) throw new UsageError(`--percentiles lists a percentile twice (got ${shown(raw)})`);
+  if (values.length > MAX_PERCENTILES) throw new UsageError(`--percentiles takes at most ${MAX_PERCENTILES} percentiles (got ${values.length})`);
+  return values.slice().sort((a, b) => a - b);
+}
+
 export function parseDurationMs(flag: string, raw: unknown, allowZero: boolean): number {
   const text = String(raw).trim();
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);

@@ -68,8 +68,8 @@ function plan(port: number, more: Partial<Plan> = {}): Plan {
 
 const RAW_RESULT_FIELDS = [
   'engine', 'requests', 'sets', 'gets', 'ok', 'errors', 'misses', 'mismatches', 'lostWrites', 'pushes', 'bytesOut', 'bytesIn', 'elapsedNs',
-  'histogram', 'preloadRequests', 'preloadElapsedNs', 'warmupRequests', 'warmupElapsedNs', 'serviceHistogram',
-  'scheduleLagHistogram', 'eventLoopDelay', 'firstError', 'firstMismatch', 'failure',
+  'histogram', 'setHistogram', 'getHistogram', 'preloadRequests', 'preloadElapsedNs', 'warmupRequests', 'warmupElapsedNs', 'serviceHistogram',
+  'scheduleLagHistogram', 'eventLoopDelay', 'firstError', 'firstMismatch', 'failure', 'intervals', 'startedUnixMs',
 ].sort();
 
 describe.skipIf(!loaded.engine)('native engine adapter', () => {

@@ -10,6 +10,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use respbench_core::keys::KeyPattern;
 use respbench_core::limits::{self, Limit};
+use respbench_core::plan::IntervalRecord;
 use respbench_core::plan::Secret;
 use respbench_core::{FailureKind, Mode, Plan, PlanError, RawResult, RunControl, TlsPlan};
 
@@ -62,6 +63,9 @@ pub struct NativePlan {
     pub dbnum: Option<Either<f64, Null>>,
     /// Absent = false: RESP2.
     pub resp3: Option<bool>,
+    /// Absent: 0 and 1 (one machine runs every connection).
+    pub client_index: Option<f64>,
+    pub client_count: Option<f64>,
     /// null or absent: a dropped connection ends the run.
     pub reconnect: Option<Either<NativeReconnect, Null>>,
     /// Absent = false: no CLIENT TRACKING in the handshake.
@@ -140,6 +144,9 @@ pub struct NativeResult {
     pub bytes_in: f64,
     pub elapsed_ns: f64,
     pub histogram: NativeHistogram,
+    /// The SET-side and GET-side requests' latencies; together `histogram`.
+    pub set_histogram: NativeHistogram,
+    pub get_histogram: NativeHistogram,
     pub preload_requests: f64,
     pub preload_elapsed_ns: f64,
     pub warmup_requests: f64,
@@ -156,6 +163,46 @@ pub struct NativeResult {
     pub lost: f64,
     pub reconnects: f64,
     pub down_ns: f64,
+    /// The timed phase interval by interval, every thread's counts added.
+    pub intervals: Vec<NativeInterval>,
+    /// Wall clock when the timed phase started, ms since the Unix epoch.
+    pub started_unix_ms: f64,
+}
+
+/// `RawInterval` from engine-js/plan.ts.
+#[napi(object)]
+pub struct NativeInterval {
+    pub index: f64,
+    pub start_ns: f64,
+    pub end_ns: f64,
+    pub requests: f64,
+    pub sets: f64,
+    pub gets: f64,
+    pub errors: f64,
+    pub misses: f64,
+    pub mismatches: f64,
+    pub lost_writes: f64,
+    pub set_histogram: NativeHistogram,
+    pub get_histogram: NativeHistogram,
+}
+
+fn interval(r: &IntervalRecord) -> NativeInterval {
+    let n = |v: u64| v as f64;
+    let c = &r.counters;
+    NativeInterval {
+        index: n(r.index),
+        start_ns: n(r.start_ns),
+        end_ns: n(r.end_ns),
+        requests: n(c.requests),
+        sets: n(c.sets),
+        gets: n(c.gets),
+        errors: n(c.errors),
+        misses: n(c.misses),
+        mismatches: n(c.mismatches),
+        lost_writes: n(c.lost_writes),
+        set_histogram: histogram(&r.set_histogram),
+        get_histogram: histogram(&r.get_histogram),
+    }
 }
 
 /// `ProgressSnapshot` from engine-js/progress.ts.
@@ -254,6 +301,8 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
             _ => None,
         },
         client_tracking: p.client_tracking.unwrap_or(false),
+        client_index: p.client_index.map_or(0, |v| v.max(0.0) as u32),
+        client_count: p.client_count.map_or(1, |v| v.max(0.0) as u32),
     })
 }
 
@@ -290,6 +339,8 @@ fn to_js(r: RawResult) -> NativeResult {
         bytes_in: n(c.bytes_in),
         elapsed_ns: n(r.elapsed_ns),
         histogram: histogram(&r.histogram),
+        set_histogram: histogram(&r.set_histogram),
+        get_histogram: histogram(&r.get_histogram),
         preload_requests: n(r.preload_requests),
         preload_elapsed_ns: n(r.preload_elapsed_ns),
         warmup_requests: n(r.warmup_requests),
@@ -303,6 +354,8 @@ fn to_js(r: RawResult) -> NativeResult {
         lost: n(c.lost),
         reconnects: n(c.reconnects),
         down_ns: n(c.down_ns),
+        intervals: r.intervals.iter().map(interval).collect(),
+        started_unix_ms: n(r.started_unix_ms),
     }
 }
 
@@ -331,6 +384,13 @@ impl RunHandle {
             duration_ns: p.duration_ns as f64,
             p99_ns: p.p99_ns as f64,
         }
+    }
+
+    /// The timed phase's interval records from `from` on, one per worker
+    /// thread and interval (not added up), for printing them as they come.
+    #[napi]
+    pub fn intervals_since(&self, from: f64) -> Vec<NativeInterval> {
+        self.control.intervals_since(from.max(0.0) as usize).iter().map(interval).collect()
     }
 
     /// Stops the run: it ends within a few ms with an `interrupted` failure
@@ -381,12 +441,16 @@ impl Task for WaitForRun {
 }
 
 /// Checks the plan (throws on a bad one, before any connection), then starts
-/// the run on its own thread.
+/// the run on its own thread. `intervalMs`: the time series' interval.
 #[napi]
-pub fn start_run(plan: NativePlan) -> Result<RunHandle> {
+pub fn start_run(plan: NativePlan, interval_ms: Option<f64>) -> Result<RunHandle> {
     let plan = to_plan(plan)?;
     respbench_core::run::check(&plan).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
     let control = Arc::new(RunControl::new());
+    // The time series' interval; absent: the default (1 s).
+    if let Some(ms) = interval_ms.filter(|ms| ms.is_finite() && *ms > 0.0) {
+        control.set_interval(std::time::Duration::from_secs_f64(ms / 1000.0));
+    }
     let worker_control = Arc::clone(&control);
     let thread = std::thread::Builder::new()
         .name("respbench-run".into())

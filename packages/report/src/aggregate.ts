@@ -65,6 +65,14 @@ export interface SummaryRow {
    * which is no percentile of anything.
    */
   latencyUs: LatencyUs | null;
+  /**
+   * The same per op kind, merged over the ok rounds as latencyUs: the
+   * SET-side and GET-side requests (memtier's Sets/Gets rows; latencyUs is
+   * their Totals). Null when the rounds have no such histograms or the side
+   * sent nothing.
+   */
+  setLatencyUs: LatencyUs | null;
+  getLatencyUs: LatencyUs | null;
   /** Ok rounds too short to mean much (shortRunReason). */
   shortRounds: number;
   /** The first short round's reason, for the notes. */
@@ -95,6 +103,15 @@ function mergedLatency(rows: RunRow[], options: SummarizeOptions): LatencyUs | n
   const histograms = measured.map((r) => r.histogram).filter((h): h is HistogramData => h !== null && h !== undefined);
   if (options.mergeLatency && histograms.length === measured.length) return options.mergeLatency(histograms);
   return measured.length === 1 ? measured[0].latencyUs : null;
+}
+
+/** One op kind's latency over the ok rounds: their histograms of that side merged; null when a round lacks one or none sent it. */
+function mergedSideLatency(rows: RunRow[], side: 'setHistogram' | 'getHistogram', options: SummarizeOptions): LatencyUs | null {
+  const measured = rows.filter((r) => r.latencyUs !== null);
+  if (measured.length === 0 || !options.mergeLatency) return null;
+  const histograms = measured.map((r) => r[side]).filter((h): h is HistogramData => h !== null && h !== undefined);
+  if (histograms.length !== measured.length || histograms.every((h) => h.buckets.length === 0)) return null;
+  return options.mergeLatency(histograms);
 }
 
 /** `SET/GET` from a row's set_cmd and get_cmd flags; null for a row without flags (a target that never started). */
@@ -162,6 +179,8 @@ export function summarize(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'mod
       avgUsPerOp: stats(ok.map((r) => r.avgUsPerOp).filter((v): v is number => v !== null)),
       elapsedSec: stats(ok.map((r) => r.elapsedSec).filter((v): v is number => v !== null)),
       latencyUs: mergedLatency(ok, options),
+      setLatencyUs: mergedSideLatency(ok, 'setHistogram', options),
+      getLatencyUs: mergedSideLatency(ok, 'getHistogram', options),
       shortRounds: short.length,
       shortReason: short[0] ?? null,
       commands: [...new Set(mine.map(commandPair).filter((c): c is string => c !== null))],

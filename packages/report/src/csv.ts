@@ -100,6 +100,9 @@ export function summaryNote(s: SummaryRow): string | null {
   return `${s.shortRounds} of ${s.okRounds} round${s.okRounds === 1 ? '' : 's'} too short to mean much (first: ${s.shortReason})`;
 }
 
+/** The per-op-kind latency columns of the summary, after `set_` / `get_`. */
+const SIDE_FIGURES = ['p50_us', 'p90_us', 'p99_us', 'p999_us', 'max_us'] as const;
+
 export function summaryColumns(summaries: SummaryRow[], baseline?: string): string[] {
   const rounds = Math.max(0, ...summaries.map((s) => s.rounds.length));
   const cols = ['group', 'scenario', 'label', 'tags', 'mode', 'ok_rounds', 'bad_rounds'];
@@ -120,6 +123,8 @@ export function summaryColumns(summaries: SummaryRow[], baseline?: string): stri
     'mean_latency_us',
     'short_rounds',
   );
+  // Per op kind (memtier's Sets/Gets; the columns above are the Totals), merged over the rounds as those.
+  for (const side of ['set', 'get']) cols.push(...SIDE_FIGURES.map((f) => `${side}_${f}`));
   if (baseline !== undefined) cols.push('baseline', 'ratio_to_baseline');
   cols.push('note');
   return cols;
@@ -146,6 +151,7 @@ export function summaryCsv(summaries: SummaryRow[], baseline?: string): string {
       num(l?.mean, 3),
       s.shortRounds,
     );
+    for (const side of [s.setLatencyUs ?? null, s.getLatencyUs ?? null]) cells.push(num(side?.p50, 3), num(side?.p90, 3), num(side?.p99, 3), num(side?.p999, 3), num(side?.max, 3));
     if (baseline !== undefined) cells.push(baseline, num(s.ratioToBaseline, 6));
     cells.push(summaryNote(s));
     return cells;

@@ -57,6 +57,13 @@ export interface RunRow {
    * rounds' percentiles. Not written to the CSVs.
    */
   histogram?: HistogramData | null;
+  /**
+   * The same per op kind (memtier's Sets/Gets rows): the SET-side and the
+   * GET-side requests' histograms, together `histogram`. Not written to the
+   * CSVs; the summary merges them over the rounds.
+   */
+  setHistogram?: HistogramData | null;
+  getHistogram?: HistogramData | null;
   /** Timed requests that got a reply. */
   answered: number;
   ok: number;

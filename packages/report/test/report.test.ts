@@ -277,6 +277,27 @@ describe('latency over rounds', () => {
     expect(summary[0]).not.toHaveProperty('mean_p99_us');
   });
 
+  it('per command: the SET and GET sides merged over the rounds, as the Totals (issue 14)', () => {
+    const side = (fast: number, slow: number, n: number): HistogramData => ({ unit: 'ns', buckets: n > 0 ? [[fast, 500 - n], [slow, n]] : [[fast, 500]] });
+    const rows = [1, 2].map((round) => {
+      const setHistogram = side(100, 1900, round === 1 ? 20 : 0);
+      const getHistogram = side(200, 2900, 0);
+      const histogram: HistogramData = { unit: 'ns', buckets: [...setHistogram.buckets, ...getHistogram.buckets].sort((a, b) => a[0] - b[0]) };
+      return row('g', 's', [], 'mixed', round, 100_000, { histogram, setHistogram, getHistogram, latencyUs: mergeExact([histogram]) });
+    });
+    const [s] = summarize(rows, { ...info, modes: ['mixed'] }, { mergeLatency: mergeExact });
+    // 20 slow SETs of 1000 over the two rounds: 2%, so the SET side's p99 is the slow one.
+    expect(s.setLatencyUs!.p99).toBe(1.9);
+    expect(s.getLatencyUs!.p99).toBe(0.2);
+    const summary = parse(summaryCsv([s]), { columns: true }) as Record<string, string>[];
+    expect(summary[0].set_p99_us).toBe('1.9');
+    expect(summary[0].get_p50_us).toBe('0.2');
+    expect(summary[0].get_max_us).toBe('0.2');
+    // Without per-command histograms (older rows), the columns are empty.
+    const [old] = summarize([latencyRound(1, 100, 1900, 0)], info, { mergeLatency: mergeExact });
+    expect(parse(summaryCsv([old]), { columns: true })[0].set_p99_us).toBe('');
+  });
+
   it('merges only the ok rounds', () => {
     const rows = [latencyRound(1, 100, 1900, 0), latencyRound(2, 100, 1900, 500, 'errors')];
     const [s] = summarize(rows, info, { mergeLatency: mergeExact });

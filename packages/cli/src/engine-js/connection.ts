@@ -15,7 +15,7 @@
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Counters } from './counters.js';
-import type { LatencyHistogram } from './histogram.js';
+import type { LatencyHistogram, OpHistograms } from './histogram.js';
 import { reconnectDelayMs, type Failure, type Plan } from './plan.js';
 import { fatalReplyText, HandshakeError, runHandshake } from './handshake.js';
 import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './reply.js';
@@ -193,8 +193,8 @@ export interface ConnectionOptions {
   prepared: PreparedPlan;
   /** The phase's counters, shared by its connections. */
   counters: Counters;
-  /** The measured phase only: preload and warmup replies are counted, not timed. */
-  histogram: LatencyHistogram | null;
+  /** The measured phase only: preload and warmup replies are counted, not timed. One per op kind. */
+  histogram: OpHistograms | null;
   /** --rate: latency from the actual send, beside the main one from the intended send. */
   serviceHistogram: LatencyHistogram | null;
   /** --rate, the measured phase: how late each request went out against its schedule. */
@@ -221,7 +221,7 @@ export class Connection {
   private readonly source: RequestSource;
   private readonly prepared: PreparedPlan;
   private readonly counters: Counters;
-  private readonly histogram: LatencyHistogram | null;
+  private readonly histogram: OpHistograms | null;
   private readonly serviceHistogram: LatencyHistogram | null;
   private readonly lagHistogram: LatencyHistogram | null;
   private readonly pipeline: number;
@@ -611,15 +611,16 @@ export class Connection {
     this.inflight--;
     this.received++;
     const c = this.counters;
+    const op = this.ops[slot];
     if (this.histogram !== null) {
+      const h = this.histogram.byOp[op];
       if (this.intervalMs > 0) {
-        this.histogram.record((now - this.intendedAt[slot]) * 1e6);
+        h.record((now - this.intendedAt[slot]) * 1e6);
         this.serviceHistogram?.record((now - this.sentAt[slot]) * 1e6);
-      } else this.histogram.record((now - this.sentAt[slot]) * 1e6);
+      } else h.record((now - this.sentAt[slot]) * 1e6);
       c.requests++;
     }
     const scanner = this.reader.scanner;
-    const op = this.ops[slot];
     if (op === OP_SET) c.sets++;
     else c.gets++;
     if (scanner.kind === ReplyKind.Error) {

@@ -63,6 +63,12 @@ export class LatencyHistogram {
     this.total++;
   }
 
+  /** Empties it, keeping its counts array. */
+  reset(): void {
+    this.counts.fill(0);
+    this.total = 0;
+  }
+
   recordCount(ns: number, count: number): void {
     let v = ns < 0 ? 0 : Math.round(ns);
     if (v >= HIGHEST_TRACKABLE_NS) v = HIGHEST_TRACKABLE_NS - 1;
@@ -126,4 +132,64 @@ export class LatencyHistogram {
     }
     return sum / this.total;
   }
+}
+
+/**
+ * One histogram per operation kind, indexed by the request's op (OP_SET = 0,
+ * OP_GET = 1; a -t test or a command on the line is one of the two): a reply
+ * is recorded in its op's only, and the whole run's histogram is their sum,
+ * so the per-command rows add up to the totals by construction. Paired with
+ * OpHistograms in crates/respbench-core/src/histogram.rs.
+ */
+export class OpHistograms {
+  readonly byOp: [LatencyHistogram, LatencyHistogram] = [new LatencyHistogram(), new LatencyHistogram()];
+
+  get set(): LatencyHistogram {
+    return this.byOp[0];
+  }
+
+  get get(): LatencyHistogram {
+    return this.byOp[1];
+  }
+
+  get total(): number {
+    return this.byOp[0].total + this.byOp[1].total;
+  }
+
+  /** Both ops' counts in one histogram. */
+  sum(): LatencyHistogram {
+    const h = new LatencyHistogram();
+    h.merge(this.byOp[0]);
+    h.merge(this.byOp[1]);
+    return h;
+  }
+
+  /** valueAtPercentile over both ops' counts, without building their sum. */
+  valueAtPercentile(percentile: number): number {
+    return valueAtPercentileOf(this.byOp, percentile);
+  }
+
+  merge(other: OpHistograms): void {
+    this.byOp[0].merge(other.byOp[0]);
+    this.byOp[1].merge(other.byOp[1]);
+  }
+
+  reset(): void {
+    this.byOp[0].reset();
+    this.byOp[1].reset();
+  }
+}
+
+/** valueAtPercentile over several histograms' counts together, without building their sum. */
+export function valueAtPercentileOf(hs: readonly LatencyHistogram[], percentile: number): number {
+  const total = hs.reduce((n, h) => n + h.total, 0);
+  if (total === 0) return 0;
+  const p = Math.min(Math.max(percentile, 0), 100);
+  const target = Math.max(1, Math.floor((p / 100) * total + 0.5));
+  let seen = 0;
+  for (let i = 0; i < COUNTS_LENGTH; i++) {
+    for (const h of hs) seen += h.counts[i];
+    if (seen >= target) return valueFromIndex(i) + rangeSizeOfIndex(i) - 1;
+  }
+  return 0;
 }

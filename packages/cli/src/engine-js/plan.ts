@@ -85,6 +85,14 @@ export interface Plan {
   /** Speak RESP3 (HELLO 3) instead of RESP2. */
   resp3: boolean;
   /**
+   * Several load machines (--client-index I --client-count N): this machine
+   * runs connections I × c .. (I + 1) × c of the `connections` (= N × c) a
+   * single run would have, with their key streams and shares. Absent: 0 and
+   * 1 (all of them).
+   */
+  clientIndex?: number;
+  clientCount?: number;
+  /**
    * --reconnect: a connection that drops mid-run is opened again (handshake
    * and all) and goes on; null or absent = a drop ends the run.
    */
@@ -134,6 +142,13 @@ export interface TlsPlan {
   ciphersuites: string | null;
 }
 
+/** The connection ids this machine runs: [first, first + count). */
+export function localConnections(plan: Plan): { first: number; count: number } {
+  const n = Math.max(1, plan.clientCount ?? 1);
+  const count = Math.floor(plan.connections / n);
+  return { first: Math.min(plan.clientIndex ?? 0, n - 1) * count, count };
+}
+
 /** Why a run ended early. */
 /** `auth`: the server said NOAUTH during the run (not, or no longer, logged in). */
 export type FailureKind = 'connect' | 'closed' | 'protocol' | 'timeout' | 'interrupted' | 'preload' | 'internal' | 'auth';
@@ -148,6 +163,13 @@ export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downN
   engine: EngineName;
   elapsedNs: number;
   histogram: HistogramData;
+  /**
+   * The timed requests' latencies per op kind (the SET side and the GET
+   * side; for -t or a command on the line, its command): together they are
+   * `histogram`. Absent from results written before they existed.
+   */
+  setHistogram?: HistogramData;
+  getHistogram?: HistogramData;
   preloadRequests: number;
   preloadElapsedNs: number;
   /** Requests sent and answered during --warmup, in no figure (absent = 0). */
@@ -173,6 +195,33 @@ export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downN
   lost?: number;
   reconnects?: number;
   downNs?: number;
+  /** The measured phase interval by interval (RunOptions.intervalMs), in order (absent in older results). */
+  intervals?: RawInterval[];
+  /** Wall clock when the measured phase started, ms since the Unix epoch: interval times count from it. */
+  startedUnixMs?: number;
+}
+
+/**
+ * What the measured phase counted in one interval of its time series: the
+ * replies that came in it, and their latencies per op kind. Paired with
+ * IntervalRecord in crates/respbench-core/src/plan.rs.
+ */
+export interface RawInterval {
+  /** 0 for the first interval. */
+  index: number;
+  /** From the phase start, ns. */
+  startNs: number;
+  /** From the phase start, ns: startNs + the interval, or earlier for the last one. */
+  endNs: number;
+  requests: number;
+  sets: number;
+  gets: number;
+  errors: number;
+  misses: number;
+  mismatches: number;
+  lostWrites: number;
+  setHistogram: HistogramData;
+  getHistogram: HistogramData;
 }
 
 /**

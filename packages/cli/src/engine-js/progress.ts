@@ -5,6 +5,11 @@
  * crates/respbench-core/src/progress.rs.
  */
 
+import type { RawInterval } from './plan.js';
+
+/** The time series' interval unless RunOptions.intervalMs says otherwise. */
+export const DEFAULT_INTERVAL_MS = 1000;
+
 /** The phases of a run, in order; preload and warmup are untimed. */
 export type Phase = 'preload' | 'warmup' | 'run';
 
@@ -24,6 +29,10 @@ export interface ProgressSnapshot {
 
 export interface RunOptions {
   onProgress?: (p: ProgressSnapshot) => void;
+  /** The time series' interval in ms (default DEFAULT_INTERVAL_MS). */
+  intervalMs?: number;
+  /** Each interval of the measured phase once it has ended (every connection's counts added). */
+  onInterval?: (i: RawInterval) => void;
   /** Aborting ends the run with an `interrupted` failure and the counters so far. */
   signal?: AbortSignal;
 }

@@ -8,10 +8,10 @@ import net from 'node:net';
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import { ConnectInterrupted, Connection, openConnection, Pacer, type Pace } from './connection.js';
 import { newCounters, type Counters } from './counters.js';
-import { LatencyHistogram } from './histogram.js';
+import { LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
 import { windowRefusal } from './limits.js';
-import type { EventLoopDelay, Failure, Plan, RawResult } from './plan.js';
-import type { Phase, RunOptions } from './progress.js';
+import { localConnections, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawResult } from './plan.js';
+import { DEFAULT_INTERVAL_MS, type Phase, type RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
 
 /** Runs a Plan through every phase; a failure ends the run with the counters so far. */
@@ -19,10 +19,14 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
   // As the native engine's Plan::check: refused before any connection.
   const refusal = windowRefusal(plan);
   if (refusal) throw new Error(refusal);
+  const clients = plan.clientCount ?? 1;
+  if (!(clients >= 1 && (plan.clientIndex ?? 0) < clients && plan.connections % clients === 0)) {
+    throw new Error('clientIndex must be below clientCount, and connections a multiple of clientCount');
+  }
   const prepared = new PreparedPlan(plan);
   const preloadCounters = newCounters();
   const counters = newCounters();
-  const histogram = new LatencyHistogram();
+  const histogram = new OpHistograms();
   let preloadElapsedNs = 0;
   let failure: Failure | null = null;
   if (prepared.preloadTotal > 0) {
@@ -45,11 +49,15 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
   };
   let elapsedNs = 0;
   let unanswered = 0;
+  let intervals: RawInterval[] = [];
+  let startedUnixMs = Date.now();
   if (!failure) {
     const outcome = await runPhase(prepared, 'run', counters, histogram, serviceHistogram, options, lag);
     elapsedNs = outcome.elapsedNs;
     failure = outcome.failure;
     unanswered = outcome.unanswered ?? 0;
+    intervals = outcome.intervals ?? [];
+    startedUnixMs = outcome.startedUnixMs ?? startedUnixMs;
   }
   // Field by field, in the order `--json` has always printed them.
   return {
@@ -66,7 +74,9 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     bytesOut: counters.bytesOut,
     bytesIn: counters.bytesIn,
     elapsedNs,
-    histogram: histogram.toData(),
+    histogram: histogram.sum().toData(),
+    setHistogram: histogram.set.toData(),
+    getHistogram: histogram.get.toData(),
     preloadRequests: preloadCounters.sets,
     preloadElapsedNs,
     warmupRequests: warmupCounters.sets + warmupCounters.gets,
@@ -81,7 +91,90 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     ...(failure?.kind === 'interrupted' ? { unanswered } : {}),
     // Only a run with --reconnect counts drops.
     ...(plan.reconnect ? { lost: counters.lost, reconnects: counters.reconnects, downNs: Math.round(counters.downNs) } : {}),
+    intervals,
+    startedUnixMs,
   };
+}
+
+/**
+ * The measured phase's time series: the connections record into `current`,
+ * which holds the current interval only; at each boundary (a timer) it is
+ * added to the phase's histograms, written into a RawInterval and emptied.
+ * No work per reply. Paired with IntervalClock in crates/respbench-core/src/run.rs.
+ */
+class IntervalClock {
+  readonly intervals: RawInterval[] = [];
+  private index = 0;
+  private before: Counters;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    /** The phase's latencies so far, the current interval apart. */
+    readonly phase: OpHistograms,
+    private readonly everyMs: number,
+    private readonly start: number,
+    private readonly counters: Counters,
+    private readonly current: OpHistograms,
+    private readonly onInterval: ((i: RawInterval) => void) | undefined,
+  ) {
+    this.before = { ...counters };
+    this.schedule();
+  }
+
+  private schedule(): void {
+    const due = this.start + (this.index + 1) * this.everyMs;
+    this.timer = setTimeout(() => {
+      this.cut(performance.now());
+      this.schedule();
+    }, Math.max(0, due - performance.now()));
+  }
+
+  /** Ends the current interval at `now`; intervals a late timer slept through are recorded empty. */
+  private cut(now: number): void {
+    const c = this.counters;
+    const b = this.before;
+    const at = (i: number) => i * this.everyMs * 1e6;
+    this.emit({
+      index: this.index,
+      startNs: at(this.index),
+      endNs: Math.min(Math.round((now - this.start) * 1e6), at(this.index + 1)),
+      requests: c.requests - b.requests,
+      sets: c.sets - b.sets,
+      gets: c.gets - b.gets,
+      errors: c.errors - b.errors,
+      misses: c.misses - b.misses,
+      mismatches: c.mismatches - b.mismatches,
+      lostWrites: c.lostWrites - b.lostWrites,
+      setHistogram: this.current.set.toData(),
+      getHistogram: this.current.get.toData(),
+    });
+    this.phase.merge(this.current);
+    this.current.reset();
+    this.before = { ...c };
+    this.index++;
+    const empty = () => ({ unit: 'ns' as const, significantDigits: 3 as const, buckets: [] });
+    while (this.start + (this.index + 1) * this.everyMs <= now) {
+      this.emit({ index: this.index, startNs: at(this.index), endNs: at(this.index + 1), requests: 0, sets: 0, gets: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, setHistogram: empty(), getHistogram: empty() });
+      this.index++;
+    }
+  }
+
+  private emit(i: RawInterval): void {
+    this.intervals.push(i);
+    this.onInterval?.(i);
+  }
+
+  /** p99 of the phase so far (the intervals cut and the current one), for the progress line. */
+  p99(): number {
+    return valueAtPercentileOf([...this.phase.byOp, ...this.current.byOp], 99);
+  }
+
+  /** The last interval cut at the end, and the phase's latencies back in `current`. */
+  finish(now: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.cut(now);
+    this.current.merge(this.phase);
+  }
 }
 
 /** monitorEventLoopDelay's timer interval: the finest it has (the delay is how late each run of it came). */
@@ -105,6 +198,9 @@ function eventLoopDelayOf(h: IntervalHistogram): EventLoopDelay {
 interface PhaseOutcome {
   elapsedNs: number;
   failure: Failure | null;
+  /** The measured phase: its time series, and the wall clock at its start. */
+  intervals?: RawInterval[];
+  startedUnixMs?: number;
   /** Requests written whose replies had not come when an interrupt stopped the phase. */
   unanswered?: number;
 }
@@ -113,7 +209,7 @@ interface PhaseOutcome {
 async function openAll(plan: Plan, signal: AbortSignal | undefined): Promise<net.Socket[] | Failure> {
   const sockets: net.Socket[] = [];
   try {
-    for (let c = 0; c < plan.connections; c++) {
+    for (let c = 0; c < localConnections(plan).count; c++) {
       sockets.push(await openConnection(plan, signal));
     }
     return sockets;
@@ -145,7 +241,7 @@ async function runPhase(
   prepared: PreparedPlan,
   phase: Phase,
   counters: Counters,
-  histogram: LatencyHistogram | null,
+  histogram: OpHistograms | null,
   serviceHistogram: LatencyHistogram | null,
   options: RunOptions,
   lag: PhaseLag | null = null,
@@ -156,9 +252,15 @@ async function runPhase(
   if (!Array.isArray(sockets)) return { elapsedNs: 0, failure: sockets };
   return new Promise<PhaseOutcome>((resolve) => {
     const connections: Connection[] = [];
-    let open = plan.connections;
+    // This machine's connections (all of them unless --client-count), ids as in a single run.
+    const local = localConnections(plan);
+    let open = local.count;
     let failure: Failure | null = null;
+    // Allocated before the clock starts.
+    const phaseHistograms = histogram ? new OpHistograms() : null;
     const start = performance.now();
+    const startedUnixMs = Date.now();
+    const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval) : null;
     let timer: NodeJS.Timeout | null = null;
     // Requests written whose replies had not come when the phase was stopped.
     let unanswered = 0;
@@ -180,8 +282,9 @@ async function runPhase(
         const elapsedNs = (end - start) * 1e6;
         lag?.loop.disable();
         if (timer) clearInterval(timer);
+        clock?.finish(performance.now());
         options.signal?.removeEventListener('abort', onAbort);
-        resolve({ elapsedNs, failure, unanswered });
+        resolve({ elapsedNs, failure, unanswered, ...(clock ? { intervals: clock.intervals, startedUnixMs } : {}) });
       }
     };
     const stopAll = (f: Failure) => {
@@ -189,12 +292,13 @@ async function runPhase(
     };
     const pace = (id: number) => paceFor(plan, phase, id, start);
     const pacer = pace(0).intervalMs > 0 ? new Pacer(plan.connections) : null;
-    for (let id = 0; id < plan.connections; id++) {
+    for (let n = 0; n < local.count; n++) {
+      const id = local.first + n;
       const source = phase === 'preload' ? prepared.preloadSource(id) : prepared.runSource(id, durationMs > 0);
       connections.push(
         new Connection({
           id,
-          socket: sockets[id],
+          socket: sockets[n],
           source,
           prepared,
           counters,
@@ -223,7 +327,7 @@ async function runPhase(
         let done = 0;
         for (const c of connections) done += c.received;
         const total = durationMs > 0 ? 0 : phase === 'run' ? plan.requests : prepared.preloadTotal;
-        const p99Ns = histogram && done > 0 ? histogram.valueAtPercentile(99) : undefined;
+        const p99Ns = clock && done > 0 ? clock.p99() : undefined;
         options.onProgress({ done, total, errors: counters.errors, elapsedNs: (now - start) * 1e6, phase, durationNs: durationMs * 1e6, p99Ns });
       }
     }, timeoutMs > 0 ? Math.min(250, Math.max(10, timeoutMs / 4)) : 250);

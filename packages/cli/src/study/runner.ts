@@ -222,6 +222,8 @@ export class StudyRunner {
           elapsedSec: measured ? result.elapsedSec : null,
           latencyUs: measured ? result.latencyUs : null,
           histogram: measured ? result.histogram : null,
+          setHistogram: measured ? (result.setHistogram ?? null) : null,
+          getHistogram: measured ? (result.getHistogram ?? null) : null,
           answered: result.requests,
           ok: result.ok,
           errors: result.errors,

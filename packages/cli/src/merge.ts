@@ -1,0 +1,170 @@
+/**
+ * `respbench merge a.json b.json …`: one result from several load machines
+ * (--client-index/--client-count), each run's `--json`. Counters and
+ * histograms add (the histograms share one bucket layout); the time series
+ * are aligned by wall clock; throughput is over the union of the runs'
+ * windows. Runs of different Plans (other than the client index) are refused.
+ */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
+import type { Plan, RawInterval, RawResult } from './engine-js/plan.js';
+import { Exit, EXIT } from './exit.js';
+import type { CliIo } from './io.js';
+import { formatHuman, formatJson } from './output.js';
+import { printable } from './printable.js';
+import { exitCodeFor, finishResult, type RunResult } from './run.js';
+import { addIntervals } from './series.js';
+import { UsageError } from './validate.js';
+
+/** Runs whose starts lie further apart than this are merged with a warning: their windows barely overlap. */
+export const START_SPREAD_WARN_MS = 1000;
+
+/** What merge adds to the result: which runs, and how far apart they started. */
+export interface MergedFrom {
+  files: string[];
+  /** The runs' --client-count. */
+  clientCount: number;
+  /** Latest start − earliest start of the runs' measured phases, ms. */
+  startSpreadMs: number;
+}
+
+export function registerMergeCommand(program: Command, io: CliIo): void {
+  program
+    .command('merge')
+    .description('add up the --json results of several load machines (--client-index/--client-count) into one')
+    .argument('<results...>', 'the machines\' --json files')
+    .option('--json', 'print the merged result as JSON', false)
+    .action((files: string[], opts: { json: boolean }) => {
+      const runs = files.map((f) => readResult(f));
+      const { result, warnings } = mergeResults(runs, files);
+      for (const w of warnings) io.stderr(`respbench: warning: ${w}\n`);
+      io.stdout(`${opts.json ? formatJson(result) : formatHuman(result)}\n`);
+      const code = exitCodeFor(result);
+      if (code !== EXIT.ok) throw new Exit(code);
+    });
+}
+
+function readResult(file: string): RunResult {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${printable(file)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let r: RunResult;
+  try {
+    r = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${printable(file)} is not JSON: give the --json output of respbench runs`);
+  }
+  if (!r || typeof r !== 'object' || !r.plan || !r.histogram || typeof r.requests !== 'number') {
+    throw new UsageError(`${printable(file)} is not a respbench --json result`);
+  }
+  if (r.elapsedNs === null) throw new UsageError(`${printable(file)} measured nothing (its run never got a reply): nothing to merge`);
+  return r;
+}
+
+/** The Plan fields two runs may differ in and still be one run's shares. */
+const SHARE_FIELDS = new Set(['clientIndex']);
+
+function planDifferences(a: Plan, b: Plan): string[] {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  const out: string[] = [];
+  for (const k of keys) {
+    if (SHARE_FIELDS.has(k)) continue;
+    const x = JSON.stringify((a as unknown as Record<string, unknown>)[k] ?? null);
+    const y = JSON.stringify((b as unknown as Record<string, unknown>)[k] ?? null);
+    if (x !== y) out.push(`${k} ${printable(x)} vs ${printable(y)}`);
+  }
+  return out;
+}
+
+function addHistograms(hs: (HistogramData | undefined | null)[]): HistogramData {
+  const sum = new LatencyHistogram();
+  for (const h of hs) if (h) sum.merge(LatencyHistogram.fromData(h));
+  return sum.toData();
+}
+
+/** The runs' results as one: refuses runs of different Plans; warns when they started far apart. */
+export function mergeResults(runs: RunResult[], names: string[]): { result: RunResult; warnings: string[] } {
+  if (runs.length === 0) throw new UsageError('merge needs at least one result');
+  const first = runs[0];
+  for (let i = 1; i < runs.length; i++) {
+    const diff = planDifferences(first.plan, runs[i].plan);
+    if (diff.length > 0) {
+      throw new UsageError(`${printable(names[0])} and ${printable(names[i])} ran different Plans (${diff.join('; ')}): merge adds up the shares of one run (--client-index apart) only`);
+    }
+  }
+  const seen = new Map<number, string>();
+  for (let i = 0; i < runs.length; i++) {
+    const index = runs[i].plan.clientIndex ?? 0;
+    const other = seen.get(index);
+    if (other !== undefined) throw new UsageError(`${printable(other)} and ${printable(names[i])} are both machine ${index} (--client-index): the same share twice`);
+    seen.set(index, names[i]);
+  }
+  const warnings: string[] = [];
+  const count = first.plan.clientCount ?? 1;
+  if (runs.length !== count) warnings.push(`${runs.length} results for --client-count ${count}: the merged figures cover ${runs.length} of ${count} machines' shares`);
+  const starts = runs.map((r) => r.startedUnixMs ?? 0);
+  const minStart = Math.min(...starts);
+  const startSpreadMs = Math.max(...starts) - minStart;
+  if (startSpreadMs > START_SPREAD_WARN_MS) {
+    warnings.push(`the runs started ${(startSpreadMs / 1000).toFixed(3)} s apart (by their machines' clocks): throughput is over the union of their windows, and is lower than the load they sent together`);
+  }
+  const end = Math.max(...runs.map((r) => (r.startedUnixMs ?? 0) + r.elapsedNs / 1e6));
+  const sum = (f: (r: RunResult) => number | undefined) => runs.reduce((n, r) => n + (f(r) ?? 0), 0);
+  const failed = runs.find((r) => r.failure !== null);
+  const raw: RawResult = {
+    engine: first.engine,
+    requests: sum((r) => r.requests),
+    sets: sum((r) => r.sets),
+    gets: sum((r) => r.gets),
+    ok: sum((r) => r.ok),
+    errors: sum((r) => r.errors),
+    misses: sum((r) => r.misses),
+    mismatches: sum((r) => r.mismatches),
+    lostWrites: sum((r) => r.lostWrites),
+    pushes: sum((r) => r.pushes),
+    bytesOut: sum((r) => r.bytesOut),
+    bytesIn: sum((r) => r.bytesIn),
+    elapsedNs: Math.round((end - minStart) * 1e6),
+    histogram: addHistograms(runs.map((r) => r.histogram)),
+    setHistogram: addHistograms(runs.map((r) => r.setHistogram)),
+    getHistogram: addHistograms(runs.map((r) => r.getHistogram)),
+    preloadRequests: sum((r) => r.preloadRequests),
+    preloadElapsedNs: Math.max(...runs.map((r) => r.preloadElapsedNs)),
+    warmupRequests: sum((r) => r.warmupRequests),
+    warmupElapsedNs: Math.max(...runs.map((r) => r.warmupElapsedNs ?? 0)),
+    serviceHistogram: runs.every((r) => r.serviceHistogram) ? addHistograms(runs.map((r) => r.serviceHistogram)) : null,
+    scheduleLagHistogram: runs.every((r) => r.scheduleLagHistogram) ? addHistograms(runs.map((r) => r.scheduleLagHistogram)) : null,
+    eventLoopDelay: null,
+    firstError: runs.find((r) => r.firstError)?.firstError ?? null,
+    firstMismatch: runs.find((r) => r.firstMismatch)?.firstMismatch ?? null,
+    failure: failed ? failed.failure : null,
+    intervals: alignIntervals(runs, minStart),
+    startedUnixMs: minStart,
+  };
+  // The merged run is the single run the shares make up: every machine's connections.
+  const { clientIndex: _index, clientCount: _count, ...plan } = first.plan;
+  const result = finishResult(plan, raw);
+  const merged: MergedFrom = { files: names, clientCount: count, startSpreadMs };
+  return { result: { ...result, merged } as RunResult, warnings };
+}
+
+/** Every run's intervals placed by wall clock on the earliest start's grid, those landing together added. */
+function alignIntervals(runs: RunResult[], minStart: number): RawInterval[] {
+  const every = runs.flatMap((r) => r.intervals ?? []).reduce((m, i) => Math.max(m, i.endNs - i.startNs), 0);
+  if (every <= 0) return [];
+  const byIndex = new Map<number, RawInterval>();
+  for (const r of runs) {
+    const shift = Math.round((((r.startedUnixMs ?? minStart) - minStart) * 1e6) / every);
+    for (const i of r.intervals ?? []) {
+      const index = i.index + shift;
+      const placed = { ...i, index, startNs: i.startNs + shift * every, endNs: i.endNs + shift * every };
+      const had = byIndex.get(index);
+      byIndex.set(index, had ? addIntervals(had, placed) : placed);
+    }
+  }
+  return [...byIndex.values()].sort((a, b) => a.index - b.index);
+}

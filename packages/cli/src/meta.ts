@@ -1,0 +1,56 @@
+/**
+ * What a result carries about where and how it was made (issue 14): the tool
+ * and its version, the engine, when the measured phase started, the load
+ * machine and the command line, secrets masked. The Plan is beside it in
+ * the result (`plan`, its password shown as ***).
+ */
+import { createRequire } from 'node:module';
+import { hostname } from 'node:os';
+import type { EngineName } from './engine-js/plan.js';
+import { SECRET_SHOWN } from './run.js';
+import { redactUri } from './validate.js';
+
+export interface RunMeta {
+  tool: 'respbench';
+  /** respbench's version (package.json). */
+  version: string;
+  engine: EngineName;
+  /** When the measured phase started, ISO 8601 UTC, by this machine's clock. */
+  startedAt: string;
+  /** The load machine's host name. */
+  hostname: string;
+  /** The arguments after `respbench`, the password (-a/--pass) and --uri's password as ***. */
+  commandLine: string[];
+}
+
+export function toolVersion(): string {
+  return (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+}
+
+/** The flags whose value is a password, and the one whose value is a URI that may hold one. */
+const SECRET_FLAGS = new Set(['-a', '--pass']);
+const URI_FLAGS = new Set(['-u', '--uri']);
+
+/** argv with every password shown as *** (the value after -a/--pass, --pass=…, -a… ; the password inside --uri). */
+export function maskArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (SECRET_FLAGS.has(a) && i + 1 < argv.length) {
+      out.push(a, SECRET_SHOWN);
+      i++;
+    } else if (URI_FLAGS.has(a) && i + 1 < argv.length) {
+      out.push(a, redactUri(argv[i + 1]));
+      i++;
+    } else if (a.startsWith('--pass=')) out.push(`--pass=${SECRET_SHOWN}`);
+    else if (a.startsWith('--uri=')) out.push(`--uri=${redactUri(a.slice('--uri='.length))}`);
+    else if (/^-a./.test(a)) out.push(`-a${SECRET_SHOWN}`);
+    else if (/^-u./.test(a)) out.push(`-u${redactUri(a.slice(2))}`);
+    else out.push(a);
+  }
+  return out;
+}
+
+export function runMeta(engine: EngineName, startedUnixMs: number, argv: readonly string[]): RunMeta {
+  return { tool: 'respbench', version: toolVersion(), engine, startedAt: new Date(startedUnixMs).toISOString(), hostname: hostname(), commandLine: maskArgv(argv) };
+}

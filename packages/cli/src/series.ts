@@ -1,0 +1,45 @@
+/**
+ * The time series' raw intervals (engine-js/plan.ts RawInterval), added up:
+ * the native engine's per-thread records of one interval, and a last
+ * interval too short to stand alone folded into the one before it.
+ */
+import type { HistogramData } from './engine-js/histogram.js';
+import type { RawInterval } from './engine-js/plan.js';
+
+/** Two records of one interval added up (two threads', or a short last one folded into the one before). */
+export function addIntervals(a: RawInterval, b: RawInterval): RawInterval {
+  const add = (x: HistogramData, y: HistogramData): HistogramData => {
+    const m = new Map<number, number>();
+    for (const [v, c] of [...x.buckets, ...y.buckets]) m.set(v, (m.get(v) ?? 0) + c);
+    return { unit: 'ns', significantDigits: 3, buckets: [...m.entries()].sort((p, q) => p[0] - q[0]) };
+  };
+  return {
+    index: a.index,
+    startNs: Math.min(a.startNs, b.startNs),
+    endNs: Math.max(a.endNs, b.endNs),
+    requests: a.requests + b.requests,
+    sets: a.sets + b.sets,
+    gets: a.gets + b.gets,
+    errors: a.errors + b.errors,
+    misses: a.misses + b.misses,
+    mismatches: a.mismatches + b.mismatches,
+    lostWrites: a.lostWrites + b.lostWrites,
+    setHistogram: add(a.setHistogram, b.setHistogram),
+    getHistogram: add(a.getHistogram, b.getHistogram),
+  };
+}
+
+
+/** A last interval shorter than this share of the interval is folded into the one before (the replies still in flight at the end). */
+export const SHORT_TAIL_SHARE = 0.1;
+
+/** The intervals as the series shows them: a short last one folded into the one before. */
+export function foldShortTail(intervals: RawInterval[]): RawInterval[] {
+  if (intervals.length < 2) return intervals;
+  const first = intervals[0];
+  const every = first.endNs - first.startNs;
+  const last = intervals[intervals.length - 1];
+  if (every <= 0 || last.endNs - last.startNs >= every * SHORT_TAIL_SHARE) return intervals;
+  const before = intervals[intervals.length - 2];
+  return [...intervals.slice(0, -2), { ...addIntervals(before, last), index: before.index }];
+}
