@@ -190,8 +190,9 @@ function fakeEngine(capacity: number, onRun?: (plan: Plan, n: number) => void): 
     async run(plan: Plan, options = {}): Promise<RawResult> {
       plans.push(plan);
       onRun?.(plan, plans.length);
-      // Idle for a moment, as a client waiting on a server is (the driver measures the client's CPU share).
-      await new Promise((r) => setTimeout(r, 5));
+      // Idle for a while, as a client waiting on a server is (the driver measures the client's CPU share:
+      // the work after the run, summaries and JIT, must stay well under it even on a busy machine).
+      await new Promise((r) => setTimeout(r, 50));
       if (options.signal?.aborted) return rawResult({ requests: 0, failure: { kind: 'interrupted', message: 'interrupted' } });
       const seconds = plan.durationMs / 1000;
       const rate = plan.rate > 0 ? Math.min(plan.rate, capacity) : capacity;
