@@ -13,7 +13,7 @@ use respbench_core::{Plan, RunControl, run};
 
 struct Counting;
 
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+pub static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -33,6 +33,7 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 /// Answers every complete command with `+OK`, from buffers allocated once per connection.
+#[allow(dead_code)] // not every binary that counts uses the +OK server
 pub fn ok_server() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -68,6 +69,7 @@ pub fn ok_server() -> u16 {
     port
 }
 
+#[allow(dead_code)]
 pub fn allocations_for(plan: Plan) -> u64 {
     let control = RunControl::new();
     let before = ALLOCATIONS.load(Ordering::Relaxed);
