@@ -79,4 +79,3 @@ pub fn allocations_for(plan: Plan) -> u64 {
     assert_eq!(r.counters.requests, plan.requests);
     after - before
 }
-
