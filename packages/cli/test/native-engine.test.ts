@@ -5,7 +5,9 @@
  * of node:net: it answers +OK to every command (one `*` per command: keys
  * and values never contain one) or, stalling, nothing.
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadNativeEngine } from '../src/engine-native.js';
@@ -108,12 +110,22 @@ describe.skipIf(!loaded.engine)('native engine adapter', () => {
   });
 });
 
-/** Whether the platform package holding the built .node file resolves from @respbench/native, as its loader looks for it. */
+/**
+ * Whether the built .node file is where @respbench/native's generated loader
+ * looks for it: first beside its index.js (a local build puts it there),
+ * then in the platform package, resolved from @respbench/native (an install).
+ */
 function platformBinaryInstalled(): boolean {
-  const platformPackage = `@respbench/native-${process.platform}-${process.arch}-gnu`;
+  const triple = `${process.platform}-${process.arch}-gnu`;
+  let nativeIndex: string;
   try {
-    const fromNative = createRequire(createRequire(import.meta.url).resolve('@respbench/native'));
-    fromNative.resolve(platformPackage);
+    nativeIndex = createRequire(import.meta.url).resolve('@respbench/native');
+  } catch {
+    return false;
+  }
+  if (existsSync(path.join(path.dirname(nativeIndex), `respbench.${triple}.node`))) return true;
+  try {
+    createRequire(nativeIndex).resolve(`@respbench/native-${triple}`);
     return true;
   } catch {
     return false;
