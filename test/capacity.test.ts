@@ -145,7 +145,9 @@ describe('a client that cannot reach the rate', () => {
 
   it('says the client was the limit: JS engine, one connection, one request in flight, 200k/s asked of Redis', async () => {
     const run = await runCli(
-      ['capacity', '--slo', 'p99<=20ms', '--port', String(redis.current.port), '--mode', 'set', '-c', '1', '-P', '1', '--engine', 'js', '--start-rate', '200000', '--step-duration', '500ms', '--warmup', '100ms', '--precision', '50%', '--json'],
+      // A loose SLO (200 ms): the first step fails on its rate alone, and a step within the client's reach meets it even on a
+      // busy machine, where one connection's p99 at a few thousand/s can pass 20 ms (CI found none met at p99<=20ms).
+      ['capacity', '--slo', 'p99<=200ms', '--port', String(redis.current.port), '--mode', 'set', '-c', '1', '-P', '1', '--engine', 'js', '--start-rate', '200000', '--step-duration', '500ms', '--warmup', '100ms', '--precision', '50%', '--json'],
       60_000,
     );
     expect(run.code, run.stderr).toBe(0);
