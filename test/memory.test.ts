@@ -14,8 +14,15 @@ import { STACK_TRACE } from './faults/harness.js';
 import { engines } from './helpers/engines.js';
 import { CLI, freePort, runCli, runJson } from './helpers/servers.js';
 
-/** A server that reads one chunk every `everyMs` and never answers: the kernel's buffers fill, then the client must wait. */
-function slowReader(everyMs: number): Promise<{ port: number; bytesRead: () => number; close: () => void }> {
+interface ByteServer {
+  port: number;
+  /** Bytes the server has read so far: what the client's kernel handed over. */
+  bytesRead: () => number;
+  close: () => void;
+}
+
+/** A loopback server that counts the bytes it reads and hands each chunk to `onChunk` (which may pause or answer). */
+function byteServer(onChunk: (socket: net.Socket, chunk: Buffer) => void): Promise<ByteServer> {
   let read = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -24,8 +31,7 @@ function slowReader(everyMs: number): Promise<{ port: number; bytesRead: () => n
     socket.on('close', () => sockets.delete(socket));
     socket.on('data', (chunk) => {
       read += chunk.length;
-      socket.pause();
-      setTimeout(() => socket.resume(), everyMs).unref();
+      onChunk(socket, chunk);
     });
   });
   return new Promise((resolve) =>
@@ -40,6 +46,23 @@ function slowReader(everyMs: number): Promise<{ port: number; bytesRead: () => n
       }),
     ),
   );
+}
+
+/** A server that reads one chunk every `everyMs` and never answers: the kernel's buffers fill, then the client must wait. */
+function slowReader(everyMs: number): Promise<ByteServer> {
+  return byteServer((socket) => {
+    socket.pause();
+    setTimeout(() => socket.resume(), everyMs).unref();
+  });
+}
+
+/** Answers +OK to every command (one `*` per command: keys and values hold none). */
+function countingServer(): Promise<ByteServer> {
+  return byteServer((socket, chunk) => {
+    let n = 0;
+    for (const b of chunk) if (b === 0x2a) n++;
+    if (n > 0) socket.write('+OK\r\n'.repeat(n));
+  });
 }
 
 /** Runs the CLI, sampling the child's peak RSS (VmHWM) until it exits. */
@@ -67,35 +90,6 @@ function runWatchingMemory(args: string[], timeoutMs = 30_000): Promise<{ code: 
       resolve({ code, stdout, stderr, peakKb });
     });
   });
-}
-
-/** Answers +OK to every command (one `*` per command: keys and values hold none) and counts the bytes it read. */
-function countingServer(): Promise<{ port: number; bytesRead: () => number; close: () => void }> {
-  let read = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => socket.destroy());
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('data', (chunk) => {
-      read += chunk.length;
-      let n = 0;
-      for (const b of chunk) if (b === 0x2a) n++;
-      if (n > 0) socket.write('+OK\r\n'.repeat(n));
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        port: (server.address() as net.AddressInfo).port,
-        bytesRead: () => read,
-        close: () => {
-          for (const s of sockets) s.destroy();
-          server.close();
-        },
-      }),
-    ),
-  );
 }
 
 const servers: Array<{ close: () => void }> = [];
