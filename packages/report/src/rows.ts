@@ -3,6 +3,7 @@
  * Plain JSON-shaped data: the CLI fills them from RunResults, the report
  * functions only read them. Nothing here knows about sockets or engines.
  */
+import type { SeriesPoint } from './series.js';
 
 /** Per-request latency in microseconds, as the CLI's RunResult gives it. */
 export interface LatencyUs {
@@ -64,6 +65,11 @@ export interface RunRow {
    */
   setHistogram?: HistogramData | null;
   getHistogram?: HistogramData | null;
+  /**
+   * The run's time series (the CLI's `series`, one entry per interval): the
+   * HTML report's over-time charts and the series CSV. Not in the detail CSV.
+   */
+  series?: SeriesPoint[] | null;
   /** Timed requests that got a reply. */
   answered: number;
   ok: number;

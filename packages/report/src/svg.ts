@@ -152,7 +152,7 @@ export function throughputChart(summaries: SummaryRow[], modes: string[], t: Lab
 }
 
 /** Log-scale ticks: 1, 2, 5 × 10^k within [lo, hi]. */
-function logTicks(lo: number, hi: number): number[] {
+export function logTicks(lo: number, hi: number): number[] {
   const out: number[] = [];
   for (let k = Math.floor(Math.log10(lo)); k <= Math.ceil(Math.log10(hi)); k++) {
     for (const m of [1, 2, 5]) {
@@ -161,6 +161,13 @@ function logTicks(lo: number, hi: number): number[] {
     }
   }
   return out;
+}
+
+/** A latency tick label: 500 us, 2 ms, 1 s. */
+export function usLabel(us: number): string {
+  if (us >= 1e6) return `${shortNumber(us / 1e6)} s`;
+  if (us >= 1000) return `${shortNumber(us / 1000)} ms`;
+  return `${shortNumber(us)} us`;
 }
 
 const PERCENTILES = [
