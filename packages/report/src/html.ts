@@ -7,7 +7,7 @@ import type { SummaryRow } from './aggregate.js';
 import { labelsFor, localDateTime, type Labels } from './labels.js';
 import { byGroup, groupLine, preambleLines, shortRowsLine, tableCells } from './markdown.js';
 import type { Lang, RunRow, StudyInfo } from './rows.js';
-import { latencyPoints, lineColor, overTimeChart, throughputPoints, type ChartLine } from './series.js';
+import { latencyPoints, lineColor, overTimeChart, seriesEnd, throughputPoints, type ChartLine } from './series.js';
 import { htmlPage, htmlTable } from './page.js';
 import { escapeXml, latencyChart, throughputChart } from './svg.js';
 
@@ -54,7 +54,7 @@ function overTimeCharts(summaries: SummaryRow[], rows: RunRow[], t: Labels): str
       data: { scenario: r.scenario, target: r.target, mode: r.mode, round: String(r.round) },
     });
     const legend = scenarios.filter((sc) => runs.some((r) => r.scenario === sc)).map((sc) => ({ text: label.get(sc) ?? sc, color: lineColor(scenarios.indexOf(sc)) }));
-    const common = { legend, xLabel: t.secondsAxis, noData: t.noData };
+    const common = { legend, xLabel: t.secondsAxis, noData: t.noData, xEnd: Math.max(...runs.map((r) => seriesEnd(r.series!))) };
     out.push(`<h3>${escapeXml(t.overTimeThroughput(mode))}</h3>`);
     out.push(overTimeChart({ ...common, kind: 'throughput', yLabel: t.intervalOpsAxis, ariaLabel: t.overTimeThroughput(mode), lines: runs.map((r) => line(r, throughputPoints(r.series!))) }));
     out.push(`<h3>${escapeXml(t.overTimeLatency(mode))}</h3>`);

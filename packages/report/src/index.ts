@@ -12,7 +12,7 @@ export { byGroup, fixed2, groupLine, markdownReport, markdownTable, percent, sho
 export { htmlReport } from './html.js';
 export { latencyChart, logTicks, throughputChart, usLabel } from './svg.js';
 export { htmlPage, htmlTable, metaList, PAGE_STYLE } from './page.js';
-export { latencyPoints, lineColor, overTimeChart, pointTime, throughputPoints, type ChartLine, type IntervalLatencyUs, type OverTimeOptions, type SeriesPoint } from './series.js';
+export { latencyPoints, lineColor, overTimeChart, pointTime, seriesEnd, throughputPoints, type ChartLine, type IntervalLatencyUs, type OverTimeOptions, type SeriesPoint } from './series.js';
 export { LATENCY_AXIS, runCharts, runHtml, THROUGHPUT_AXIS, X_AXIS, type RunPage } from './run-page.js';
 export { capacityChart, capacityHtml, type CapacityChartInput, type CapacityPage, type CapacityPoint } from './capacity.js';
 export { fileTimestamp, labelsFor, localDateTime, type Labels } from './labels.js';

@@ -1,11 +1,11 @@
 /**
  * One run's page (`respbench --html <file>`, `respbench merge … --html`):
  * what ran (metadata, Plan, target), the figures table, and the run's time
- * series drawn over time — throughput, p50 and p99 — in total and per
+ * series drawn over time — throughput, p50, p99 and max — in total and per
  * command. Self-contained like the study's page (page.ts).
  */
 import { htmlPage, htmlTable, metaList } from './page.js';
-import { latencyPoints, lineColor, overTimeChart, pointTime, throughputPoints, type ChartLine, type SeriesPoint } from './series.js';
+import { latencyPoints, lineColor, overTimeChart, pointTime, seriesEnd, throughputPoints, type ChartLine, type SeriesPoint } from './series.js';
 import { escapeXml } from './svg.js';
 
 export interface RunPage {
@@ -27,7 +27,7 @@ export const X_AXIS = 'seconds into the measured phase';
 export const THROUGHPUT_AXIS = 'ops/s per interval';
 export const LATENCY_AXIS = 'latency per interval (log scale)';
 
-/** The two over-time charts of one run: throughput (total and per command) and latency (p99 and p50; p99 per command). */
+/** The two over-time charts of one run: throughput (total and per command) and latency (p99, p50 and max; p99 per command). */
 export function runCharts(series: SeriesPoint[]): { throughput: string; latency: string } {
   const commands = series[0]?.perCommand?.map((c) => c.command) ?? [];
   const perCommand = commands.length > 1;
@@ -40,6 +40,8 @@ export function runCharts(series: SeriesPoint[]): { throughput: string; latency:
   const lat: ChartLine[] = [
     { name: 'p99', color: '#e08a2c', points: latencyPoints(series, 'p99'), data: { command: 'Totals', percentile: 'p99' } },
     { name: 'p50', color: '#3b6fb6', points: latencyPoints(series, 'p50'), dashed: true, data: { command: 'Totals', percentile: 'p50' } },
+    // A stall of a few requests hides under p99; the slowest reply shows it.
+    { name: 'max', color: '#999', points: latencyPoints(series, 'max'), faint: true, dashed: true, data: { command: 'Totals', percentile: 'max' } },
   ];
   if (perCommand) {
     commands.forEach((name, i) => {
@@ -49,9 +51,10 @@ export function runCharts(series: SeriesPoint[]): { throughput: string; latency:
       lat.push({ name: `${name} p99`, color, points: latencyPoints(s, 'p99'), faint: true, data: { command: name, percentile: 'p99' } });
     });
   }
+  const xEnd = seriesEnd(series);
   return {
-    throughput: overTimeChart({ kind: 'throughput', lines: tput, xLabel: X_AXIS, yLabel: THROUGHPUT_AXIS, ariaLabel: 'throughput over time', noData: 'no interval recorded' }),
-    latency: overTimeChart({ kind: 'latency', lines: lat, xLabel: X_AXIS, yLabel: LATENCY_AXIS, ariaLabel: 'latency over time', noData: 'no interval recorded' }),
+    throughput: overTimeChart({ kind: 'throughput', xEnd, lines: tput, xLabel: X_AXIS, yLabel: THROUGHPUT_AXIS, ariaLabel: 'throughput over time', noData: 'no interval recorded' }),
+    latency: overTimeChart({ kind: 'latency', xEnd, lines: lat, xLabel: X_AXIS, yLabel: LATENCY_AXIS, ariaLabel: 'latency over time', noData: 'no interval recorded' }),
   };
 }
 
@@ -71,7 +74,7 @@ ${table}
 <h2>Over time</h2>
 <h3>Throughput</h3>
 ${charts.throughput}
-<h3>Latency: p99 and p50</h3>
+<h3>Latency: p99, p50 and max</h3>
 ${charts.latency}
 <p class="note">One dot per interval (${page.series.length}), at its middle; latency from request written to reply parsed, per request, on a log axis; a hollow dot on the bottom edge is an interval without replies.</p>
 <details><summary>The intervals</summary>

@@ -52,6 +52,8 @@ export interface OverTimeOptions {
   yLabel: string;
   ariaLabel: string;
   noData: string;
+  /** Where the time axis ends, seconds (the last interval's end); default: from the points. */
+  xEnd?: number;
 }
 
 /** Colours for lines: scenarios, commands. */
@@ -83,10 +85,15 @@ const RIGHT = 20;
 const TOP = 34;
 const BOTTOM = 44;
 
-/** Seconds on the x axis, ticks at round steps. */
+/** Seconds on the x axis, ticks at round steps (a last interval a few ms long does not add a step). */
 function timeTicks(end: number): { step: number; end: number } {
   const step = niceCeil(Math.max(end, 1) / 8);
-  return { step, end: Math.max(step, Math.ceil(end / step - 1e-9) * step) };
+  return { step, end: Math.max(step, Math.ceil(end / step - 0.02) * step) };
+}
+
+/** The end of a series' last interval, seconds into the measured phase. */
+export function seriesEnd(series: SeriesPoint[]): number {
+  return Math.max(0, ...series.map((p) => p.startSec + p.durationSec));
 }
 
 /**
@@ -101,8 +108,8 @@ export function overTimeChart(o: OverTimeOptions): string {
   const lastT = Math.max(0, ...o.lines.flatMap((l) => l.points.map((p) => p.t)));
   // The axis ends at the end of the last interval: its middle plus as much again as the first one's.
   const firstHalf = Math.min(...o.lines.map((l) => l.points[0]?.t ?? Infinity));
-  const xs = timeTicks(lastT + (Number.isFinite(firstHalf) ? firstHalf : 0));
-  const x = (t: number) => LEFT + (t / xs.end) * plotW;
+  const xs = timeTicks(o.xEnd ?? lastT + (Number.isFinite(firstHalf) ? firstHalf : 0));
+  const x = (t: number) => LEFT + (Math.min(t, xs.end) / xs.end) * plotW;
   const parts: string[] = [];
   let y: (v: number) => number;
   if (o.kind === 'throughput') {

@@ -494,9 +494,9 @@ describe('over-time charts', () => {
     const svgs = html.match(/<svg class="chart overtime (throughput|latency)"[\s\S]*?<\/svg>/g)!;
     expect(svgs).toHaveLength(2);
     const [tput, lat] = svgs;
-    // Totals, SET, GET: 3 lines of 6 dots; latency p99, p50 and p99 per command: 4 lines.
+    // Totals, SET, GET: 3 lines of 6 dots; latency p99, p50, max and p99 per command: 5 lines.
     expect(points(tput)).toHaveLength(18);
-    expect(points(lat)).toHaveLength(24);
+    expect(points(lat)).toHaveLength(30);
     const totals = tput.match(/<g class="series" data-name="Totals"[\s\S]*?<\/g>/)![0];
     const v = points(totals).map((p) => p.v);
     expect(v.indexOf(Math.min(...v))).toBe(2);
