@@ -1,12 +1,15 @@
 /**
- * The two charts of the HTML report, drawn as inline SVG strings so the page
+ * The study page's two charts, drawn as inline SVG strings so the page
  * needs no script, no network and no library to show them:
  *
  * - throughput: per scenario one bar per mode (mean ops/s), a whisker from the
  *   slowest to the fastest round, a dot per round, and the mean as a number
  *   in a column right of the plot;
  * - latency: per scenario × mode the p50, p90, p99 and p99.9 of all ok rounds'
- *   requests together on a log axis.
+ *   requests together on a log axis;
+ *
+ * and the axis helpers every chart shares (the capacity chart, the
+ * over-time charts of series.ts): round ticks, log ticks, short labels.
  */
 import type { SummaryRow } from './aggregate.js';
 import type { Labels } from './labels.js';
