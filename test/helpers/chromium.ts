@@ -10,11 +10,15 @@ import path from 'node:path';
 
 export const chromium: string | null = ['chromium', 'chromium-browser'].find((b) => spawnSync('sh', ['-c', `command -v ${b}`]).status === 0) ?? null;
 
-/** Skips the test (saying which and why) when there is no Chromium here. */
+/**
+ * Skips the test (saying which and why) when there is no Chromium here;
+ * fails it instead under RESPBENCH_REQUIRE_CHROMIUM=1 (CI, which installs it).
+ */
 export function needChromium(ctx: { skip: (note?: string) => void }, what: string): void {
   if (chromium) return;
-  // The default reporter shows a skip as a bare count; say which test and why.
   const why = `chromium is not installed (apt-get install -y chromium): ${what} was not rendered`;
+  if (process.env.RESPBENCH_REQUIRE_CHROMIUM === '1') throw new Error(`${why}; RESPBENCH_REQUIRE_CHROMIUM=1 asks for it`);
+  // The default reporter shows a skip as a bare count; say which test and why.
   console.warn(`SKIPPED: ${why}`);
   ctx.skip(why);
 }
