@@ -88,7 +88,7 @@ const BOTTOM = 44;
 /** Seconds on the x axis, ticks at round steps (a last interval a few ms long does not add a step). */
 function timeTicks(end: number): { step: number; end: number } {
   const step = niceCeil(Math.max(end, 1) / 8);
-  return { step, end: Math.max(step, Math.ceil(end / step - 0.02) * step) };
+  return { step, end: Math.max(step, Math.ceil((end * 0.98) / step) * step) };
 }
 
 /** The end of a series' last interval, seconds into the measured phase. */

@@ -477,6 +477,9 @@ describe('over-time charts', () => {
     const s = series(5);
     const svg = overTimeChart({ kind: 'throughput', lines: [{ name: 'ops/s', color: '#222', points: s.map((p) => ({ t: p.startSec + 0.5, v: p.opsPerSec })) }], xLabel: 'seconds', yLabel: 'ops/s per interval', ariaLabel: 'x', noData: 'none' });
     expect(points(svg).map((p) => p.t)).toEqual([0.5, 1.5, 2.5, 3.5, 4.5]);
+    // A last interval a few ms over 5 s does not add a tick step: the axis ends at 5.
+    const ended = overTimeChart({ kind: 'throughput', lines: [{ name: 'x', color: '#222', points: [{ t: 4.51, v: 1 }] }], xEnd: 5.02, xLabel: 's', yLabel: 'y', ariaLabel: 'x', noData: '-' });
+    expect([...ended.matchAll(/class="tick" text-anchor="middle">([\d.]+)<\/text>/g)].map((m) => m[1]).pop()).toBe('5');
     expect(svg).toContain('class="axis x-axis" text-anchor="middle">seconds</text>');
     expect(svg).toContain('>ops/s per interval</text>');
     expect(svg).not.toContain('NaN');
