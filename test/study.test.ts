@@ -487,8 +487,10 @@ describe('the HTML report', () => {
     expect(means).toHaveLength(4);
     expect(new Set(means).size).toBe(1);
     expect(html).not.toContain('none (none)');
-    // Over time, per mode: throughput and p99, a line per scenario and round, a dot per interval of the series CSV.
-    const series = readOutputs(path.dirname(htmlFromTwoPresets!)).series;
+    // Over time, per mode: throughput and p99, a line per scenario and round, a dot per interval of the series CSV (linked, relative).
+    const { series, files } = readOutputs(path.dirname(htmlFromTwoPresets!));
+    const seriesName = files.find((f) => f.includes('_series_'))!;
+    expect(html).toContain(`<a href="${seriesName}">${seriesName}</a>`);
     for (const kind of ['throughput', 'latency']) {
       const svgs = html.match(new RegExp(`<svg class="chart overtime ${kind}"[\\s\\S]*?</svg>`, 'g'))!;
       expect(svgs, kind).toHaveLength(2);

@@ -91,10 +91,13 @@ ${summaryTable(g.summaries, lang, study.baseline)}
 ${shortNote(g.summaries, t)}
 </section>`,
   );
+  // The series CSV (each run's intervals, what the over-time charts draw) is linked here only: the Markdown names the two tables.
+  const series = study.files?.series;
+  const seriesItem = series ? `\n<li>${escapeXml(t.seriesFile)}: <a href="${escapeXml(encodeURI(series))}">${escapeXml(series)}</a></li>` : '';
   const body = `<ul class="meta">
 ${preambleLines(study, t, summaries)
   .map((l) => preambleItem(l, study, t, shortWarning))
-  .join('\n')}
+  .join('\n')}${seriesItem}
 </ul>
 ${sections.join('\n')}`;
   return htmlPage({ title, lang: lang === 'zh' ? 'zh-CN' : 'en', body });

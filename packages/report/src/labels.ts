@@ -51,6 +51,8 @@ export interface Labels {
   intervalOpsAxis: string;
   intervalP99Axis: string;
   overTimeNote: string;
+  /** The series CSV's line in the HTML preamble. */
+  seriesFile: string;
 }
 
 const en: Labels = {
@@ -95,6 +97,7 @@ const en: Labels = {
   secondsAxis: 'seconds into the measured phase',
   intervalOpsAxis: 'ops/s per interval',
   intervalP99Axis: 'p99 per interval (log scale)',
+  seriesFile: 'series (a row per run per interval)',
   overTimeNote: "Each ok round's time series (the series CSV); one dot per interval, at its middle; a hollow dot on the bottom edge is an interval without replies.",
 };
 
@@ -139,6 +142,7 @@ const zh: Labels = {
   secondsAxis: '测量阶段开始后的秒数',
   intervalOpsAxis: '每区间 ops/s',
   intervalP99Axis: '每区间 p99（对数坐标）',
+  seriesFile: '时间序列（每次运行每个区间一行）',
   overTimeNote: '每个成功轮次的时间序列（见 series CSV）；每个区间一个点，位于区间中点；底边上的空心点表示该区间没有回复。',
 };
 

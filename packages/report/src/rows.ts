@@ -109,7 +109,7 @@ export interface StudyInfo {
   /** One line of the parameters common to the study, e.g. `requests=1000000 pipeline=128`. */
   parameters?: string;
   /** Relative paths of the CSV files, listed in the Markdown preamble as the original tool's tables do. */
-  files?: { detail?: string; summary?: string };
+  files?: { detail?: string; summary?: string; series?: string };
   /** Engines that ran, e.g. `native`. */
   engines?: string[];
   /** Runs planned in total and finished so far, to say when a report is partial. */

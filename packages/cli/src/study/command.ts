@@ -217,7 +217,11 @@ function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<Study
     baseline: spec.baseline !== undefined && scenarios.some((s) => s.name === spec.baseline) ? spec.baseline : undefined,
     parameters,
     // The reports live in --out beside the CSVs: name them relative to it, never by this machine's absolute path.
-    files: { detail: path.relative(path.dirname(paths.markdown), paths.detail), summary: path.relative(path.dirname(paths.markdown), paths.summary) },
+    files: {
+      detail: path.relative(path.dirname(paths.markdown), paths.detail),
+      summary: path.relative(path.dirname(paths.markdown), paths.summary),
+      series: path.relative(path.dirname(paths.markdown), paths.series),
+    },
     only: only.length > 0 ? scenarios.map((s) => s.name) : undefined,
   };
 }
