@@ -304,7 +304,7 @@ describe('--html', () => {
     expect(nowhere.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('pages open in headless Chromium with their charts; a screenshot is kept in the output folder', (ctx) => {
+  it('the page opens in headless Chromium with its charts; its screenshot goes to the test output folder', (ctx) => {
     needChromium(ctx, 'the --html page');
     expect(pages.run, 'a run wrote an --html page above').toBeDefined();
     const shot = path.join(out, 'run.png');
