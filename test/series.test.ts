@@ -3,10 +3,11 @@
  * in both engines, against a real redis-server.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { needChromium, renderPage } from './helpers/chromium.js';
 import { engines } from './helpers/engines.js';
 import { CLI, runCli, runJson, startRedis, type CliRun, type RedisServer } from './helpers/servers.js';
 
@@ -50,6 +51,27 @@ function runWatching(args: string[], onLine: () => void): Promise<CliRun> {
 }
 
 type Buckets = { buckets: [number, number][] };
+
+/** This file's output folder: the --html pages and their screenshot. */
+const out = mkdtempSync(path.join(tmpdir(), 'respbench-series-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+/** The page a run below wrote, for the Chromium test at the end (merge's is the same page: its structure is checked from the file). */
+const pages: { run?: string } = {};
+
+/** An over-time chart of a page, by kind. */
+function chart(html: string, kind: 'throughput' | 'latency'): string {
+  const m = html.match(new RegExp(`<svg class="chart overtime ${kind}"[\\s\\S]*?</svg>`, 'g'));
+  expect(m, `one ${kind} chart`).toHaveLength(1);
+  return m![0];
+}
+
+/** The dots of one line of a chart (the <g class="series"> whose data-* match), as [t, v]. */
+function line(svg: string, data: Record<string, string>): { t: number; v: number }[] {
+  const groups = svg.match(/<g class="series"[^>]*>[\s\S]*?<\/g>/g) ?? [];
+  const g = groups.find((x) => Object.entries(data).every(([k, v]) => x.slice(0, x.indexOf('>')).includes(` data-${k}="${v}"`)));
+  expect(g, `a line with ${JSON.stringify(data)}`).toBeDefined();
+  return [...g!.matchAll(/<circle class="point[^"]*" data-t="([\d.]+)" data-v="([\d.e+-]+)"/g)].map((m) => ({ t: Number(m[1]), v: Number(m[2]) }));
+}
 const countOf = (h: Buckets) => h.buckets.reduce((n, [, c]) => n + c, 0);
 
 describe.each(engines())('engine %s', (engineName) => {
@@ -119,7 +141,8 @@ describe.each(engines())('engine %s', (engineName) => {
   it('a DEBUG SLEEP 1 stall shows in the series at the second it happened', async () => {
     redis.cli('FLUSHALL');
     let sentAt = 0;
-    const run = await runWatching([...engine, '--port', String(redis.port), '--duration', '5s', '--interval', '1s', '--json', '-c', '2', '--pipeline', '4', '--keyspace', '1000'], () => {
+    const html = path.join(out, `stall-${engineName}.html`);
+    const run = await runWatching([...engine, '--port', String(redis.port), '--duration', '5s', '--interval', '1s', '--json', '--html', html, '-c', '2', '--pipeline', '4', '--keyspace', '1000'], () => {
       // About 1 s into the phase: stall the server from about 2.2 s to 3.2 s.
       setTimeout(() => {
         sentAt = Date.now();
@@ -142,6 +165,33 @@ describe.each(engines())('engine %s', (engineName) => {
     // No interval before the stall saw anything like it.
     const stalledAt = series.findIndex((e) => span(e)[1] > sentAt);
     expect(series.slice(0, stalledAt).every((e) => e.latencyUs.max < 500_000)).toBe(true);
+
+    // The --html page charts the same series: a dot per interval at its middle, the stall a dip in
+    // throughput where the server slept and a peak of the slowest reply where it woke.
+    const page = readFileSync(html, 'utf8');
+    pages.run = html;
+    const tput = chart(page, 'throughput');
+    const lat = chart(page, 'latency');
+    expect(tput).toContain('seconds into the measured phase</text>');
+    expect(tput).toContain('ops/s per interval</text>');
+    expect(lat).toContain('latency per interval (log scale)</text>');
+    const ops = line(tput, { command: 'Totals' });
+    expect(ops).toHaveLength(series.length);
+    ops.forEach((p, i) => {
+      expect(p.t).toBeCloseTo(series[i].startSec + series[i].durationSec / 2, 2);
+      expect(p.v).toBeCloseTo(series[i].opsPerSec, 2);
+    });
+    const max = line(lat, { command: 'Totals', percentile: 'max' });
+    expect(max).toHaveLength(series.length);
+    expect(max.findIndex((p) => p.v >= 800_000)).toBe(slow);
+    expect(line(lat, { command: 'Totals', percentile: 'p99' })).toHaveLength(series.length);
+    // The intervals the server slept in lost about a second of replies between them: the lowest of
+    // them is below the best interval outside the stall by a margin a busy machine keeps.
+    const inStall = series.map((e) => span(e)[0] < sentAt + 1000 && span(e)[1] > sentAt);
+    const during = ops.filter((_, i) => inStall[i]).map((p) => p.v);
+    const outside = ops.filter((_, i) => !inStall[i] && i < series.length - 1).map((p) => p.v);
+    expect(during.length).toBeGreaterThanOrEqual(1);
+    expect(Math.min(...during)).toBeLessThan(0.8 * Math.max(...outside));
   });
 
   it('--percentiles chooses the table columns and the JSON percentiles, per command too', async () => {
@@ -198,9 +248,16 @@ describe.each(engines())('engine %s', (engineName) => {
         writeFileSync(f, p.stdout);
         return f;
       });
-      const merged = await runCli(['merge', ...files, '--json']);
+      const mergedHtml = path.join(out, `merged-${engineName}.html`);
+      const merged = await runCli(['merge', ...files, '--json', '--html', mergedHtml]);
       expect(merged.code).toBe(0);
       const m = JSON.parse(merged.stdout);
+      // The merged result's page: its series over time, a dot per merged interval, per command too.
+      const page = readFileSync(mergedHtml, 'utf8');
+      expect(page).toContain('merged from 3 results (--client-count 3)');
+      expect(line(chart(page, 'throughput'), { command: 'Totals' }).map((p) => p.v)).toEqual(m.series.map((e: Entry) => Number(e.opsPerSec.toFixed(3))));
+      expect(line(chart(page, 'throughput'), { command: 'SET' })).toHaveLength(m.series.length);
+      expect(line(chart(page, 'latency'), { command: 'GET', percentile: 'p99' })).toHaveLength(m.series.length);
       const one = single.result;
       // Misses (and so bytes in) depend on whether a key's write came before its read: timing, not traffic.
       for (const k of ['requests', 'sets', 'gets', 'ok', 'errors', 'mismatches', 'bytesOut']) expect([k, m[k]]).toEqual([k, one[k]]);
@@ -233,5 +290,30 @@ describe.each(engines())('engine %s', (engineName) => {
     const result = JSON.parse(run.stdout);
     expect(result.perCommand.map((r: { command: string }) => r.command)).toEqual(['LPUSH', 'Totals']);
     expect(result.perCommand[0].requests).toBe(2000);
+  });
+});
+
+describe('--html', () => {
+  it('is refused, before anything runs, with -t or where it cannot be written', async () => {
+    const suite = await runCli(['--port', '1', '-t', 'set', '--html', path.join(out, 'x.html')]);
+    expect(suite.code).toBe(2);
+    expect(suite.stderr).toContain('--html charts one run: it does not go with -t/--tests');
+    const nowhere = await runCli(['--port', '1', '-n', '10', '--html', path.join(out, 'no', 'such', 'dir', 'x.html')]);
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toMatch(/--html .*x\.html: cannot write there: /);
+    expect(nowhere.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('the page opens in headless Chromium with its charts; its screenshot goes to the test output folder', (ctx) => {
+    needChromium(ctx, 'the --html page');
+    expect(pages.run, 'a run wrote an --html page above').toBeDefined();
+    const shot = path.join(out, 'run.png');
+    const { dom, pngBytes } = renderPage(pages.run!, shot, '1000,1600');
+    expect(dom.match(/<svg class="chart overtime throughput"/g)).toHaveLength(1);
+    expect(dom.match(/<svg class="chart overtime latency"/g)).toHaveLength(1);
+    expect(dom).toContain('<th>command</th><th>requests</th><th>ops/s</th>');
+    expect(dom).toMatch(/<li>command line: respbench .*--html /);
+    expect(pngBytes).toBeGreaterThan(10_000);
+    expect(existsSync(shot)).toBe(true);
   });
 });

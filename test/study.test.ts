@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { childPids } from './faults/harness.js';
+import { needChromium, renderPage } from './helpers/chromium.js';
 import { CLI, freePort, liveProcesses, REPO, runCli } from './helpers/servers.js';
 
 // csv-parse is a dev dependency of @respbench/report; the root has no copy.
@@ -39,6 +40,8 @@ interface Outputs {
   summary: Record<string, string>[];
   markdown: string;
   htmlPath: string;
+  /** The series CSV: a row per run per interval. */
+  series: Record<string, string>[];
   files: string[];
 }
 
@@ -54,6 +57,7 @@ function readOutputs(out: string): Outputs {
     summary: parse(readFileSync(pick(/_summary_\d{8}_\d{6}\.csv$/), 'utf8'), { columns: true }),
     markdown: readFileSync(pick(/_\d{8}_\d{6}\.md$/), 'utf8'),
     htmlPath: pick(/_\d{8}_\d{6}\.html$/),
+    series: parse(readFileSync(pick(/_series_\d{8}_\d{6}\.csv$/), 'utf8'), { columns: true }),
     files,
   };
 }
@@ -100,17 +104,33 @@ groups:
   let run: Awaited<ReturnType<typeof runCli>>;
   let outputs: Outputs;
 
-  it('runs to the end and writes the four files', async () => {
+  it('runs to the end and writes the five files', async () => {
     const before = studyDirs();
     run = await runCli(['study', file, '--out', out], 90_000);
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(run.code, run.stderr).toBe(0);
     outputs = readOutputs(out);
-    expect(outputs.files).toHaveLength(4);
+    expect(outputs.files).toHaveLength(5);
     expect(outputs.files.every((f) => f.startsWith('two_presets_'))).toBe(true);
     htmlFromTwoPresets = outputs.htmlPath;
     expect(redisLeftovers(outputs.detail)).toEqual([]);
     expect(studyDirs().filter((d) => !before.includes(d))).toEqual([]);
+  });
+
+  it('writes each run\'s time series beside the detail CSV: a row per interval, adding up to the run', () => {
+    const runs = new Map<string, Record<string, string>[]>();
+    for (const r of outputs.series) {
+      const key = `${r.scenario}/${r.mode}/${r.round}`;
+      runs.set(key, [...(runs.get(key) ?? []), r]);
+    }
+    expect([...runs.keys()].sort()).toEqual(outputs.detail.map((r) => `${r.scenario}/${r.mode}/${r.round}`).sort());
+    for (const d of outputs.detail) {
+      const rows = runs.get(`${d.scenario}/${d.mode}/${d.round}`)!;
+      expect(rows.map((r) => Number(r.interval))).toEqual(rows.map((_, i) => i));
+      expect(rows.reduce((n, r) => n + Number(r.requests), 0)).toBe(Number(d.answered));
+      expect(rows.every((r) => r.target === d.target && r.engine === d.engine && Number(r.ops_per_sec) > 0 && Number(r.p99_us) >= Number(r.p50_us))).toBe(true);
+      expect(Date.parse(rows[0].time)).toBeGreaterThan(0);
+    }
   });
 
   it('has one detail row per scenario, mode and round, all clean', () => {
@@ -448,51 +468,41 @@ groups:
 });
 
 describe('the HTML report', () => {
-  const chromium = ['chromium', 'chromium-browser'].find((b) => spawnSync('sh', ['-c', `command -v ${b}`]).status === 0);
-
   it('opens in headless Chromium and shows its charts', (ctx) => {
-    if (!chromium) {
-      // The default reporter shows a skip as a bare count; say which test and why.
-      const why = 'chromium is not installed (apt-get install -y chromium): the HTML report was not rendered';
-      console.warn(`SKIPPED "the HTML report opens in headless Chromium": ${why}`);
-      ctx.skip(why);
-    }
+    needChromium(ctx, 'the study HTML report');
     expect(htmlFromTwoPresets, 'the two-preset study ran first and wrote an HTML report').not.toBeNull();
-    const profile = mkdtempSync(path.join(tmpdir(), 'respbench-chromium-'));
-    try {
-      const args = [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        `--user-data-dir=${profile}`,
-      ];
-      const dom = spawnSync(chromium!, [...args, '--dump-dom', `file://${htmlFromTwoPresets}`], { encoding: 'utf8', timeout: 60_000 });
-      expect(dom.status, dom.stderr).toBe(0);
-      const html = dom.stdout;
-      expect(html).toContain(REDIS_TITLE);
-      expect(html.match(/<svg class="chart throughput"/g)).toHaveLength(1);
-      expect(html.match(/<svg class="chart latency"/g)).toHaveLength(1);
-      // One bar per scenario and mode, with the rounds as dots.
-      expect(html.match(/<g class="bar"/g)).toHaveLength(4);
-      expect((html.match(/<circle[^>]*class="round"/g) ?? []).length).toBe(8);
-      expect(html.match(/<g class="latency"/g)).toHaveLength(4);
-      // The table carries the merged latency; each mean sits in one column right of the plot; no label repeats its tag.
-      expect(html).toContain('<th>p50(us)</th><th>p99(us)</th><th>p99.9(us)</th>');
-      const means = [...html.matchAll(/<text x="([\d.]+)"[^>]*class="value mean"/g)].map((m) => m[1]);
-      expect(means).toHaveLength(4);
-      expect(new Set(means).size).toBe(1);
-      expect(html).not.toContain('none (none)');
-      const shot = path.join(profile, 'report.png');
-      const png = spawnSync(chromium!, [...args, '--window-size=1000,1400', `--screenshot=${shot}`, `file://${htmlFromTwoPresets}`], { encoding: 'utf8', timeout: 60_000 });
-      expect(png.status, png.stderr).toBe(0);
-      expect(readFileSync(shot).length).toBeGreaterThan(10_000);
-    } finally {
-      rmSync(profile, { recursive: true, force: true });
+    // The screenshot goes beside the report, in the study's output folder.
+    const shot = path.join(path.dirname(htmlFromTwoPresets!), 'report.png');
+    const { dom: html, pngBytes } = renderPage(htmlFromTwoPresets!, shot, '1000,2600');
+    expect(html).toContain(REDIS_TITLE);
+    expect(html.match(/<svg class="chart throughput"/g)).toHaveLength(1);
+    expect(html.match(/<svg class="chart latency"/g)).toHaveLength(1);
+    // One bar per scenario and mode, with the rounds as dots.
+    expect(html.match(/<g class="bar"/g)).toHaveLength(4);
+    expect((html.match(/<circle[^>]*class="round"/g) ?? []).length).toBe(8);
+    expect(html.match(/<g class="latency"/g)).toHaveLength(4);
+    // The table carries the merged latency; each mean sits in one column right of the plot; no label repeats its tag.
+    expect(html).toContain('<th>p50(us)</th><th>p99(us)</th><th>p99.9(us)</th>');
+    const means = [...html.matchAll(/<text x="([\d.]+)"[^>]*class="value mean"/g)].map((m) => m[1]);
+    expect(means).toHaveLength(4);
+    expect(new Set(means).size).toBe(1);
+    expect(html).not.toContain('none (none)');
+    // Over time, per mode: throughput and p99, a line per scenario and round, a dot per interval of the series CSV (linked, relative).
+    const { series, files } = readOutputs(path.dirname(htmlFromTwoPresets!));
+    const seriesName = files.find((f) => f.includes('_series_'))!;
+    expect(html).toContain(`<a href="${seriesName}">${seriesName}</a>`);
+    for (const kind of ['throughput', 'latency']) {
+      const svgs = html.match(new RegExp(`<svg class="chart overtime ${kind}"[\\s\\S]*?</svg>`, 'g'))!;
+      expect(svgs, kind).toHaveLength(2);
+      svgs.forEach((svg, i) => {
+        const mode = ['set', 'get'][i];
+        expect(svg.match(/<g class="series"/g), `${kind} ${mode}`).toHaveLength(4);
+        expect(svg.match(/<circle class="point/g)!.length, `${kind} ${mode}`).toBe(series.filter((r) => r.mode === mode).length);
+        expect(svg).toContain('seconds into the measured phase</text>');
+        expect(svg).toContain(kind === 'throughput' ? 'ops/s per interval</text>' : 'p99 per interval (log scale)</text>');
+      });
     }
+    expect(pngBytes).toBeGreaterThan(10_000);
   });
 });
 
@@ -596,8 +606,8 @@ describe('target output', () => {
     expect(code, study.output().stderr).toBe(0);
     const o = readOutputs(out);
     expect(o.detail.map((r) => r.status)).toEqual(Array(20).fill('ok'));
-    // All went well: the four reports, no log.
-    expect(o.files).toHaveLength(4);
+    // All went well: the five reports, no log.
+    expect(o.files).toHaveLength(5);
   });
 
   it('a target that fails to start: its log is kept and named with its last lines; the CSV shows the command as it ran', async () => {
@@ -673,10 +683,11 @@ describe('outputs on bad disks', () => {
     const mnt = mountTmpfs('size=64k');
     if (!mnt) return ctx.skip('cannot mount a tmpfs here (needs root)');
     try {
-      // Leave about 20 kB: room for the first rows, not for forty.
+      // Leave about 24 kB (tmpfs gives each file whole 4 kB pages: one per output file at the
+      // start, five of them with the series CSV): room for the first rows, not for forty.
       const filler = path.join(mnt, 'filler');
       try {
-        for (let i = 0; i < 11; i++) appendFileSync(filler, Buffer.alloc(4096));
+        for (let i = 0; i < 10; i++) appendFileSync(filler, Buffer.alloc(4096));
       } catch (err) {
         expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
       }
@@ -735,6 +746,7 @@ describe('a study of many rounds', () => {
     const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     // Watch the files' inodes: a rewrite (temp file renamed over) gives a new one, an append keeps it.
     const detailInodes = new Set<number>();
+    const seriesInodes = new Set<number>();
     const markdownInodes = new Set<number>();
     const started = Date.now();
     let done = false;
@@ -743,6 +755,7 @@ describe('a study of many rounds', () => {
       try {
         for (const f of readdirSync(out)) {
           if (/_detail_.*\.csv$/.test(f)) detailInodes.add(statSync(path.join(out, f)).ino);
+          if (/_series_.*\.csv$/.test(f)) seriesInodes.add(statSync(path.join(out, f)).ino);
           if (/\.md$/.test(f)) markdownInodes.add(statSync(path.join(out, f)).ino);
         }
       } catch {
@@ -756,6 +769,7 @@ describe('a study of many rounds', () => {
     expect(o.detail).toHaveLength(60);
     // Written whole at the start, at the first row (its columns) and at the end; appended otherwise.
     expect(detailInodes.size).toBeLessThanOrEqual(4);
+    expect(seriesInodes.size).toBeLessThanOrEqual(4);
     expect(markdownInodes.size).toBeLessThanOrEqual(Math.ceil(seconds / 5) + 3);
     expect(o.markdown).toContain('| demo | set |');
   });

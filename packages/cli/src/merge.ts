@@ -11,6 +11,7 @@ import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import type { Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { Exit, EXIT } from './exit.js';
 import type { CliIo } from './io.js';
+import { checkHtmlTarget, writeRunHtml } from './html-report.js';
 import { formatHuman, formatJson } from './output.js';
 import { printable } from './printable.js';
 import { exitCodeFor, finishResult, type RunResult } from './run.js';
@@ -35,13 +36,17 @@ export function registerMergeCommand(program: Command, io: CliIo): void {
     .description('add up the --json results of several load machines (--client-index/--client-count) into one')
     .argument('<results...>', 'the machines\' --json files')
     .option('--json', 'print the merged result as JSON', false)
-    .action((files: string[], opts: { json: boolean }) => {
+    .option('--html <file>', 'also write the merged result as an HTML page (figures per command, throughput and p50/p99 over time)')
+    .action((files: string[], opts: { json: boolean; html?: string }) => {
+      if (opts.html !== undefined) checkHtmlTarget(opts.html);
       const runs = files.map((f) => readResult(f));
       const { result, warnings } = mergeResults(runs, files);
       for (const w of warnings) io.stderr(`respbench: warning: ${w}\n`);
       io.stdout(`${opts.json ? formatJson(result) : formatHuman(result)}\n`);
+      const written = opts.html === undefined || writeRunHtml(opts.html, result, warnings, io.stderr);
       const code = exitCodeFor(result);
       if (code !== EXIT.ok) throw new Exit(code);
+      if (!written) throw new Exit(EXIT.failed);
     });
 }
 

@@ -3,6 +3,7 @@
  * `-t` suite) → output and exit status.
  */
 import { engineForCommand } from './engines.js';
+import { checkHtmlTarget, writeRunHtml } from './html-report.js';
 import { Exit, EXIT } from './exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
 import type { CliIo } from './io.js';
@@ -40,6 +41,8 @@ export type RunFlags = RawRunOptions & {
   clientCount?: string;
   /** The arguments respbench was given, for the result's metadata (masked there). */
   argv?: readonly string[];
+  /** --html <file>: the run as a page, with its time series charted. */
+  html?: string;
 };
 
 /** Most load machines one result may come from. */
@@ -82,6 +85,10 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     throw new UsageError(`${plan.socket !== null ? '-s/--socket' : '--tls'} does not go with --embedded (the demo server listens on plain TCP)`);
   }
   if (tests && command) throw new UsageError(`-t/--tests and a command on the line (${command.join(' ')}) do not go together: give one`);
+  if (opts.html !== undefined) {
+    if (tests) throw new UsageError('--html charts one run: it does not go with -t/--tests');
+    checkHtmlTarget(opts.html);
+  }
   // redis-benchmark's habits: its defaults, key names and -r meaning (see withBenchmarkDefaults).
   if (tests || command) {
     checkSuiteFlags(plan, given, tests ? '-t/--tests' : 'a command on the line');
@@ -177,6 +184,8 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     const hint = closedEarlyHint(result);
     if (hint && opts.json) io.stderr(`respbench: ${hint}\n`);
   }
+  const written = opts.html === undefined || writeRunHtml(opts.html, result, [], io.stderr);
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);
+  if (!written) throw new Exit(EXIT.failed);
 }

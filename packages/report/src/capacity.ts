@@ -4,7 +4,8 @@
  * horizontal lines and the capacity found as a vertical one, as inline SVG;
  * and a self-contained HTML page around it (`respbench capacity --html`).
  */
-import { escapeXml, niceCeil, shortNumber } from './svg.js';
+import { htmlPage, htmlTable, metaList } from './page.js';
+import { escapeXml, logTicks, niceCeil, shortNumber, usLabel } from './svg.js';
 
 export interface CapacityPoint {
   targetRate: number;
@@ -35,24 +36,6 @@ const SERIES = [
 
 function sloColor(name: string): string {
   return SERIES.find(([, n]) => n === name)?.[2] ?? '#7a7a7a';
-}
-
-/** Log-scale ticks: 1, 2, 5 × 10^k within [lo, hi]. */
-function logTicks(lo: number, hi: number): number[] {
-  const out: number[] = [];
-  for (let k = Math.floor(Math.log10(lo)); k <= Math.ceil(Math.log10(hi)); k++) {
-    for (const m of [1, 2, 5]) {
-      const v = m * 10 ** k;
-      if (v >= lo && v <= hi) out.push(v);
-    }
-  }
-  return out;
-}
-
-function usLabel(us: number): string {
-  if (us >= 1e6) return `${shortNumber(us / 1e6)} s`;
-  if (us >= 1000) return `${shortNumber(us / 1000)} ms`;
-  return `${shortNumber(us)} us`;
 }
 
 /** Latency (log axis, us) against achieved ops/s, one line per percentile in the order the load rose. */
@@ -115,24 +98,6 @@ export function capacityChart(input: CapacityChartInput): string {
   return `<svg class="chart capacity" xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="latency percentiles against achieved throughput">${parts.join('')}</svg>`;
 }
 
-const STYLE = `
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif; margin: 24px auto; max-width: 960px; padding: 0 16px; color: #222; }
-h1 { font-size: 22px; margin: 0 0 8px; }
-h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
-ul.meta { margin: 0; padding-left: 18px; color: #444; }
-p.answer { font-size: 16px; font-weight: 600; }
-table { border-collapse: collapse; margin: 8px 0 4px; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid #ddd; padding: 3px 8px; }
-th { background: #f4f4f4; font-weight: 600; white-space: nowrap; }
-td.num { text-align: right; }
-td.bad { color: #c0392b; }
-svg.chart { display: block; max-width: 100%; height: auto; margin: 6px 0; }
-svg .grid { stroke: #e6e6e6; stroke-width: 1; }
-svg .tick, svg .legend, svg .axis { font-size: 11px; fill: #555; }
-svg .label { font-size: 12px; fill: #222; }
-svg .nodata { font-size: 12px; fill: #c0392b; }
-`;
-
 export interface CapacityPage {
   title: string;
   /** Lines under the title: target, engine, workload, SLO. */
@@ -148,41 +113,13 @@ export interface CapacityPage {
 
 /** One page: the answer, the chart and the table of steps; no script, nothing fetched. */
 export function capacityHtml(page: CapacityPage): string {
-  const head = `<tr>${page.table.header.map((h) => `<th>${escapeXml(h)}</th>`).join('')}</tr>`;
-  const body = page.table.rows
-    .map((r, i) => {
-      const cells = r.map((c, j) => {
-        const cls = [page.table.numeric[j] ? 'num' : '', page.table.bad(i, j) ? 'bad' : ''].filter((x) => x !== '').join(' ');
-        return `<td${cls ? ` class="${cls}"` : ''}>${escapeXml(c)}</td>`;
-      });
-      return `<tr>${cells.join('')}</tr>`;
-    })
-    .join('\n');
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeXml(page.title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<h1>${escapeXml(page.title)}</h1>
-<ul class="meta">
-${page.meta.map((l) => `<li>${escapeXml(l)}</li>`).join('\n')}
-</ul>
+  const cls = (i: number, j: number) => [page.table.numeric[j] ? 'num' : '', page.table.bad(i, j) ? 'bad' : ''].filter((x) => x !== '').join(' ');
+  const body = `${metaList(page.meta)}
 <p class="answer">${escapeXml(page.answer)}</p>
 ${page.notes.map((n) => `<p>${escapeXml(n)}</p>`).join('\n')}
 <h2>Latency against throughput</h2>
 ${capacityChart(page.chart)}
 <h2>Steps</h2>
-<table>
-<thead>${head}</thead>
-<tbody>
-${body}
-</tbody>
-</table>
-</body>
-</html>
-`;
+${htmlTable(page.table.header, page.table.rows, cls)}`;
+  return htmlPage({ title: page.title, body });
 }

@@ -158,3 +158,59 @@ export function summaryCsv(summaries: SummaryRow[], baseline?: string): string {
   });
   return stringify(records, { header: true, columns: summaryColumns(summaries, baseline) });
 }
+
+/** The series CSV's columns: one row per run per interval. */
+export const SERIES_COLUMNS = [
+  'group',
+  'scenario',
+  'target',
+  'mode',
+  'round',
+  'status',
+  'engine',
+  'interval',
+  'time',
+  't_s',
+  'duration_s',
+  'requests',
+  'ops_per_sec',
+  'p50_us',
+  'p99_us',
+  'max_us',
+  'errors',
+  'misses',
+  'mismatches',
+] as const;
+
+/**
+ * Every run's time series, a row per interval (the runs in order, their
+ * intervals in order): what the HTML report's over-time charts draw. Runs
+ * without a series (no figures) have no rows. `header: false` for rows to
+ * append to a file that has the header already.
+ */
+export function seriesCsv(rows: RunRow[], header = true): string {
+  const records: Cell[][] = rows.flatMap((r) =>
+    (r.series ?? []).map((p, i) => [
+      r.group,
+      r.scenario,
+      r.target,
+      r.mode,
+      r.round,
+      r.status,
+      r.engine,
+      i,
+      p.time ?? null,
+      num(p.startSec, 6),
+      num(p.durationSec, 6),
+      p.requests,
+      num(p.opsPerSec, 3),
+      num(p.latencyUs.p50, 3),
+      num(p.latencyUs.p99, 3),
+      num(p.latencyUs.max, 3),
+      p.errors,
+      p.misses ?? null,
+      p.mismatches ?? null,
+    ]),
+  );
+  return stringify(records, { header, columns: [...SERIES_COLUMNS] });
+}

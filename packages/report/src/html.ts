@@ -6,49 +6,15 @@
 import type { SummaryRow } from './aggregate.js';
 import { labelsFor, localDateTime, type Labels } from './labels.js';
 import { byGroup, groupLine, preambleLines, shortRowsLine, tableCells } from './markdown.js';
-import type { Lang, StudyInfo } from './rows.js';
+import type { Lang, RunRow, StudyInfo } from './rows.js';
+import { latencyPoints, lineColor, overTimeChart, seriesEnd, throughputPoints, type ChartLine } from './series.js';
+import { htmlPage, htmlTable } from './page.js';
 import { escapeXml, latencyChart, throughputChart } from './svg.js';
 
-const STYLE = `
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "Noto Sans", "Noto Sans CJK SC", sans-serif; margin: 24px auto; max-width: 960px; padding: 0 16px; color: #222; }
-h1 { font-size: 22px; margin: 0 0 8px; }
-h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
-h3 { font-size: 15px; margin: 18px 0 6px; color: #444; }
-ul.meta { margin: 0; padding-left: 18px; color: #444; }
-p.note { color: #666; font-size: 12px; margin: 4px 0; }
-p.group { color: #444; margin: 4px 0; }
-p.warn, li.warn { color: #a35a00; }
-table { border-collapse: collapse; margin: 8px 0 4px; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid #ddd; padding: 3px 8px; }
-th { background: #f4f4f4; font-weight: 600; white-space: nowrap; }
-td.num { text-align: right; }
-td.bad { color: #c0392b; }
-svg.chart { display: block; max-width: 100%; height: auto; margin: 6px 0; }
-svg .grid { stroke: #e6e6e6; stroke-width: 1; }
-svg .tick, svg .legend, svg .value, svg .axis { font-size: 11px; fill: #555; }
-svg .label { font-size: 12px; fill: #222; }
-svg .nodata { font-size: 12px; fill: #c0392b; }
-svg .whisker { stroke: #222; stroke-width: 1.3; }
-svg .round { fill: #fff; stroke: #222; stroke-width: 1; }
-svg .span { stroke: #aaa; stroke-width: 2; }
-`;
-
-function htmlTable(summaries: SummaryRow[], lang: Lang, baseline?: string): string {
+function summaryTable(summaries: SummaryRow[], lang: Lang, baseline?: string): string {
   const { header, rows } = tableCells(summaries, { lang, baseline, latency: true });
   const t = labelsFor(lang);
-  const head = `<tr>${header.map((h) => `<th>${escapeXml(h)}</th>`).join('')}</tr>`;
-  const body = rows
-    .map(
-      (r) =>
-        `<tr>${r
-          .map((c, i) => {
-            const cls = i < 2 ? '' : c === t.failed ? ' class="num bad"' : ' class="num"';
-            return `<td${cls}>${escapeXml(c)}</td>`;
-          })
-          .join('')}</tr>`,
-    )
-    .join('\n');
-  return `<table>\n<thead>${head}</thead>\n<tbody>\n${body}\n</tbody>\n</table>`;
+  return htmlTable(header, rows, (r, c) => (c < 2 ? '' : rows[r][c] === t.failed ? 'num bad' : 'num'));
 }
 
 function shortNote(summaries: SummaryRow[], t: Labels): string {
@@ -67,7 +33,39 @@ function preambleItem(line: string, study: StudyInfo, t: Labels, warning: string
   return `<li${line === warning ? ' class="warn"' : ''}>${escapeXml(line)}</li>`;
 }
 
-export function htmlReport(summaries: SummaryRow[], study: StudyInfo, lang: Lang = 'en'): string {
+/**
+ * Per mode of the group, each ok round's time series over time: throughput
+ * and p99, a line per scenario and round (a colour per scenario). Nothing
+ * when no row has a series (rows from before series existed).
+ */
+function overTimeCharts(summaries: SummaryRow[], rows: RunRow[], t: Labels): string {
+  const scenarios = [...new Set(summaries.map((s) => s.scenario))];
+  const label = new Map(summaries.map((s) => [s.scenario, s.label]));
+  const out: string[] = [];
+  for (const mode of [...new Set(summaries.map((s) => s.mode))]) {
+    const runs = rows.filter((r) => r.mode === mode && r.status === 'ok' && scenarios.includes(r.scenario) && (r.series?.length ?? 0) > 0);
+    if (runs.length === 0) continue;
+    const many = Math.max(...scenarios.map((sc) => runs.filter((r) => r.scenario === sc).length)) > 1;
+    const line = (r: RunRow, points: ChartLine['points']): ChartLine => ({
+      name: `${label.get(r.scenario) ?? r.scenario} · ${t.round(r.round)}`,
+      color: lineColor(scenarios.indexOf(r.scenario)),
+      points,
+      faint: many,
+      data: { scenario: r.scenario, target: r.target, mode: r.mode, round: String(r.round) },
+    });
+    const legend = scenarios.filter((sc) => runs.some((r) => r.scenario === sc)).map((sc) => ({ text: label.get(sc) ?? sc, color: lineColor(scenarios.indexOf(sc)) }));
+    const common = { legend, xLabel: t.secondsAxis, noData: t.noData, xEnd: Math.max(...runs.map((r) => seriesEnd(r.series!))) };
+    out.push(`<h3>${escapeXml(t.overTimeThroughput(mode))}</h3>`);
+    out.push(overTimeChart({ ...common, kind: 'throughput', yLabel: t.intervalOpsAxis, ariaLabel: t.overTimeThroughput(mode), lines: runs.map((r) => line(r, throughputPoints(r.series!))) }));
+    out.push(`<h3>${escapeXml(t.overTimeLatency(mode))}</h3>`);
+    out.push(overTimeChart({ ...common, kind: 'latency', yLabel: t.intervalP99Axis, ariaLabel: t.overTimeLatency(mode), lines: runs.map((r) => line(r, latencyPoints(r.series!, 'p99'))) }));
+  }
+  if (out.length > 0) out.push(`<p class="note">${escapeXml(t.overTimeNote)}</p>`);
+  return out.join('\n');
+}
+
+/** `rows`: the study's runs, whose time series draw the over-time charts (none without them). */
+export function htmlReport(summaries: SummaryRow[], study: StudyInfo, lang: Lang = 'en', rows: RunRow[] = []): string {
   const t = labelsFor(lang);
   const groups = byGroup(summaries, study);
   // One throughput axis and one latency axis for the whole page, so bars in
@@ -88,27 +86,19 @@ ${throughputChart(g.summaries, study.modes, t, scaleMax)}
 <h3>${escapeXml(t.latencyChart)}</h3>
 ${latencyChart(g.summaries, t, range)}
 <p class="note">${escapeXml(t.latencyNote)}</p>
-${htmlTable(g.summaries, lang, study.baseline)}
+${overTimeCharts(g.summaries, rows, t)}
+${summaryTable(g.summaries, lang, study.baseline)}
 ${shortNote(g.summaries, t)}
 </section>`,
   );
-  return `<!doctype html>
-<html lang="${lang === 'zh' ? 'zh-CN' : 'en'}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeXml(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<h1>${escapeXml(title)}</h1>
-<ul class="meta">
+  // The series CSV (each run's intervals, what the over-time charts draw) is linked here only: the Markdown names the two tables.
+  const series = study.files?.series;
+  const seriesItem = series ? `\n<li>${escapeXml(t.seriesFile)}: <a href="${escapeXml(encodeURI(series))}">${escapeXml(series)}</a></li>` : '';
+  const body = `<ul class="meta">
 ${preambleLines(study, t, summaries)
   .map((l) => preambleItem(l, study, t, shortWarning))
-  .join('\n')}
+  .join('\n')}${seriesItem}
 </ul>
-${sections.join('\n')}
-</body>
-</html>
-`;
+${sections.join('\n')}`;
+  return htmlPage({ title, lang: lang === 'zh' ? 'zh-CN' : 'en', body });
 }

@@ -44,6 +44,15 @@ export interface Labels {
   shortRuns: (short: number, runs: number) => string;
   /** Under a table: the rows with short rounds. */
   shortRows: string;
+  /** The over-time charts (each run's time series), per mode. */
+  overTimeThroughput: (mode: string) => string;
+  overTimeLatency: (mode: string) => string;
+  secondsAxis: string;
+  intervalOpsAxis: string;
+  intervalP99Axis: string;
+  overTimeNote: string;
+  /** The series CSV's line in the HTML preamble. */
+  seriesFile: string;
 }
 
 const en: Labels = {
@@ -83,6 +92,13 @@ const en: Labels = {
   shortRuns: (short, runs) =>
     `warning: ${short} of ${runs} finished run${runs === 1 ? '' : 's'} too short to mean much (under 1 s, or under 10 × pipeline × connections requests): raise requests or set a duration`,
   shortRows: 'too short to mean much',
+  overTimeThroughput: (mode) => `Throughput over time (${mode}): ops/s per interval, a line per scenario and round`,
+  overTimeLatency: (mode) => `p99 latency over time (${mode}): per interval, a line per scenario and round`,
+  secondsAxis: 'seconds into the measured phase',
+  intervalOpsAxis: 'ops/s per interval',
+  intervalP99Axis: 'p99 per interval (log scale)',
+  seriesFile: 'series (a row per run per interval)',
+  overTimeNote: "Each ok round's time series (the series CSV); one dot per interval, at its middle; a hollow dot on the bottom edge is an interval without replies.",
 };
 
 const zh: Labels = {
@@ -121,6 +137,13 @@ const zh: Labels = {
   verifyFailed: (runs) => `开启，${runs} 次运行校验失败`,
   shortRuns: (short, runs) => `警告：${runs} 次完成的运行中有 ${short} 次太短，数据参考意义不大（不足 1 秒，或请求数不足 10 × pipeline × 连接数）：请加大请求数或设置时长`,
   shortRows: '运行太短，参考意义不大',
+  overTimeThroughput: (mode) => `吞吐随时间变化（${mode}）：每个区间的 ops/s，每个场景每一轮一条线`,
+  overTimeLatency: (mode) => `p99 延迟随时间变化（${mode}）：每个区间，每个场景每一轮一条线`,
+  secondsAxis: '测量阶段开始后的秒数',
+  intervalOpsAxis: '每区间 ops/s',
+  intervalP99Axis: '每区间 p99（对数坐标）',
+  seriesFile: '时间序列（每次运行每个区间一行）',
+  overTimeNote: '每个成功轮次的时间序列（见 series CSV）；每个区间一个点，位于区间中点；底边上的空心点表示该区间没有回复。',
 };
 
 export function labelsFor(lang: Lang = 'en'): Labels {

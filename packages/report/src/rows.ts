@@ -3,6 +3,7 @@
  * Plain JSON-shaped data: the CLI fills them from RunResults, the report
  * functions only read them. Nothing here knows about sockets or engines.
  */
+import type { SeriesPoint } from './series.js';
 
 /** Per-request latency in microseconds, as the CLI's RunResult gives it. */
 export interface LatencyUs {
@@ -64,6 +65,11 @@ export interface RunRow {
    */
   setHistogram?: HistogramData | null;
   getHistogram?: HistogramData | null;
+  /**
+   * The run's time series (the CLI's `series`, one entry per interval): the
+   * HTML report's over-time charts and the series CSV. Not in the detail CSV.
+   */
+  series?: SeriesPoint[] | null;
   /** Timed requests that got a reply. */
   answered: number;
   ok: number;
@@ -103,7 +109,7 @@ export interface StudyInfo {
   /** One line of the parameters common to the study, e.g. `requests=1000000 pipeline=128`. */
   parameters?: string;
   /** Relative paths of the CSV files, listed in the Markdown preamble as the original tool's tables do. */
-  files?: { detail?: string; summary?: string };
+  files?: { detail?: string; summary?: string; series?: string };
   /** Engines that ran, e.g. `native`. */
   engines?: string[];
   /** Runs planned in total and finished so far, to say when a report is partial. */

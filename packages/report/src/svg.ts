@@ -1,12 +1,15 @@
 /**
- * The two charts of the HTML report, drawn as inline SVG strings so the page
+ * The study page's two charts, drawn as inline SVG strings so the page
  * needs no script, no network and no library to show them:
  *
  * - throughput: per scenario one bar per mode (mean ops/s), a whisker from the
  *   slowest to the fastest round, a dot per round, and the mean as a number
  *   in a column right of the plot;
  * - latency: per scenario × mode the p50, p90, p99 and p99.9 of all ok rounds'
- *   requests together on a log axis.
+ *   requests together on a log axis;
+ *
+ * and the axis helpers every chart shares (the capacity chart, the
+ * over-time charts of series.ts): round ticks, log ticks, short labels.
  */
 import type { SummaryRow } from './aggregate.js';
 import type { Labels } from './labels.js';
@@ -152,7 +155,7 @@ export function throughputChart(summaries: SummaryRow[], modes: string[], t: Lab
 }
 
 /** Log-scale ticks: 1, 2, 5 × 10^k within [lo, hi]. */
-function logTicks(lo: number, hi: number): number[] {
+export function logTicks(lo: number, hi: number): number[] {
   const out: number[] = [];
   for (let k = Math.floor(Math.log10(lo)); k <= Math.ceil(Math.log10(hi)); k++) {
     for (const m of [1, 2, 5]) {
@@ -161,6 +164,13 @@ function logTicks(lo: number, hi: number): number[] {
     }
   }
   return out;
+}
+
+/** A latency tick label: 500 us, 2 ms, 1 s. */
+export function usLabel(us: number): string {
+  if (us >= 1e6) return `${shortNumber(us / 1e6)} s`;
+  if (us >= 1000) return `${shortNumber(us / 1000)} ms`;
+  return `${shortNumber(us)} us`;
 }
 
 const PERCENTILES = [

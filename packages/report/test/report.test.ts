@@ -2,7 +2,13 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import {
   capacityChart,
+  capacityHtml,
   detailCsv,
+  overTimeChart,
+  runHtml,
+  seriesCsv,
+  SERIES_COLUMNS,
+  type SeriesPoint,
   groupLine,
   htmlReport,
   labelsFor,
@@ -438,3 +444,109 @@ describe('capacityChart', () => {
     expect(svg).not.toMatch(/NaN|Infinity|undefined/);
   });
 });
+
+/** A 1 s series of `n` intervals at 10k ops/s and 200 us p99, with a stall (no replies, then 1 s replies) at `stallAt`. */
+function series(n: number, stallAt = -1): SeriesPoint[] {
+  return Array.from({ length: n }, (_, i) => {
+    const stalled = i === stallAt;
+    const woke = i === stallAt + 1 && stallAt >= 0;
+    const ops = stalled ? 2000 : woke ? 8000 : 10000;
+    const lat = woke ? { p50: 150, p99: 1_000_000, max: 1_001_000 } : { p50: 100, p99: 200, max: 900 };
+    return {
+      time: new Date(Date.UTC(2026, 10, 30, 12, 0, i)).toISOString(),
+      startSec: i,
+      durationSec: 1,
+      requests: ops,
+      opsPerSec: ops,
+      errors: 0,
+      misses: 0,
+      mismatches: 0,
+      latencyUs: lat,
+      perCommand: [
+        { command: 'SET', requests: ops / 2, opsPerSec: ops / 2, latencyUs: lat },
+        { command: 'GET', requests: ops / 2, opsPerSec: ops / 2, latencyUs: lat },
+      ],
+    };
+  });
+}
+
+const points = (svg: string) => [...svg.matchAll(/<circle class="point[^"]*" data-t="([\d.]+)" data-v="([\d.e+-]+)"/g)].map((m) => ({ t: Number(m[1]), v: Number(m[2]) }));
+
+describe('over-time charts', () => {
+  it('a dot per interval, at its middle, on axes that say what they are', () => {
+    const s = series(5);
+    const svg = overTimeChart({ kind: 'throughput', lines: [{ name: 'ops/s', color: '#222', points: s.map((p) => ({ t: p.startSec + 0.5, v: p.opsPerSec })) }], xLabel: 'seconds', yLabel: 'ops/s per interval', ariaLabel: 'x', noData: 'none' });
+    expect(points(svg).map((p) => p.t)).toEqual([0.5, 1.5, 2.5, 3.5, 4.5]);
+    // A last interval a few ms over 5 s does not add a tick step: the axis ends at 5.
+    const ended = overTimeChart({ kind: 'throughput', lines: [{ name: 'x', color: '#222', points: [{ t: 4.51, v: 1 }] }], xEnd: 5.02, xLabel: 's', yLabel: 'y', ariaLabel: 'x', noData: '-' });
+    expect([...ended.matchAll(/class="tick" text-anchor="middle">([\d.]+)<\/text>/g)].map((m) => m[1]).pop()).toBe('5');
+    expect(svg).toContain('class="axis x-axis" text-anchor="middle">seconds</text>');
+    expect(svg).toContain('>ops/s per interval</text>');
+    expect(svg).not.toContain('NaN');
+  });
+
+  it('no interval: an empty chart that says so, no NaN', () => {
+    const svg = overTimeChart({ kind: 'latency', lines: [], xLabel: 's', yLabel: 'us', ariaLabel: 'x', noData: 'no interval recorded' });
+    expect(svg).toContain('no interval recorded');
+    expect(svg).not.toContain('NaN');
+    expect(svg).not.toContain('Infinity');
+  });
+
+  it("one run's page: throughput and p50/p99 over time, in total and per command; a stall dips and peaks where it was", () => {
+    const html = runHtml({ title: 'one run', meta: ['respbench 1.0.0 · engine js'], warnings: [], table: { header: ['command', 'requests'], rows: [['Totals', '1']], numeric: [false, true] }, series: series(6, 2), figures: 'ops/s\n1', plan: '{}' });
+    const svgs = html.match(/<svg class="chart overtime (throughput|latency)"[\s\S]*?<\/svg>/g)!;
+    expect(svgs).toHaveLength(2);
+    const [tput, lat] = svgs;
+    // Totals, SET, GET: 3 lines of 6 dots; latency p99, p50, max and p99 per command: 5 lines.
+    expect(points(tput)).toHaveLength(18);
+    expect(points(lat)).toHaveLength(30);
+    const totals = tput.match(/<g class="series" data-name="Totals"[\s\S]*?<\/g>/)![0];
+    const v = points(totals).map((p) => p.v);
+    expect(v.indexOf(Math.min(...v))).toBe(2);
+    const p99 = points(lat.match(/<g class="series" data-name="p99"[\s\S]*?<\/g>/)![0]).map((p) => p.v);
+    expect(p99.indexOf(Math.max(...p99))).toBe(3);
+    expect(lat).toContain('>1 s</text>');
+  });
+
+  it('the study page draws each ok round over time, per mode, a colour per scenario', () => {
+    const rows = originalToolRows().map((r) => ({ ...r, series: series(3) }));
+    const page = htmlReport(summarize(rows, study), study, 'en', rows);
+    expect(page.match(/<svg class="chart overtime throughput"/g)).toHaveLength(4);
+    expect(page.match(/<svg class="chart overtime latency"/g)).toHaveLength(4);
+    // The Redis group, set: 2 scenarios × 3 rounds, 3 dots each.
+    const redisSet = page.split('<section class="group">')[2].match(/<svg class="chart overtime throughput"[\s\S]*?<\/svg>/)![0];
+    expect(redisSet.match(/<g class="series"/g)).toHaveLength(6);
+    expect(points(redisSet)).toHaveLength(18);
+    expect(redisSet).toContain('data-scenario="aof_always" data-target="test" data-mode="set" data-round="3"');
+    // Rows without a series: no over-time charts.
+    expect(htmlReport(summarize(originalToolRows(), study), study)).not.toContain('overtime');
+  });
+});
+
+describe('series CSV', () => {
+  it('a row per interval per run, stable columns; runs without a series have none', () => {
+    const rows = [row(REDIS, 'none', ['none'], 'set', 1, 1000, { series: series(4) }), row(REDIS, 'none', ['none'], 'set', 2, null, { status: 'failed', series: null }), row(REDIS, 'none', ['none'], 'get', 1, 1000, { series: series(2) })];
+    const text = seriesCsv(rows);
+    const parsed = parse(text, { columns: true }) as Record<string, string>[];
+    expect(Object.keys(parsed[0])).toEqual([...SERIES_COLUMNS]);
+    expect(parsed).toHaveLength(6);
+    expect(parsed.map((r) => `${r.mode}${r.round}:${r.interval}`)).toEqual(['set1:0', 'set1:1', 'set1:2', 'set1:3', 'get1:0', 'get1:1']);
+    expect(parsed[1]).toMatchObject({ t_s: '1', ops_per_sec: '10000', p99_us: '200', time: '2026-11-30T12:00:01.000Z' });
+    // Appended rows: no header.
+    expect(seriesCsv(rows.slice(2), false).split('\n')[0]).toMatch(/^Redis/);
+  });
+});
+
+describe('one page scaffolding', () => {
+  it("the capacity page and the study page share the page's style and table", () => {
+    const cap = capacityHtml({ title: 't', meta: ['m'], answer: 'a', notes: [], chart: { points: [], slo: [{ name: 'p99', maxUs: 1000 }], capacity: null }, table: { header: ['step', 'met'], rows: [['1', 'no']], numeric: [true, false], bad: (_i, j) => j === 1 } });
+    expect(cap).toContain('<td class="num">1</td><td class="bad">no</td>');
+    const study = htmlReport(summarize(originalToolRows(), { ...studyInfo() }), studyInfo());
+    const style = (p: string) => p.match(/<style>[\s\S]*?<\/style>/)![0];
+    expect(style(cap)).toBe(style(study));
+  });
+});
+
+function studyInfo(): StudyInfo {
+  return study;
+}

@@ -4,12 +4,12 @@
  * search (driver.ts) sets the rate and the length of each step.
  */
 import { Command } from 'commander';
-import { writeFileSync } from 'node:fs';
 import { engineForCommand } from '../engines.js';
 import { Exit, EXIT } from '../exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from '../interrupt.js';
 import type { CliIo } from '../io.js';
 import { printable } from '../printable.js';
+import { fsErrorText, writeWhole } from '../study/outputs.js';
 import { ProgressLine } from '../progress-line.js';
 import { addRunOptions } from '../run-options.js';
 import { buildPlan, parseDurationMs, parsePositive, UsageError, type RawRunOptions } from '../validate.js';
@@ -152,9 +152,9 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   if (report.failure) io.stderr(`respbench: ${printable(report.failure)}\n`);
   if (opts.html !== undefined) {
     try {
-      writeFileSync(opts.html, capacityPage(report, slo));
+      writeWhole(opts.html, capacityPage(report, slo));
     } catch (err) {
-      io.stderr(`respbench: cannot write --html ${printable(opts.html)}: ${printable((err as Error).message)}\n`);
+      io.stderr(`respbench: cannot write --html ${printable(opts.html)}: ${printable(fsErrorText(err))}\n`);
       throw new Exit(EXIT.failed);
     }
   }

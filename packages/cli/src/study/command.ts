@@ -42,8 +42,9 @@ Run flags given here override the file's (defaults < group < scenario < command 
 Targets: { redis: none | rdb_default | aof_no | aof_everysec | aof_always },
 { address: 'HOST:PORT' }, { uri: 'redis://…' }, { command: '... --port {port}' }, { embedded: true };
 all but embedded take user:, pass:, dbnum: (a redis preset then starts with that password).
-Writes <out>/<name>_detail_<ts>.csv (a row per finished run), <name>_summary_<ts>.csv,
-<name>_<ts>.md and <name>_<ts>.html (every few seconds and at the end); <ts>_2, _3,
+Writes <out>/<name>_detail_<ts>.csv (a row per finished run), <name>_series_<ts>.csv
+(a row per run per interval), <name>_summary_<ts>.csv, <name>_<ts>.md and
+<name>_<ts>.html (every few seconds and at the end); <ts>_2, _3,
 ... when a study of the same name started in the same second. A started server's
 output goes to <out>/<name>_<ts>_<scenario>.log, kept when something went wrong.
 File format and examples: see the README.
@@ -216,7 +217,11 @@ function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<Study
     baseline: spec.baseline !== undefined && scenarios.some((s) => s.name === spec.baseline) ? spec.baseline : undefined,
     parameters,
     // The reports live in --out beside the CSVs: name them relative to it, never by this machine's absolute path.
-    files: { detail: path.relative(path.dirname(paths.markdown), paths.detail), summary: path.relative(path.dirname(paths.markdown), paths.summary) },
+    files: {
+      detail: path.relative(path.dirname(paths.markdown), paths.detail),
+      summary: path.relative(path.dirname(paths.markdown), paths.summary),
+      series: path.relative(path.dirname(paths.markdown), paths.series),
+    },
     only: only.length > 0 ? scenarios.map((s) => s.name) : undefined,
   };
 }
@@ -276,7 +281,7 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: CliI
   const outcome = await runInterruptible(runner, progress, io);
   io.stdout(outcome.markdown);
   const unwritten = new Set(outcome.unwritten.map((u) => u.file));
-  for (const file of [paths.detail, paths.summary, paths.markdown, paths.html]) {
+  for (const file of [paths.detail, paths.series, paths.summary, paths.markdown, paths.html]) {
     io.stderr(unwritten.has(file) ? `NOT written: ${file}\n` : `wrote ${file}\n`);
   }
   // Files the study could not write are a failure, unless a signal stopped it (its status says so).

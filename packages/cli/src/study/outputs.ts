@@ -1,9 +1,10 @@
 /**
- * The study's four files. Whatever stops the study — Ctrl-C, a dead server,
+ * The study's five files. Whatever stops the study — Ctrl-C, a dead server,
  * a crash — leaves complete files with every finished round, never a
  * half-written one: the detail CSV grows by one appended row per finished
- * run (cut back to its last whole row if the append fails), and the
- * summaries (summary CSV, Markdown, HTML) are rewritten whole — to a temp
+ * run and the series CSV by that run's intervals (each cut back to its
+ * last whole row if the append fails), and the summaries (summary CSV,
+ * Markdown, HTML) are rewritten whole — to a temp
  * file, then renamed over the old one — at most every few seconds and at the
  * end, so a study of many rounds costs the same per run at its end as at its
  * start.
@@ -28,18 +29,20 @@ import {
   constants as fsConstants,
 } from 'node:fs';
 import path from 'node:path';
-import { detailCsv, htmlReport, markdownReport, summarize, summaryCsv, type Lang, type RunRow, type StudyInfo } from '@respbench/report';
+import { detailCsv, htmlReport, markdownReport, seriesCsv, summarize, summaryCsv, type Lang, type RunRow, type StudyInfo } from '@respbench/report';
 import { mergeLatency } from './latency.js';
 
 export interface OutputPaths {
   detail: string;
+  /** Every run's time series, a row per interval (beside the detail CSV). */
+  series: string;
   summary: string;
   markdown: string;
   html: string;
 }
 
 /**
- * `<out>/<name>_detail_<ts>.csv`, `<name>_summary_<ts>.csv`, `<name>_<ts>.md`,
+ * `<out>/<name>_detail_<ts>.csv`, `<name>_series_<ts>.csv`, `<name>_summary_<ts>.csv`, `<name>_<ts>.md`,
  * `<name>_<ts>.html`. Two studies started in the same second must not
  * overwrite each other: the second gets `<ts>_2`, and so on.
  */
@@ -53,6 +56,7 @@ export function outputPaths(outDir: string, name: string, stamp: string): Output
 function pathsFor(outDir: string, name: string, stamp: string): OutputPaths {
   return {
     detail: path.join(outDir, `${name}_detail_${stamp}.csv`),
+    series: path.join(outDir, `${name}_series_${stamp}.csv`),
     summary: path.join(outDir, `${name}_summary_${stamp}.csv`),
     markdown: path.join(outDir, `${name}_${stamp}.md`),
     html: path.join(outDir, `${name}_${stamp}.html`),
@@ -178,6 +182,8 @@ export class StudyOutputs {
   private detailHeader: string | null = null;
   /** Rows in the detail file. */
   private detailRows = 0;
+  /** Runs whose intervals are in the series file; -1: rewrite it whole next time. */
+  private seriesRuns = -1;
   private lastSummaryMs = -Infinity;
   /** Files already reported as not writable (each is named once). */
   private readonly reported = new Set<string>();
@@ -193,6 +199,7 @@ export class StudyOutputs {
   update(rows: RunRow[], study: () => StudyInfo): void {
     const failed: WriteOutcome['failed'] = [];
     this.writeDetail(rows, failed);
+    this.writeSeries(rows, failed);
     if (Date.now() - this.lastSummaryMs >= this.summaryEveryMs) this.writeSummaries(rows, study(), failed);
     this.report(failed);
   }
@@ -201,6 +208,7 @@ export class StudyOutputs {
   writeAll(rows: RunRow[], study: StudyInfo): WriteOutcome {
     const failed: WriteOutcome['failed'] = [];
     this.writeDetail(rows, failed);
+    this.writeSeries(rows, failed);
     const markdown = this.writeSummaries(rows, study, failed);
     this.report(failed);
     return { markdown, failed };
@@ -246,13 +254,27 @@ export class StudyOutputs {
     }
   }
 
+  /** The series CSV grows like the detail CSV: the last run's intervals appended, or the file rewritten whole. */
+  private writeSeries(rows: RunRow[], failed: WriteOutcome['failed']): void {
+    const file = this.paths.series;
+    if (this.seriesRuns >= 0 && rows.length === this.seriesRuns + 1) {
+      const text = seriesCsv(rows.slice(-1), false);
+      if (text === '' || this.attempt(file, failed, () => appendWhole(file, text))) this.seriesRuns = rows.length;
+      else this.seriesRuns = -1;
+      return;
+    }
+    if (rows.length === this.seriesRuns) return;
+    if (this.attempt(file, failed, () => writeWhole(file, seriesCsv(rows)))) this.seriesRuns = rows.length;
+    else this.seriesRuns = -1;
+  }
+
   private writeSummaries(rows: RunRow[], study: StudyInfo, failed: WriteOutcome['failed']): string {
     this.lastSummaryMs = Date.now();
     const summaries = summarize(rows, study, { mergeLatency });
     const markdown = markdownReport(summaries, study, this.lang);
     this.attempt(this.paths.summary, failed, () => writeWhole(this.paths.summary, summaryCsv(summaries, study.baseline)));
     this.attempt(this.paths.markdown, failed, () => writeWhole(this.paths.markdown, markdown));
-    this.attempt(this.paths.html, failed, () => writeWhole(this.paths.html, htmlReport(summaries, study, this.lang)));
+    this.attempt(this.paths.html, failed, () => writeWhole(this.paths.html, htmlReport(summaries, study, this.lang, rows)));
     return markdown;
   }
 }

@@ -224,6 +224,7 @@ export class StudyRunner {
           histogram: measured ? result.histogram : null,
           setHistogram: measured ? (result.setHistogram ?? null) : null,
           getHistogram: measured ? (result.getHistogram ?? null) : null,
+          series: measured ? result.series : null,
           answered: result.requests,
           ok: result.ok,
           errors: result.errors,
