@@ -13,6 +13,7 @@
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
+use crate::command::CommandKind;
 use crate::counters::{Counters, FirstTexts};
 use crate::handshake;
 use crate::histogram::{LatencyHistogram, OpHistograms};
@@ -97,6 +98,8 @@ struct Slot {
     key_index: u64,
     key_hash: u32,
     op: Op,
+    /// Which of the plan's commands: its latency goes to that command's histogram.
+    command: u16,
     /// A read sent after its key's write was acknowledged (`--verify-get`,
     /// mixed): nil then is a lost write.
     written_before: bool,
@@ -211,6 +214,7 @@ impl Connection {
                     key_index: 0,
                     key_hash: 0,
                     op: Op::Set,
+                    command: 0,
                     written_before: false
                 };
                 pipeline
@@ -471,6 +475,7 @@ impl Connection {
                     key_index: r.key_index,
                     key_hash: r.key_hash,
                     op: r.op,
+                    command: r.command,
                     written_before,
                 };
                 self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
@@ -660,7 +665,7 @@ fn count_reply(
 ) {
     let c = &mut tally.counters;
     if let Some(h) = tally.histogram.as_mut() {
-        h.of(slot.op).record(latency_ns);
+        h.of(slot.command).record(latency_ns);
         if let Some(service) = tally.service.as_mut() {
             service.record(now.saturating_duration_since(slot.sent_at).as_nanos() as u64);
         }
@@ -681,7 +686,10 @@ fn count_reply(
     }
     if slot.op == Op::Set {
         c.ok += 1;
-        if let Some(written) = w.written.as_ref() {
+        // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
+        if let Some(written) =
+            w.written.as_ref().filter(|_| w.commands[slot.command as usize].kind == CommandKind::Write)
+        {
             written.add(slot.key_index);
         }
         return;

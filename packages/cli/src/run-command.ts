@@ -72,6 +72,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   let plan = withClientShare(built.plan, opts);
   const tests = opts.tests === undefined ? null : parseTests(opts.tests);
   const command = opts.command && opts.command.length > 0 ? opts.command : null;
+  if (plan.commands && (tests || command)) throw new UsageError(`--command does not go with ${tests ? '-t/--tests' : 'a command after the options'} (the mix is the workload)`);
   // `--compare redis=127.0.0.1:6379`: the name heads its column and the ratio ("kvstore vs redis").
   const named = opts.compare === undefined ? null : /^([^=[\]:\s]+)=(.+)$/.exec(opts.compare);
   const compare = opts.compare === undefined ? null : parseHostPort(named ? named[2] : opts.compare, '--compare');

@@ -3,11 +3,12 @@
  * one becomes a UsageError whose message names the flag and what it accepts.
  * The CLI prints that one line and exits 2.
  */
-import { parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
+import { mixRole, parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
+import type { RawMixCommand } from './run-options.js';
 import fs from 'node:fs';
 import { LIMITS, windowRefusal } from './engine-js/limits.js';
 import { VERIFY_MIN_VALUE_SIZE } from './engine-js/values.js';
-import type { Mode, Plan, TlsPlan } from './engine-js/plan.js';
+import type { CommandSpec, Mode, Plan, TlsPlan } from './engine-js/plan.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { shownQuoted } from './printable.js';
@@ -177,6 +178,38 @@ export interface RawRunOptions {
   reconnectAttempts?: string;
   reconnectBackoff?: string;
   clientTracking?: boolean;
+  /** --command (with its --weight and --command-key-pattern), in command-line order. */
+  commands?: RawMixCommand[];
+  /** Set when a --weight or --command-key-pattern had no --command before it (run-options.ts). */
+  orphanMixSetting?: string | false;
+}
+
+/** Most commands in one mix, and the largest --weight: their sum stays far below 2^32. */
+export const MIX_LIMITS = { commands: 100, weight: 1_000_000 } as const;
+
+/** --command/--weight/--command-key-pattern as a Plan's mix; null without --command. */
+export function readMix(raw: Pick<RawRunOptions, 'commands' | 'orphanMixSetting'>): CommandSpec[] | null {
+  if (raw.orphanMixSetting) {
+    const [flag, twice] = String(raw.orphanMixSetting).split(' ');
+    throw new UsageError(twice ? `${flag} was given twice for one --command` : `${flag} applies to the --command before it, and there is none`);
+  }
+  const given = raw.commands ?? [];
+  if (given.length === 0) return null;
+  if (given.length > MIX_LIMITS.commands) throw new UsageError(`--command may be given at most ${MIX_LIMITS.commands} times (got ${given.length})`);
+  return given.map((c) => {
+    const template = String(c.template);
+    try {
+      parseTemplate(template, mixRole(template));
+    } catch (err) {
+      if (err instanceof TemplateError) throw new UsageError(`--command ${err.message} (got ${shown(template)})`);
+      throw err;
+    }
+    return {
+      template,
+      weight: c.weight === undefined ? 1 : parseInteger('--weight', c.weight, [1, MIX_LIMITS.weight]),
+      keyPattern: c.keyPattern === undefined ? null : parseChoice<KeyPattern>('--command-key-pattern', c.keyPattern, KEY_PATTERNS),
+    };
+  });
 }
 
 /** --reconnect's attempts per drop and first backoff when not given. */
@@ -358,6 +391,8 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
   }
   const reconnect = readReconnect(raw);
   if (reconnect) plan.reconnect = reconnect;
+  const mix = readMix(raw);
+  if (mix) plan.commands = mix;
   checkWindow(plan);
   checkTemplates(plan);
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);

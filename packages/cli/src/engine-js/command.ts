@@ -346,3 +346,37 @@ export class CommandEncoder {
     return pos - at;
   }
 }
+
+/**
+ * Bare names a --command mix takes as writes (`NAME key value`); any other
+ * bare name is `NAME key`. Paired with WRITE_NAMES in command.rs.
+ */
+const WRITE_NAMES = ['SET', 'SETNX', 'GETSET', 'APPEND'];
+/** Reads whose reply is the key's value, so --verify-get checks it. Paired with VALUE_READS in command.rs. */
+const VALUE_READS = ['GET', 'GETEX', 'GETDEL'];
+
+/** The template's command name, upper case (ASCII), from its first argument's bytes. */
+export function templateName(template: Template): string {
+  const first = template.args[0] ?? [];
+  return first.map((p) => (p.kind === 'literal' ? p.bytes.toString('latin1') : '')).join('').toUpperCase();
+}
+
+/** Which role a bare name in a --command mix takes: see WRITE_NAMES. */
+export function mixRole(source: string): 'set' | 'get' {
+  const word = source.trim().split(/[ \t]+/)[0] ?? '';
+  return WRITE_NAMES.includes(word.toUpperCase()) ? 'set' : 'get';
+}
+
+/**
+ * How a mix command's replies count: `write` (sends __data__: acknowledged,
+ * the key holds its value), `read` (GET and kin: the reply is the key's
+ * value, checked by --verify-get), `other` (INCR, LPUSH, …: any reply but an
+ * error is fine).
+ */
+export type CommandKind = 'write' | 'read' | 'other';
+
+export function commandKind(template: Template): CommandKind {
+  if (template.usesData) return 'write';
+  if (!template.usesRandInt && VALUE_READS.includes(templateName(template))) return 'read';
+  return 'other';
+}

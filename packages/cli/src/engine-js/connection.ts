@@ -232,6 +232,8 @@ export class Connection {
   private readonly offsetMs: number;
   /** The ring of in-flight requests, one slot each: head is the oldest, tail the next free. */
   private readonly ops: Uint8Array;
+  /** Which of PreparedPlan.commands each request is: its latency goes to that command's histogram. */
+  private readonly commands: Uint16Array;
   private readonly keyHashes: Uint32Array;
   private readonly keyIndexes: Float64Array;
   private readonly sentAt: Float64Array;
@@ -299,6 +301,7 @@ export class Connection {
     this.batchRequests = Math.max(1, Math.min(pipeline, Math.floor(MAX_BATCH_BYTES / perRequest)));
     this.intendedAt = new Float64Array(this.intervalMs > 0 ? pipeline : 0);
     this.ops = new Uint8Array(pipeline);
+    this.commands = new Uint16Array(pipeline);
     this.keyHashes = new Uint32Array(pipeline);
     this.keyIndexes = new Float64Array(pipeline);
     this.sentAt = new Float64Array(pipeline);
@@ -485,6 +488,7 @@ export class Connection {
       const request = source.next(out, pos);
       pos += request.len;
       this.ops[slot] = request.op;
+      this.commands[slot] = request.command;
       this.keyHashes[slot] = request.keyHash;
       this.keyIndexes[slot] = request.keyIndex;
       this.sentAt[slot] = now;
@@ -613,7 +617,7 @@ export class Connection {
     const c = this.counters;
     const op = this.ops[slot];
     if (this.histogram !== null) {
-      const h = this.histogram.byOp[op];
+      const h = this.histogram.byCommand[this.commands[slot]];
       if (this.intervalMs > 0) {
         h.record((now - this.intendedAt[slot]) * 1e6);
         this.serviceHistogram?.record((now - this.sentAt[slot]) * 1e6);
@@ -632,7 +636,8 @@ export class Connection {
     const prepared = this.prepared;
     if (op !== OP_GET) {
       c.ok++;
-      prepared.written?.add(this.keyIndexes[slot]);
+      // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
+      if (prepared.commands[this.commands[slot]].kind === 'write') prepared.written?.add(this.keyIndexes[slot]);
       return;
     }
     if (scanner.kind === ReplyKind.Nil) {

@@ -6,8 +6,8 @@
  * (op, key hash, key index) for when the reply comes. Paired with
  * crates/respbench-core/src/request_source.rs.
  */
-import { CommandEncoder, inlineForm, parseTemplate, randIntAsText, type Template } from './command.js';
-import { KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey } from './keys.js';
+import { CommandEncoder, commandKind, inlineForm, mixRole, parseTemplate, randIntAsText, templateName, TemplateError, type CommandKind, type Template } from './command.js';
+import { KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey, type KeyPattern } from './keys.js';
 import type { Plan } from './plan.js';
 import { ValueFactory, VERIFY_MIN_VALUE_SIZE, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys } from './values.js';
 
@@ -25,6 +25,8 @@ export interface Request {
   /** Bytes the request took in the output buffer. */
   len: number;
   op: Op;
+  /** Which of PreparedPlan.commands it is (for --mode: 0 the write, 1 the read). */
+  command: number;
   keyHash: number;
   keyIndex: number;
 }
@@ -40,9 +42,10 @@ type Order = 'run' | 'preload-all' | 'preload-replay';
 /** One connection's sequence of requests for one phase. */
 export class RequestSource {
   remaining: number;
-  private readonly request: Request = { len: 0, op: OP_SET, keyHash: 0, keyIndex: 0 };
+  private readonly request: Request = { len: 0, op: OP_SET, command: 0, keyHash: 0, keyIndex: 0 };
   private readonly keys: KeyStream;
-  private readonly chooser: KeyChooser;
+  /** The run's key pattern at 0, then one per mix command with a pattern of its own (PreparedCommand.chooser). */
+  private readonly choosers: KeyChooser[];
   private readonly randInts: KeyStream;
   private sequential: number;
 
@@ -55,7 +58,9 @@ export class RequestSource {
     const plan = prepared.plan;
     this.remaining = count;
     this.keys = new KeyStream(plan.seed, connection);
-    this.chooser = new KeyChooser(plan, plan.keyspace, connection, plan.connections);
+    this.choosers = [plan, ...prepared.commands.filter((c) => c.keyPattern !== null).map((c) => ({ ...plan, keyPattern: c.keyPattern as KeyPattern }))].map(
+      (spec) => new KeyChooser(spec, plan.keyspace, connection, plan.connections),
+    );
     this.randInts = new KeyStream((plan.seed ^ RAND_INT_SALT) >>> 0, connection);
     this.sequential = connection;
   }
@@ -68,25 +73,45 @@ export class RequestSource {
     const p = this.prepared;
     const plan = p.plan;
     this.remaining--;
-    let isSet: boolean;
+    let command: number;
     let keyIndex: number;
     if (this.order === 'preload-all') {
-      isSet = true;
+      command = 0;
       keyIndex = this.sequential;
       this.sequential += plan.connections;
+    } else if (this.order === 'preload-replay') {
+      // Replays a get run's stream (get mode: no command draws) with the write command.
+      command = 0;
+      keyIndex = this.choosers[0].next(this.keys);
     } else {
-      // Preload replays a get run's stream, which has no mixed-mode draws.
-      isSet = plan.mode === 'mixed' ? this.keys.nextIsSet(plan.setRatio) : plan.mode === 'set' || this.order === 'preload-replay';
-      keyIndex = this.chooser.next(this.keys);
+      // The command first, then its key, from the same stream (docs/workload.md, "Command mixes").
+      command = p.drawsCommand ? p.commandFor(this.keys.nextU32()) : p.fixedCommand;
+      keyIndex = this.choosers[p.commands[command].chooser].next(this.keys);
     }
-    const encoder = isSet ? p.setEncoder : p.getEncoder;
+    const c = p.commands[command];
     const r = this.request;
-    r.len = encoder.encode(out, at, keyIndex, this.randInts);
-    r.op = isSet ? OP_SET : OP_GET;
-    r.keyHash = encoder.lastKeyHash;
+    r.len = c.encoder.encode(out, at, keyIndex, this.randInts);
+    r.op = c.op;
+    r.command = command;
+    r.keyHash = c.encoder.lastKeyHash;
     r.keyIndex = keyIndex;
     return r;
   }
+}
+
+/** One command as a run sends it: its encoder, how its replies count, which key chooser it draws from. */
+export interface PreparedCommand {
+  /** Its row's name: the command name, upper case, numbered when two share it (GET#1, GET#2). */
+  name: string;
+  encoder: CommandEncoder;
+  /** OP_GET for a read (checked by --verify-get), OP_SET for the rest. */
+  op: Op;
+  kind: CommandKind;
+  weight: number;
+  /** Its own key pattern, or null for the run's. */
+  keyPattern: KeyPattern | null;
+  /** Index into a RequestSource's choosers (0: the run's key pattern). */
+  chooser: number;
 }
 
 /** A Plan made ready to send: templates parsed, encoders and value table built. */
@@ -94,6 +119,19 @@ export class PreparedPlan {
   readonly values: ValueFactory;
   readonly setEncoder: CommandEncoder;
   readonly getEncoder: CommandEncoder;
+  /**
+   * What a request may be: a mix's commands in order, or for --mode the
+   * write command then the read command (index = op, whatever the mode).
+   */
+  readonly commands: PreparedCommand[];
+  /** True for a mix (Plan.commands). */
+  readonly isMix: boolean;
+  /** Whether each request draws its command (mixed mode, a mix of two or more); else it is fixedCommand. */
+  readonly drawsCommand: boolean;
+  readonly fixedCommand: number;
+  /** Running sums of the weights (mixed mode: setRatio, 100): a draw u % total picks the first command whose sum exceeds it. */
+  private readonly cumulativeWeights: Uint32Array;
+  private readonly totalWeight: number;
   readonly verify: boolean;
   /** Get mode with --verify-get: a nil read fails verification (every key read was written first). */
   readonly missFailsVerify: boolean;
@@ -118,14 +156,54 @@ export class PreparedPlan {
     };
     this.setEncoder = new CommandEncoder(template(plan.setCmd, 'set'), this.prefix, this.values, plan.keyspace);
     this.getEncoder = new CommandEncoder(template(plan.getCmd, 'get'), this.prefix, this.values, plan.keyspace);
+    const mix = plan.commands ?? [];
+    this.isMix = mix.length > 0;
+    if (this.isMix) {
+      let chooser = 0;
+      const names = mix.map((m, i) => {
+        try {
+          return templateName(parseTemplate(m.template, mixRole(m.template), plan.literalCommands));
+        } catch (err) {
+          throw err instanceof TemplateError ? new TemplateError(`command ${i + 1} ${err.message}`) : err;
+        }
+      });
+      this.commands = mix.map((m, i) => {
+        const t = template(m.template, mixRole(m.template));
+        const kind = commandKind(t);
+        const name = names.filter((n) => n === names[i]).length > 1 ? `${names[i]}#${names.slice(0, i + 1).filter((n) => n === names[i]).length}` : names[i];
+        return {
+          name,
+          encoder: new CommandEncoder(t, this.prefix, this.values, plan.keyspace),
+          op: kind === 'read' ? OP_GET : OP_SET,
+          kind,
+          weight: m.weight,
+          keyPattern: m.keyPattern,
+          chooser: m.keyPattern === null ? 0 : ++chooser,
+        };
+      });
+      this.drawsCommand = mix.length > 1;
+      this.fixedCommand = 0;
+    } else {
+      const named = (source: string) => source.trim().split(/\s+/)[0]?.toUpperCase() || '?';
+      this.commands = [
+        { name: named(plan.setCmd), encoder: this.setEncoder, op: OP_SET, kind: 'write', weight: plan.setRatio, keyPattern: null, chooser: 0 },
+        { name: named(plan.getCmd), encoder: this.getEncoder, op: OP_GET, kind: 'read', weight: 100 - plan.setRatio, keyPattern: null, chooser: 0 },
+      ];
+      this.drawsCommand = plan.mode === 'mixed';
+      this.fixedCommand = plan.mode === 'get' ? 1 : 0;
+    }
+    this.cumulativeWeights = new Uint32Array(this.commands.length);
+    let sum = 0;
+    for (let i = 0; i < this.commands.length; i++) this.cumulativeWeights[i] = sum += this.commands[i].weight;
+    this.totalWeight = sum;
     this.verify = plan.verifyGet;
-    this.missFailsVerify = plan.verifyGet && plan.mode === 'get';
+    this.missFailsVerify = plan.verifyGet && plan.mode === 'get' && !this.isMix;
     this.written = tracksWrittenKeys(plan) ? new WrittenKeys(plan.keyspace) : null;
-    this.maxRequestBytes = Math.max(this.setEncoder.maxBytes(), this.getEncoder.maxBytes());
+    this.maxRequestBytes = Math.max(...this.commands.map((c) => c.encoder.maxBytes()));
     // A time-bound phase (the run, or a warmup) may read any key, so it preloads the whole keyspace.
     const timeBound = plan.durationMs > 0 || plan.warmupMs > 0;
     const reads = timeBound ? plan.keyspace : Math.min(plan.keyspace, plan.requests);
-    this.preloadTotal = plan.mode === 'get' && plan.preload ? reads : 0;
+    this.preloadTotal = plan.mode === 'get' && plan.preload && !this.isMix ? reads : 0;
   }
 
   /** The measured (or warmup) stream of a connection; unbounded when time ends the phase. */
@@ -138,6 +216,20 @@ export class PreparedPlan {
     const all = this.plan.keyspace <= this.plan.requests || this.plan.durationMs > 0 || this.plan.warmupMs > 0;
     const count = requestsForConnection(this.preloadTotal, this.plan.connections, connection);
     return new RequestSource(this, all ? 'preload-all' : 'preload-replay', connection, count);
+  }
+
+  /** The command a draw `u` (a u32 of the key stream) picks: u % the total weight, then the first running sum above it. */
+  commandFor(u: number): number {
+    const x = u % this.totalWeight;
+    const sums = this.cumulativeWeights;
+    let i = 0;
+    while (x >= sums[i]) i++;
+    return i;
+  }
+
+  /** Each command's op kind, in order (for OpHistograms). */
+  commandOps(): number[] {
+    return this.commands.map((c) => c.op);
   }
 
   /** `<prefix><index>` as text (for messages; not the hot path). */
@@ -155,5 +247,6 @@ export class PreparedPlan {
 
 /** Whether a run tells lost writes from misses: mixed mode, --verify-get, and a keyspace small enough for one bit per key. */
 export function tracksWrittenKeys(plan: Plan): boolean {
-  return plan.verifyGet && plan.mode === 'mixed' && plan.keyspace <= WRITTEN_KEYS_MAX_KEYSPACE;
+  const mixed = plan.mode === 'mixed' || (plan.commands ?? []).length > 0;
+  return plan.verifyGet && mixed && plan.keyspace <= WRITTEN_KEYS_MAX_KEYSPACE;
 }
