@@ -23,6 +23,12 @@ const cases: Array<[string, string[], string]> = [
   ['misspelt flag (the suggestion stays on the same line)', ['--pipline', '4'], '--pipline'],
   ['--compare without a port', ['-t', 'set', '--compare', 'localhost'], '--compare'],
   ['-t with --mode', ['-t', 'set', '--mode', 'get'], '--mode'],
+  ['a mix weight of zero', ['--command', 'GET', '--weight', '0'], '--weight'],
+  ['a negative mix weight', ['--command', 'GET', '--weight', '-3'], '--weight'],
+  ['--weight without a --command before it', ['--weight', '3', '--command', 'GET'], '--weight'],
+  ['a mix template that does not parse', ['--command', 'GET "__key__'], '--command'],
+  ['an unknown key pattern for a mix command', ['--command', 'GET', '--command-key-pattern', 'zipff'], '--command-key-pattern'],
+  ['--command with --mode', ['--mode', 'get', '--command', 'GET'], '--mode'],
 ];
 
 /** The case's flags after a harmless target and request count, unless the case sets them itself. */
