@@ -29,6 +29,8 @@ const cases: Array<[string, string[], string]> = [
   ['a mix template that does not parse', ['--command', 'GET "__key__'], '--command'],
   ['an unknown key pattern for a mix command', ['--command', 'GET', '--command-key-pattern', 'zipff'], '--command-key-pattern'],
   ['--command with --mode', ['--mode', 'get', '--command', 'GET'], '--mode'],
+  ['--multi-key-get of zero keys', ['--multi-key-get', '0'], '--multi-key-get'],
+  ['--multi-key-get with --get-cmd', ['--multi-key-get', '3', '--get-cmd', 'HGET __key__ f'], '--multi-key-get'],
 ];
 
 /** The case's flags after a harmless target and request count, unless the case sets them itself. */

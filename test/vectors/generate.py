@@ -189,14 +189,25 @@ def mix_role(text):
     return "set" if words[0].upper() in WRITE_NAMES else "get"
 
 
-def encode_template(args, prefix, index, lo, hi):
-    """One request of a parsed template (no __rand_int__) for key `index`."""
-    key = prefix + str(index).encode()
+def key_count(args):
+    """Keys a request of the template names: the arguments holding __key__ when two or more do, else 1."""
+    n = sum(1 for arg in args if any(k == "__key__" for k, _ in arg))
+    return n if n >= 2 else 1
+
+
+def encode_template(args, prefix, indexes, lo, hi):
+    """One request of a parsed template (no __rand_int__) for keys `indexes` (docs/workload.md, "Multi-key commands")."""
+    keys = [prefix + str(i).encode() for i in indexes]
+    multi = len(keys) > 1
+    current = -1
     out = []
     for arg in args:
+        if multi and any(k == "__key__" for k, _ in arg):
+            current += 1
+        slot = max(current, 0) if multi else 0
         b = b""
         for kind, lit in arg:
-            b += lit if kind == "lit" else key if kind == "__key__" else value(key, lo, hi)
+            b += lit if kind == "lit" else keys[slot] if kind == "__key__" else value(keys[slot], lo, hi)
         out.append(b)
     return encode(out)
 
@@ -219,8 +230,8 @@ def mix_requests(seed, connection, connections, keyspace, prefix, lo, hi, comman
                 acc += c["weight"]
                 if x < acc:
                     break
-        index = choosers[i].next(st)
-        out.append([i, encode_template(parsed[i], prefix, index, lo, hi).decode()])
+        indexes = [choosers[i].next(st) for _ in range(key_count(parsed[i]))]
+        out.append([i, encode_template(parsed[i], prefix, indexes, lo, hi).decode()])
     return out
 
 
@@ -487,6 +498,11 @@ def main():
             {"template": "GET __key__", "weight": 2, "keyPattern": "gaussian"},
         ], "sequential"),
         (42, 0, 1, 50, [{"template": "SETNX", "weight": 9, "keyPattern": None}], "uniform"),
+        (99, 0, 1, 100, [
+            {"template": "MGET __key__ __key__ __key__", "weight": 3, "keyPattern": None},
+            {"template": "MSET __key__ __data__ __key__ __data__", "weight": 1, "keyPattern": "sequential"},
+            {"template": "SET x:__key__ __data__", "weight": 1, "keyPattern": None},
+        ], "uniform"),
     ]:
         vectors["mixes"].append({
             "seed": seed, "connection": conn, "connections": conns, "keyspace": keyspace, "keyPattern": pattern,

@@ -129,6 +129,15 @@ impl OpHistograms {
         sum
     }
 
+    /// The buckets of one op kind's sum: for `--mode` the command's own, with
+    /// no sum built (an interval cut makes no histogram).
+    pub fn op_buckets(&self, op: Op) -> Vec<(u64, u64)> {
+        if self.ops == [Op::Set, Op::Get] {
+            return self.by_command[if op == Op::Set { 0 } else { 1 }].buckets();
+        }
+        self.of_op(op).buckets()
+    }
+
     pub fn set(&self) -> LatencyHistogram {
         self.of_op(Op::Set)
     }

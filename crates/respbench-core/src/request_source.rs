@@ -5,8 +5,8 @@
 //! (kind, key hash, key index) for when the reply comes.
 
 use crate::command::{
-    CommandEncoder, CommandKind, Role, TemplateError, command_kind, inline_form, mix_role, parse_template,
-    rand_int_as_text, template_name,
+    ARRAY_READS, CommandEncoder, CommandKind, KeyScratch, Role, TemplateError, command_kind, inline_form, mix_role,
+    parse_template, rand_int_as_text, template_name,
 };
 use crate::keys::{KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, requests_for_connection, write_key};
 use crate::plan::{Mode, Plan};
@@ -39,7 +39,11 @@ pub struct Request {
     /// Which of [`PreparedPlan::commands`] it is (for `--mode`: 0 the write, 1 the read).
     pub command: u16,
     pub key_hash: u32,
+    /// The (first) key's index.
     pub key_index: u64,
+    /// Keys the request names: 1, or k for a multi-key command (the source's
+    /// [`RequestSource::keys`] holds them until the next request).
+    pub key_count: u16,
 }
 
 /// One command as a run sends it: its encoder, how its replies count, which
@@ -58,6 +62,8 @@ pub struct PreparedCommand {
     pub key_pattern: Option<KeyPattern>,
     /// Index into a source's choosers (0: the run's key pattern).
     pub chooser: usize,
+    /// A read answered with one value per key (MGET): checked key by key.
+    pub array_reply: bool,
 }
 
 /// A Plan made ready to send: templates parsed, encoders and value table
@@ -88,6 +94,11 @@ pub struct PreparedPlan {
     /// far, across phases.
     pub written: Option<WrittenKeys>,
     pub max_request_bytes: usize,
+    /// The most keys one request names (1 unless a command is multi-key).
+    pub max_keys: usize,
+    /// `--mode` get/mixed whose read command names several keys: a get run's
+    /// preload writes every key.
+    multi_key_read: bool,
     /// Untimed writes before a get run: every key when the keyspace is no
     /// larger than the run, else the run's own keys.
     pub preload_total: u64,
@@ -133,9 +144,11 @@ impl PreparedPlan {
                         }
                         None => 0,
                     };
+                    let array_reply = kind == CommandKind::Read && ARRAY_READS.contains(&name.as_str());
                     PreparedCommand {
                         name: if same > 1 { format!("{name}#{nth}") } else { name },
                         encoder: CommandEncoder::new(t, prefix, plan.keyspace),
+                        array_reply,
                         op: if kind == CommandKind::Read { Op::Get } else { Op::Set },
                         kind,
                         weight: spec.weight,
@@ -150,6 +163,7 @@ impl PreparedPlan {
             };
             vec![
                 PreparedCommand {
+                    array_reply: false,
                     name: named(&plan.set_cmd),
                     encoder: CommandEncoder::new(set, prefix, plan.keyspace),
                     op: Op::Set,
@@ -159,6 +173,7 @@ impl PreparedPlan {
                     chooser: 0,
                 },
                 PreparedCommand {
+                    array_reply: ARRAY_READS.contains(&named(&plan.get_cmd).as_str()),
                     name: named(&plan.get_cmd),
                     encoder: CommandEncoder::new(get, prefix, plan.keyspace),
                     op: Op::Get,
@@ -178,9 +193,15 @@ impl PreparedPlan {
             })
             .collect();
         let max_request_bytes = commands.iter().map(|c| c.encoder.max_bytes(&values)).max().unwrap_or(0);
-        // A time-bound run may read any key, so it preloads the whole keyspace.
-        let reads =
-            if plan.duration_ms > 0 || plan.warmup_ms > 0 { plan.keyspace } else { plan.keyspace.min(plan.requests) };
+        let max_keys = commands.iter().map(|c| c.encoder.key_count()).max().unwrap_or(1);
+        // A time-bound run may read any key, so it preloads the whole keyspace;
+        // so does a read of several keys per request (more keys than requests).
+        let multi_key_read = !is_mix && commands[1].encoder.key_count() > 1;
+        let reads = if plan.duration_ms > 0 || plan.warmup_ms > 0 || multi_key_read {
+            plan.keyspace
+        } else {
+            plan.keyspace.min(plan.requests)
+        };
         let preload_total = if plan.mode == Mode::Get && plan.preload && !is_mix { reads } else { 0 };
         Ok(PreparedPlan {
             verify: plan.verify_get,
@@ -194,6 +215,8 @@ impl PreparedPlan {
             total_weight: sum,
             commands,
             max_request_bytes,
+            max_keys,
+            multi_key_read,
             preload_total,
             plan,
         })
@@ -233,9 +256,19 @@ impl PreparedPlan {
     }
 
     pub fn preload_source(&self, connection: u32) -> RequestSource {
-        let all = self.plan.keyspace <= self.plan.requests || self.plan.duration_ms > 0 || self.plan.warmup_ms > 0;
+        let all = self.plan.keyspace <= self.plan.requests
+            || self.plan.duration_ms > 0
+            || self.plan.warmup_ms > 0
+            || self.multi_key_read;
         let count = requests_for_connection(self.preload_total, self.plan.connections as u64, connection as u64);
         RequestSource::new(self, if all { Order::PreloadAll } else { Order::PreloadReplay }, connection, count)
+    }
+
+    /// The hash of key `index`'s bytes (a multi-key reply's check; no allocation).
+    pub fn key_hash_of(&self, index: u64) -> u32 {
+        let mut digits = [0u8; 20];
+        let n = crate::keys::write_decimal(&mut digits, index);
+        crate::keys::fnv1a32_continue(crate::keys::fnv1a32(self.plan.key_prefix.as_bytes()), &digits[..n])
     }
 
     /// `<prefix><index>` as text (for messages; not the hot path).
@@ -264,12 +297,15 @@ pub fn tracks_written_keys(plan: &Plan) -> bool {
 pub struct RequestSource {
     pub remaining: u64,
     order: Order,
-    keys: KeyStream,
+    key_stream: KeyStream,
     /// The run's key pattern at 0, then one per mix command with a pattern of
     /// its own ([`PreparedCommand::chooser`]).
     choosers: Vec<KeyChooser>,
     rand_ints: KeyStream,
     sequential: u64,
+    /// The keys of the request last encoded (a multi-key command draws several).
+    keys: Vec<u64>,
+    scratch: KeyScratch,
 }
 
 impl RequestSource {
@@ -290,11 +326,18 @@ impl RequestSource {
         RequestSource {
             remaining: count,
             order,
-            keys: KeyStream::new(plan.seed, connection),
+            key_stream: KeyStream::new(plan.seed, connection),
             choosers,
             rand_ints: KeyStream::new(plan.seed ^ RAND_INT_SALT, connection),
             sequential: connection as u64,
+            keys: vec![0; w.max_keys],
+            scratch: KeyScratch::new(w.max_keys),
         }
+    }
+
+    /// The keys of the request last encoded: `Request::key_count` of them.
+    pub fn keys(&self) -> &[u64] {
+        &self.keys
     }
 
     /// Encodes the next request at the start of `out` (at least
@@ -303,22 +346,25 @@ impl RequestSource {
     pub fn next(&mut self, w: &PreparedPlan, out: &mut [u8]) -> Request {
         let plan = &w.plan;
         self.remaining -= 1;
-        let (command, key_index) = match self.order {
-            Order::PreloadAll => {
-                let index = self.sequential;
-                self.sequential += plan.connections as u64;
-                (0, index)
-            }
+        let command = match self.order {
             // Replays a get run's stream (get mode: no command draws) with the write command.
-            Order::PreloadReplay => (0, self.choosers[0].next(&mut self.keys)),
-            Order::Run => {
-                // The command first, then its key, from the same stream (docs/workload.md, "Command mixes").
-                let command = if w.draws_command { w.command_for(self.keys.next_u32()) } else { w.fixed_command };
-                (command, self.choosers[w.commands[command as usize].chooser].next(&mut self.keys))
-            }
+            Order::PreloadAll | Order::PreloadReplay => 0,
+            // The command first, then its keys, from the same stream (docs/workload.md, "Command mixes").
+            Order::Run if w.draws_command => w.command_for(self.key_stream.next_u32()),
+            Order::Run => w.fixed_command,
         };
         let c = &w.commands[command as usize];
-        let (len, key_hash) = c.encoder.encode(out, key_index, &mut self.rand_ints, &w.values);
-        Request { len, op: c.op, command, key_hash, key_index }
+        let key_count = c.encoder.key_count();
+        for k in 0..key_count {
+            self.keys[k] = if self.order == Order::PreloadAll {
+                let index = self.sequential;
+                self.sequential += plan.connections as u64;
+                index
+            } else {
+                self.choosers[c.chooser].next(&mut self.key_stream)
+            };
+        }
+        let (len, key_hash) = c.encoder.encode_keys(out, &self.keys, &mut self.scratch, &mut self.rand_ints, &w.values);
+        Request { len, op: c.op, command, key_hash, key_index: self.keys[0], key_count: key_count as u16 }
     }
 }

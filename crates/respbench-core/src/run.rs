@@ -21,7 +21,7 @@ use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
 use crate::plan::{Failure, FailureKind, IntervalRecord, Plan, PlanError, RawResult, merge_intervals};
 use crate::progress::{Phase, RunControl};
-use crate::request_source::PreparedPlan;
+use crate::request_source::{Op, PreparedPlan};
 
 /// Longest a worker sleeps in epoll before it looks at the cancel flag and
 /// the other threads' failures again.
@@ -78,8 +78,8 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         failure = outcome.failure;
     }
     result.histogram = histogram.total().buckets();
-    result.set_histogram = histogram.set().buckets();
-    result.get_histogram = histogram.get().buckets();
+    result.set_histogram = histogram.op_buckets(Op::Set);
+    result.get_histogram = histogram.op_buckets(Op::Get);
     if prepared.is_mix {
         result.command_histograms = histogram.by_command.iter().map(LatencyHistogram::buckets).collect();
     }
@@ -396,8 +396,8 @@ impl IntervalClock {
             start_ns: at(self.index),
             end_ns: elapsed.min(at(self.index + 1)),
             counters: tally.counters.since(&self.before),
-            set_histogram: current.set().buckets(),
-            get_histogram: current.get().buckets(),
+            set_histogram: current.op_buckets(Op::Set),
+            get_histogram: current.op_buckets(Op::Get),
             command_histograms: if self.per_command {
                 current.by_command.iter().map(LatencyHistogram::buckets).collect()
             } else {

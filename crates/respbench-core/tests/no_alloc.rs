@@ -22,6 +22,8 @@ fn allocations_do_not_grow_with_the_number_of_requests() {
         CommandSpec { template: "GET __key__".into(), weight: 80, key_pattern: None },
         CommandSpec { template: "SET".into(), weight: 15, key_pattern: None },
         CommandSpec { template: "INCR c:__key__".into(), weight: 5, key_pattern: Some(KeyPattern::Zipf) },
+        CommandSpec { template: "MGET __key__ __key__ __key__".into(), weight: 5, key_pattern: None },
+        CommandSpec { template: "MSET __key__ __data__ __key__ __data__".into(), weight: 5, key_pattern: None },
     ];
     for (mode, template, verify_get, commands) in [
         (Mode::Set, "SET", false, vec![]),
@@ -30,7 +32,7 @@ fn allocations_do_not_grow_with_the_number_of_requests() {
         (Mode::Mixed, "SET", true, mix),
     ] {
         let set_cmd = template.to_string();
-        let template = if commands.is_empty() { template } else { "a GET/SET/INCR mix" };
+        let template = if commands.is_empty() { template } else { "a GET/SET/INCR/MGET/MSET mix" };
         let plan = Plan {
             mode,
             verify_get,

@@ -73,6 +73,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--set-ratio <0..100>', 'mixed mode: percentage of writes (reads: 100 - this)', '50')
     .option('--set-cmd <cmd>', 'write command: a name (NAME key value) or a template with __key__ __data__ __rand_int__', 'SET')
     .option('--get-cmd <cmd>', 'read command: a name (NAME key) or a template with __key__', 'GET')
+    .option('--multi-key-get <n>', 'reads are MGET of n keys, each checked by --verify-get (memtier\'s --multi-key-get); instead of --get-cmd')
     .option('--key-prefix <prefix>', 'key prefix; keys are <prefix><index>', 'bench:key:')
     .option('--seed <n>', `PRNG seed ${LIMITS.seed.join('..')}; fix it to repeat a run (default: from the clock, printed)`)
     .option('--verify-get', 'check every read reply against the value written for its key', false)

@@ -3,7 +3,7 @@
  * one becomes a UsageError whose message names the flag and what it accepts.
  * The CLI prints that one line and exits 2.
  */
-import { mixRole, parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
+import { keySlots, mixRole, parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
 import type { RawMixCommand } from './run-options.js';
 import fs from 'node:fs';
 import { LIMITS, windowRefusal } from './engine-js/limits.js';
@@ -180,6 +180,8 @@ export interface RawRunOptions {
   clientTracking?: boolean;
   /** --command (with its --weight and --command-key-pattern), in command-line order. */
   commands?: RawMixCommand[];
+  /** --multi-key-get N: the read command is MGET of N keys. */
+  multiKeyGet?: string;
   /** Set when a --weight or --command-key-pattern had no --command before it (run-options.ts). */
   orphanMixSetting?: string | false;
 }
@@ -210,6 +212,17 @@ export function readMix(raw: Pick<RawRunOptions, 'commands' | 'orphanMixSetting'
       keyPattern: c.keyPattern === undefined ? null : parseChoice<KeyPattern>('--command-key-pattern', c.keyPattern, KEY_PATTERNS),
     };
   });
+}
+
+/** Most keys --multi-key-get reads per request. */
+export const MAX_MULTI_KEY_GET = 1000;
+
+/** --get-cmd, or with --multi-key-get N the template `MGET __key__ …` of N keys. */
+function readGetCmd(raw: RawRunOptions): string {
+  if (raw.multiKeyGet === undefined) return String(raw.getCmd);
+  if (String(raw.getCmd) !== 'GET') throw new UsageError('--multi-key-get does not go with --get-cmd (it sets the read command: MGET of n keys)');
+  const n = parseInteger('--multi-key-get', raw.multiKeyGet, [1, MAX_MULTI_KEY_GET]);
+  return ['MGET', ...Array.from({ length: n }, () => '__key__')].join(' ');
 }
 
 /** --reconnect's attempts per drop and first backoff when not given. */
@@ -372,7 +385,7 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
     valueSizeMax: sizes.max,
     setRatio: parseInteger('--set-ratio', raw.setRatio, LIMITS.setRatio),
     setCmd: String(raw.setCmd),
-    getCmd: String(raw.getCmd),
+    getCmd: readGetCmd(raw),
     keyPrefix: parseText('--key-prefix', raw.keyPrefix),
     literalCommands: false,
     seed: raw.seed === undefined ? defaultSeed() : parseInteger('--seed', raw.seed, LIMITS.seed),
@@ -509,6 +522,9 @@ export function checkTemplates(plan: Plan): void {
   } catch (err) {
     if (err instanceof TemplateError) throw new UsageError(`--get-cmd ${err.message} (got ${shown(plan.getCmd)})`);
     throw err;
+  }
+  if (plan.mode === 'get' && plan.preload && !plan.commands && keySlots(parseTemplate(plan.setCmd, 'set')).keyCount > 1) {
+    throw new UsageError(`--set-cmd names several keys, which get mode's preload cannot write one key at a time; use a one-key write command or --no-preload (got ${shown(plan.setCmd)})`);
   }
   const reason = plan.verifyGet ? unverifiableReason(get) : null;
   if (reason) throw new UsageError(`--get-cmd: ${reason} with --verify-get (got ${shown(plan.getCmd)})`);

@@ -6,8 +6,8 @@
  * (op, key hash, key index) for when the reply comes. Paired with
  * crates/respbench-core/src/request_source.rs.
  */
-import { CommandEncoder, commandKind, inlineForm, mixRole, parseTemplate, randIntAsText, templateName, TemplateError, type CommandKind, type Template } from './command.js';
-import { KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey, type KeyPattern } from './keys.js';
+import { ARRAY_READS, CommandEncoder, commandKind, inlineForm, mixRole, parseTemplate, randIntAsText, templateName, TemplateError, type CommandKind, type Template } from './command.js';
+import { fnv1a32, KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey, type KeyPattern } from './keys.js';
 import type { Plan } from './plan.js';
 import { ValueFactory, VERIFY_MIN_VALUE_SIZE, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys } from './values.js';
 
@@ -28,7 +28,12 @@ export interface Request {
   /** Which of PreparedPlan.commands it is (for --mode: 0 the write, 1 the read). */
   command: number;
   keyHash: number;
+  /** The (first) key's index. */
   keyIndex: number;
+  /** Keys the request names: 1, or k for a multi-key command (its keys are `keys[0..keyCount)`). */
+  keyCount: number;
+  /** The source's key buffer: valid until the next call. */
+  keys: Float64Array;
 }
 
 /**
@@ -42,7 +47,9 @@ type Order = 'run' | 'preload-all' | 'preload-replay';
 /** One connection's sequence of requests for one phase. */
 export class RequestSource {
   remaining: number;
-  private readonly request: Request = { len: 0, op: OP_SET, command: 0, keyHash: 0, keyIndex: 0 };
+  private readonly request: Request;
+  /** The keys of the request being encoded (a multi-key command draws several). */
+  private readonly keyBuf: Float64Array;
   private readonly keys: KeyStream;
   /** The run's key pattern at 0, then one per mix command with a pattern of its own (PreparedCommand.chooser). */
   private readonly choosers: KeyChooser[];
@@ -57,6 +64,8 @@ export class RequestSource {
   ) {
     const plan = prepared.plan;
     this.remaining = count;
+    this.keyBuf = new Float64Array(prepared.maxKeys);
+    this.request = { len: 0, op: OP_SET, command: 0, keyHash: 0, keyIndex: 0, keyCount: 1, keys: this.keyBuf };
     this.keys = new KeyStream(plan.seed, connection);
     this.choosers = [plan, ...prepared.commands.filter((c) => c.keyPattern !== null).map((c) => ({ ...plan, keyPattern: c.keyPattern as KeyPattern }))].map(
       (spec) => new KeyChooser(spec, plan.keyspace, connection, plan.connections),
@@ -73,28 +82,32 @@ export class RequestSource {
     const p = this.prepared;
     const plan = p.plan;
     this.remaining--;
+    const keys = this.keyBuf;
     let command: number;
-    let keyIndex: number;
+    let keyCount: number;
     if (this.order === 'preload-all') {
       command = 0;
-      keyIndex = this.sequential;
-      this.sequential += plan.connections;
-    } else if (this.order === 'preload-replay') {
-      // Replays a get run's stream (get mode: no command draws) with the write command.
-      command = 0;
-      keyIndex = this.choosers[0].next(this.keys);
+      keyCount = p.commands[0].encoder.keyCount;
+      for (let k = 0; k < keyCount; k++) {
+        keys[k] = this.sequential;
+        this.sequential += plan.connections;
+      }
     } else {
-      // The command first, then its key, from the same stream (docs/workload.md, "Command mixes").
-      command = p.drawsCommand ? p.commandFor(this.keys.nextU32()) : p.fixedCommand;
-      keyIndex = this.choosers[p.commands[command].chooser].next(this.keys);
+      // preload-replay replays a get run's stream (get mode: no command draws) with the write command.
+      // The run: the command first, then its keys, from the same stream (docs/workload.md, "Command mixes").
+      command = this.order === 'run' ? (p.drawsCommand ? p.commandFor(this.keys.nextU32()) : p.fixedCommand) : 0;
+      const chooser = this.choosers[p.commands[command].chooser];
+      keyCount = p.commands[command].encoder.keyCount;
+      for (let k = 0; k < keyCount; k++) keys[k] = chooser.next(this.keys);
     }
     const c = p.commands[command];
     const r = this.request;
-    r.len = c.encoder.encode(out, at, keyIndex, this.randInts);
+    r.len = c.encoder.encodeKeys(out, at, keys, this.randInts);
     r.op = c.op;
     r.command = command;
     r.keyHash = c.encoder.lastKeyHash;
-    r.keyIndex = keyIndex;
+    r.keyIndex = keys[0];
+    r.keyCount = keyCount;
     return r;
   }
 }
@@ -112,6 +125,8 @@ export interface PreparedCommand {
   keyPattern: KeyPattern | null;
   /** Index into a RequestSource's choosers (0: the run's key pattern). */
   chooser: number;
+  /** A read answered with one value per key (MGET): checked key by key. */
+  arrayReply: boolean;
 }
 
 /** A Plan made ready to send: templates parsed, encoders and value table built. */
@@ -138,6 +153,10 @@ export class PreparedPlan {
   /** Mixed mode with --verify-get, keyspace up to WRITTEN_KEYS_MAX_KEYSPACE: the keys written and acknowledged so far, across phases. */
   readonly written: WrittenKeys | null;
   readonly maxRequestBytes: number;
+  /** The most keys one request names (1 unless a command is multi-key). */
+  readonly maxKeys: number;
+  /** Scratch for keyHashOf. */
+  private readonly hashScratch: Buffer;
   /** Untimed writes before a get run: every key when the keyspace is no larger than the run, else the run's own keys. */
   readonly preloadTotal: number;
   private readonly prefix: Buffer;
@@ -179,6 +198,7 @@ export class PreparedPlan {
           weight: m.weight,
           keyPattern: m.keyPattern,
           chooser: m.keyPattern === null ? 0 : ++chooser,
+          arrayReply: kind === 'read' && ARRAY_READS.includes(names[i]),
         };
       });
       this.drawsCommand = mix.length > 1;
@@ -186,8 +206,8 @@ export class PreparedPlan {
     } else {
       const named = (source: string) => source.trim().split(/\s+/)[0]?.toUpperCase() || '?';
       this.commands = [
-        { name: named(plan.setCmd), encoder: this.setEncoder, op: OP_SET, kind: 'write', weight: plan.setRatio, keyPattern: null, chooser: 0 },
-        { name: named(plan.getCmd), encoder: this.getEncoder, op: OP_GET, kind: 'read', weight: 100 - plan.setRatio, keyPattern: null, chooser: 0 },
+        { name: named(plan.setCmd), encoder: this.setEncoder, op: OP_SET, kind: 'write', weight: plan.setRatio, keyPattern: null, chooser: 0, arrayReply: false },
+        { name: named(plan.getCmd), encoder: this.getEncoder, op: OP_GET, kind: 'read', weight: 100 - plan.setRatio, keyPattern: null, chooser: 0, arrayReply: ARRAY_READS.includes(named(plan.getCmd)) },
       ];
       this.drawsCommand = plan.mode === 'mixed';
       this.fixedCommand = plan.mode === 'get' ? 1 : 0;
@@ -200,9 +220,12 @@ export class PreparedPlan {
     this.missFailsVerify = plan.verifyGet && plan.mode === 'get' && !this.isMix;
     this.written = tracksWrittenKeys(plan) ? new WrittenKeys(plan.keyspace) : null;
     this.maxRequestBytes = Math.max(...this.commands.map((c) => c.encoder.maxBytes()));
+    this.maxKeys = Math.max(...this.commands.map((c) => c.encoder.keyCount));
+    this.hashScratch = Buffer.allocUnsafe(this.prefix.length + 20);
     // A time-bound phase (the run, or a warmup) may read any key, so it preloads the whole keyspace.
     const timeBound = plan.durationMs > 0 || plan.warmupMs > 0;
-    const reads = timeBound ? plan.keyspace : Math.min(plan.keyspace, plan.requests);
+    // A read of several keys per request reads more keys than requests: the whole keyspace too.
+    const reads = timeBound || this.multiKeyRead() ? plan.keyspace : Math.min(plan.keyspace, plan.requests);
     this.preloadTotal = plan.mode === 'get' && plan.preload && !this.isMix ? reads : 0;
   }
 
@@ -213,7 +236,7 @@ export class PreparedPlan {
   }
 
   preloadSource(connection: number): RequestSource {
-    const all = this.plan.keyspace <= this.plan.requests || this.plan.durationMs > 0 || this.plan.warmupMs > 0;
+    const all = this.plan.keyspace <= this.plan.requests || this.plan.durationMs > 0 || this.plan.warmupMs > 0 || this.multiKeyRead();
     const count = requestsForConnection(this.preloadTotal, this.plan.connections, connection);
     return new RequestSource(this, all ? 'preload-all' : 'preload-replay', connection, count);
   }
@@ -225,6 +248,17 @@ export class PreparedPlan {
     let i = 0;
     while (x >= sums[i]) i++;
     return i;
+  }
+
+  /** --mode get/mixed: the read command names several keys (so a get run's preload writes every key). */
+  private multiKeyRead(): boolean {
+    return !this.isMix && this.commands[1].encoder.keyCount > 1;
+  }
+
+  /** The hash of key `index`'s bytes (a multi-key reply's check; no allocation). */
+  keyHashOf(index: number): number {
+    const len = writeKey(this.hashScratch, 0, this.prefix, index);
+    return fnv1a32(this.hashScratch, 0, len);
   }
 
   /** Each command's op kind, in order (for OpHistograms). */
