@@ -177,6 +177,9 @@ export class PreparedPlan {
     this.getEncoder = new CommandEncoder(template(plan.getCmd, 'get'), this.prefix, this.values, plan.keyspace);
     const mix = plan.commands ?? [];
     this.isMix = mix.length > 0;
+    // As the native engine's Plan::check (the CLI refuses these first, naming the flags).
+    if (mix.length > 100) throw new Error(`commands must hold at most 100 commands, got ${mix.length}`);
+    if (mix.some((m) => !Number.isInteger(m.weight) || m.weight < 1 || m.weight > 1_000_000)) throw new Error('commands[].weight must be between 1 and 1000000');
     if (this.isMix) {
       let chooser = 0;
       const names = mix.map((m, i) => {
