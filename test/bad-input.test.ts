@@ -23,6 +23,14 @@ const cases: Array<[string, string[], string]> = [
   ['misspelt flag (the suggestion stays on the same line)', ['--pipline', '4'], '--pipline'],
   ['--compare without a port', ['-t', 'set', '--compare', 'localhost'], '--compare'],
   ['-t with --mode', ['-t', 'set', '--mode', 'get'], '--mode'],
+  ['a mix weight of zero', ['--command', 'GET', '--weight', '0'], '--weight'],
+  ['a negative mix weight', ['--command', 'GET', '--weight', '-3'], '--weight'],
+  ['--weight without a --command before it', ['--weight', '3', '--command', 'GET'], '--weight'],
+  ['a mix template that does not parse', ['--command', 'GET "__key__'], '--command'],
+  ['an unknown key pattern for a mix command', ['--command', 'GET', '--command-key-pattern', 'zipff'], '--command-key-pattern'],
+  ['--command with --mode', ['--mode', 'get', '--command', 'GET'], '--mode'],
+  ['--multi-key-get of zero keys', ['--multi-key-get', '0'], '--multi-key-get'],
+  ['--multi-key-get with --get-cmd', ['--multi-key-get', '3', '--get-cmd', 'HGET __key__ f'], '--multi-key-get'],
 ];
 
 /** The case's flags after a harmless target and request count, unless the case sets them itself. */

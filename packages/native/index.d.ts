@@ -30,6 +30,14 @@ export declare class RunHandle {
   wait(): Promise<NativeResult>
 }
 
+/** `CommandSpec` from engine-js/plan.ts: one command of a weighted mix. */
+export interface NativeCommandSpec {
+  template: string
+  weight: number
+  /** null or absent: the run's key pattern. */
+  keyPattern?: string | null
+}
+
 export interface NativeFailure {
   kind: string
   message: string
@@ -56,6 +64,8 @@ export interface NativeInterval {
   lostWrites: number
   setHistogram: NativeHistogram
   getHistogram: NativeHistogram
+  /** A command mix: each command's latencies in the interval; absent otherwise. */
+  commandHistograms?: Array<NativeHistogram>
 }
 
 /**
@@ -115,6 +125,8 @@ export interface NativePlan {
   reconnect?: NativeReconnect | null
   /** Absent = false: no CLIENT TRACKING in the handshake. */
   clientTracking?: boolean
+  /** null or absent: the two commands of `mode`. */
+  commands?: Array<NativeCommandSpec> | null
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */
@@ -154,6 +166,8 @@ export interface NativeResult {
   /** The SET-side and GET-side requests' latencies; together `histogram`. */
   setHistogram: NativeHistogram
   getHistogram: NativeHistogram
+  /** A command mix: each command's latencies, in the mix's order; absent otherwise. */
+  commandHistograms?: Array<NativeHistogram>
   preloadRequests: number
   preloadElapsedNs: number
   warmupRequests: number

@@ -179,6 +179,62 @@ def draws(seed, connection, mode, set_ratio, keyspace, count):
     return ops
 
 
+# ---- Command mixes (docs/workload.md, "Command mixes") ----
+
+WRITE_NAMES = ["SET", "SETNX", "GETSET", "APPEND"]
+
+
+def mix_role(text):
+    words = text.strip(" \t").replace("\t", " ").split(" ")
+    return "set" if words[0].upper() in WRITE_NAMES else "get"
+
+
+def key_count(args):
+    """Keys a request of the template names: the arguments holding __key__ when two or more do, else 1."""
+    n = sum(1 for arg in args if any(k == "__key__" for k, _ in arg))
+    return n if n >= 2 else 1
+
+
+def encode_template(args, prefix, indexes, lo, hi):
+    """One request of a parsed template (no __rand_int__) for keys `indexes` (docs/workload.md, "Multi-key commands")."""
+    keys = [prefix + str(i).encode() for i in indexes]
+    multi = len(keys) > 1
+    current = -1
+    out = []
+    for arg in args:
+        if multi and any(k == "__key__" for k, _ in arg):
+            current += 1
+        slot = max(current, 0) if multi else 0
+        b = b""
+        for kind, lit in arg:
+            b += lit if kind == "lit" else keys[slot] if kind == "__key__" else value(keys[slot], lo, hi)
+        out.append(b)
+    return encode(out)
+
+
+def mix_requests(seed, connection, connections, keyspace, prefix, lo, hi, commands, count, key_pattern="uniform"):
+    """[command index, bytes] of a connection's first `count` requests of a mix."""
+    st = Stream(seed, connection)
+    run_chooser = KeyChooser(key_pattern, keyspace, connection, connections)
+    choosers = [KeyChooser(c["keyPattern"], keyspace, connection, connections) if c["keyPattern"] else run_chooser
+                for c in commands]
+    parsed = [parse_template(c["template"], mix_role(c["template"])) for c in commands]
+    total = sum(c["weight"] for c in commands)
+    out = []
+    for _ in range(count):
+        i = 0
+        if len(commands) > 1:
+            x = st.u32() % total
+            acc = 0
+            for i, c in enumerate(commands):
+                acc += c["weight"]
+                if x < acc:
+                    break
+        indexes = [choosers[i].next(st) for _ in range(key_count(parsed[i]))]
+        out.append([i, encode_template(parsed[i], prefix, indexes, lo, hi).decode()])
+    return out
+
+
 # ---- Template grammar (docs/workload.md, "Template grammar") ----
 # Written over code points, where the engines work over UTF-8 bytes.
 
@@ -428,6 +484,30 @@ def main():
             "pattern": pattern, "keyspace": keyspace, "seed": 31337, "connection": conn, "connections": conns,
             "keyStddev": extra.get("stddev"), "zipfExponent": extra.get("zipf", 0.99),
             "indexes": [ch.next(st) for _ in range(16)],
+        })
+    vectors["mixes"] = []
+    for seed, conn, conns, keyspace, commands, pattern in [
+        (12345, 0, 1, 1000, [
+            {"template": "GET __key__", "weight": 80, "keyPattern": None},
+            {"template": "SET", "weight": 15, "keyPattern": None},
+            {"template": "INCR counter:__key__", "weight": 5, "keyPattern": "sequential"},
+        ], "uniform"),
+        (7, 1, 2, 100, [
+            {"template": "HSET __key__ f __data__", "weight": 1, "keyPattern": "zipf"},
+            {"template": "GET", "weight": 3, "keyPattern": None},
+            {"template": "GET __key__", "weight": 2, "keyPattern": "gaussian"},
+        ], "sequential"),
+        (42, 0, 1, 50, [{"template": "SETNX", "weight": 9, "keyPattern": None}], "uniform"),
+        (99, 0, 1, 100, [
+            {"template": "MGET __key__ __key__ __key__", "weight": 3, "keyPattern": None},
+            {"template": "MSET __key__ __data__ __key__ __data__", "weight": 1, "keyPattern": "sequential"},
+            {"template": "SET x:__key__ __data__", "weight": 1, "keyPattern": None},
+        ], "uniform"),
+    ]:
+        vectors["mixes"].append({
+            "seed": seed, "connection": conn, "connections": conns, "keyspace": keyspace, "keyPattern": pattern,
+            "keyPrefix": "bench:key:", "valueSize": 16, "commands": commands,
+            "requests": mix_requests(seed, conn, conns, keyspace, b"bench:key:", 16, 16, commands, 24, pattern),
         })
     print(json.dumps(vectors, indent=1))
 

@@ -357,10 +357,55 @@ enum Piece {
         keys: usize,
         datas: usize,
         rands: usize,
+        /// Which of a multi-key request's keys the argument's `__key__` and
+        /// `__data__` stand for (0 for a one-key template).
+        slot: usize,
     },
-    Key,
-    Data,
+    Key(usize),
+    Data(usize),
     RandInt,
+}
+
+/// Which key of a request each argument's `__key__` and `__data__` stand
+/// for, and how many keys a request names: see `keySlots` in command.ts
+/// (docs/workload.md, "Multi-key commands").
+pub fn key_slots(template: &Template) -> (Vec<usize>, usize) {
+    let has_key = |parts: &Vec<Part>| parts.contains(&Part::Key);
+    let key_args = template.args.iter().filter(|a| has_key(a)).count();
+    let multi = key_args >= 2;
+    let mut current: isize = -1;
+    let slots = template
+        .args
+        .iter()
+        .map(|parts| {
+            if multi && has_key(parts) {
+                current += 1;
+            }
+            if multi { current.max(0) as usize } else { 0 }
+        })
+        .collect();
+    (slots, if multi { key_args } else { 1 })
+}
+
+/// A connection's scratch for a multi-key request: each key's digits, hash
+/// and value length, made once (no allocation per request).
+#[derive(Clone, Debug)]
+pub struct KeyScratch {
+    digits: Vec<[u8; 20]>,
+    ndigits: Vec<usize>,
+    hashes: Vec<u32>,
+    data_lens: Vec<usize>,
+}
+
+impl KeyScratch {
+    pub fn new(max_keys: usize) -> KeyScratch {
+        KeyScratch {
+            digits: vec![[0; 20]; max_keys],
+            ndigits: vec![0; max_keys],
+            hashes: vec![0; max_keys],
+            data_lens: vec![0; max_keys],
+        }
+    }
 }
 
 /// Encodes one template per request. Immutable after construction, so one
@@ -374,6 +419,8 @@ pub struct CommandEncoder {
     /// FNV-1a state after the prefix: a key's hash only has to go over its digits.
     prefix_hash: u32,
     keyspace: u64,
+    /// Keys one request names: 1, or k for a multi-key template ([`key_slots`]).
+    key_count: usize,
 }
 
 impl CommandEncoder {
@@ -407,10 +454,12 @@ impl CommandEncoder {
                 prefix: prefix.to_vec(),
                 prefix_hash: fnv1a32(prefix),
                 keyspace,
+                key_count: 1,
             };
         }
+        let (slots, key_count) = key_slots(&template);
         push_static(&mut pieces, &mut statics, format!("*{}\r\n", template.args.len()).as_bytes());
-        for parts in &template.args {
+        for (parts, &slot) in template.args.iter().zip(&slots) {
             let (mut fixed, mut keys, mut datas, mut rands) = (0, 0, 0, 0);
             for p in parts {
                 match p {
@@ -423,19 +472,32 @@ impl CommandEncoder {
             if keys + datas + rands == 0 {
                 push_static(&mut pieces, &mut statics, format!("${fixed}\r\n").as_bytes());
             } else {
-                pieces.push(Piece::Length { fixed, keys, datas, rands });
+                pieces.push(Piece::Length { fixed, keys, datas, rands, slot });
             }
             for p in parts {
                 match p {
                     Part::Literal(b) => push_static(&mut pieces, &mut statics, b),
-                    Part::Key => pieces.push(Piece::Key),
-                    Part::Data => pieces.push(Piece::Data),
+                    Part::Key => pieces.push(Piece::Key(slot)),
+                    Part::Data => pieces.push(Piece::Data(slot)),
                     Part::RandInt => pieces.push(Piece::RandInt),
                 }
             }
             push_static(&mut pieces, &mut statics, b"\r\n");
         }
-        CommandEncoder { template, pieces, statics, prefix: prefix.to_vec(), prefix_hash: fnv1a32(prefix), keyspace }
+        CommandEncoder {
+            template,
+            pieces,
+            statics,
+            prefix: prefix.to_vec(),
+            prefix_hash: fnv1a32(prefix),
+            keyspace,
+            key_count,
+        }
+    }
+
+    /// Keys one request names: 1, or k for a multi-key template.
+    pub fn key_count(&self) -> usize {
+        self.key_count
     }
 
     pub fn template(&self) -> &Template {
@@ -449,8 +511,8 @@ impl CommandEncoder {
             n += match *piece {
                 Piece::Static(start, end) => end - start,
                 Piece::Length { .. } => 1 + 20 + 2,
-                Piece::Key => self.prefix.len() + 20,
-                Piece::Data => values.max,
+                Piece::Key(_) => self.prefix.len() + 20,
+                Piece::Data(_) => values.max,
                 Piece::RandInt => RAND_INT_DIGITS,
             };
         }
@@ -477,7 +539,7 @@ impl CommandEncoder {
                     out[pos..pos + (end - start)].copy_from_slice(&self.statics[start..end]);
                     pos += end - start;
                 }
-                Piece::Length { fixed, keys, datas, rands } => {
+                Piece::Length { fixed, keys, datas, rands, .. } => {
                     let len = fixed + keys * key_len + datas * data_len + rands * RAND_INT_DIGITS;
                     out[pos] = b'$';
                     pos += 1;
@@ -485,13 +547,13 @@ impl CommandEncoder {
                     out[pos..pos + 2].copy_from_slice(b"\r\n");
                     pos += 2;
                 }
-                Piece::Key => {
+                Piece::Key(_) => {
                     out[pos..pos + self.prefix.len()].copy_from_slice(&self.prefix);
                     pos += self.prefix.len();
                     out[pos..pos + ndigits].copy_from_slice(digits);
                     pos += ndigits;
                 }
-                Piece::Data => pos += values.write_value(&mut out[pos..], h),
+                Piece::Data(_) => pos += values.write_value(&mut out[pos..], h),
                 Piece::RandInt => {
                     let n = rand.next_key_index(self.keyspace);
                     pos += write_padded(&mut out[pos..], n, RAND_INT_DIGITS);
@@ -499,6 +561,61 @@ impl CommandEncoder {
             }
         }
         (pos, h)
+    }
+
+    /// As [`encode`](Self::encode), for the keys `keys[..key_count]` of a
+    /// multi-key template (each `__key__` argument names its own); returns
+    /// the length and the first key's hash.
+    #[inline]
+    pub fn encode_keys(
+        &self,
+        out: &mut [u8],
+        keys: &[u64],
+        scratch: &mut KeyScratch,
+        rand: &mut KeyStream,
+        values: &ValueFactory,
+    ) -> (usize, u32) {
+        if self.key_count == 1 {
+            return self.encode(out, keys[0], rand, values);
+        }
+        for (k, &index) in keys[..self.key_count].iter().enumerate() {
+            let n = write_decimal(&mut scratch.digits[k], index);
+            let h = fnv1a32_continue(self.prefix_hash, &scratch.digits[k][..n]);
+            scratch.ndigits[k] = n;
+            scratch.hashes[k] = h;
+            scratch.data_lens[k] = if self.template.uses_data { values.size_for(h) } else { 0 };
+        }
+        let mut pos = 0;
+        for piece in &self.pieces {
+            match *piece {
+                Piece::Static(start, end) => {
+                    out[pos..pos + (end - start)].copy_from_slice(&self.statics[start..end]);
+                    pos += end - start;
+                }
+                Piece::Length { fixed, keys, datas, rands, slot } => {
+                    let key_len = self.prefix.len() + scratch.ndigits[slot];
+                    let len = fixed + keys * key_len + datas * scratch.data_lens[slot] + rands * RAND_INT_DIGITS;
+                    out[pos] = b'$';
+                    pos += 1;
+                    pos += write_decimal(&mut out[pos..], len as u64);
+                    out[pos..pos + 2].copy_from_slice(b"\r\n");
+                    pos += 2;
+                }
+                Piece::Key(slot) => {
+                    out[pos..pos + self.prefix.len()].copy_from_slice(&self.prefix);
+                    pos += self.prefix.len();
+                    let n = scratch.ndigits[slot];
+                    out[pos..pos + n].copy_from_slice(&scratch.digits[slot][..n]);
+                    pos += n;
+                }
+                Piece::Data(slot) => pos += values.write_value(&mut out[pos..], scratch.hashes[slot]),
+                Piece::RandInt => {
+                    let n = rand.next_key_index(self.keyspace);
+                    pos += write_padded(&mut out[pos..], n, RAND_INT_DIGITS);
+                }
+            }
+        }
+        (pos, scratch.hashes[0])
     }
 }
 
@@ -603,5 +720,51 @@ mod tests {
             let (n, _) = enc.encode(&mut out, i, &mut rand, &values);
             assert!(n <= out.len());
         }
+    }
+}
+
+/// Bare names a `--command` mix takes as writes (`NAME key value`); any other
+/// bare name is `NAME key`. As WRITE_NAMES in command.ts.
+const WRITE_NAMES: [&str; 4] = ["SET", "SETNX", "GETSET", "APPEND"];
+/// Reads whose reply is the key's value, so `--verify-get` checks it. As VALUE_READS in command.ts.
+const VALUE_READS: [&str; 4] = ["GET", "GETEX", "GETDEL", "MGET"];
+/// Reads answered with an array of values, one per key (checked key by key). As ARRAY_READS in command.ts.
+pub const ARRAY_READS: [&str; 1] = ["MGET"];
+
+/// The template's command name, upper case (ASCII), from its first argument's bytes.
+pub fn template_name(template: &Template) -> String {
+    let mut name = String::new();
+    for part in template.args.first().map(Vec::as_slice).unwrap_or(&[]) {
+        if let Part::Literal(bytes) = part {
+            name.extend(bytes.iter().map(|&b| (b as char).to_ascii_uppercase()));
+        }
+    }
+    name
+}
+
+/// Which role a bare name in a `--command` mix takes: see [`WRITE_NAMES`].
+pub fn mix_role(source: &str) -> Role {
+    let word = source.trim_matches([' ', '\t']).split([' ', '\t']).next().unwrap_or("");
+    if WRITE_NAMES.iter().any(|w| w.eq_ignore_ascii_case(word)) { Role::Set } else { Role::Get }
+}
+
+/// How a mix command's replies count, as `CommandKind` in command.ts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommandKind {
+    /// Sends `__data__`: acknowledged, the key holds its value.
+    Write,
+    /// GET and kin: the reply is the key's value, checked by `--verify-get`.
+    Read,
+    /// INCR, LPUSH, …: any reply but an error is fine.
+    Other,
+}
+
+pub fn command_kind(template: &Template) -> CommandKind {
+    if template.uses_data {
+        CommandKind::Write
+    } else if !template.uses_rand_int && VALUE_READS.contains(&template_name(template).as_str()) {
+        CommandKind::Read
+    } else {
+        CommandKind::Other
     }
 }

@@ -13,6 +13,7 @@
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
+use crate::command::CommandKind;
 use crate::counters::{Counters, FirstTexts};
 use crate::handshake;
 use crate::histogram::{LatencyHistogram, OpHistograms};
@@ -97,6 +98,8 @@ struct Slot {
     key_index: u64,
     key_hash: u32,
     op: Op,
+    /// Which of the plan's commands: its latency goes to that command's histogram.
+    command: u16,
     /// A read sent after its key's write was acknowledged (`--verify-get`,
     /// mixed): nil then is a lost write.
     written_before: bool,
@@ -150,6 +153,10 @@ pub(crate) struct Connection {
     pub stream: Stream,
     source: RequestSource,
     slots: Box<[Slot]>,
+    /// A multi-key command's keys, `max_keys` a slot (empty when every
+    /// command names one key).
+    slot_keys: Box<[u64]>,
+    max_keys: usize,
     head: usize,
     tail: usize,
     inflight: usize,
@@ -211,11 +218,14 @@ impl Connection {
                     key_index: 0,
                     key_hash: 0,
                     op: Op::Set,
+                    command: 0,
                     written_before: false
                 };
                 pipeline
             ]
             .into_boxed_slice(),
+            slot_keys: vec![0; if prepared.max_keys > 1 { pipeline * prepared.max_keys } else { 0 }].into_boxed_slice(),
+            max_keys: prepared.max_keys,
             head: 0,
             tail: 0,
             inflight: 0,
@@ -464,6 +474,11 @@ impl Connection {
                     }
                     None => now,
                 };
+                if self.max_keys > 1 {
+                    let at = self.tail * self.max_keys;
+                    let n = r.key_count as usize;
+                    self.slot_keys[at..at + n].copy_from_slice(&self.source.keys()[..n]);
+                }
                 let written_before = r.op == Op::Get && w.written.as_ref().is_some_and(|k| k.has(r.key_index));
                 self.slots[self.tail] = Slot {
                     sent_at: now,
@@ -471,6 +486,7 @@ impl Connection {
                     key_index: r.key_index,
                     key_hash: r.key_hash,
                     op: r.op,
+                    command: r.command,
                     written_before,
                 };
                 self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
@@ -602,6 +618,7 @@ impl Connection {
                     ),
                 ));
             }
+            let slot_index = self.head;
             let slot = self.slots[self.head];
             self.head = if self.head + 1 == pipeline { 0 } else { self.head + 1 };
             self.inflight -= 1;
@@ -609,7 +626,13 @@ impl Connection {
             if latency.0 != Some(slot.intended) {
                 latency = (Some(slot.intended), now.saturating_duration_since(slot.intended).as_nanos() as u64);
             }
-            count_reply(w, tally, &self.scanner, buf, &slot, now, latency.1);
+            let keys = if self.max_keys > 1 {
+                let at = slot_index * self.max_keys;
+                &self.slot_keys[at..at + self.max_keys]
+            } else {
+                std::slice::from_ref(&slot.key_index)
+            };
+            count_reply(w, tally, &self.scanner, buf, &slot, keys, now, latency.1);
             pos = reply_end;
             if self.scanner.kind == ReplyKind::Error {
                 // NOAUTH / NOPERM: every request after it would be answered the same.
@@ -649,18 +672,20 @@ impl Connection {
 
 /// Counts one reply against the request it answers, as the TS engine's onReply.
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn count_reply(
     w: &PreparedPlan,
     tally: &mut Tally,
     scanner: &ReplyScanner,
     buf: &[u8],
     slot: &Slot,
+    keys: &[u64],
     now: Instant,
     latency_ns: u64,
 ) {
     let c = &mut tally.counters;
     if let Some(h) = tally.histogram.as_mut() {
-        h.of(slot.op).record(latency_ns);
+        h.of(slot.command).record(latency_ns);
         if let Some(service) = tally.service.as_mut() {
             service.record(now.saturating_duration_since(slot.sent_at).as_nanos() as u64);
         }
@@ -679,11 +704,19 @@ fn count_reply(
         }
         return;
     }
+    let command = &w.commands[slot.command as usize];
     if slot.op == Op::Set {
         c.ok += 1;
-        if let Some(written) = w.written.as_ref() {
-            written.add(slot.key_index);
+        // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
+        if let Some(written) = w.written.as_ref().filter(|_| command.kind == CommandKind::Write) {
+            for &key in &keys[..command.encoder.key_count()] {
+                written.add(key);
+            }
         }
+        return;
+    }
+    if command.array_reply {
+        count_array_reply(w, tally, scanner, buf, &keys[..command.encoder.key_count()], now);
         return;
     }
     if scanner.kind == ReplyKind::Nil {
@@ -710,6 +743,110 @@ fn count_reply(
     c.mismatches += 1;
     if tally.first.mismatch.is_none() {
         tally.first.mismatch = Some((now, describe_mismatch(w, scanner, buf, slot.key_index)));
+    }
+}
+
+/// A read answered with one value per key (MGET), as `countArrayReply` in
+/// the TS engine: each element is checked against its key's value
+/// (`--verify-get`). The request counts once: a mismatch if any key's value
+/// differs (the first one described), else a miss if any key was nil, else ok.
+fn count_array_reply(w: &PreparedPlan, tally: &mut Tally, s: &ReplyScanner, buf: &[u8], keys: &[u64], now: Instant) {
+    let c = &mut tally.counters;
+    // The text is made for the first mismatch only: later ones allocate nothing.
+    let mismatch = |tally_first: &mut FirstTexts, text: &dyn Fn() -> String| {
+        if tally_first.mismatch.is_none() {
+            tally_first.mismatch = Some((now, text()));
+        }
+    };
+    if s.kind != ReplyKind::Aggregate || s.payload_len != keys.len() {
+        if !w.verify {
+            c.ok += 1;
+        } else {
+            c.mismatches += 1;
+            let text = || {
+                format!(
+                    "key {}: expected an array of {} values, got \"{}\"",
+                    w.key_text(keys[0]),
+                    keys.len(),
+                    escape_bytes(buf, s.payload_start.saturating_sub(1), (s.payload_start + 16).min(buf.len()), 48)
+                )
+            };
+            mismatch(&mut tally.first, &text);
+        }
+        return;
+    }
+    let mut pos = s.payload_start;
+    let mut nils = 0;
+    for &key in keys {
+        match buf[pos] {
+            b'_' => {
+                // RESP3 null
+                nils += 1;
+                pos += 3;
+                continue;
+            }
+            b'$' => {}
+            _ => {
+                // Not a bulk string: not a value (the rest cannot be walked without the scanner).
+                if !w.verify {
+                    c.ok += 1;
+                } else {
+                    c.mismatches += 1;
+                    let text = || {
+                        format!(
+                            "key {}: expected a value, got \"{}\"",
+                            w.key_text(key),
+                            escape_bytes(buf, pos, (pos + 16).min(buf.len()), 48)
+                        )
+                    };
+                    mismatch(&mut tally.first, &text);
+                }
+                return;
+            }
+        }
+        let mut p = pos + 1;
+        let negative = buf[p] == b'-';
+        if negative {
+            p += 1;
+        }
+        let mut len = 0usize;
+        while buf[p] != b'\r' {
+            len = len * 10 + (buf[p] - b'0') as usize;
+            p += 1;
+        }
+        p += 2;
+        if negative {
+            nils += 1;
+            pos = p;
+            continue;
+        }
+        let got = &buf[p..p + len];
+        if w.verify && !w.values.matches(got, w.key_hash_of(key)) {
+            c.mismatches += 1;
+            let text = || {
+                let expected = w.value_bytes(key);
+                let at = first_difference(&expected, got);
+                format!(
+                    "key {}: {} bytes expected, {} received, first difference at byte {at}: expected \"{}\", got \"{}\"",
+                    w.key_text(key),
+                    expected.len(),
+                    len,
+                    escape_bytes(&expected, 0, expected.len(), 48),
+                    escape_bytes(got, 0, got.len(), 48)
+                )
+            };
+            mismatch(&mut tally.first, &text);
+            return;
+        }
+        pos = p + len + 2;
+    }
+    if nils == 0 {
+        c.ok += 1;
+    } else {
+        c.misses += 1;
+        if !w.miss_fails_verify {
+            c.ok += 1;
+        }
     }
 }
 

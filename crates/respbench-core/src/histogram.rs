@@ -89,39 +89,86 @@ pub fn add_buckets(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
     out
 }
 
-/// One histogram per operation kind (the SET and GET rows; a `-t` test or a
-/// command on the line is one of the two): a reply is recorded in its op's
-/// only, and the whole run's histogram is their sum, so per-command rows add
-/// up to the totals by construction.
+/// One histogram per command the run sends, indexed by the request's
+/// command ([`crate::request_source::PreparedPlan::commands`]: for `--mode`,
+/// 0 is the write command and 1 the read one, so the index is the op; for a
+/// command mix, the mix's order): a reply is recorded in its command's only,
+/// and the whole run's histogram is their sum, so per-command rows add up to
+/// the totals by construction. `set()`/`get()` are the sums over the
+/// commands of each op kind. As OpHistograms in histogram.ts.
 #[derive(Clone, Debug, Default)]
 pub struct OpHistograms {
-    pub set: LatencyHistogram,
-    pub get: LatencyHistogram,
+    pub by_command: Vec<LatencyHistogram>,
+    ops: Vec<Op>,
 }
 
 impl OpHistograms {
-    pub fn new() -> Self {
-        OpHistograms { set: LatencyHistogram::new(), get: LatencyHistogram::new() }
+    /// `ops[i]`: the op kind of command i.
+    pub fn new(ops: &[Op]) -> Self {
+        OpHistograms { by_command: ops.iter().map(|_| LatencyHistogram::new()).collect(), ops: ops.to_vec() }
+    }
+
+    /// The two of `--mode`: the write command, then the read command.
+    pub fn of_mode() -> Self {
+        Self::new(&[Op::Set, Op::Get])
     }
 
     #[inline]
-    pub fn of(&mut self, op: Op) -> &mut LatencyHistogram {
-        match op {
-            Op::Set => &mut self.set,
-            Op::Get => &mut self.get,
+    pub fn of(&mut self, command: u16) -> &mut LatencyHistogram {
+        &mut self.by_command[command as usize]
+    }
+
+    /// The sum of the commands of one op kind.
+    pub fn of_op(&self, op: Op) -> LatencyHistogram {
+        let mut sum = LatencyHistogram::new();
+        for (h, o) in self.by_command.iter().zip(&self.ops) {
+            if *o == op {
+                sum.merge(h);
+            }
         }
+        sum
+    }
+
+    /// The buckets of one op kind's sum: for `--mode` the command's own, with
+    /// no sum built (an interval cut makes no histogram).
+    pub fn op_buckets(&self, op: Op) -> Vec<(u64, u64)> {
+        if self.ops == [Op::Set, Op::Get] {
+            return self.by_command[if op == Op::Set { 0 } else { 1 }].buckets();
+        }
+        self.of_op(op).buckets()
+    }
+
+    pub fn set(&self) -> LatencyHistogram {
+        self.of_op(Op::Set)
+    }
+
+    pub fn get(&self) -> LatencyHistogram {
+        self.of_op(Op::Get)
     }
 
     pub fn merge(&mut self, other: &OpHistograms) {
-        self.set.merge(&other.set);
-        self.get.merge(&other.get);
+        for (mine, theirs) in self.by_command.iter_mut().zip(&other.by_command) {
+            mine.merge(theirs);
+        }
     }
 
-    /// Both ops' counts in `into` (emptied first, so it may be reused without allocating).
+    pub fn reset(&mut self) {
+        for h in &mut self.by_command {
+            h.reset();
+        }
+    }
+
+    /// An empty set of the same commands.
+    pub fn empty_like(&self) -> OpHistograms {
+        OpHistograms::new(&self.ops)
+    }
+
+    /// Every command's counts in `into` (emptied first, so it may be reused without allocating).
     pub fn sum_into(&self, into: &mut LatencyHistogram) {
         into.reset();
-        into.merge(&self.set);
-        into.merge(&self.get);
+        for h in &self.by_command {
+            into.merge(h);
+        }
     }
 
     pub fn total(&self) -> LatencyHistogram {
@@ -186,14 +233,16 @@ mod tests {
 
     #[test]
     fn op_histograms_add_up_to_the_total() {
-        let mut h = OpHistograms::new();
+        let mut h = OpHistograms::new(&[Op::Set, Op::Get, Op::Set]);
         for v in [1000u64, 2000, 3000] {
-            h.of(Op::Set).record(v);
+            h.of(0).record(v);
         }
-        h.of(Op::Get).record(5000);
+        h.of(1).record(5000);
+        h.of(2).record(7000);
         let total = h.total();
-        assert_eq!(total.total(), 4);
-        assert_eq!(h.set.total() + h.get.total(), total.total());
+        assert_eq!(total.total(), 5);
+        assert_eq!(h.set().total(), 4);
+        assert_eq!(h.set().total() + h.get().total(), total.total());
     }
 
     #[test]

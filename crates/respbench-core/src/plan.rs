@@ -102,6 +102,26 @@ pub struct Plan {
     /// `CLIENT TRACKING on` in the handshake (RESP3): invalidation push
     /// frames flow for keys read and changed by another client.
     pub client_tracking: bool,
+    /// A weighted command mix (`--command`/`--weight`/`--command-key-pattern`):
+    /// each request is one of these, drawn by weight from the connection's
+    /// key stream. Empty: the two commands of `mode`, as before.
+    pub commands: Vec<CommandSpec>,
+}
+
+/// Most commands in one mix, and the largest weight (as MIX_LIMITS in the
+/// CLI's validate.ts): the sum of the weights stays far below 2^32.
+pub const MAX_MIX_COMMANDS: usize = 100;
+pub const MAX_MIX_WEIGHT: u32 = 1_000_000;
+
+/// One command of a weighted mix, as the TS `CommandSpec`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandSpec {
+    /// A template (or a bare name) as `set_cmd` takes it.
+    pub template: String,
+    /// Its share of the requests: weight / the sum of the weights; at least 1.
+    pub weight: u32,
+    /// Its own key pattern; None = the run's.
+    pub key_pattern: Option<KeyPattern>,
 }
 
 /// How a dropped connection is opened again (`--reconnect`), as the TS `Reconnect`.
@@ -193,6 +213,7 @@ impl Plan {
             resp3: false,
             reconnect: None,
             client_tracking: false,
+            commands: Vec::new(),
             client_index: 0,
             client_count: 1,
         }
@@ -253,6 +274,19 @@ impl Plan {
         }
         if !(self.rate >= 0.0 && self.rate.is_finite()) {
             return fail("rate must be a number at least 0");
+        }
+        if self.commands.len() > MAX_MIX_COMMANDS {
+            return Err(PlanError(format!(
+                "commands must hold at most {MAX_MIX_COMMANDS} commands, got {}",
+                self.commands.len()
+            )));
+        }
+        if self.commands.iter().any(|c| c.weight == 0 || c.weight > MAX_MIX_WEIGHT) {
+            return Err(PlanError(format!("commands[].weight must be between 1 and {MAX_MIX_WEIGHT}")));
+        }
+        let zipf_in_mix = self.commands.iter().any(|c| c.key_pattern == Some(KeyPattern::Zipf));
+        if zipf_in_mix && !(self.zipf_exponent > 0.0 && self.zipf_exponent.is_finite()) {
+            return fail("zipfExponent must be a number above 0");
         }
         if self.reconnect.is_some_and(|r| r.attempts == 0) {
             return fail("reconnect.attempts must be at least 1");
@@ -350,6 +384,8 @@ pub struct RawResult {
     pub set_histogram: Vec<(u64, u64)>,
     /// The timed GET-side requests' latencies, as `set_histogram`.
     pub get_histogram: Vec<(u64, u64)>,
+    /// A command mix: each command's latencies, in the mix's order (empty otherwise).
+    pub command_histograms: Vec<Vec<(u64, u64)>>,
     pub preload_requests: u64,
     pub preload_elapsed_ns: u64,
     /// Requests sent and answered during the warmup, in no figure.
@@ -392,6 +428,8 @@ pub struct IntervalRecord {
     /// Latencies of the interval's replies per op kind, as `RawResult::set_histogram`.
     pub set_histogram: Vec<(u64, u64)>,
     pub get_histogram: Vec<(u64, u64)>,
+    /// A command mix: each command's latencies in the interval, in the mix's order (empty otherwise).
+    pub command_histograms: Vec<Vec<(u64, u64)>>,
 }
 
 impl IntervalRecord {
@@ -402,6 +440,12 @@ impl IntervalRecord {
         self.counters.merge(&other.counters);
         self.set_histogram = crate::histogram::add_buckets(&self.set_histogram, &other.set_histogram);
         self.get_histogram = crate::histogram::add_buckets(&self.get_histogram, &other.get_histogram);
+        if self.command_histograms.len() < other.command_histograms.len() {
+            self.command_histograms.resize(other.command_histograms.len(), Vec::new());
+        }
+        for (mine, theirs) in self.command_histograms.iter_mut().zip(&other.command_histograms) {
+            *mine = crate::histogram::add_buckets(mine, theirs);
+        }
     }
 }
 

@@ -4,8 +4,11 @@
 //! request's bytes and gets back what it must remember about that request
 //! (kind, key hash, key index) for when the reply comes.
 
-use crate::command::{CommandEncoder, Role, TemplateError, inline_form, parse_template, rand_int_as_text};
-use crate::keys::{KeyChooser, KeyStream, RAND_INT_SALT, requests_for_connection, write_key};
+use crate::command::{
+    ARRAY_READS, CommandEncoder, CommandKind, KeyScratch, Role, TemplateError, command_kind, inline_form, mix_role,
+    parse_template, rand_int_as_text, template_name,
+};
+use crate::keys::{KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, requests_for_connection, write_key};
 use crate::plan::{Mode, Plan};
 use crate::values::{ValueFactory, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys};
 
@@ -33,8 +36,34 @@ enum Order {
 pub struct Request {
     pub len: usize,
     pub op: Op,
+    /// Which of [`PreparedPlan::commands`] it is (for `--mode`: 0 the write, 1 the read).
+    pub command: u16,
     pub key_hash: u32,
+    /// The (first) key's index.
     pub key_index: u64,
+    /// Keys the request names: 1, or k for a multi-key command (the source's
+    /// [`RequestSource::keys`] holds them until the next request).
+    pub key_count: u16,
+}
+
+/// One command as a run sends it: its encoder, how its replies count, which
+/// key chooser it draws from. As `PreparedCommand` in request-source.ts.
+#[derive(Debug)]
+pub struct PreparedCommand {
+    /// Its row's name: the command name, upper case, numbered when two share
+    /// it (GET#1, GET#2).
+    pub name: String,
+    pub encoder: CommandEncoder,
+    /// `Get` for a read (checked by `--verify-get`), `Set` for the rest.
+    pub op: Op,
+    pub kind: CommandKind,
+    pub weight: u32,
+    /// Its own key pattern, or None for the run's.
+    pub key_pattern: Option<KeyPattern>,
+    /// Index into a source's choosers (0: the run's key pattern).
+    pub chooser: usize,
+    /// A read answered with one value per key (MGET): checked key by key.
+    pub array_reply: bool,
 }
 
 /// A Plan made ready to send: templates parsed, encoders and value table
@@ -43,8 +72,19 @@ pub struct Request {
 pub struct PreparedPlan {
     pub plan: Plan,
     pub values: ValueFactory,
-    pub set_encoder: CommandEncoder,
-    pub get_encoder: CommandEncoder,
+    /// What a request may be: a mix's commands in order, or for `--mode` the
+    /// write command then the read command (index = op, whatever the mode).
+    pub commands: Vec<PreparedCommand>,
+    /// True for a mix (`Plan::commands`).
+    pub is_mix: bool,
+    /// Whether each request draws its command (mixed mode, a mix of two or
+    /// more); else it is `fixed_command`.
+    pub draws_command: bool,
+    pub fixed_command: u16,
+    /// Running sums of the weights (mixed mode: set_ratio, 100): a draw
+    /// `u % total` picks the first command whose sum exceeds it.
+    cumulative_weights: Vec<u32>,
+    total_weight: u32,
     pub verify: bool,
     /// Get mode with `--verify-get`: a nil read fails verification (every
     /// key read was written first).
@@ -54,6 +94,11 @@ pub struct PreparedPlan {
     /// far, across phases.
     pub written: Option<WrittenKeys>,
     pub max_request_bytes: usize,
+    /// The most keys one request names (1 unless a command is multi-key).
+    pub max_keys: usize,
+    /// `--mode` get/mixed whose read command names several keys: a get run's
+    /// preload writes every key.
+    multi_key_read: bool,
     /// Untimed writes before a get run: every key when the keyspace is no
     /// larger than the run, else the run's own keys.
     pub preload_total: u64,
@@ -71,24 +116,132 @@ impl PreparedPlan {
         let set = template(&plan.set_cmd, Role::Set).map_err(|e| TemplateError(format!("--set-cmd {e}")))?;
         let get = template(&plan.get_cmd, Role::Get).map_err(|e| TemplateError(format!("--get-cmd {e}")))?;
         let prefix = plan.key_prefix.as_bytes();
-        let set_encoder = CommandEncoder::new(set, prefix, plan.keyspace);
-        let get_encoder = CommandEncoder::new(get, prefix, plan.keyspace);
-        let max_request_bytes = set_encoder.max_bytes(&values).max(get_encoder.max_bytes(&values));
-        // A time-bound run may read any key, so it preloads the whole keyspace.
-        let reads =
-            if plan.duration_ms > 0 || plan.warmup_ms > 0 { plan.keyspace } else { plan.keyspace.min(plan.requests) };
-        let preload_total = if plan.mode == Mode::Get && plan.preload { reads } else { 0 };
+        let is_mix = !plan.commands.is_empty();
+        let commands: Vec<PreparedCommand> = if is_mix {
+            let mut parsed = Vec::with_capacity(plan.commands.len());
+            for (i, c) in plan.commands.iter().enumerate() {
+                let role = mix_role(&c.template);
+                let name = parse_template(&c.template, role, literal)
+                    .map(|t| template_name(&t))
+                    .map_err(|e| TemplateError(format!("command {} {e}", i + 1)))?;
+                let t = template(&c.template, role).map_err(|e| TemplateError(format!("command {} {e}", i + 1)))?;
+                parsed.push((name, t));
+            }
+            let names: Vec<String> = parsed.iter().map(|(n, _)| n.clone()).collect();
+            let mut chooser = 0;
+            parsed
+                .into_iter()
+                .zip(&plan.commands)
+                .enumerate()
+                .map(|(i, ((name, t), spec))| {
+                    let same = names.iter().filter(|n| **n == name).count();
+                    let nth = names[..=i].iter().filter(|n| **n == name).count();
+                    let kind = command_kind(&t);
+                    let chooser = match spec.key_pattern {
+                        Some(_) => {
+                            chooser += 1;
+                            chooser
+                        }
+                        None => 0,
+                    };
+                    let array_reply = kind == CommandKind::Read && ARRAY_READS.contains(&name.as_str());
+                    PreparedCommand {
+                        name: if same > 1 { format!("{name}#{nth}") } else { name },
+                        encoder: CommandEncoder::new(t, prefix, plan.keyspace),
+                        array_reply,
+                        op: if kind == CommandKind::Read { Op::Get } else { Op::Set },
+                        kind,
+                        weight: spec.weight,
+                        key_pattern: spec.key_pattern,
+                        chooser,
+                    }
+                })
+                .collect()
+        } else {
+            let named = |source: &str| {
+                source.split_whitespace().next().map(str::to_uppercase).unwrap_or_else(|| "?".to_string())
+            };
+            vec![
+                PreparedCommand {
+                    array_reply: false,
+                    name: named(&plan.set_cmd),
+                    encoder: CommandEncoder::new(set, prefix, plan.keyspace),
+                    op: Op::Set,
+                    kind: CommandKind::Write,
+                    weight: plan.set_ratio,
+                    key_pattern: None,
+                    chooser: 0,
+                },
+                PreparedCommand {
+                    array_reply: ARRAY_READS.contains(&named(&plan.get_cmd).as_str()),
+                    name: named(&plan.get_cmd),
+                    encoder: CommandEncoder::new(get, prefix, plan.keyspace),
+                    op: Op::Get,
+                    kind: CommandKind::Read,
+                    weight: 100 - plan.set_ratio.min(100),
+                    key_pattern: None,
+                    chooser: 0,
+                },
+            ]
+        };
+        let mut sum = 0u32;
+        let cumulative_weights: Vec<u32> = commands
+            .iter()
+            .map(|c| {
+                sum += c.weight;
+                sum
+            })
+            .collect();
+        let max_request_bytes = commands.iter().map(|c| c.encoder.max_bytes(&values)).max().unwrap_or(0);
+        let max_keys = commands.iter().map(|c| c.encoder.key_count()).max().unwrap_or(1);
+        // A time-bound run may read any key, so it preloads the whole keyspace;
+        // so does a read of several keys per request (more keys than requests).
+        let multi_key_read = !is_mix && commands[1].encoder.key_count() > 1;
+        let reads = if plan.duration_ms > 0 || plan.warmup_ms > 0 || multi_key_read {
+            plan.keyspace
+        } else {
+            plan.keyspace.min(plan.requests)
+        };
+        let preload_total = if plan.mode == Mode::Get && plan.preload && !is_mix { reads } else { 0 };
         Ok(PreparedPlan {
             verify: plan.verify_get,
-            miss_fails_verify: plan.verify_get && plan.mode == Mode::Get,
+            miss_fails_verify: plan.verify_get && plan.mode == Mode::Get && !is_mix,
             written: tracks_written_keys(&plan).then(|| WrittenKeys::new(plan.keyspace)),
             values,
-            set_encoder,
-            get_encoder,
+            is_mix,
+            draws_command: if is_mix { commands.len() > 1 } else { plan.mode == Mode::Mixed },
+            fixed_command: if !is_mix && plan.mode == Mode::Get { 1 } else { 0 },
+            cumulative_weights,
+            total_weight: sum,
+            commands,
             max_request_bytes,
+            max_keys,
+            multi_key_read,
             preload_total,
             plan,
         })
+    }
+
+    /// The write command of `--mode` (preloads write with it).
+    pub fn set_encoder(&self) -> &CommandEncoder {
+        &self.commands[0].encoder
+    }
+
+    /// The command a draw `u` (a u32 of the key stream) picks: `u % total`
+    /// weight, then the first running sum above it.
+    #[inline]
+    pub fn command_for(&self, u: u32) -> u16 {
+        let x = u % self.total_weight;
+        let mut i = 0;
+        while x >= self.cumulative_weights[i] {
+            i += 1;
+        }
+        i as u16
+    }
+
+    /// Each command's op kind, in order (for `OpHistograms`).
+    pub fn command_ops(&self) -> Vec<Op> {
+        self.commands.iter().map(|c| c.op).collect()
     }
 
     /// The measured (or warmup) stream of a connection; unbounded when time
@@ -99,13 +252,23 @@ impl PreparedPlan {
         } else {
             requests_for_connection(self.plan.requests, self.plan.connections as u64, connection as u64)
         };
-        RequestSource::new(&self.plan, Order::Run, connection, count)
+        RequestSource::new(self, Order::Run, connection, count)
     }
 
     pub fn preload_source(&self, connection: u32) -> RequestSource {
-        let all = self.plan.keyspace <= self.plan.requests || self.plan.duration_ms > 0 || self.plan.warmup_ms > 0;
+        let all = self.plan.keyspace <= self.plan.requests
+            || self.plan.duration_ms > 0
+            || self.plan.warmup_ms > 0
+            || self.multi_key_read;
         let count = requests_for_connection(self.preload_total, self.plan.connections as u64, connection as u64);
-        RequestSource::new(&self.plan, if all { Order::PreloadAll } else { Order::PreloadReplay }, connection, count)
+        RequestSource::new(self, if all { Order::PreloadAll } else { Order::PreloadReplay }, connection, count)
+    }
+
+    /// The hash of key `index`'s bytes (a multi-key reply's check; no allocation).
+    pub fn key_hash_of(&self, index: u64) -> u32 {
+        let mut digits = [0u8; 20];
+        let n = crate::keys::write_decimal(&mut digits, index);
+        crate::keys::fnv1a32_continue(crate::keys::fnv1a32(self.plan.key_prefix.as_bytes()), &digits[..n])
     }
 
     /// `<prefix><index>` as text (for messages; not the hot path).
@@ -125,7 +288,8 @@ impl PreparedPlan {
 /// Whether a run tells lost writes from misses: mixed mode, `--verify-get`,
 /// and a keyspace small enough for one bit per key.
 pub fn tracks_written_keys(plan: &Plan) -> bool {
-    plan.verify_get && plan.mode == Mode::Mixed && plan.keyspace <= WRITTEN_KEYS_MAX_KEYSPACE
+    let mixed = plan.mode == Mode::Mixed || !plan.commands.is_empty();
+    plan.verify_get && mixed && plan.keyspace <= WRITTEN_KEYS_MAX_KEYSPACE
 }
 
 /// One connection's sequence of requests for one phase.
@@ -133,29 +297,47 @@ pub fn tracks_written_keys(plan: &Plan) -> bool {
 pub struct RequestSource {
     pub remaining: u64,
     order: Order,
-    keys: KeyStream,
-    chooser: KeyChooser,
+    key_stream: KeyStream,
+    /// The run's key pattern at 0, then one per mix command with a pattern of
+    /// its own ([`PreparedCommand::chooser`]).
+    choosers: Vec<KeyChooser>,
     rand_ints: KeyStream,
     sequential: u64,
+    /// The keys of the request last encoded (a multi-key command draws several).
+    keys: Vec<u64>,
+    scratch: KeyScratch,
 }
 
 impl RequestSource {
-    fn new(plan: &Plan, order: Order, connection: u32, count: u64) -> RequestSource {
-        RequestSource {
-            remaining: count,
-            order,
-            keys: KeyStream::new(plan.seed, connection),
-            chooser: KeyChooser::new(
-                plan.key_pattern,
+    fn new(w: &PreparedPlan, order: Order, connection: u32, count: u64) -> RequestSource {
+        let plan = &w.plan;
+        let chooser = |pattern: KeyPattern| {
+            KeyChooser::new(
+                pattern,
                 plan.key_stddev,
                 plan.zipf_exponent,
                 plan.keyspace,
                 connection as u64,
                 plan.connections as u64,
-            ),
+            )
+        };
+        let mut choosers = vec![chooser(plan.key_pattern)];
+        choosers.extend(w.commands.iter().filter_map(|c| c.key_pattern).map(chooser));
+        RequestSource {
+            remaining: count,
+            order,
+            key_stream: KeyStream::new(plan.seed, connection),
+            choosers,
             rand_ints: KeyStream::new(plan.seed ^ RAND_INT_SALT, connection),
             sequential: connection as u64,
+            keys: vec![0; w.max_keys],
+            scratch: KeyScratch::new(w.max_keys),
         }
+    }
+
+    /// The keys of the request last encoded: `Request::key_count` of them.
+    pub fn keys(&self) -> &[u64] {
+        &self.keys
     }
 
     /// Encodes the next request at the start of `out` (at least
@@ -164,24 +346,25 @@ impl RequestSource {
     pub fn next(&mut self, w: &PreparedPlan, out: &mut [u8]) -> Request {
         let plan = &w.plan;
         self.remaining -= 1;
-        let (is_set, key_index) = match self.order {
-            Order::PreloadAll => {
+        let command = match self.order {
+            // Replays a get run's stream (get mode: no command draws) with the write command.
+            Order::PreloadAll | Order::PreloadReplay => 0,
+            // The command first, then its keys, from the same stream (docs/workload.md, "Command mixes").
+            Order::Run if w.draws_command => w.command_for(self.key_stream.next_u32()),
+            Order::Run => w.fixed_command,
+        };
+        let c = &w.commands[command as usize];
+        let key_count = c.encoder.key_count();
+        for k in 0..key_count {
+            self.keys[k] = if self.order == Order::PreloadAll {
                 let index = self.sequential;
                 self.sequential += plan.connections as u64;
-                (true, index)
-            }
-            Order::Run | Order::PreloadReplay => {
-                // Preload replays a get run's stream, which has no mixed-mode draws.
-                let is_set = match plan.mode {
-                    Mode::Mixed => self.keys.next_is_set(plan.set_ratio),
-                    Mode::Set => true,
-                    Mode::Get => self.order == Order::PreloadReplay,
-                };
-                (is_set, self.chooser.next(&mut self.keys))
-            }
-        };
-        let encoder = if is_set { &w.set_encoder } else { &w.get_encoder };
-        let (len, key_hash) = encoder.encode(out, key_index, &mut self.rand_ints, &w.values);
-        Request { len, op: if is_set { Op::Set } else { Op::Get }, key_hash, key_index }
+                index
+            } else {
+                self.choosers[c.chooser].next(&mut self.key_stream)
+            };
+        }
+        let (len, key_hash) = c.encoder.encode_keys(out, &self.keys, &mut self.scratch, &mut self.rand_ints, &w.values);
+        Request { len, op: c.op, command, key_hash, key_index: self.keys[0], key_count: key_count as u16 }
     }
 }

@@ -21,7 +21,7 @@ use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
 use crate::plan::{Failure, FailureKind, IntervalRecord, Plan, PlanError, RawResult, merge_intervals};
 use crate::progress::{Phase, RunControl};
-use crate::request_source::PreparedPlan;
+use crate::request_source::{Op, PreparedPlan};
 
 /// Longest a worker sleeps in epoll before it looks at the cancel flag and
 /// the other threads' failures again.
@@ -52,7 +52,7 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
     if failure.is_none() && plan.warmup_ms > 0 {
         failure = run_warmup(&prepared, control, &mut result);
     }
-    let mut histogram = OpHistograms::new();
+    let mut histogram = OpHistograms::new(&prepared.command_ops());
     let mut service = (plan.rate > 0.0).then(LatencyHistogram::new);
     let mut lag = (plan.rate > 0.0).then(LatencyHistogram::new);
     let mut first = FirstTexts::default();
@@ -78,8 +78,11 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         failure = outcome.failure;
     }
     result.histogram = histogram.total().buckets();
-    result.set_histogram = histogram.set.buckets();
-    result.get_histogram = histogram.get.buckets();
+    result.set_histogram = histogram.op_buckets(Op::Set);
+    result.get_histogram = histogram.op_buckets(Op::Get);
+    if prepared.is_mix {
+        result.command_histograms = histogram.by_command.iter().map(LatencyHistogram::buckets).collect();
+    }
     result.service_histogram = service.map(|h| h.buckets());
     result.schedule_lag_histogram = lag.map(|h| h.buckets());
     // A run that broke off says what the server answered the preload with, if that was all it got.
@@ -164,10 +167,10 @@ impl PhaseShape {
         }
     }
 
-    /// An empty tally with the histograms this phase records.
-    fn tally(self) -> Tally {
+    /// An empty tally with the histograms this phase records (one per command of `prepared`).
+    fn tally(self, prepared: &PreparedPlan) -> Tally {
         Tally {
-            histogram: self.timed.then(OpHistograms::new),
+            histogram: self.timed.then(|| OpHistograms::new(&prepared.command_ops())),
             service: self.rated.then(LatencyHistogram::new),
             lag: self.rated.then(LatencyHistogram::new),
             ..Tally::default()
@@ -210,7 +213,7 @@ fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> Pha
     let groups = match connect_all(prepared, phase, shape, control, threads) {
         Ok(groups) => groups,
         Err(failure) => {
-            let tally = shape.tally();
+            let tally = shape.tally(prepared);
             return PhaseOutcome {
                 elapsed_ns: 0,
                 started_unix_ms: unix_ms_at(Instant::now()),
@@ -226,7 +229,7 @@ fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> Pha
     };
     let shared = PhaseShared { prepared, control, stop: AtomicBool::new(false), failure: Mutex::new(None) };
     let (start, outcomes) = run_workers(groups, &shared, shape);
-    let mut outcome = merge_workers(outcomes, start, shape);
+    let mut outcome = merge_workers(outcomes, start, shape, prepared);
     outcome.failure = shared.failure.into_inner().unwrap_or_else(|e| e.into_inner());
     outcome
 }
@@ -302,8 +305,13 @@ fn run_workers(
 
 /// Adds up the threads' tallies; the phase lasted from the earliest start to
 /// the latest finish.
-fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape) -> PhaseOutcome {
-    let mut total = shape.tally();
+fn merge_workers(
+    outcomes: Vec<WorkerOutcome>,
+    start: Instant,
+    shape: PhaseShape,
+    prepared: &PreparedPlan,
+) -> PhaseOutcome {
+    let mut total = shape.tally(prepared);
     // Each thread measures from its own start after the barrier (its
     // deadline counts from there too), so a late main thread shortens nothing.
     let start = outcomes.iter().map(|o| o.started_at).min().unwrap_or(start);
@@ -359,11 +367,21 @@ struct IntervalClock {
     before: Counters,
     /// The phase's latencies so far, the current interval apart.
     phase: OpHistograms,
+    /// A command mix: each interval carries each command's latencies.
+    per_command: bool,
 }
 
 impl IntervalClock {
-    fn new(every: Duration, started: Instant, phase: OpHistograms) -> IntervalClock {
-        IntervalClock { every, started, next: started + every, index: 0, before: Counters::default(), phase }
+    fn new(every: Duration, started: Instant, phase: OpHistograms, per_command: bool) -> IntervalClock {
+        IntervalClock {
+            every,
+            started,
+            next: started + every,
+            index: 0,
+            before: Counters::default(),
+            phase,
+            per_command,
+        }
     }
 
     /// Ends the current interval at `now` (at its boundary, or earlier for
@@ -378,12 +396,16 @@ impl IntervalClock {
             start_ns: at(self.index),
             end_ns: elapsed.min(at(self.index + 1)),
             counters: tally.counters.since(&self.before),
-            set_histogram: current.set.buckets(),
-            get_histogram: current.get.buckets(),
+            set_histogram: current.op_buckets(Op::Set),
+            get_histogram: current.op_buckets(Op::Get),
+            command_histograms: if self.per_command {
+                current.by_command.iter().map(LatencyHistogram::buckets).collect()
+            } else {
+                Vec::new()
+            },
         });
         self.phase.merge(current);
-        current.set.reset();
-        current.get.reset();
+        current.reset();
         self.before = tally.counters;
         self.index += 1;
         while self.next + self.every <= now {
@@ -391,6 +413,11 @@ impl IntervalClock {
                 index: self.index,
                 start_ns: at(self.index),
                 end_ns: at(self.index + 1),
+                command_histograms: if self.per_command {
+                    vec![Vec::new(); current.by_command.len()]
+                } else {
+                    Vec::new()
+                },
                 ..IntervalRecord::default()
             });
             self.index += 1;
@@ -415,10 +442,10 @@ const P99_EVERY: Duration = Duration::from_millis(250);
 /// the event loop, and closes its sockets before reporting, so the server
 /// sees them go with the run.
 fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrier, shape: PhaseShape) -> WorkerOutcome {
-    let tally = shape.tally();
+    let tally = shape.tally(shared.prepared);
     let registered = register(&mut conns);
     // Allocated before the clock starts: the phase's histograms beside the interval's.
-    let phase_histograms = shape.timed.then(OpHistograms::new);
+    let phase_histograms = tally.histogram.as_ref().map(OpHistograms::empty_like);
     barrier.wait();
     let started_at = Instant::now();
     let poll = match registered {
@@ -428,7 +455,8 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
             return WorkerOutcome { tally, started_at, finished_at: Instant::now() };
         }
     };
-    let clock = phase_histograms.map(|h| IntervalClock::new(shared.control.interval(), started_at, h));
+    let clock =
+        phase_histograms.map(|h| IntervalClock::new(shared.control.interval(), started_at, h, shared.prepared.is_mix));
     let mut event_loop = EventLoop {
         clock,
         finished: vec![false; conns.len()],
@@ -552,8 +580,9 @@ impl EventLoop<'_> {
                     // The phase so far: the intervals cut, and the current one.
                     h.sum_into(sum);
                     if let Some(clock) = self.clock.as_ref() {
-                        sum.merge(&clock.phase.set);
-                        sum.merge(&clock.phase.get);
+                        for h in &clock.phase.by_command {
+                            sum.merge(h);
+                        }
                     }
                     control.set_p99(sum.value_at_quantile(0.99));
                     next_p99 = now + P99_EVERY;

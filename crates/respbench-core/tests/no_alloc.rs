@@ -8,22 +8,36 @@
 mod counting_alloc;
 
 use counting_alloc::{allocations_for, ok_server};
+use respbench_core::keys::KeyPattern;
+use respbench_core::plan::CommandSpec;
 use respbench_core::{Mode, Plan};
 
 #[test]
 fn allocations_do_not_grow_with_the_number_of_requests() {
     let port = ok_server();
-    // The last one checks reads against the derived values and tracks the
-    // keys written (lost writes): still nothing per request.
-    for (mode, template, verify_get) in [
-        (Mode::Set, "SET", false),
-        (Mode::Mixed, "SET __key__ __data__ __rand_int__", false),
-        (Mode::Mixed, "SET", true),
+    // The third checks reads against the derived values and tracks the keys
+    // written (lost writes); the last is a weighted mix of three commands,
+    // one with a key pattern of its own: still nothing per request.
+    let mix = vec![
+        CommandSpec { template: "GET __key__".into(), weight: 80, key_pattern: None },
+        CommandSpec { template: "SET".into(), weight: 15, key_pattern: None },
+        CommandSpec { template: "INCR c:__key__".into(), weight: 5, key_pattern: Some(KeyPattern::Zipf) },
+        CommandSpec { template: "MGET __key__ __key__ __key__".into(), weight: 5, key_pattern: None },
+        CommandSpec { template: "MSET __key__ __data__ __key__ __data__".into(), weight: 5, key_pattern: None },
+    ];
+    for (mode, template, verify_get, commands) in [
+        (Mode::Set, "SET", false, vec![]),
+        (Mode::Mixed, "SET __key__ __data__ __rand_int__", false, vec![]),
+        (Mode::Mixed, "SET", true, vec![]),
+        (Mode::Mixed, "SET", true, mix),
     ] {
+        let set_cmd = template.to_string();
+        let template = if commands.is_empty() { template } else { "a GET/SET/INCR/MGET/MSET mix" };
         let plan = Plan {
             mode,
             verify_get,
-            set_cmd: template.into(),
+            commands,
+            set_cmd,
             connections: 2,
             threads: 2,
             pipeline: 32,

@@ -9,6 +9,8 @@ use respbench_core::command::{CommandEncoder, Part, Role, parse_template};
 use respbench_core::keys::{
     KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, det_exp2, det_log2, fmix32, fnv1a32, requests_for_connection,
 };
+use respbench_core::plan::{CommandSpec, Mode, Plan};
+use respbench_core::request_source::PreparedPlan;
 use respbench_core::values::ValueFactory;
 use serde_json::Value;
 
@@ -171,5 +173,64 @@ fn key_patterns_draw_the_same_indexes() {
         let expected: Vec<u64> = v["indexes"].as_array().unwrap().iter().map(u64_of).collect();
         let got: Vec<u64> = expected.iter().map(|_| chooser.next(&mut stream)).collect();
         assert_eq!(got, expected, "{}", v["pattern"]);
+    }
+}
+
+/// A connection's first `count` requests through the engine's own RequestSource: (command, key index, bytes).
+fn requests_of(plan: Plan, connection: u32, count: usize) -> Vec<(u16, u64, String)> {
+    let prepared = PreparedPlan::new(plan).expect("templates parse");
+    let mut source = prepared.run_source(connection, true);
+    let mut out = vec![0u8; prepared.max_request_bytes];
+    (0..count)
+        .map(|_| {
+            let r = source.next(&prepared, &mut out);
+            (r.command, r.key_index, out[..r.len].iter().map(|&b| b as char).collect())
+        })
+        .collect()
+}
+
+#[test]
+fn mode_draws_the_same_operations_and_key_indexes_through_the_request_source() {
+    for v in list(&vectors(), "draws") {
+        let mut plan = Plan::new("127.0.0.1", 6379);
+        plan.seed = u64_of(&v["seed"]) as u32;
+        let connection = u64_of(&v["connection"]) as u32;
+        plan.connections = connection + 1;
+        plan.mode = Mode::parse(v["mode"].as_str().unwrap()).unwrap();
+        plan.set_ratio = u64_of(&v["setRatio"]) as u32;
+        plan.keyspace = u64_of(&v["keyspace"]);
+        let ops = v["ops"].as_array().unwrap();
+        let got = requests_of(plan, connection, ops.len());
+        for (op, (command, key, _)) in ops.iter().zip(got) {
+            let name = if command == 0 { "set" } else { "get" };
+            assert_eq!((name, key), (op[0].as_str().unwrap(), u64_of(&op[1])), "{v}");
+        }
+    }
+}
+
+#[test]
+fn a_weighted_command_mix_draws_the_same_commands_and_sends_the_same_bytes() {
+    for v in list(&vectors(), "mixes") {
+        let mut plan = Plan::new("127.0.0.1", 6379);
+        plan.seed = u64_of(&v["seed"]) as u32;
+        plan.connections = u64_of(&v["connections"]) as u32;
+        plan.keyspace = u64_of(&v["keyspace"]);
+        plan.key_pattern = KeyPattern::parse(v["keyPattern"].as_str().unwrap()).unwrap();
+        plan.key_prefix = v["keyPrefix"].as_str().unwrap().to_string();
+        plan.value_size_min = u64_of(&v["valueSize"]) as usize;
+        plan.value_size_max = plan.value_size_min;
+        plan.commands = list(v, "commands")
+            .iter()
+            .map(|c| CommandSpec {
+                template: c["template"].as_str().unwrap().to_string(),
+                weight: u64_of(&c["weight"]) as u32,
+                key_pattern: c["keyPattern"].as_str().map(|p| KeyPattern::parse(p).unwrap()),
+            })
+            .collect();
+        let want = list(v, "requests");
+        let got = requests_of(plan, u64_of(&v["connection"]) as u32, want.len());
+        for (w, (command, _, bytes)) in want.iter().zip(got) {
+            assert_eq!((command as u64, bytes.as_str()), (u64_of(&w[0]), w[1].as_str().unwrap()), "{v}");
+        }
     }
 }

@@ -151,6 +151,7 @@ function toRawInterval(i: NativeInterval): RawInterval {
     lostWrites: i.lostWrites,
     setHistogram: histogramData(i.setHistogram),
     getHistogram: histogramData(i.getHistogram),
+    ...(i.commandHistograms ? { commandHistograms: i.commandHistograms.map(histogramData) } : {}),
   };
 }
 
@@ -183,6 +184,7 @@ function toRawResult(r: NativeResult, plan: Plan): RawResult {
     histogram: histogramData(r.histogram),
     setHistogram: histogramData(r.setHistogram),
     getHistogram: histogramData(r.getHistogram),
+    ...(r.commandHistograms ? { commandHistograms: r.commandHistograms.map(histogramData) } : {}),
     preloadRequests: r.preloadRequests,
     preloadElapsedNs: r.preloadElapsedNs,
     warmupRequests: r.warmupRequests,

@@ -137,6 +137,10 @@ export function mergeResults(runs: RunResult[], names: string[]): { result: RunR
     histogram: addHistograms(runs.map((r) => r.histogram)),
     setHistogram: addHistograms(runs.map((r) => r.setHistogram)),
     getHistogram: addHistograms(runs.map((r) => r.getHistogram)),
+    // A command mix: each command's histograms added across the machines (the Plans are the same, so the mixes are).
+    ...(runs.every((r) => r.commandHistograms)
+      ? { commandHistograms: runs[0].commandHistograms!.map((_, k) => addHistograms(runs.map((r) => r.commandHistograms![k]))) }
+      : {}),
     preloadRequests: sum((r) => r.preloadRequests),
     preloadElapsedNs: Math.max(...runs.map((r) => r.preloadElapsedNs)),
     warmupRequests: sum((r) => r.warmupRequests),

@@ -25,24 +25,26 @@ function bytes(n: number): string {
 export function describeWorkload(of: RunResult | Plan): string {
   const p = 'plan' in of ? of.plan : of;
   const size = p.valueSizeMin === p.valueSizeMax ? `${p.valueSizeMin} B` : `${p.valueSizeMin}-${p.valueSizeMax} B`;
+  const mix = p.commands ?? [];
   const cmds = printable(p.mode === 'set' ? p.setCmd : p.mode === 'get' ? p.getCmd : `${p.setCmd} / ${p.getCmd}`);
+  const mixText = () => printable(mix.map((c) => `${c.weight} × ${c.template}${c.keyPattern ? ` (keys ${c.keyPattern})` : ''}`).join(' / '));
   const parts = [
     // A command on the command line (literal, as redis-benchmark) has no mode of its own.
-    p.literalCommands ? `command ${p.setCmd}` : `mode ${p.mode}`,
+    p.literalCommands ? `command ${p.setCmd}` : mix.length > 0 ? `mix ${mixText()}` : `mode ${p.mode}`,
     p.durationMs > 0 ? `for ${p.durationMs / 1000} s` : `${p.requests} requests`,
     `${p.connections} connection${p.connections === 1 ? '' : 's'}`,
     `pipeline ${p.pipeline}`,
     p.randIntLiteral ? 'keys as written (no -r: __rand_int__ stays literal)' : `keyspace ${p.keyspace}`,
     `value ${size}`,
   ];
-  if (p.mode === 'mixed') parts.push(`set-ratio ${p.setRatio}%`);
+  if (p.mode === 'mixed' && mix.length === 0) parts.push(`set-ratio ${p.setRatio}%`);
   if (p.keyPattern !== 'uniform') parts.push(`keys ${p.keyPattern}`);
   if (p.rate > 0) parts.push(`rate ${p.rate}/s (open loop)`);
   // Who we logged in as, never the password.
   if (p.password !== null) parts.push(`auth ${printable(p.user ?? 'default')}`);
   if (p.dbnum !== null) parts.push(`db ${p.dbnum}`);
   if (p.resp3) parts.push('RESP3');
-  if (!p.literalCommands) parts.push(`commands ${cmds}`, `prefix ${printable(p.keyPrefix)}`);
+  if (!p.literalCommands) parts.push(...(mix.length > 0 ? [] : [`commands ${cmds}`]), `prefix ${printable(p.keyPrefix)}`);
   parts.push(`seed ${p.seed}`, `verify ${p.verifyGet ? 'on' : 'off'}`);
   return parts.join(', ');
 }

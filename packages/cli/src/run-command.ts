@@ -75,6 +75,12 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   let plan = withClientShare(built.plan, opts);
   const tests = opts.tests === undefined ? null : parseTests(opts.tests);
   const command = opts.command && opts.command.length > 0 ? opts.command : null;
+  if (plan.commands && (tests || command)) throw new UsageError(`--command does not go with ${tests ? '-t/--tests' : 'a command after the options'} (the mix is the workload)`);
+  if (plan.commands) {
+    // The simple form of a workload and a mix do not combine: one would be silently ignored.
+    const simple = [['mode', '--mode'], ['setRatio', '--set-ratio'], ['setCmd', '--set-cmd'], ['getCmd', '--get-cmd']].find(([key]) => given(key));
+    if (simple) throw new UsageError(`${simple[1]} does not go with --command (a mix names its commands and weights itself)`);
+  }
   // `--compare redis=127.0.0.1:6379`: the name heads its column and the ratio ("kvstore vs redis").
   const named = opts.compare === undefined ? null : /^([^=[\]:\s]+)=(.+)$/.exec(opts.compare);
   const compare = opts.compare === undefined ? null : parseHostPort(named ? named[2] : opts.compare, '--compare');

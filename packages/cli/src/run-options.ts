@@ -7,8 +7,49 @@ import { LIMITS } from './engine-js/limits.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { MODES, RECONNECT_DEFAULTS } from './validate.js';
 
+/**
+ * One --command as given, with the --weight and --command-key-pattern that
+ * followed it (raw text; validate.ts checks them).
+ */
+export interface RawMixCommand {
+  template: string;
+  weight?: string;
+  keyPattern?: string;
+}
+
+/**
+ * --command/--weight/--command-key-pattern: a --weight or
+ * --command-key-pattern applies to the --command before it, so the three
+ * are read in command-line order into one list (`commands`). A setting with
+ * no --command before it is remembered in `orphanMixSetting` (a usage error).
+ * The list is stored as `commands`, not `command`: that name is the command
+ * words after the options.
+ */
+function mixOptions(): Option[] {
+  const mix: RawMixCommand[] = [];
+  const command = new Option('--command <template>', 'a command of a weighted mix (repeat it): a template as --set-cmd takes, e.g. \'GET __key__\'; replaces --mode').argParser((t: string) => {
+    mix.push({ template: t });
+    return mix;
+  });
+  command.attributeName = () => 'commands';
+  const setting = (flag: string, field: 'weight' | 'keyPattern', help: string) =>
+    new Option(`${flag} <${field === 'weight' ? 'n' : 'pattern'}>`, help).argParser((v: string, previous: unknown) => {
+      const last = mix[mix.length - 1];
+      if (!last) return flag;
+      if (last[field] !== undefined) return `${flag} twice`;
+      last[field] = v;
+      // Commander stores '' for undefined: false keeps "no orphan" falsy, an earlier message stays.
+      return previous || false;
+    });
+  const weight = setting('--weight', 'weight', 'with --command: its share of the requests, an integer >= 1 (default 1); applies to the --command before it');
+  weight.attributeName = () => 'orphanMixSetting';
+  const pattern = setting('--command-key-pattern', 'keyPattern', 'with --command: the key pattern of the --command before it (uniform | sequential | gaussian | zipf; default --key-pattern)');
+  pattern.attributeName = () => 'orphanMixSetting';
+  return [command, weight, pattern];
+}
+
 export function addRunOptions(cmd: Command): Command {
-  return cmd
+  cmd
     .option('-h, --host <ip>', 'server host (-h as in redis-benchmark and redis-cli; help is --help)', '127.0.0.1')
     .option('-p, --port <port>', `server port (${LIMITS.port.join('..')})`, '6379')
     .option('-s, --socket <path>', 'connect to a unix socket instead of --host/--port')
@@ -32,6 +73,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--set-ratio <0..100>', 'mixed mode: percentage of writes (reads: 100 - this)', '50')
     .option('--set-cmd <cmd>', 'write command: a name (NAME key value) or a template with __key__ __data__ __rand_int__', 'SET')
     .option('--get-cmd <cmd>', 'read command: a name (NAME key) or a template with __key__', 'GET')
+    .option('--multi-key-get <n>', 'reads are MGET of n keys, each checked by --verify-get (memtier\'s --multi-key-get); instead of --get-cmd')
     .option('--key-prefix <prefix>', 'key prefix; keys are <prefix><index>', 'bench:key:')
     .option('--seed <n>', `PRNG seed ${LIMITS.seed.join('..')}; fix it to repeat a run (default: from the clock, printed)`)
     .option('--verify-get', 'check every read reply against the value written for its key', false)
@@ -53,4 +95,6 @@ export function addRunOptions(cmd: Command): Command {
     // For tests of RESP3 push frames from a real server (invalidations while a run reads); not a user-facing setting yet.
     .addOption(new Option('--client-tracking', 'with -3: CLIENT TRACKING on in the handshake').hideHelp())
     .option('-u, --uri <uri>', 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS), unix:///path[?db=N]; flags given win over its parts');
+  for (const o of mixOptions()) cmd.addOption(o);
+  return cmd;
 }

@@ -10,6 +10,7 @@ import { foldShortTail } from './series.js';
 import type { RunMeta } from './meta.js';
 import { localConnections, type Engine, type Plan, type RawInterval, type RawResult } from './engine-js/plan.js';
 import { requestsForConnection } from './engine-js/keys.js';
+import { mixRole, parseTemplate, templateName } from './engine-js/command.js';
 import type { RunOptions } from './engine-js/progress.js';
 
 /**
@@ -101,8 +102,16 @@ export function seriesEntry(plan: Plan, i: RawInterval, startedUnixMs: number): 
   const set = LatencyHistogram.fromData(i.setHistogram);
   const get = LatencyHistogram.fromData(i.getHistogram);
   const perCommand = [];
-  if (plan.mode !== 'get') perCommand.push({ command: commandName(plan.setCmd), requests: set.total, opsPerSec: rate(set.total), latencyUs: intervalLatencyUs([set]) });
-  if (plan.mode !== 'set') perCommand.push({ command: commandName(plan.getCmd), requests: get.total, opsPerSec: rate(get.total), latencyUs: intervalLatencyUs([get]) });
+  const names = mixRowNames(plan);
+  if (names && i.commandHistograms) {
+    names.forEach((command, k) => {
+      const h = LatencyHistogram.fromData(i.commandHistograms![k]);
+      perCommand.push({ command, requests: h.total, opsPerSec: rate(h.total), latencyUs: intervalLatencyUs([h]) });
+    });
+  } else {
+    if (plan.mode !== 'get') perCommand.push({ command: commandName(plan.setCmd), requests: set.total, opsPerSec: rate(set.total), latencyUs: intervalLatencyUs([set]) });
+    if (plan.mode !== 'set') perCommand.push({ command: commandName(plan.getCmd), requests: get.total, opsPerSec: rate(get.total), latencyUs: intervalLatencyUs([get]) });
+  }
   return {
     time: new Date(startedUnixMs + i.startNs / 1e6).toISOString(),
     startSec: i.startNs / 1e9,
@@ -164,14 +173,35 @@ export function commandName(template: string): string {
   return word === '' ? '?' : word.toUpperCase();
 }
 
-/** The rows of RunResult.perCommand: the ops the mode sends, then Totals. */
+/**
+ * A command mix's row names, in its order: each command's name, numbered
+ * when two share one (GET#1, GET#2), as the engine's PreparedPlan names
+ * them; null when the plan has no mix.
+ */
+export function mixRowNames(plan: Plan): string[] | null {
+  const mix = plan.commands ?? [];
+  if (mix.length === 0) return null;
+  const names = mix.map((m) => {
+    try {
+      return templateName(parseTemplate(m.template, mixRole(m.template), plan.literalCommands)) || '?';
+    } catch {
+      return commandName(m.template);
+    }
+  });
+  return names.map((n, i) => (names.filter((x) => x === n).length > 1 ? `${n}#${names.slice(0, i + 1).filter((x) => x === n).length}` : n));
+}
+
+/** The rows of RunResult.perCommand: the commands the run sends (the mode's, or a mix's), then Totals. */
 export function perCommandRows(plan: Plan, raw: RawResult, elapsedSec: number, percentiles: readonly number[] = DEFAULT_PERCENTILES): CommandRow[] {
   const row = (command: string, data: HistogramData): CommandRow => {
     const requests = data.buckets.reduce((n, [, count]) => n + count, 0);
     return { command, requests, opsPerSec: elapsedSec > 0 ? requests / elapsedSec : 0, latencyUs: summaryUs(data), percentilesUs: percentilesUsOf(data, percentiles) };
   };
   const rows: CommandRow[] = [];
-  if (raw.setHistogram && raw.getHistogram) {
+  const names = mixRowNames(plan);
+  if (names && raw.commandHistograms) {
+    names.forEach((name, k) => rows.push(row(name, raw.commandHistograms![k])));
+  } else if (raw.setHistogram && raw.getHistogram) {
     if (plan.mode !== 'get') rows.push(row(commandName(plan.setCmd), raw.setHistogram));
     if (plan.mode !== 'set') rows.push(row(commandName(plan.getCmd), raw.getHistogram));
   }

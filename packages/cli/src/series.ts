@@ -26,6 +26,8 @@ export function addIntervals(a: RawInterval, b: RawInterval): RawInterval {
     lostWrites: a.lostWrites + b.lostWrites,
     setHistogram: add(a.setHistogram, b.setHistogram),
     getHistogram: add(a.getHistogram, b.getHistogram),
+    // A command mix: each command's, in the mix's order.
+    ...(a.commandHistograms && b.commandHistograms ? { commandHistograms: a.commandHistograms.map((h, k) => add(h, b.commandHistograms![k])) } : {}),
   };
 }
 

@@ -3,11 +3,12 @@
  * one becomes a UsageError whose message names the flag and what it accepts.
  * The CLI prints that one line and exits 2.
  */
-import { parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
+import { keySlots, mixRole, parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
+import type { RawMixCommand } from './run-options.js';
 import fs from 'node:fs';
 import { LIMITS, windowRefusal } from './engine-js/limits.js';
 import { VERIFY_MIN_VALUE_SIZE } from './engine-js/values.js';
-import type { Mode, Plan, TlsPlan } from './engine-js/plan.js';
+import type { CommandSpec, Mode, Plan, TlsPlan } from './engine-js/plan.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { shownQuoted } from './printable.js';
@@ -177,6 +178,51 @@ export interface RawRunOptions {
   reconnectAttempts?: string;
   reconnectBackoff?: string;
   clientTracking?: boolean;
+  /** --command (with its --weight and --command-key-pattern), in command-line order. */
+  commands?: RawMixCommand[];
+  /** --multi-key-get N: the read command is MGET of N keys. */
+  multiKeyGet?: string;
+  /** Set when a --weight or --command-key-pattern had no --command before it (run-options.ts). */
+  orphanMixSetting?: string | false;
+}
+
+/** Most commands in one mix, and the largest --weight: their sum stays far below 2^32. */
+export const MIX_LIMITS = { commands: 100, weight: 1_000_000 } as const;
+
+/** --command/--weight/--command-key-pattern as a Plan's mix; null without --command. */
+export function readMix(raw: Pick<RawRunOptions, 'commands' | 'orphanMixSetting'>): CommandSpec[] | null {
+  if (raw.orphanMixSetting) {
+    const [flag, twice] = String(raw.orphanMixSetting).split(' ');
+    throw new UsageError(twice ? `${flag} was given twice for one --command` : `${flag} applies to the --command before it, and there is none`);
+  }
+  const given = raw.commands ?? [];
+  if (given.length === 0) return null;
+  if (given.length > MIX_LIMITS.commands) throw new UsageError(`--command may be given at most ${MIX_LIMITS.commands} times (got ${given.length})`);
+  return given.map((c) => {
+    const template = String(c.template);
+    try {
+      parseTemplate(template, mixRole(template));
+    } catch (err) {
+      if (err instanceof TemplateError) throw new UsageError(`--command ${err.message} (got ${shown(template)})`);
+      throw err;
+    }
+    return {
+      template,
+      weight: c.weight === undefined ? 1 : parseInteger('--weight', c.weight, [1, MIX_LIMITS.weight]),
+      keyPattern: c.keyPattern === undefined ? null : parseChoice<KeyPattern>('--command-key-pattern', c.keyPattern, KEY_PATTERNS),
+    };
+  });
+}
+
+/** Most keys --multi-key-get reads per request. */
+export const MAX_MULTI_KEY_GET = 1000;
+
+/** --get-cmd, or with --multi-key-get N the template `MGET __key__ …` of N keys. */
+function readGetCmd(raw: RawRunOptions): string {
+  if (raw.multiKeyGet === undefined) return String(raw.getCmd);
+  if (String(raw.getCmd) !== 'GET') throw new UsageError('--multi-key-get does not go with --get-cmd (it sets the read command: MGET of n keys)');
+  const n = parseInteger('--multi-key-get', raw.multiKeyGet, [1, MAX_MULTI_KEY_GET]);
+  return ['MGET', ...Array.from({ length: n }, () => '__key__')].join(' ');
 }
 
 /** --reconnect's attempts per drop and first backoff when not given. */
@@ -339,7 +385,7 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
     valueSizeMax: sizes.max,
     setRatio: parseInteger('--set-ratio', raw.setRatio, LIMITS.setRatio),
     setCmd: String(raw.setCmd),
-    getCmd: String(raw.getCmd),
+    getCmd: readGetCmd(raw),
     keyPrefix: parseText('--key-prefix', raw.keyPrefix),
     literalCommands: false,
     seed: raw.seed === undefined ? defaultSeed() : parseInteger('--seed', raw.seed, LIMITS.seed),
@@ -358,6 +404,8 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
   }
   const reconnect = readReconnect(raw);
   if (reconnect) plan.reconnect = reconnect;
+  const mix = readMix(raw);
+  if (mix) plan.commands = mix;
   checkWindow(plan);
   checkTemplates(plan);
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);
@@ -474,6 +522,9 @@ export function checkTemplates(plan: Plan): void {
   } catch (err) {
     if (err instanceof TemplateError) throw new UsageError(`--get-cmd ${err.message} (got ${shown(plan.getCmd)})`);
     throw err;
+  }
+  if (plan.mode === 'get' && plan.preload && !plan.commands && keySlots(parseTemplate(plan.setCmd, 'set')).keyCount > 1) {
+    throw new UsageError(`--set-cmd names several keys, which get mode's preload cannot write one key at a time; use a one-key write command or --no-preload (got ${shown(plan.setCmd)})`);
   }
   const reason = plan.verifyGet ? unverifiableReason(get) : null;
   if (reason) throw new UsageError(`--get-cmd: ${reason} with --verify-get (got ${shown(plan.getCmd)})`);

@@ -3,6 +3,20 @@ import { describe, expect, it } from 'vitest';
 import { CommandEncoder, parseTemplate, type Part, TemplateError } from '../src/engine-js/command.js';
 import { detExp2, detLog2, fmix32, fnv1a32, KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection } from '../src/engine-js/keys.js';
 import { ValueFactory } from '../src/engine-js/values.js';
+import { PreparedPlan } from '../src/engine-js/request-source.js';
+import type { Plan } from '../src/engine-js/plan.js';
+import { planOf } from './fixtures.js';
+
+/** A connection's first `count` requests through the engine's own RequestSource: [command index, key index, bytes]. */
+function requestsOf(plan: Plan, connection: number, count: number): [number, number, string][] {
+  const prepared = new PreparedPlan(plan);
+  const source = prepared.runSource(connection, true);
+  const out = Buffer.alloc(prepared.maxRequestBytes);
+  return Array.from({ length: count }, () => {
+    const r = source.next(out, 0);
+    return [r.command, r.keyIndex, out.toString('latin1', 0, r.len)];
+  });
+}
 
 const vectors = JSON.parse(readFileSync(new URL('../../../test/vectors/workload.json', import.meta.url), 'utf8'));
 
@@ -29,6 +43,32 @@ describe('shared workload vectors (docs/workload.md)', () => {
         return [isSet ? 'set' : 'get', s.nextKeyIndex(v.keyspace)];
       });
       expect(ops).toEqual(v.ops);
+    }
+  });
+
+  it('--mode draws the same operations and key indexes through the request source (a two-command mix)', () => {
+    for (const v of vectors.draws) {
+      const plan = { ...planOf(), seed: v.seed, connections: v.connection + 1, mode: v.mode, setRatio: v.setRatio, keyspace: v.keyspace };
+      const got = requestsOf(plan, v.connection, v.ops.length).map(([command, key]) => [command === 0 ? 'set' : 'get', key]);
+      expect(got).toEqual(v.ops);
+    }
+  });
+
+  it('a weighted command mix draws the same commands and sends the same bytes', () => {
+    for (const v of vectors.mixes) {
+      const plan: Plan = {
+        ...planOf(),
+        seed: v.seed,
+        connections: v.connections,
+        keyspace: v.keyspace,
+        keyPattern: v.keyPattern,
+        keyPrefix: v.keyPrefix,
+        valueSizeMin: v.valueSize,
+        valueSizeMax: v.valueSize,
+        commands: v.commands,
+      };
+      const got = requestsOf(plan, v.connection, v.requests.length).map(([command, , bytes]) => [command, bytes]);
+      expect(got).toEqual(v.requests);
     }
   });
 

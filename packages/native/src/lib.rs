@@ -70,6 +70,17 @@ pub struct NativePlan {
     pub reconnect: Option<Either<NativeReconnect, Null>>,
     /// Absent = false: no CLIENT TRACKING in the handshake.
     pub client_tracking: Option<bool>,
+    /// null or absent: the two commands of `mode`.
+    pub commands: Option<Either<Vec<NativeCommandSpec>, Null>>,
+}
+
+/// `CommandSpec` from engine-js/plan.ts: one command of a weighted mix.
+#[napi(object)]
+pub struct NativeCommandSpec {
+    pub template: String,
+    pub weight: f64,
+    /// null or absent: the run's key pattern.
+    pub key_pattern: Option<Either<String, Null>>,
 }
 
 /// `Reconnect` from engine-js/plan.ts.
@@ -147,6 +158,8 @@ pub struct NativeResult {
     /// The SET-side and GET-side requests' latencies; together `histogram`.
     pub set_histogram: NativeHistogram,
     pub get_histogram: NativeHistogram,
+    /// A command mix: each command's latencies, in the mix's order; absent otherwise.
+    pub command_histograms: Option<Vec<NativeHistogram>>,
     pub preload_requests: f64,
     pub preload_elapsed_ns: f64,
     pub warmup_requests: f64,
@@ -184,6 +197,13 @@ pub struct NativeInterval {
     pub lost_writes: f64,
     pub set_histogram: NativeHistogram,
     pub get_histogram: NativeHistogram,
+    /// A command mix: each command's latencies in the interval; absent otherwise.
+    pub command_histograms: Option<Vec<NativeHistogram>>,
+}
+
+/// Each command's histogram of a mix, or None when there is no mix.
+fn command_histograms(all: &[Vec<(u64, u64)>]) -> Option<Vec<NativeHistogram>> {
+    (!all.is_empty()).then(|| all.iter().map(|b| histogram(b)).collect())
 }
 
 fn interval(r: &IntervalRecord) -> NativeInterval {
@@ -202,6 +222,7 @@ fn interval(r: &IntervalRecord) -> NativeInterval {
         lost_writes: n(c.lost_writes),
         set_histogram: histogram(&r.set_histogram),
         get_histogram: histogram(&r.get_histogram),
+        command_histograms: command_histograms(&r.command_histograms),
     }
 }
 
@@ -301,8 +322,31 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
             _ => None,
         },
         client_tracking: p.client_tracking.unwrap_or(false),
+        commands: match p.commands {
+            Some(Either::A(list)) => {
+                list.into_iter().enumerate().map(|(i, c)| to_command(i, c)).collect::<Result<_>>()?
+            }
+            _ => Vec::new(),
+        },
         client_index: p.client_index.map_or(0, |v| v.max(0.0) as u32),
         client_count: p.client_count.map_or(1, |v| v.max(0.0) as u32),
+    })
+}
+
+fn to_command(i: usize, c: NativeCommandSpec) -> Result<respbench_core::plan::CommandSpec> {
+    let key_pattern = match text_or_null(c.key_pattern) {
+        Some(name) => Some(KeyPattern::parse(&name).ok_or_else(|| {
+            Error::new(
+                Status::InvalidArg,
+                format!("plan.commands[{i}].keyPattern must be uniform, sequential, gaussian or zipf, got {name}"),
+            )
+        })?),
+        None => None,
+    };
+    Ok(respbench_core::plan::CommandSpec {
+        template: c.template,
+        weight: integer_named(&format!("commands[{i}].weight"), c.weight, 1, u32::MAX as u64)? as u32,
+        key_pattern,
     })
 }
 
@@ -341,6 +385,7 @@ fn to_js(r: RawResult) -> NativeResult {
         histogram: histogram(&r.histogram),
         set_histogram: histogram(&r.set_histogram),
         get_histogram: histogram(&r.get_histogram),
+        command_histograms: command_histograms(&r.command_histograms),
         preload_requests: n(r.preload_requests),
         preload_elapsed_ns: n(r.preload_elapsed_ns),
         warmup_requests: n(r.warmup_requests),

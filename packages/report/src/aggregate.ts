@@ -77,7 +77,7 @@ export interface SummaryRow {
   shortRounds: number;
   /** The first short round's reason, for the notes. */
   shortReason: string | null;
-  /** The command pairs the rounds ran, `SET/GET`, from their set_cmd/get_cmd flags. */
+  /** The command pairs the rounds ran, `SET/GET`, from their set_cmd/get_cmd flags (or their mix, `80×GET __key__ / 20×SET`). */
   commands: string[];
   /** Whether --verify-get was on (it checks reads: get and mixed modes). */
   verifyGet: boolean;
@@ -116,6 +116,16 @@ function mergedSideLatency(rows: RunRow[], side: 'setHistogram' | 'getHistogram'
 
 /** `SET/GET` from a row's set_cmd and get_cmd flags; null for a row without flags (a target that never started). */
 function commandPair(r: RunRow): string | null {
+  // A weighted mix (the plan's `commands`, as JSON): `80×GET __key__ / 15×SET`.
+  const mix = r.flags.commands;
+  if (typeof mix === 'string' && mix.startsWith('[')) {
+    try {
+      const list = JSON.parse(mix) as { template: string; weight: number }[];
+      if (list.length > 0) return list.map((c) => `${c.weight}×${c.template}`).join(' / ');
+    } catch {
+      // Not a list this version wrote: the pair below.
+    }
+  }
   const pair = [r.flags.set_cmd, r.flags.get_cmd].filter((c) => c !== undefined && c !== '').map(String);
   return pair.length > 0 ? pair.join('/') : null;
 }

@@ -266,16 +266,46 @@ export function unverifiableReason(get: Template): string | null {
 }
 
 /**
+ * Which key of a request each `__key__` and `__data__` part stands for. A
+ * template whose `__key__` is in two or more arguments is a multi-key
+ * command (`MGET __key__ __key__`, `MSET __key__ __data__ __key__ __data__`):
+ * the k-th such argument names the request's k-th key, and a `__data__` is
+ * the value of the key in the nearest argument before it (the first key when
+ * none is). Otherwise every part stands for the request's one key.
+ * docs/workload.md, "Multi-key commands".
+ */
+export function keySlots(template: Template): { slots: number[][]; keyCount: number } {
+  const keyArgs = template.args.filter((parts) => parts.some((p) => p.kind === 'key')).length;
+  const multi = keyArgs >= 2;
+  let current = -1;
+  const slots = template.args.map((parts) => {
+    if (multi && parts.some((p) => p.kind === 'key')) current++;
+    return parts.map((p) => (multi && (p.kind === 'key' || p.kind === 'data') ? Math.max(current, 0) : 0));
+  });
+  return { slots, keyCount: multi ? keyArgs : 1 };
+}
+
+/**
  * Encodes one template per request into a caller's buffer. Keeps a scratch
- * buffer for the key so that its hash (and so the value) is known before the
- * length headers are written.
+ * buffer for the keys so that their hashes (and so the values) are known
+ * before the length headers are written.
  */
 export class CommandEncoder {
   private readonly header: Buffer;
+  /** The request's keys' bytes, one stride each. */
   private readonly keyScratch: Buffer;
+  private readonly stride: number;
+  private readonly slots: number[][];
+  /** Keys one request names: 1, or k for a multi-key template (keySlots). */
+  readonly keyCount: number;
+  private readonly keyLens: Int32Array;
+  private readonly keyHashes: Uint32Array;
+  private readonly dataLens: Int32Array;
+  /** encode's one key, as encodeKeys takes keys. */
+  private readonly oneKey = new Float64Array(1);
   /** The whole request of an inline template (its words, one space apart, and CRLF). */
   private readonly inlineLine: Buffer | null;
-  /** Hash of the key of the last encoded request (what verification needs). */
+  /** Hash of the (first) key of the last encoded request (what verification needs). */
   lastKeyHash = 0;
 
   constructor(
@@ -285,7 +315,14 @@ export class CommandEncoder {
     private readonly keyspace: number,
   ) {
     this.header = Buffer.from(`*${template.args.length}\r\n`);
-    this.keyScratch = Buffer.allocUnsafe(prefix.length + 20);
+    const { slots, keyCount } = keySlots(template);
+    this.slots = slots;
+    this.keyCount = keyCount;
+    this.stride = prefix.length + 20;
+    this.keyScratch = Buffer.allocUnsafe(this.stride * keyCount);
+    this.keyLens = new Int32Array(keyCount);
+    this.keyHashes = new Uint32Array(keyCount);
+    this.dataLens = new Int32Array(keyCount);
     this.inlineLine = template.inline
       ? Buffer.concat([...template.args.flatMap((parts, i) => [...(i > 0 ? [Buffer.from(' ')] : []), ...parts.map((p) => (p.kind === 'literal' ? p.bytes : Buffer.alloc(0)))]), Buffer.from('\r\n')])
       : null;
@@ -299,7 +336,7 @@ export class CommandEncoder {
       n += 1 + 20 + 2 + 2;
       for (const p of arg) {
         if (p.kind === 'literal') n += p.bytes.length;
-        else if (p.kind === 'key') n += this.keyScratch.length;
+        else if (p.kind === 'key') n += this.stride;
         else if (p.kind === 'data') n += this.values.sizes.max;
         else n += RAND_INT_DIGITS;
       }
@@ -312,21 +349,34 @@ export class CommandEncoder {
    * `stream` supplies `__rand_int__` numbers, drawn in argument order.
    */
   encode(out: Buffer, at: number, keyIndex: number, stream: KeyStream): number {
-    const keyLen = writeKey(this.keyScratch, 0, this.prefix, keyIndex);
-    const h = fnv1a32(this.keyScratch, 0, keyLen);
-    this.lastKeyHash = h;
+    this.oneKey[0] = keyIndex;
+    return this.encodeKeys(out, at, this.oneKey, stream);
+  }
+
+  /** As encode, for the keys `keys[0..keyCount)` (a multi-key template names each). */
+  encodeKeys(out: Buffer, at: number, keys: Float64Array, stream: KeyStream): number {
+    const scratch = this.keyScratch;
+    const stride = this.stride;
+    for (let k = 0; k < this.keyCount; k++) {
+      const len = writeKey(scratch, k * stride, this.prefix, keys[k]);
+      const h = fnv1a32(scratch, k * stride, len);
+      this.keyLens[k] = len;
+      this.keyHashes[k] = h;
+      this.dataLens[k] = this.template.usesData ? this.values.sizeFor(h) : 0;
+    }
+    this.lastKeyHash = this.keyHashes[0];
     if (this.inlineLine) return copyBytes(this.inlineLine, 0, this.inlineLine.length, out, at);
-    const dataLen = this.template.usesData ? this.values.sizeFor(h) : 0;
     let pos = at + copyBytes(this.header, 0, this.header.length, out, at);
     const args = this.template.args;
     for (let a = 0; a < args.length; a++) {
       const parts = args[a];
+      const slots = this.slots[a];
       let len = 0;
       for (let i = 0; i < parts.length; i++) {
         const p = parts[i];
         if (p.kind === 'literal') len += p.bytes.length;
-        else if (p.kind === 'key') len += keyLen;
-        else if (p.kind === 'data') len += dataLen;
+        else if (p.kind === 'key') len += this.keyLens[slots[i]];
+        else if (p.kind === 'data') len += this.dataLens[slots[i]];
         else len += RAND_INT_DIGITS;
       }
       out[pos++] = 36; // '$'
@@ -336,8 +386,10 @@ export class CommandEncoder {
       for (let i = 0; i < parts.length; i++) {
         const p = parts[i];
         if (p.kind === 'literal') pos += copyBytes(p.bytes, 0, p.bytes.length, out, pos);
-        else if (p.kind === 'key') pos += copyBytes(this.keyScratch, 0, keyLen, out, pos);
-        else if (p.kind === 'data') pos += this.values.writeValue(out, pos, h);
+        else if (p.kind === 'key') {
+          const k = slots[i];
+          pos += copyBytes(scratch, k * stride, k * stride + this.keyLens[k], out, pos);
+        } else if (p.kind === 'data') pos += this.values.writeValue(out, pos, this.keyHashes[slots[i]]);
         else pos += writePadded(out, pos, stream.nextKeyIndex(this.keyspace), RAND_INT_DIGITS);
       }
       out[pos++] = 13;
@@ -345,4 +397,40 @@ export class CommandEncoder {
     }
     return pos - at;
   }
+}
+
+/**
+ * Bare names a --command mix takes as writes (`NAME key value`); any other
+ * bare name is `NAME key`. Paired with WRITE_NAMES in command.rs.
+ */
+const WRITE_NAMES = ['SET', 'SETNX', 'GETSET', 'APPEND'];
+/** Reads whose reply is the key's value, so --verify-get checks it. Paired with VALUE_READS in command.rs. */
+const VALUE_READS = ['GET', 'GETEX', 'GETDEL', 'MGET'];
+/** Reads answered with an array of values, one per key (checked key by key). Paired with ARRAY_READS in command.rs. */
+export const ARRAY_READS = ['MGET'];
+
+/** The template's command name, upper case (ASCII), from its first argument's bytes. */
+export function templateName(template: Template): string {
+  const first = template.args[0] ?? [];
+  return first.map((p) => (p.kind === 'literal' ? p.bytes.toString('latin1') : '')).join('').toUpperCase();
+}
+
+/** Which role a bare name in a --command mix takes: see WRITE_NAMES. */
+export function mixRole(source: string): 'set' | 'get' {
+  const word = source.trim().split(/[ \t]+/)[0] ?? '';
+  return WRITE_NAMES.includes(word.toUpperCase()) ? 'set' : 'get';
+}
+
+/**
+ * How a mix command's replies count: `write` (sends __data__: acknowledged,
+ * the key holds its value), `read` (GET and kin: the reply is the key's
+ * value, checked by --verify-get), `other` (INCR, LPUSH, …: any reply but an
+ * error is fine).
+ */
+export type CommandKind = 'write' | 'read' | 'other';
+
+export function commandKind(template: Template): CommandKind {
+  if (template.usesData) return 'write';
+  if (!template.usesRandInt && VALUE_READS.includes(templateName(template))) return 'read';
+  return 'other';
 }

@@ -232,8 +232,13 @@ export class Connection {
   private readonly offsetMs: number;
   /** The ring of in-flight requests, one slot each: head is the oldest, tail the next free. */
   private readonly ops: Uint8Array;
+  /** Which of PreparedPlan.commands each request is: its latency goes to that command's histogram. */
+  private readonly commands: Uint16Array;
   private readonly keyHashes: Uint32Array;
   private readonly keyIndexes: Float64Array;
+  /** A multi-key command's keys, maxKeys a slot (empty when every command names one key). */
+  private readonly slotKeys: Float64Array;
+  private readonly maxKeys: number;
   private readonly sentAt: Float64Array;
   /** Reads sent after their key's write was acknowledged (--verify-get, mixed): nil then is a lost write. */
   private readonly writtenBefore: Uint8Array;
@@ -299,8 +304,11 @@ export class Connection {
     this.batchRequests = Math.max(1, Math.min(pipeline, Math.floor(MAX_BATCH_BYTES / perRequest)));
     this.intendedAt = new Float64Array(this.intervalMs > 0 ? pipeline : 0);
     this.ops = new Uint8Array(pipeline);
+    this.commands = new Uint16Array(pipeline);
     this.keyHashes = new Uint32Array(pipeline);
     this.keyIndexes = new Float64Array(pipeline);
+    this.maxKeys = o.prepared.maxKeys;
+    this.slotKeys = new Float64Array(this.maxKeys > 1 ? pipeline * this.maxKeys : 0);
     this.sentAt = new Float64Array(pipeline);
     this.writtenBefore = new Uint8Array(o.prepared.written !== null ? pipeline : 0);
     const socket = o.socket;
@@ -485,8 +493,10 @@ export class Connection {
       const request = source.next(out, pos);
       pos += request.len;
       this.ops[slot] = request.op;
+      this.commands[slot] = request.command;
       this.keyHashes[slot] = request.keyHash;
       this.keyIndexes[slot] = request.keyIndex;
+      if (this.maxKeys > 1) for (let k = 0; k < request.keyCount; k++) this.slotKeys[slot * this.maxKeys + k] = request.keys[k];
       this.sentAt[slot] = now;
       if (this.prepared.written !== null) this.writtenBefore[slot] = request.op === OP_GET && this.prepared.written.has(request.keyIndex) ? 1 : 0;
       if (this.intervalMs > 0) {
@@ -613,7 +623,7 @@ export class Connection {
     const c = this.counters;
     const op = this.ops[slot];
     if (this.histogram !== null) {
-      const h = this.histogram.byOp[op];
+      const h = this.histogram.byCommand[this.commands[slot]];
       if (this.intervalMs > 0) {
         h.record((now - this.intendedAt[slot]) * 1e6);
         this.serviceHistogram?.record((now - this.sentAt[slot]) * 1e6);
@@ -630,9 +640,18 @@ export class Connection {
       return;
     }
     const prepared = this.prepared;
+    const command = prepared.commands[this.commands[slot]];
     if (op !== OP_GET) {
       c.ok++;
-      prepared.written?.add(this.keyIndexes[slot]);
+      // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
+      if (command.kind === 'write' && prepared.written !== null) {
+        if (command.encoder.keyCount === 1) prepared.written.add(this.keyIndexes[slot]);
+        else for (let k = 0; k < command.encoder.keyCount; k++) prepared.written.add(this.slotKeys[slot * this.maxKeys + k]);
+      }
+      return;
+    }
+    if (command.arrayReply) {
+      this.countArrayReply(buf, slot, command.encoder.keyCount);
       return;
     }
     if (scanner.kind === ReplyKind.Nil) {
@@ -655,6 +674,72 @@ export class Connection {
     }
     c.mismatches++;
     if (c.firstMismatch === null) c.firstMismatch = this.describeMismatch(buf, slot);
+  }
+
+  /**
+   * A read answered with one value per key (MGET): each element is checked
+   * against its key's value (--verify-get). The request counts once: a
+   * mismatch if any key's value differs (the first one described), else a
+   * miss if any key was nil, else ok.
+   */
+  private countArrayReply(buf: Buffer, slot: number, keyCount: number): void {
+    const c = this.counters;
+    const prepared = this.prepared;
+    const s = this.reader.scanner;
+    const keyAt = (k: number) => (keyCount === 1 ? this.keyIndexes[slot] : this.slotKeys[slot * this.maxKeys + k]);
+    if (s.kind !== ReplyKind.Aggregate || s.payloadLen !== keyCount) {
+      if (!prepared.verify) c.ok++;
+      else this.arrayMismatch(() => `key ${prepared.keyText(keyAt(0))}: expected an array of ${keyCount} values, got "${escapeBytes(buf, s.payloadStart - 1, Math.min(s.payloadStart + 16, this.reader.pos), 48)}"`);
+      return;
+    }
+    let pos = s.payloadStart;
+    let nils = 0;
+    for (let k = 0; k < keyCount; k++) {
+      const type = buf[pos];
+      if (type === 95) {
+        // '_' RESP3 null
+        nils++;
+        pos += 3;
+        continue;
+      }
+      if (type !== 36) {
+        // Not a bulk string: not a value (the rest cannot be walked without the scanner).
+        if (prepared.verify) this.arrayMismatch(() => `key ${prepared.keyText(keyAt(k))}: expected a value, got "${escapeBytes(buf, pos, Math.min(pos + 16, this.reader.pos), 48)}"`);
+        else c.ok++;
+        return;
+      }
+      let len = 0;
+      let p = pos + 1;
+      const negative = buf[p] === 45;
+      if (negative) p++;
+      while (buf[p] !== 13) len = len * 10 + (buf[p++] - 48);
+      p += 2;
+      if (negative) {
+        nils++;
+        pos = p;
+        continue;
+      }
+      if (prepared.verify && !prepared.values.matches(buf, p, len, prepared.keyHashOf(keyAt(k)))) {
+        this.arrayMismatch(() => {
+          const expected = prepared.valueBytes(keyAt(k));
+          const at = firstDifference(expected, 0, expected.length, buf, p, len);
+          return `key ${prepared.keyText(keyAt(k))}: ${expected.length} bytes expected, ${len} received, first difference at byte ${at}: expected "${escapeBytes(expected, 0, expected.length, 48)}", got "${escapeBytes(buf, p, p + len, 48)}"`;
+        });
+        return;
+      }
+      pos = p + len + 2;
+    }
+    if (nils === 0) c.ok++;
+    else {
+      c.misses++;
+      if (!prepared.missFailsVerify) c.ok++;
+    }
+  }
+
+  /** The text is made for the first mismatch only. */
+  private arrayMismatch(text: () => string): void {
+    this.counters.mismatches++;
+    if (this.counters.firstMismatch === null) this.counters.firstMismatch = text();
   }
 
   /**

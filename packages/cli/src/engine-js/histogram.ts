@@ -135,48 +135,65 @@ export class LatencyHistogram {
 }
 
 /**
- * One histogram per operation kind, indexed by the request's op (OP_SET = 0,
- * OP_GET = 1; a -t test or a command on the line is one of the two): a reply
- * is recorded in its op's only, and the whole run's histogram is their sum,
- * so the per-command rows add up to the totals by construction. Paired with
- * OpHistograms in crates/respbench-core/src/histogram.rs.
+ * One histogram per command the run sends, indexed by the request's command
+ * (PreparedPlan.commands: for --mode, 0 is the write command and 1 the read
+ * one, so the index is the op; for a --command mix, the mix's order): a
+ * reply is recorded in its command's only, and the whole run's histogram is
+ * their sum, so the per-command rows add up to the totals by construction.
+ * `set` and `get` are the sums over the commands of each op kind. Paired
+ * with OpHistograms in crates/respbench-core/src/histogram.rs.
  */
 export class OpHistograms {
-  readonly byOp: [LatencyHistogram, LatencyHistogram] = [new LatencyHistogram(), new LatencyHistogram()];
+  readonly byCommand: LatencyHistogram[];
 
+  /** `ops[i]`: the op kind of command i (0 write side, 1 read side); default the two of --mode. */
+  constructor(private readonly ops: readonly number[] = [0, 1]) {
+    this.byCommand = ops.map(() => new LatencyHistogram());
+  }
+
+  /** The write side's latencies (the histogram itself when --mode made the commands). */
   get set(): LatencyHistogram {
-    return this.byOp[0];
+    return this.ofOp(0);
   }
 
   get get(): LatencyHistogram {
-    return this.byOp[1];
+    return this.ofOp(1);
   }
 
-  get total(): number {
-    return this.byOp[0].total + this.byOp[1].total;
-  }
-
-  /** Both ops' counts in one histogram. */
-  sum(): LatencyHistogram {
+  private ofOp(op: number): LatencyHistogram {
+    if (this.ops.length === 2 && this.ops[0] === 0 && this.ops[1] === 1) return this.byCommand[op];
     const h = new LatencyHistogram();
-    h.merge(this.byOp[0]);
-    h.merge(this.byOp[1]);
+    for (let i = 0; i < this.ops.length; i++) if (this.ops[i] === op) h.merge(this.byCommand[i]);
     return h;
   }
 
-  /** valueAtPercentile over both ops' counts, without building their sum. */
+  get total(): number {
+    return this.byCommand.reduce((n, h) => n + h.total, 0);
+  }
+
+  /** Every command's counts in one histogram. */
+  sum(): LatencyHistogram {
+    const h = new LatencyHistogram();
+    for (const x of this.byCommand) h.merge(x);
+    return h;
+  }
+
+  /** valueAtPercentile over every command's counts, without building their sum. */
   valueAtPercentile(percentile: number): number {
-    return valueAtPercentileOf(this.byOp, percentile);
+    return valueAtPercentileOf(this.byCommand, percentile);
   }
 
   merge(other: OpHistograms): void {
-    this.byOp[0].merge(other.byOp[0]);
-    this.byOp[1].merge(other.byOp[1]);
+    for (let i = 0; i < this.byCommand.length; i++) this.byCommand[i].merge(other.byCommand[i]);
   }
 
   reset(): void {
-    this.byOp[0].reset();
-    this.byOp[1].reset();
+    for (const h of this.byCommand) h.reset();
+  }
+
+  /** An empty set of the same commands. */
+  emptyLike(): OpHistograms {
+    return new OpHistograms(this.ops);
   }
 }
 

@@ -61,6 +61,13 @@ export interface Plan {
    * redis-benchmark's PING_INLINE; fixed words only. Absent or false: RESP arrays.
    */
   inlineCommands?: boolean;
+  /**
+   * A weighted command mix (--command/--weight/--command-key-pattern, a
+   * study's `commands:`): each request is one of these, drawn by weight from
+   * the connection's key stream (docs/workload.md, "Command mixes"). Absent
+   * or null: the two commands of `mode` (setCmd/getCmd), as before.
+   */
+  commands?: CommandSpec[] | null;
   /** Unsigned 32-bit seed. */
   seed: number;
   verifyGet: boolean;
@@ -103,6 +110,16 @@ export interface Plan {
    * connection read and another client changed. Absent = false.
    */
   clientTracking?: boolean;
+}
+
+/** One command of a weighted mix. */
+export interface CommandSpec {
+  /** A template (or a bare name) as --set-cmd takes it. */
+  template: string;
+  /** Its share of the requests: weight / the sum of the weights; an integer, at least 1. */
+  weight: number;
+  /** Its own key pattern; null = the run's (keyPattern). */
+  keyPattern: KeyPattern | null;
 }
 
 /** How a dropped connection is opened again (--reconnect). */
@@ -170,6 +187,8 @@ export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downN
    */
   setHistogram?: HistogramData;
   getHistogram?: HistogramData;
+  /** A command mix (Plan.commands): each command's latencies, in the mix's order. Absent otherwise. */
+  commandHistograms?: HistogramData[];
   preloadRequests: number;
   preloadElapsedNs: number;
   /** Requests sent and answered during --warmup, in no figure (absent = 0). */
@@ -222,6 +241,8 @@ export interface RawInterval {
   lostWrites: number;
   setHistogram: HistogramData;
   getHistogram: HistogramData;
+  /** A command mix: each command's latencies in the interval, in the mix's order. Absent otherwise. */
+  commandHistograms?: HistogramData[];
 }
 
 /**

@@ -6,8 +6,8 @@
  * (op, key hash, key index) for when the reply comes. Paired with
  * crates/respbench-core/src/request_source.rs.
  */
-import { CommandEncoder, inlineForm, parseTemplate, randIntAsText, type Template } from './command.js';
-import { KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey } from './keys.js';
+import { ARRAY_READS, CommandEncoder, commandKind, inlineForm, mixRole, parseTemplate, randIntAsText, templateName, TemplateError, type CommandKind, type Template } from './command.js';
+import { fnv1a32, KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey, type KeyPattern } from './keys.js';
 import type { Plan } from './plan.js';
 import { ValueFactory, VERIFY_MIN_VALUE_SIZE, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys } from './values.js';
 
@@ -25,8 +25,15 @@ export interface Request {
   /** Bytes the request took in the output buffer. */
   len: number;
   op: Op;
+  /** Which of PreparedPlan.commands it is (for --mode: 0 the write, 1 the read). */
+  command: number;
   keyHash: number;
+  /** The (first) key's index. */
   keyIndex: number;
+  /** Keys the request names: 1, or k for a multi-key command (its keys are `keys[0..keyCount)`). */
+  keyCount: number;
+  /** The source's key buffer: valid until the next call. */
+  keys: Float64Array;
 }
 
 /**
@@ -40,9 +47,12 @@ type Order = 'run' | 'preload-all' | 'preload-replay';
 /** One connection's sequence of requests for one phase. */
 export class RequestSource {
   remaining: number;
-  private readonly request: Request = { len: 0, op: OP_SET, keyHash: 0, keyIndex: 0 };
+  private readonly request: Request;
+  /** The keys of the request being encoded (a multi-key command draws several). */
+  private readonly keyBuf: Float64Array;
   private readonly keys: KeyStream;
-  private readonly chooser: KeyChooser;
+  /** The run's key pattern at 0, then one per mix command with a pattern of its own (PreparedCommand.chooser). */
+  private readonly choosers: KeyChooser[];
   private readonly randInts: KeyStream;
   private sequential: number;
 
@@ -54,8 +64,12 @@ export class RequestSource {
   ) {
     const plan = prepared.plan;
     this.remaining = count;
+    this.keyBuf = new Float64Array(prepared.maxKeys);
+    this.request = { len: 0, op: OP_SET, command: 0, keyHash: 0, keyIndex: 0, keyCount: 1, keys: this.keyBuf };
     this.keys = new KeyStream(plan.seed, connection);
-    this.chooser = new KeyChooser(plan, plan.keyspace, connection, plan.connections);
+    this.choosers = [plan, ...prepared.commands.filter((c) => c.keyPattern !== null).map((c) => ({ ...plan, keyPattern: c.keyPattern as KeyPattern }))].map(
+      (spec) => new KeyChooser(spec, plan.keyspace, connection, plan.connections),
+    );
     this.randInts = new KeyStream((plan.seed ^ RAND_INT_SALT) >>> 0, connection);
     this.sequential = connection;
   }
@@ -68,25 +82,51 @@ export class RequestSource {
     const p = this.prepared;
     const plan = p.plan;
     this.remaining--;
-    let isSet: boolean;
-    let keyIndex: number;
+    const keys = this.keyBuf;
+    let command: number;
+    let keyCount: number;
     if (this.order === 'preload-all') {
-      isSet = true;
-      keyIndex = this.sequential;
-      this.sequential += plan.connections;
+      command = 0;
+      keyCount = p.commands[0].encoder.keyCount;
+      for (let k = 0; k < keyCount; k++) {
+        keys[k] = this.sequential;
+        this.sequential += plan.connections;
+      }
     } else {
-      // Preload replays a get run's stream, which has no mixed-mode draws.
-      isSet = plan.mode === 'mixed' ? this.keys.nextIsSet(plan.setRatio) : plan.mode === 'set' || this.order === 'preload-replay';
-      keyIndex = this.chooser.next(this.keys);
+      // preload-replay replays a get run's stream (get mode: no command draws) with the write command.
+      // The run: the command first, then its keys, from the same stream (docs/workload.md, "Command mixes").
+      command = this.order === 'run' ? (p.drawsCommand ? p.commandFor(this.keys.nextU32()) : p.fixedCommand) : 0;
+      const chooser = this.choosers[p.commands[command].chooser];
+      keyCount = p.commands[command].encoder.keyCount;
+      for (let k = 0; k < keyCount; k++) keys[k] = chooser.next(this.keys);
     }
-    const encoder = isSet ? p.setEncoder : p.getEncoder;
+    const c = p.commands[command];
     const r = this.request;
-    r.len = encoder.encode(out, at, keyIndex, this.randInts);
-    r.op = isSet ? OP_SET : OP_GET;
-    r.keyHash = encoder.lastKeyHash;
-    r.keyIndex = keyIndex;
+    r.len = c.encoder.encodeKeys(out, at, keys, this.randInts);
+    r.op = c.op;
+    r.command = command;
+    r.keyHash = c.encoder.lastKeyHash;
+    r.keyIndex = keys[0];
+    r.keyCount = keyCount;
     return r;
   }
+}
+
+/** One command as a run sends it: its encoder, how its replies count, which key chooser it draws from. */
+export interface PreparedCommand {
+  /** Its row's name: the command name, upper case, numbered when two share it (GET#1, GET#2). */
+  name: string;
+  encoder: CommandEncoder;
+  /** OP_GET for a read (checked by --verify-get), OP_SET for the rest. */
+  op: Op;
+  kind: CommandKind;
+  weight: number;
+  /** Its own key pattern, or null for the run's. */
+  keyPattern: KeyPattern | null;
+  /** Index into a RequestSource's choosers (0: the run's key pattern). */
+  chooser: number;
+  /** A read answered with one value per key (MGET): checked key by key. */
+  arrayReply: boolean;
 }
 
 /** A Plan made ready to send: templates parsed, encoders and value table built. */
@@ -94,12 +134,29 @@ export class PreparedPlan {
   readonly values: ValueFactory;
   readonly setEncoder: CommandEncoder;
   readonly getEncoder: CommandEncoder;
+  /**
+   * What a request may be: a mix's commands in order, or for --mode the
+   * write command then the read command (index = op, whatever the mode).
+   */
+  readonly commands: PreparedCommand[];
+  /** True for a mix (Plan.commands). */
+  readonly isMix: boolean;
+  /** Whether each request draws its command (mixed mode, a mix of two or more); else it is fixedCommand. */
+  readonly drawsCommand: boolean;
+  readonly fixedCommand: number;
+  /** Running sums of the weights (mixed mode: setRatio, 100): a draw u % total picks the first command whose sum exceeds it. */
+  private readonly cumulativeWeights: Uint32Array;
+  private readonly totalWeight: number;
   readonly verify: boolean;
   /** Get mode with --verify-get: a nil read fails verification (every key read was written first). */
   readonly missFailsVerify: boolean;
   /** Mixed mode with --verify-get, keyspace up to WRITTEN_KEYS_MAX_KEYSPACE: the keys written and acknowledged so far, across phases. */
   readonly written: WrittenKeys | null;
   readonly maxRequestBytes: number;
+  /** The most keys one request names (1 unless a command is multi-key). */
+  readonly maxKeys: number;
+  /** Scratch for keyHashOf. */
+  private readonly hashScratch: Buffer;
   /** Untimed writes before a get run: every key when the keyspace is no larger than the run, else the run's own keys. */
   readonly preloadTotal: number;
   private readonly prefix: Buffer;
@@ -118,14 +175,61 @@ export class PreparedPlan {
     };
     this.setEncoder = new CommandEncoder(template(plan.setCmd, 'set'), this.prefix, this.values, plan.keyspace);
     this.getEncoder = new CommandEncoder(template(plan.getCmd, 'get'), this.prefix, this.values, plan.keyspace);
+    const mix = plan.commands ?? [];
+    this.isMix = mix.length > 0;
+    // As the native engine's Plan::check (the CLI refuses these first, naming the flags).
+    if (mix.length > 100) throw new Error(`commands must hold at most 100 commands, got ${mix.length}`);
+    if (mix.some((m) => !Number.isInteger(m.weight) || m.weight < 1 || m.weight > 1_000_000)) throw new Error('commands[].weight must be between 1 and 1000000');
+    if (this.isMix) {
+      let chooser = 0;
+      const names = mix.map((m, i) => {
+        try {
+          return templateName(parseTemplate(m.template, mixRole(m.template), plan.literalCommands));
+        } catch (err) {
+          throw err instanceof TemplateError ? new TemplateError(`command ${i + 1} ${err.message}`) : err;
+        }
+      });
+      this.commands = mix.map((m, i) => {
+        const t = template(m.template, mixRole(m.template));
+        const kind = commandKind(t);
+        const name = names.filter((n) => n === names[i]).length > 1 ? `${names[i]}#${names.slice(0, i + 1).filter((n) => n === names[i]).length}` : names[i];
+        return {
+          name,
+          encoder: new CommandEncoder(t, this.prefix, this.values, plan.keyspace),
+          op: kind === 'read' ? OP_GET : OP_SET,
+          kind,
+          weight: m.weight,
+          keyPattern: m.keyPattern,
+          chooser: m.keyPattern === null ? 0 : ++chooser,
+          arrayReply: kind === 'read' && ARRAY_READS.includes(names[i]),
+        };
+      });
+      this.drawsCommand = mix.length > 1;
+      this.fixedCommand = 0;
+    } else {
+      const named = (source: string) => source.trim().split(/\s+/)[0]?.toUpperCase() || '?';
+      this.commands = [
+        { name: named(plan.setCmd), encoder: this.setEncoder, op: OP_SET, kind: 'write', weight: plan.setRatio, keyPattern: null, chooser: 0, arrayReply: false },
+        { name: named(plan.getCmd), encoder: this.getEncoder, op: OP_GET, kind: 'read', weight: 100 - plan.setRatio, keyPattern: null, chooser: 0, arrayReply: ARRAY_READS.includes(named(plan.getCmd)) },
+      ];
+      this.drawsCommand = plan.mode === 'mixed';
+      this.fixedCommand = plan.mode === 'get' ? 1 : 0;
+    }
+    this.cumulativeWeights = new Uint32Array(this.commands.length);
+    let sum = 0;
+    for (let i = 0; i < this.commands.length; i++) this.cumulativeWeights[i] = sum += this.commands[i].weight;
+    this.totalWeight = sum;
     this.verify = plan.verifyGet;
-    this.missFailsVerify = plan.verifyGet && plan.mode === 'get';
+    this.missFailsVerify = plan.verifyGet && plan.mode === 'get' && !this.isMix;
     this.written = tracksWrittenKeys(plan) ? new WrittenKeys(plan.keyspace) : null;
-    this.maxRequestBytes = Math.max(this.setEncoder.maxBytes(), this.getEncoder.maxBytes());
+    this.maxRequestBytes = Math.max(...this.commands.map((c) => c.encoder.maxBytes()));
+    this.maxKeys = Math.max(...this.commands.map((c) => c.encoder.keyCount));
+    this.hashScratch = Buffer.allocUnsafe(this.prefix.length + 20);
     // A time-bound phase (the run, or a warmup) may read any key, so it preloads the whole keyspace.
     const timeBound = plan.durationMs > 0 || plan.warmupMs > 0;
-    const reads = timeBound ? plan.keyspace : Math.min(plan.keyspace, plan.requests);
-    this.preloadTotal = plan.mode === 'get' && plan.preload ? reads : 0;
+    // A read of several keys per request reads more keys than requests: the whole keyspace too.
+    const reads = timeBound || this.multiKeyRead() ? plan.keyspace : Math.min(plan.keyspace, plan.requests);
+    this.preloadTotal = plan.mode === 'get' && plan.preload && !this.isMix ? reads : 0;
   }
 
   /** The measured (or warmup) stream of a connection; unbounded when time ends the phase. */
@@ -135,9 +239,34 @@ export class PreparedPlan {
   }
 
   preloadSource(connection: number): RequestSource {
-    const all = this.plan.keyspace <= this.plan.requests || this.plan.durationMs > 0 || this.plan.warmupMs > 0;
+    const all = this.plan.keyspace <= this.plan.requests || this.plan.durationMs > 0 || this.plan.warmupMs > 0 || this.multiKeyRead();
     const count = requestsForConnection(this.preloadTotal, this.plan.connections, connection);
     return new RequestSource(this, all ? 'preload-all' : 'preload-replay', connection, count);
+  }
+
+  /** The command a draw `u` (a u32 of the key stream) picks: u % the total weight, then the first running sum above it. */
+  commandFor(u: number): number {
+    const x = u % this.totalWeight;
+    const sums = this.cumulativeWeights;
+    let i = 0;
+    while (x >= sums[i]) i++;
+    return i;
+  }
+
+  /** --mode get/mixed: the read command names several keys (so a get run's preload writes every key). */
+  private multiKeyRead(): boolean {
+    return !this.isMix && this.commands[1].encoder.keyCount > 1;
+  }
+
+  /** The hash of key `index`'s bytes (a multi-key reply's check; no allocation). */
+  keyHashOf(index: number): number {
+    const len = writeKey(this.hashScratch, 0, this.prefix, index);
+    return fnv1a32(this.hashScratch, 0, len);
+  }
+
+  /** Each command's op kind, in order (for OpHistograms). */
+  commandOps(): number[] {
+    return this.commands.map((c) => c.op);
   }
 
   /** `<prefix><index>` as text (for messages; not the hot path). */
@@ -155,5 +284,6 @@ export class PreparedPlan {
 
 /** Whether a run tells lost writes from misses: mixed mode, --verify-get, and a keyspace small enough for one bit per key. */
 export function tracksWrittenKeys(plan: Plan): boolean {
-  return plan.verifyGet && plan.mode === 'mixed' && plan.keyspace <= WRITTEN_KEYS_MAX_KEYSPACE;
+  const mixed = plan.mode === 'mixed' || (plan.commands ?? []).length > 0;
+  return plan.verifyGet && mixed && plan.keyspace <= WRITTEN_KEYS_MAX_KEYSPACE;
 }

@@ -26,7 +26,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
   const prepared = new PreparedPlan(plan);
   const preloadCounters = newCounters();
   const counters = newCounters();
-  const histogram = new OpHistograms();
+  const histogram = new OpHistograms(prepared.commandOps());
   let preloadElapsedNs = 0;
   let failure: Failure | null = null;
   if (prepared.preloadTotal > 0) {
@@ -77,6 +77,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     histogram: histogram.sum().toData(),
     setHistogram: histogram.set.toData(),
     getHistogram: histogram.get.toData(),
+    ...(prepared.isMix ? { commandHistograms: histogram.byCommand.map((h) => h.toData()) } : {}),
     preloadRequests: preloadCounters.sets,
     preloadElapsedNs,
     warmupRequests: warmupCounters.sets + warmupCounters.gets,
@@ -116,6 +117,8 @@ class IntervalClock {
     private readonly counters: Counters,
     private readonly current: OpHistograms,
     private readonly onInterval: ((i: RawInterval) => void) | undefined,
+    /** A command mix: each interval carries each command's latencies. */
+    private readonly perCommand = false,
   ) {
     this.before = { ...counters };
     this.schedule();
@@ -147,6 +150,7 @@ class IntervalClock {
       lostWrites: c.lostWrites - b.lostWrites,
       setHistogram: this.current.set.toData(),
       getHistogram: this.current.get.toData(),
+      ...(this.perCommand ? { commandHistograms: this.current.byCommand.map((h) => h.toData()) } : {}),
     });
     this.phase.merge(this.current);
     this.current.reset();
@@ -154,7 +158,8 @@ class IntervalClock {
     this.index++;
     const empty = () => ({ unit: 'ns' as const, significantDigits: 3 as const, buckets: [] });
     while (this.start + (this.index + 1) * this.everyMs <= now) {
-      this.emit({ index: this.index, startNs: at(this.index), endNs: at(this.index + 1), requests: 0, sets: 0, gets: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, setHistogram: empty(), getHistogram: empty() });
+      const commandHistograms = this.perCommand ? { commandHistograms: this.current.byCommand.map(empty) } : {};
+      this.emit({ index: this.index, startNs: at(this.index), endNs: at(this.index + 1), requests: 0, sets: 0, gets: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, setHistogram: empty(), getHistogram: empty(), ...commandHistograms });
       this.index++;
     }
   }
@@ -166,7 +171,7 @@ class IntervalClock {
 
   /** p99 of the phase so far (the intervals cut and the current one), for the progress line. */
   p99(): number {
-    return valueAtPercentileOf([...this.phase.byOp, ...this.current.byOp], 99);
+    return valueAtPercentileOf([...this.phase.byCommand, ...this.current.byCommand], 99);
   }
 
   /** The last interval cut at the end, and the phase's latencies back in `current`. */
@@ -257,10 +262,10 @@ async function runPhase(
     let open = local.count;
     let failure: Failure | null = null;
     // Allocated before the clock starts.
-    const phaseHistograms = histogram ? new OpHistograms() : null;
+    const phaseHistograms = histogram ? histogram.emptyLike() : null;
     const start = performance.now();
     const startedUnixMs = Date.now();
-    const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval) : null;
+    const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval, prepared.isMix) : null;
     let timer: NodeJS.Timeout | null = null;
     // Requests written whose replies had not come when the phase was stopped.
     let unanswered = 0;

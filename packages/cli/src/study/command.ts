@@ -98,7 +98,8 @@ export function registerStudyCommand(program: Command, io: CliIo): void {
 /** Where a flag that failed validation was set, for a message with file and line. */
 function locateFlagError(err: UsageError, spec: StudySpec, s: ScenarioSpec, cli: RawFlags, runFlags: RunFlag[]): UsageError {
   const flag = /--[a-z][a-z-]*/.exec(err.message)?.[0];
-  const key = runFlags.find((f) => f.flag === flag)?.key;
+  // A mix's --weight and --command-key-pattern are set in the file's commands: list.
+  const key = flag === '--weight' || flag === '--command-key-pattern' ? 'commands' : runFlags.find((f) => f.flag === flag)?.key;
   if (key && key in cli) return new UsageError(`${err.message} (from the command line)`);
   const at = (key && (s.flagPaths[key] ?? spec.defaultPaths[key])) || undefined;
   const line = at ? spec.lineOf(at) : undefined;

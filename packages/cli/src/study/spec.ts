@@ -9,6 +9,7 @@ import path from 'node:path';
 import { isMap, isPair, isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { Mode } from '../engine-js/plan.js';
 import { LIMITS } from '../engine-js/limits.js';
+import type { RawMixCommand } from '../run-options.js';
 import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, parseUri, UsageError } from '../validate.js';
 
 /** One run flag as the study file may give it: the commander option it stands for. */
@@ -23,8 +24,8 @@ export interface RunFlag {
   negate: boolean;
 }
 
-/** Raw flag values as commander would hand them over: strings, and booleans for switches. */
-export type RawFlags = Record<string, string | boolean>;
+/** Raw flag values as commander would hand them over: strings, booleans for switches, and a mix's commands (`commands`). */
+export type RawFlags = Record<string, string | boolean | RawMixCommand[]>;
 
 export const REDIS_PRESETS = {
   none: ['--save', '', '--appendonly', 'no'],
@@ -146,8 +147,12 @@ export function parseRounds(what: string, raw: unknown): number {
   }
   return parseInteger(what, raw, [1, MAX_ROUNDS]);
 }
-/** Flags a study does not take from its file: the target gives the address, `modes` the mode. */
-const NOT_IN_FILE = new Set(['host', 'port', 'mode', 'uri', ...TRANSPORT_FLAGS()]);
+/**
+ * Flags a study does not take from its file: the target gives the address,
+ * `modes` the mode. (`orphanMixSetting` is the CLI's note of a --weight with
+ * no --command before it; the file's `commands:` list has no such thing.)
+ */
+const NOT_IN_FILE = new Set(['host', 'port', 'mode', 'uri', 'orphanMixSetting', ...TRANSPORT_FLAGS()]);
 
 /** The transport flags: a study's target gives these (`tls: { … }`, `socket: PATH`). */
 function TRANSPORT_FLAGS(): string[] {
@@ -335,7 +340,9 @@ class SpecReader {
       const f = this.flagByName.get(key);
       if (!f) continue;
       const here = [...at, key];
-      if (!f.takesValue) {
+      if (f.key === 'commands') {
+        into.flags.commands = this.readCommands(value, here);
+      } else if (!f.takesValue) {
         if (typeof value !== 'boolean') throw this.errors.at(here, `${key} must be true or false (got ${JSON.stringify(value)})`);
         into.flags[f.key] = value;
       } else {
@@ -346,6 +353,32 @@ class SpecReader {
       }
       into.paths[f.key] = here;
     }
+  }
+
+  /**
+   * `commands:` a weighted mix, a list of `{ command: TEMPLATE, weight: N,
+   * keyPattern: PATTERN }` (weight and keyPattern optional) or of bare
+   * templates; the values are checked as --command/--weight take them.
+   */
+  readCommands(value: unknown, at: Path): RawMixCommand[] {
+    const form = "commands must be a list of { command: 'GET __key__', weight: 80, keyPattern: zipf } (weight and keyPattern optional)";
+    if (!Array.isArray(value) || value.length === 0) throw this.errors.at(at, form);
+    return value.map((c: unknown, i: number) => {
+      const here = [...at, i];
+      if (typeof c === 'string') return { template: c };
+      if (!isPlainObject(c)) throw this.errors.at(here, form);
+      this.checkKeys(c, here, ['command', 'weight', 'keyPattern'], false, `commands[${i}]`);
+      if (c.command === undefined) throw this.errors.at(here, `commands[${i}]: command is missing (${form})`);
+      const text = (v: unknown, key: string) => {
+        if (typeof v !== 'string' && typeof v !== 'number') throw this.errors.at([...here, key], `commands[${i}].${key} must be text or a number (got ${JSON.stringify(v)})`);
+        return String(v);
+      };
+      return {
+        template: text(c.command, 'command'),
+        ...(c.weight === undefined ? {} : { weight: text(c.weight, 'weight') }),
+        ...(c.keyPattern === undefined ? {} : { keyPattern: text(c.keyPattern, 'keyPattern') }),
+      };
+    });
   }
 
   readModes(value: unknown, at: Path): Mode[] {
@@ -478,6 +511,13 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
   const modes = data.modes === undefined ? [...DEFAULT_MODES] : reader.readModes(data.modes, ['modes']);
   const defaults = reader.readDefaults(data.defaults);
   const groups = reader.groupList(data, name).map(({ value, at }) => reader.readGroup(value, at, modes));
+  // A mix replaces the mode: its runs would be the same under every mode but labelled apart.
+  for (const s of groups.flatMap((g) => g.scenarios)) {
+    const at = s.flagPaths.commands ?? defaults.paths.commands;
+    if (at && s.modes.some((m) => m !== 'mixed')) {
+      throw errors.at(at, `scenario "${s.name}": commands (a mix) replace the mode, so its modes must be [mixed] (got ${s.modes.join(', ')})`);
+    }
+  }
   return {
     file,
     name,
