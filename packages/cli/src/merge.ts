@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import type { Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { Exit, EXIT } from './exit.js';
@@ -35,11 +36,14 @@ export function registerMergeCommand(program: Command, io: CliIo): void {
     .description('add up the --json results of several load machines (--client-index/--client-count) into one')
     .argument('<results...>', 'the machines\' --json files')
     .option('--json', 'print the merged result as JSON', false)
-    .action((files: string[], opts: { json: boolean }) => {
+    .option('--hdr-log <prefix>', 'write the merged run\'s HdrHistogram interval logs, as a single run\'s --hdr-log does')
+    .action((files: string[], opts: { json: boolean; hdrLog?: string }) => {
+      if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
       const runs = files.map((f) => readResult(f));
       const { result, warnings } = mergeResults(runs, files);
       for (const w of warnings) io.stderr(`respbench: warning: ${w}\n`);
       io.stdout(`${opts.json ? formatJson(result) : formatHuman(result)}\n`);
+      if (opts.hdrLog !== undefined) writeHdrLogs(result, opts.hdrLog);
       const code = exitCodeFor(result);
       if (code !== EXIT.ok) throw new Exit(code);
     });

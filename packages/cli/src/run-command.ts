@@ -16,6 +16,7 @@ import type { Plan, RawInterval } from './engine-js/plan.js';
 import { LIMITS } from './engine-js/limits.js';
 import { SHORT_TAIL_SHARE } from './series.js';
 import { runMeta } from './meta.js';
+import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests, planForCommand, withBenchmarkDefaults } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
@@ -38,6 +39,8 @@ export type RunFlags = RawRunOptions & {
   /** Several load machines: which one this is (0-based), of how many. */
   clientIndex?: string;
   clientCount?: string;
+  /** --hdr-log: the HdrHistogram log files' prefix. */
+  hdrLog?: string;
   /** The arguments respbench was given, for the result's metadata (masked there). */
   argv?: readonly string[];
 };
@@ -80,6 +83,10 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   // The demo server speaks plain TCP on a port of its own.
   if (opts.embedded && (plan.socket !== null || plan.tls !== null)) {
     throw new UsageError(`${plan.socket !== null ? '-s/--socket' : '--tls'} does not go with --embedded (the demo server listens on plain TCP)`);
+  }
+  if (opts.hdrLog !== undefined) {
+    if (tests) throw new UsageError('--hdr-log does not go with -t/--tests (it logs one run; run each test on its own)');
+    checkHdrLogPrefix(opts.hdrLog);
   }
   if (tests && command) throw new UsageError(`-t/--tests and a command on the line (${command.join(' ')}) do not go together: give one`);
   // redis-benchmark's habits: its defaults, key names and -r meaning (see withBenchmarkDefaults).
@@ -171,6 +178,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
   else io.stdout(`${formatFigures(result)}\n`);
+  if (opts.hdrLog !== undefined) writeHdrLogs(result, opts.hdrLog);
   // The reason also goes to stderr, so a script reading --json still sees why it failed.
   if (result.failure && result.failure.kind !== 'interrupted') {
     io.stderr(`respbench: ${printable(result.failure.message)}\n`);
