@@ -115,6 +115,8 @@ export interface NativePlan {
   reconnect?: NativeReconnect | null
   /** Absent = false: no CLIENT TRACKING in the handshake. */
   clientTracking?: boolean
+  /** `--cpus`: the CPUs the worker threads are pinned to (absent: not pinned). */
+  cpus?: Array<number>
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */

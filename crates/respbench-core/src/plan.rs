@@ -102,6 +102,8 @@ pub struct Plan {
     /// `CLIENT TRACKING on` in the handshake (RESP3): invalidation push
     /// frames flow for keys read and changed by another client.
     pub client_tracking: bool,
+    /// `--cpus`: the CPUs each worker thread is pinned to; empty = not pinned.
+    pub cpus: Vec<u32>,
 }
 
 /// How a dropped connection is opened again (`--reconnect`), as the TS `Reconnect`.
@@ -193,6 +195,7 @@ impl Plan {
             resp3: false,
             reconnect: None,
             client_tracking: false,
+            cpus: Vec::new(),
             client_index: 0,
             client_count: 1,
         }

@@ -69,8 +69,8 @@ function readResult(file: string): RunResult {
   return r;
 }
 
-/** The Plan fields two runs may differ in and still be one run's shares. */
-const SHARE_FIELDS = new Set(['clientIndex']);
+/** The Plan fields two runs may differ in and still be one run's shares (each machine pins its own CPUs). */
+const SHARE_FIELDS = new Set(['clientIndex', 'cpus']);
 
 function planDifferences(a: Plan, b: Plan): string[] {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
@@ -150,7 +150,7 @@ export function mergeResults(runs: RunResult[], names: string[]): { result: RunR
     startedUnixMs: minStart,
   };
   // The merged run is the single run the shares make up: every machine's connections.
-  const { clientIndex: _index, clientCount: _count, ...plan } = first.plan;
+  const { clientIndex: _index, clientCount: _count, cpus: _cpus, ...plan } = first.plan;
   const result = finishResult(plan, raw);
   const merged: MergedFrom = { files: names, clientCount: count, startSpreadMs };
   return { result: { ...result, merged } as RunResult, warnings };

@@ -16,6 +16,7 @@ import type { Plan, RawInterval } from './engine-js/plan.js';
 import { LIMITS } from './engine-js/limits.js';
 import { SHORT_TAIL_SHARE } from './series.js';
 import { runMeta } from './meta.js';
+import { checkCpus, pinThisProcess } from './cpus.js';
 import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests, planForCommand, withBenchmarkDefaults } from './suite.js';
@@ -39,6 +40,8 @@ export type RunFlags = RawRunOptions & {
   /** Several load machines: which one this is (0-based), of how many. */
   clientIndex?: string;
   clientCount?: string;
+  /** --cpus: the CPUs the load runs on, as given. */
+  cpus?: string;
   /** --hdr-log: the HdrHistogram log files' prefix. */
   hdrLog?: string;
   /** The arguments respbench was given, for the result's metadata (masked there). */
@@ -70,6 +73,7 @@ export function withClientShare(plan: Plan, opts: { clientIndex?: string; client
 export async function runCommand(opts: RunFlags, io: CliIo, given: (option: string) => boolean = () => false): Promise<void> {
   const intervalMs = opts.interval === undefined ? undefined : parseDurationMs('--interval', opts.interval, false);
   const percentiles = opts.percentiles === undefined ? undefined : parsePercentiles(opts.percentiles);
+  const cpus = opts.cpus === undefined ? undefined : checkCpus('--cpus', opts.cpus);
   const built = buildPlan(opts, process.env);
   const choice = built.engine;
   let plan = withClientShare(built.plan, opts);
@@ -101,6 +105,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   }
   // The Plan (and so --json) says what runs: one thread in JS, at most one per connection in native.
   plan = { ...plan, threads: engine.name === 'js' ? 1 : Math.min(plan.threads, plan.connections) };
+  if (cpus) plan = { ...plan, cpus };
   const controller = new AbortController();
   let signalCode: number = EXIT.ok;
   let stoppedBy: StopSignal | null = null;
@@ -130,6 +135,16 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (embedded) {
     plan.host = '127.0.0.1';
     plan.port = embedded.port;
+  }
+  // --cpus: this process, after the demo server started (it is not the load). The
+  // native engine's workers pin themselves; the JS engine runs in this process.
+  if (cpus) {
+    const failed = pinThisProcess(cpus);
+    if (failed && engine.name === 'js') {
+      stopListening();
+      if (embedded) await embedded.stop();
+      throw new Error(`--cpus: cannot pin the JS engine's process: ${failed}`);
+    }
   }
   // What will run, before it runs: with the human output on stdout, else on stderr (unless --quiet).
   const names = compare ? { a: printable(opts.targetName ?? printableTarget(plan.host, plan.port)), b: printable(named ? named[1] : printableTarget(compare.host, compare.port)) } : undefined;

@@ -70,6 +70,8 @@ pub struct NativePlan {
     pub reconnect: Option<Either<NativeReconnect, Null>>,
     /// Absent = false: no CLIENT TRACKING in the handshake.
     pub client_tracking: Option<bool>,
+    /// `--cpus`: the CPUs the worker threads are pinned to (absent: not pinned).
+    pub cpus: Option<Vec<f64>>,
 }
 
 /// `Reconnect` from engine-js/plan.ts.
@@ -301,6 +303,12 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
             _ => None,
         },
         client_tracking: p.client_tracking.unwrap_or(false),
+        cpus: match p.cpus {
+            Some(list) => {
+                list.into_iter().map(|c| integer_named("cpus", c, 0, 1023).map(|c| c as u32)).collect::<Result<_>>()?
+            }
+            None => Vec::new(),
+        },
         client_index: p.client_index.map_or(0, |v| v.max(0.0) as u32),
         client_count: p.client_count.map_or(1, |v| v.max(0.0) as u32),
     })
