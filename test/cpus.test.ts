@@ -134,3 +134,35 @@ describe.skipIf(!linux)('a study target\'s cpus:', () => {
     expect(r.stderr).toMatch(/pinned\.yaml:\d+.*cpus.*runs backwards/s);
   });
 });
+
+describe('a study\'s cvWarn:', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  const study = (cvWarn: string) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'respbench-cv-'));
+    dirs.push(dir);
+    const file = path.join(dir, 'cv.yaml');
+    writeFileSync(file, `name: cv\nrounds: 2\nmodes: [set]\ncvWarn: ${cvWarn}\ndefaults: { requests: 3000, engine: js }\nscenarios:\n  - { name: demo, target: { embedded: true } }\n`);
+    return { dir, file };
+  };
+
+  it('warns in the summary when the rounds vary more than it, with the CV column and summary CSV column', async () => {
+    // Two real rounds never agree to 0.0001%: the warning must show.
+    const { dir, file } = study('0.0001%');
+    const r = await runCli(['study', file, '--out', path.join(dir, 'out'), '-q'], 60_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/\| mean QPS \| sd QPS \| CV \|/);
+    expect(r.stdout).toMatch(/warning: rounds disagree \(ops\/s coefficient of variation above 0\.0%\): demo · set \(\d+\.\d%\); run more rounds, or pin/);
+    const summary = readdirSync(path.join(dir, 'out')).find((f) => f.includes('_summary_'))!;
+    const [header, line] = readFileSync(path.join(dir, 'out', summary), 'utf8').trim().split('\n');
+    const cv = Number(line.split(',')[header.split(',').indexOf('cv_ops_per_sec')]);
+    expect(cv).toBeGreaterThan(0);
+  });
+
+  it('a bad cvWarn is a study file error naming the key', async () => {
+    const { dir, file } = study('lots');
+    const r = await runCli(['study', file, '--out', path.join(dir, 'out')], 20_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/cv\.yaml:\d+.*cvWarn must be a percentage/s);
+  });
+});

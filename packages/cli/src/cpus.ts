@@ -51,14 +51,31 @@ export function allowedCpus(): number[] | null {
   }
 }
 
-/** --cpus checked: a list of CPUs this process may use (exit 2 naming the flag otherwise). */
+/**
+ * The CPUs a pin may name: those this process may run on now, and those
+ * online (a study started under `taskset -c 0-1` may still put its server on
+ * 2-3). Null where neither can be read.
+ */
+export function usableCpus(): number[] | null {
+  const own = allowedCpus();
+  let online: number[] | null = null;
+  try {
+    online = parseCpuList('online', readFileSync('/sys/devices/system/cpu/online', 'utf8').trim());
+  } catch {
+    /* not there (not Linux, or /sys not mounted) */
+  }
+  if (!own && !online) return null;
+  return [...new Set([...(own ?? []), ...(online ?? [])])].sort((a, b) => a - b);
+}
+
+/** --cpus checked: a list of CPUs of this machine (exit 2 naming the flag otherwise). */
 export function checkCpus(flag: string, text: string): number[] {
   if (process.platform !== 'linux') throw new UsageError(`${flag} works on Linux only (sched_setaffinity)`);
   const cpus = parseCpuList(flag, text);
-  const allowed = allowedCpus();
+  const allowed = usableCpus();
   if (allowed) {
     const missing = cpus.filter((c) => !allowed.includes(c));
-    if (missing.length > 0) throw new UsageError(`${flag} ${text}: CPU ${formatCpuList(missing)} not available here (this process may use ${formatCpuList(allowed)})`);
+    if (missing.length > 0) throw new UsageError(`${flag} ${text}: CPU ${formatCpuList(missing)} not available here (CPUs here: ${formatCpuList(allowed)})`);
   }
   return cpus;
 }

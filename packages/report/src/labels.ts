@@ -44,6 +44,10 @@ export interface Labels {
   shortRuns: (short: number, runs: number) => string;
   /** Under a table: the rows with short rounds. */
   shortRows: string;
+  /** The column of the rounds' coefficient of variation. */
+  cv: string;
+  /** Preamble warning: rows whose rounds disagree by more than the threshold. */
+  unsteady: (rows: string, threshold: string) => string;
 }
 
 const en: Labels = {
@@ -83,6 +87,9 @@ const en: Labels = {
   shortRuns: (short, runs) =>
     `warning: ${short} of ${runs} finished run${runs === 1 ? '' : 's'} too short to mean much (under 1 s, or under 10 × pipeline × connections requests): raise requests or set a duration`,
   shortRows: 'too short to mean much',
+  cv: 'CV',
+  unsteady: (rows, threshold) =>
+    `warning: rounds disagree (ops/s coefficient of variation above ${threshold}): ${rows}; run more rounds, or pin the load and the server to separate CPUs (--cpus, a target's cpus:)`,
 };
 
 const zh: Labels = {
@@ -121,6 +128,8 @@ const zh: Labels = {
   verifyFailed: (runs) => `开启，${runs} 次运行校验失败`,
   shortRuns: (short, runs) => `警告：${runs} 次完成的运行中有 ${short} 次太短，数据参考意义不大（不足 1 秒，或请求数不足 10 × pipeline × 连接数）：请加大请求数或设置时长`,
   shortRows: '运行太短，参考意义不大',
+  cv: '变异系数',
+  unsteady: (rows, threshold) => `警告：各轮结果差异较大（QPS 变异系数超过 ${threshold}）：${rows}；请增加轮数，或把压测端与服务端绑定到不同的 CPU（--cpus，目标的 cpus:）`,
 };
 
 export function labelsFor(lang: Lang = 'en'): Labels {

@@ -122,6 +122,8 @@ export interface StudySpec {
   rounds: number;
   modes: Mode[];
   baseline?: string;
+  /** `cvWarn: 10%`: warn when a scenario's rounds' ops/s vary more than this (a fraction; default 0.1). */
+  cvWarn?: number;
   defaults: RawFlags;
   /** Where each of `defaults` was set. */
   defaultPaths: Record<string, (string | number)[]>;
@@ -285,7 +287,7 @@ function locate(doc: Document, lines: LineCounter, at: Path): number | undefined
   return undefined;
 }
 
-const TOP_KEYS = ['name', 'description', 'rounds', 'modes', 'baseline', 'defaults', 'groups', 'scenarios'];
+const TOP_KEYS = ['name', 'description', 'rounds', 'modes', 'baseline', 'cvWarn', 'defaults', 'groups', 'scenarios'];
 const GROUP_KEYS = ['title', 'description', 'modes', 'target', 'scenarios'];
 const SCENARIO_KEYS = ['name', 'description', 'tags', 'target', 'modes'];
 
@@ -457,6 +459,15 @@ class SpecReader {
     };
   }
 
+  /** `cvWarn: 10%` (or 10): a percentage above 0 → a fraction. */
+  readCvWarn(value: unknown): number | undefined {
+    if (value === undefined) return undefined;
+    const m = /^\s*(\d+(?:\.\d+)?)\s*%?\s*$/.exec(String(value));
+    const pct = m ? Number(m[1]) : NaN;
+    if (!(pct > 0 && pct <= 1000)) throw this.errors.at(['cvWarn'], `cvWarn must be a percentage above 0, e.g. 10% (warn when a scenario's rounds' ops/s vary more than that), got ${JSON.stringify(value)}`);
+    return pct / 100;
+  }
+
   readBaseline(value: unknown): string | undefined {
     if (value === undefined) return undefined;
     const baseline = this.readString(value, ['baseline'], 'baseline');
@@ -490,6 +501,7 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
     rounds,
     modes,
     baseline: reader.readBaseline(data.baseline),
+    cvWarn: reader.readCvWarn(data.cvWarn),
     defaults: defaults.flags,
     defaultPaths: defaults.paths,
     groups,
