@@ -11,7 +11,7 @@ import { printable, printableTarget } from './printable.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
-import { exitCodeFor, formatSeriesLine, interruptionOf, runPlan, seriesEntry } from './run.js';
+import { exitCodeFor, formatSeriesLine, interruptionOf, notStarted, runPlan, seriesEntry } from './run.js';
 import type { Plan, RawInterval } from './engine-js/plan.js';
 import { LIMITS } from './engine-js/limits.js';
 import { SHORT_TAIL_SHARE } from './series.js';
@@ -193,7 +193,10 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
   else io.stdout(`${formatFigures(result)}\n`);
-  if (opts.hdrLog !== undefined) writeHdrLogs(result, opts.hdrLog);
+  if (opts.hdrLog !== undefined) {
+    if (notStarted(result)) io.stderr('respbench: --hdr-log: the run measured nothing, no log files written\n');
+    else writeHdrLogs(result, opts.hdrLog);
+  }
   // The reason also goes to stderr, so a script reading --json still sees why it failed.
   if (result.failure && result.failure.kind !== 'interrupted') {
     io.stderr(`respbench: ${printable(result.failure.message)}\n`);
