@@ -9,7 +9,7 @@
  * saying so.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,10 +110,25 @@ describe('--hdr-log', () => {
     expect(result.requests).toBe(6000);
     expectLogsMatch(prefix, result);
   });
+});
+
+describe('--hdr-log, where it writes nothing', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'respbench-hdr-none-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('refuses a prefix in a folder that is not there, naming the flag, before any run', async () => {
     const r = await runCli(['-p', '1', '--hdr-log', path.join(dir, 'nope', 'x')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--hdr-log .*cannot write files in/);
+  });
+
+  it('a run that measured nothing (refused) writes no logs and says so', async () => {
+    const r = await runCli(['-p', '1', '-n', '10', '-q', '--json', '--hdr-log', path.join(dir, 'x')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/--hdr-log: the run measured nothing, no log files written/);
+    expect(readdirSync(dir)).toEqual([]);
   });
 });
