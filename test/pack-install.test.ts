@@ -15,7 +15,7 @@
  * install with cargo) and the npm registry for third-party dependencies.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -133,7 +133,11 @@ describe.skipIf(!built)('the packages as npm users get them', () => {
 
   it('every package passes npm publish --dry-run and ships what it should, with a LICENSE', () => {
     expect(publishErrors).toEqual([]);
-    const examples = readdirSync(path.join(REPO, 'examples')).map((f) => `examples/${f}`).sort();
+    // Files, subfolders' too (examples/kubernetes/…), as npm lists them.
+    const examples = (readdirSync(path.join(REPO, 'examples'), { recursive: true }) as string[])
+      .filter((f) => statSync(path.join(REPO, 'examples', f)).isFile())
+      .map((f) => `examples/${f}`)
+      .sort();
 
     const cli = published.get('packages/cli')!;
     expect(cli.filter((f) => !/^(dist|src|examples)\//.test(f))).toEqual(['LICENSE', 'README.md', 'package.json']);

@@ -247,7 +247,7 @@ groups:
       expect(text, name).not.toContain(tmpdir());
     }
     expect(o.markdown).toContain('### demo server\n\ncommands: RSET/RGET · verification (--verify-get): on, every read verified\n');
-    const header = '| scenario | mode | Round1 | Round2 | mean QPS | sd QPS | mean avg(us/op) | mean elapsed(s) |';
+    const header = '| scenario | mode | Round1 | Round2 | mean QPS | sd QPS | CV | mean avg(us/op) | mean elapsed(s) |';
     expect(o.markdown).toContain(header);
     for (const mode of ['set', 'get']) {
       const s = o.summary.find((r) => r.mode === mode)!;

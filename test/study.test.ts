@@ -188,7 +188,7 @@ groups:
 
   it("writes the Markdown table in the original tool's layout, also on stdout", () => {
     const lines = outputs.markdown.split('\n');
-    const header = '| scenario | mode | Round1 | Round2 | mean QPS | sd QPS | mean avg(us/op) | mean elapsed(s) | vs none |';
+    const header = '| scenario | mode | Round1 | Round2 | mean QPS | sd QPS | CV | mean avg(us/op) | mean elapsed(s) | vs none |';
     const at = lines.indexOf(header);
     expect(at, outputs.markdown).toBeGreaterThan(0);
     expect(lines[at - 4]).toBe(`### ${REDIS_TITLE}`);
@@ -197,14 +197,15 @@ groups:
     expect(rows.map((l) => l.split(' | ').slice(0, 2).join(' | '))).toEqual(['| none | set', '| none | get', '| aof_always | set', '| aof_always | get']);
     for (const row of rows) {
       const cells = row.slice(2, -2).split(' | ');
-      expect(cells).toHaveLength(9);
+      expect(cells).toHaveLength(10);
       expect(cells[2]).toMatch(/^\d+$/);
       expect(cells[3]).toMatch(/^\d+$/);
       expect(cells[4]).toMatch(/^\d+\.\d\d$/);
       expect(cells[5]).toMatch(/^\d+\.\d\d$/);
-      expect(cells[6]).toMatch(/^\d+\.\d\d$/);
+      expect(cells[6]).toMatch(/^\d+\.\d%$/);
       expect(cells[7]).toMatch(/^\d+\.\d\d$/);
-      expect(cells[8]).toMatch(/^\d+\.\d%$/);
+      expect(cells[8]).toMatch(/^\d+\.\d\d$/);
+      expect(cells[9]).toMatch(/^\d+\.\d%$/);
     }
     // The Markdown rounds the mean to 2 decimals and the summary CSV to 3, each
     // from the full figure: they agree within the two roundings (0.005 + 0.0005),
@@ -248,7 +249,7 @@ groups:
       expect(r.pipeline).toBe('8');
       expect(r.set_cmd).toBe('RSET');
     }
-    expect(o.markdown).toContain('| 场景 | 模式 | Round1 | 均值QPS | 标准差QPS | 均值avg(us/op) | 均值elapsed(s) |');
+    expect(o.markdown).toContain('| 场景 | 模式 | Round1 | 均值QPS | 标准差QPS | 变异系数 | 均值avg(us/op) | 均值elapsed(s) |');
     expect(o.markdown).toContain('| stand_in (embedded) | set |');
     expect(o.markdown).toMatch(/big 1轮均值复测（\d{4}-\d\d-\d\d \d\d:\d\d:\d\d）/);
   });

@@ -127,6 +127,8 @@ export interface NativePlan {
   clientTracking?: boolean
   /** null or absent: the two commands of `mode`. */
   commands?: Array<NativeCommandSpec> | null
+  /** `--cpus`: the CPUs the worker threads are pinned to (absent: not pinned). */
+  cpus?: Array<number>
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */

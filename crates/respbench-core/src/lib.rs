@@ -11,8 +11,10 @@
 //! [`connection`] (opening a connection, and one socket's window) with
 //! [`handshake`] (AUTH, HELLO, SELECT before the load);
 //! [`counters`] and [`histogram`] (what is counted); [`run`] (phases and
-//! threads); [`progress`] (what another thread may watch or cancel).
+//! threads, pinned to CPUs by [`affinity`]); [`progress`] (what another
+//! thread may watch or cancel).
 
+pub mod affinity;
 pub mod command;
 pub mod connection;
 pub mod counters;

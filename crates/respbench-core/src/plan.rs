@@ -106,6 +106,8 @@ pub struct Plan {
     /// each request is one of these, drawn by weight from the connection's
     /// key stream. Empty: the two commands of `mode`, as before.
     pub commands: Vec<CommandSpec>,
+    /// `--cpus`: the CPUs each worker thread is pinned to; empty = not pinned.
+    pub cpus: Vec<u32>,
 }
 
 /// Most commands in one mix, and the largest weight (as MIX_LIMITS in the
@@ -214,6 +216,7 @@ impl Plan {
             reconnect: None,
             client_tracking: false,
             commands: Vec::new(),
+            cpus: Vec::new(),
             client_index: 0,
             client_count: 1,
         }

@@ -443,6 +443,13 @@ const P99_EVERY: Duration = Duration::from_millis(250);
 /// sees them go with the run.
 fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrier, shape: PhaseShape) -> WorkerOutcome {
     let tally = shape.tally(shared.prepared);
+    // --cpus: each worker pins itself, before its phase's clock starts.
+    if let Err(e) = crate::affinity::pin_current_thread(&shared.prepared.plan.cpus) {
+        shared.fail(Failure::new(
+            FailureKind::Internal,
+            format!("cannot pin a worker thread to CPUs {:?} (--cpus): {e}", shared.prepared.plan.cpus),
+        ));
+    }
     let registered = register(&mut conns);
     // Allocated before the clock starts: the phase's histograms beside the interval's.
     let phase_histograms = tally.histogram.as_ref().map(OpHistograms::empty_like);

@@ -69,6 +69,8 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     .option('--client-index <i>', 'several load machines: this one is machine i (0-based) of --client-count; it runs its share of the connections of one run with -c × count connections (needs --seed); respbench merge adds the results')
     .option('--client-count <n>', 'several load machines: how many run together (see --client-index)')
     .option('--html <file>', 'also write the run as an HTML page: metadata, figures per command, throughput and p50/p99 over time (the series)')
+    .option('--cpus <list>', 'pin the load to these CPUs, e.g. 0-1,3 (Linux): the native engine\'s worker threads and this process; leave the server other cores')
+    .option('--hdr-log <prefix>', 'write HdrHistogram interval logs (V2 compressed, as HistogramLogProcessor reads): <prefix>.<COMMAND>.hlog per interval and <prefix>.<COMMAND>.run.hlog for the whole run, per command and Totals; values in ns')
     .option('--interval <duration>', 'time series interval (default 1s; --json has it as `series`); given: one line per interval while it runs')
     .option('--embedded', 'run against the built-in demo/test server (respbench serve) on a free port', false)
     .option('-t, --tests <list>', `the command suite, redis-benchmark's tests, run in its order: ${SUITE_NAMES.join(',')} (ping = both pings, lrange = all four)`)

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import type { Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { Exit, EXIT } from './exit.js';
@@ -37,12 +38,15 @@ export function registerMergeCommand(program: Command, io: CliIo): void {
     .argument('<results...>', 'the machines\' --json files')
     .option('--json', 'print the merged result as JSON', false)
     .option('--html <file>', 'also write the merged result as an HTML page (figures per command, throughput and p50/p99 over time)')
-    .action((files: string[], opts: { json: boolean; html?: string }) => {
+    .option('--hdr-log <prefix>', 'write the merged run\'s HdrHistogram interval logs, as a single run\'s --hdr-log does')
+    .action((files: string[], opts: { json: boolean; html?: string; hdrLog?: string }) => {
       if (opts.html !== undefined) checkHtmlTarget(opts.html);
+      if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
       const runs = files.map((f) => readResult(f));
       const { result, warnings } = mergeResults(runs, files);
       for (const w of warnings) io.stderr(`respbench: warning: ${w}\n`);
       io.stdout(`${opts.json ? formatJson(result) : formatHuman(result)}\n`);
+      if (opts.hdrLog !== undefined) writeHdrLogs(result, opts.hdrLog);
       const written = opts.html === undefined || writeRunHtml(opts.html, result, warnings, io.stderr);
       const code = exitCodeFor(result);
       if (code !== EXIT.ok) throw new Exit(code);
@@ -70,8 +74,8 @@ function readResult(file: string): RunResult {
   return r;
 }
 
-/** The Plan fields two runs may differ in and still be one run's shares. */
-const SHARE_FIELDS = new Set(['clientIndex']);
+/** The Plan fields two runs may differ in and still be one run's shares (each machine pins its own CPUs). */
+const SHARE_FIELDS = new Set(['clientIndex', 'cpus']);
 
 function planDifferences(a: Plan, b: Plan): string[] {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
@@ -155,7 +159,7 @@ export function mergeResults(runs: RunResult[], names: string[]): { result: RunR
     startedUnixMs: minStart,
   };
   // The merged run is the single run the shares make up: every machine's connections.
-  const { clientIndex: _index, clientCount: _count, ...plan } = first.plan;
+  const { clientIndex: _index, clientCount: _count, cpus: _cpus, ...plan } = first.plan;
   const result = finishResult(plan, raw);
   const merged: MergedFrom = { files: names, clientCount: count, startSpreadMs };
   return { result: { ...result, merged } as RunResult, warnings };

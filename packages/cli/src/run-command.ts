@@ -12,11 +12,13 @@ import { printable, printableTarget } from './printable.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
-import { exitCodeFor, formatSeriesLine, interruptionOf, runPlan, seriesEntry } from './run.js';
+import { exitCodeFor, formatSeriesLine, interruptionOf, notStarted, runPlan, seriesEntry } from './run.js';
 import type { Plan, RawInterval } from './engine-js/plan.js';
 import { LIMITS } from './engine-js/limits.js';
 import { SHORT_TAIL_SHARE } from './series.js';
 import { runMeta } from './meta.js';
+import { checkCpus, pinThisProcess } from './cpus.js';
+import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { checkSuiteFlags, parseTests, planForCommand, withBenchmarkDefaults } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
@@ -39,6 +41,10 @@ export type RunFlags = RawRunOptions & {
   /** Several load machines: which one this is (0-based), of how many. */
   clientIndex?: string;
   clientCount?: string;
+  /** --cpus: the CPUs the load runs on, as given. */
+  cpus?: string;
+  /** --hdr-log: the HdrHistogram log files' prefix. */
+  hdrLog?: string;
   /** The arguments respbench was given, for the result's metadata (masked there). */
   argv?: readonly string[];
   /** --html <file>: the run as a page, with its time series charted. */
@@ -70,6 +76,7 @@ export function withClientShare(plan: Plan, opts: { clientIndex?: string; client
 export async function runCommand(opts: RunFlags, io: CliIo, given: (option: string) => boolean = () => false): Promise<void> {
   const intervalMs = opts.interval === undefined ? undefined : parseDurationMs('--interval', opts.interval, false);
   const percentiles = opts.percentiles === undefined ? undefined : parsePercentiles(opts.percentiles);
+  const cpus = opts.cpus === undefined ? undefined : checkCpus('--cpus', opts.cpus);
   const built = buildPlan(opts, process.env);
   const choice = built.engine;
   let plan = withClientShare(built.plan, opts);
@@ -90,6 +97,10 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (opts.embedded && (plan.socket !== null || plan.tls !== null)) {
     throw new UsageError(`${plan.socket !== null ? '-s/--socket' : '--tls'} does not go with --embedded (the demo server listens on plain TCP)`);
   }
+  if (opts.hdrLog !== undefined) {
+    if (tests) throw new UsageError('--hdr-log does not go with -t/--tests (it logs one run; run each test on its own)');
+    checkHdrLogPrefix(opts.hdrLog);
+  }
   if (tests && command) throw new UsageError(`-t/--tests and a command on the line (${command.join(' ')}) do not go together: give one`);
   if (opts.html !== undefined) {
     if (tests) throw new UsageError('--html charts one run: it does not go with -t/--tests');
@@ -107,6 +118,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   }
   // The Plan (and so --json) says what runs: one thread in JS, at most one per connection in native.
   plan = { ...plan, threads: engine.name === 'js' ? 1 : Math.min(plan.threads, plan.connections) };
+  if (cpus) plan = { ...plan, cpus };
   const controller = new AbortController();
   let signalCode: number = EXIT.ok;
   let stoppedBy: StopSignal | null = null;
@@ -136,6 +148,16 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (embedded) {
     plan.host = '127.0.0.1';
     plan.port = embedded.port;
+  }
+  // --cpus: this process, after the demo server started (it is not the load). The
+  // native engine's workers pin themselves; the JS engine runs in this process.
+  if (cpus) {
+    const failed = pinThisProcess(cpus);
+    if (failed && engine.name === 'js') {
+      stopListening();
+      if (embedded) await embedded.stop();
+      throw new Error(`--cpus: cannot pin the JS engine's process: ${failed}`);
+    }
   }
   // What will run, before it runs: with the human output on stdout, else on stderr (unless --quiet).
   const names = compare ? { a: printable(opts.targetName ?? printableTarget(plan.host, plan.port)), b: printable(named ? named[1] : printableTarget(compare.host, compare.port)) } : undefined;
@@ -184,6 +206,10 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
   else io.stdout(`${formatFigures(result)}\n`);
+  if (opts.hdrLog !== undefined) {
+    if (notStarted(result)) io.stderr('respbench: --hdr-log: the run measured nothing, no log files written\n');
+    else writeHdrLogs(result, opts.hdrLog);
+  }
   // The reason also goes to stderr, so a script reading --json still sees why it failed.
   if (result.failure && result.failure.kind !== 'interrupted') {
     io.stderr(`respbench: ${printable(result.failure.message)}\n`);

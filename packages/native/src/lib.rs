@@ -72,6 +72,8 @@ pub struct NativePlan {
     pub client_tracking: Option<bool>,
     /// null or absent: the two commands of `mode`.
     pub commands: Option<Either<Vec<NativeCommandSpec>, Null>>,
+    /// `--cpus`: the CPUs the worker threads are pinned to (absent: not pinned).
+    pub cpus: Option<Vec<f64>>,
 }
 
 /// `CommandSpec` from engine-js/plan.ts: one command of a weighted mix.
@@ -327,6 +329,12 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
                 list.into_iter().enumerate().map(|(i, c)| to_command(i, c)).collect::<Result<_>>()?
             }
             _ => Vec::new(),
+        },
+        cpus: match p.cpus {
+            Some(list) => {
+                list.into_iter().map(|c| integer_named("cpus", c, 0, 1023).map(|c| c as u32)).collect::<Result<_>>()?
+            }
+            None => Vec::new(),
         },
         client_index: p.client_index.map_or(0, |v| v.max(0.0) as u32),
         client_count: p.client_count.map_or(1, |v| v.max(0.0) as u32),

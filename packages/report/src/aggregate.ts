@@ -32,6 +32,24 @@ export function stats(values: readonly number[]): Stats {
   };
 }
 
+/**
+ * Coefficient of variation of the rounds' ops/s: sample standard deviation /
+ * mean (0.05 = 5%); null with fewer than two values, where there is no
+ * spread to judge.
+ */
+export function coefficientOfVariation(s: Stats): number | null {
+  if (s.n < 2 || s.mean === null || s.stddev === null || s.mean === 0) return null;
+  return s.stddev / s.mean;
+}
+
+/** The coefficient of variation above which a study's summary warns that its rounds disagree (StudyInfo.cvWarn). */
+export const DEFAULT_CV_WARN = 0.1;
+
+/** The rows whose rounds disagree: ops/s CV above `threshold`. */
+export function unsteadyRows(summaries: SummaryRow[], threshold: number = DEFAULT_CV_WARN): SummaryRow[] {
+  return summaries.filter((s) => s.cvOpsPerSec !== null && s.cvOpsPerSec > threshold);
+}
+
 export function mean(values: readonly number[]): number | null {
   return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
 }
@@ -56,6 +74,8 @@ export interface SummaryRow {
   /** Rounds that ran but are not ok (failed, error replies, mismatches). */
   badRounds: number;
   opsPerSec: Stats;
+  /** opsPerSec.stddev / opsPerSec.mean: how much the rounds disagree; null under two ok rounds. */
+  cvOpsPerSec: number | null;
   avgUsPerOp: Stats;
   elapsedSec: Stats;
   /**
@@ -186,6 +206,7 @@ export function summarize(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'mod
       okRounds: ok.length,
       badRounds: mine.length - ok.length,
       opsPerSec: stats(ok.map((r) => r.opsPerSec as number)),
+      cvOpsPerSec: null,
       avgUsPerOp: stats(ok.map((r) => r.avgUsPerOp).filter((v): v is number => v !== null)),
       elapsedSec: stats(ok.map((r) => r.elapsedSec).filter((v): v is number => v !== null)),
       latencyUs: mergedLatency(ok, options),
@@ -199,6 +220,7 @@ export function summarize(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'mod
       ratioToBaseline: null,
     };
   });
+  for (const s of summaries) s.cvOpsPerSec = coefficientOfVariation(s.opsPerSec);
   if (study.baseline) {
     for (const s of summaries) s.ratioToBaseline = ratioTo(summaries, study.baseline, s);
   }

@@ -110,6 +110,8 @@ export function summaryColumns(summaries: SummaryRow[], baseline?: string): stri
   cols.push(
     'mean_ops_per_sec',
     'stddev_ops_per_sec',
+    // stddev / mean: how much the rounds disagree (0.05 = 5%).
+    'cv_ops_per_sec',
     'min_ops_per_sec',
     'max_ops_per_sec',
     'mean_avg_us_per_op',
@@ -139,6 +141,7 @@ export function summaryCsv(summaries: SummaryRow[], baseline?: string): string {
     cells.push(
       num(s.opsPerSec.mean, 3),
       num(s.opsPerSec.stddev, 3),
+      num(s.cvOpsPerSec, 6),
       num(s.opsPerSec.min, 3),
       num(s.opsPerSec.max, 3),
       num(s.avgUsPerOp.mean, 6),

@@ -6,7 +6,7 @@
  */
 export type { GroupInfo, HistogramData, Lang, LatencyUs, RunRow, RunStatus, ScenarioInfo, StudyInfo } from './rows.js';
 export { scenarioLabel, SHORT_RUN_SECONDS, SHORT_RUN_WINDOWS, shortRunReason } from './rows.js';
-export { mean, ratioTo, stats, summarize, type RoundCell, type Stats, type SummarizeOptions, type SummaryRow } from './aggregate.js';
+export { coefficientOfVariation, DEFAULT_CV_WARN, mean, ratioTo, stats, summarize, unsteadyRows, type RoundCell, type Stats, type SummarizeOptions, type SummaryRow } from './aggregate.js';
 export { detailColumns, detailCsv, SERIES_COLUMNS, seriesCsv, summaryColumns, summaryCsv, summaryNote } from './csv.js';
 export { byGroup, fixed2, groupLine, markdownReport, markdownTable, percent, shortRowsLine, tableCells, type TableOptions } from './markdown.js';
 export { htmlReport } from './html.js';

@@ -53,6 +53,10 @@ export interface Labels {
   overTimeNote: string;
   /** The series CSV's line in the HTML preamble. */
   seriesFile: string;
+  /** The column of the rounds' coefficient of variation. */
+  cv: string;
+  /** Preamble warning: rows whose rounds disagree by more than the threshold. */
+  unsteady: (rows: string, threshold: string) => string;
 }
 
 const en: Labels = {
@@ -99,6 +103,9 @@ const en: Labels = {
   intervalP99Axis: 'p99 per interval (log scale)',
   seriesFile: 'series (a row per run per interval)',
   overTimeNote: "Each ok round's time series (the series CSV); one dot per interval, at its middle; a hollow dot on the bottom edge is an interval without replies.",
+  cv: 'CV',
+  unsteady: (rows, threshold) =>
+    `warning: rounds disagree (ops/s coefficient of variation above ${threshold}): ${rows}; run more rounds, or pin the load and the server to separate CPUs (--cpus, a target's cpus:)`,
 };
 
 const zh: Labels = {
@@ -144,6 +151,8 @@ const zh: Labels = {
   intervalP99Axis: '每区间 p99（对数坐标）',
   seriesFile: '时间序列（每次运行每个区间一行）',
   overTimeNote: '每个成功轮次的时间序列（见 series CSV）；每个区间一个点，位于区间中点；底边上的空心点表示该区间没有回复。',
+  cv: '变异系数',
+  unsteady: (rows, threshold) => `警告：各轮结果差异较大（QPS 变异系数超过 ${threshold}）：${rows}；请增加轮数，或把压测端与服务端绑定到不同的 CPU（--cpus，目标的 cpus:）`,
 };
 
 export function labelsFor(lang: Lang = 'en'): Labels {

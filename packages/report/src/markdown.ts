@@ -3,14 +3,16 @@
  * parameters and the CSV files, then per group the commands and whether
  * reads were verified, and one table:
  *
- *   | scenario | mode | Round1 | Round2 | Round3 | mean QPS | sd QPS | mean avg(us/op) | mean elapsed(s) |
+ *   | scenario | mode | Round1 | Round2 | Round3 | mean QPS | sd QPS | CV | mean avg(us/op) | mean elapsed(s) |
  *
  * Rounds are integer ops/s; the means and the standard deviation (the spread
- * of the rounds, beside the mean) have two decimals. With a baseline a last
+ * of the rounds, beside the mean) have two decimals; CV is sd / mean as a
+ * percentage (how much the rounds disagree; the preamble warns above the
+ * study's cvWarn). With a baseline a last
  * column gives each scenario's mean ops/s as a percentage of it. Rows whose
  * rounds were too short to mean much are named under the table.
  */
-import type { SummaryRow } from './aggregate.js';
+import { DEFAULT_CV_WARN, unsteadyRows, type SummaryRow } from './aggregate.js';
 import { labelsFor, localDateTime, type Labels } from './labels.js';
 import type { Lang, StudyInfo } from './rows.js';
 
@@ -53,14 +55,14 @@ export function tableCells(summaries: SummaryRow[], options: TableOptions = {}):
   const rounds = Math.max(0, ...summaries.map((s) => s.rounds.length));
   const header = [t.scenario, t.mode];
   for (let i = 1; i <= rounds; i++) header.push(t.round(i));
-  header.push(t.meanQps, t.sdQps, t.meanAvgUs, t.meanElapsed);
+  header.push(t.meanQps, t.sdQps, t.cv, t.meanAvgUs, t.meanElapsed);
   if (options.latency) header.push(...LATENCY_COLUMNS.map(([, name]) => t.latencyHeader(name)));
   if (options.baseline) header.push(t.vsBaseline(options.baseline));
   const rows = summaries.map((s) => {
     const r = [s.label, s.mode];
     for (let i = 0; i < rounds; i++) r.push(s.rounds[i] ? roundCellText(s.rounds[i], t) : t.notRun);
     // One round has no spread to show.
-    r.push(fixed2(s.opsPerSec.mean), s.opsPerSec.n > 1 ? fixed2(s.opsPerSec.stddev) : '-', fixed2(s.avgUsPerOp.mean), fixed2(s.elapsedSec.mean));
+    r.push(fixed2(s.opsPerSec.mean), s.opsPerSec.n > 1 ? fixed2(s.opsPerSec.stddev) : '-', percent(s.cvOpsPerSec), fixed2(s.avgUsPerOp.mean), fixed2(s.elapsedSec.mean));
     if (options.latency) r.push(...LATENCY_COLUMNS.map(([k]) => (s.latencyUs ? fixed2(s.latencyUs[k]) : '-')));
     if (options.baseline) r.push(percent(s.ratioToBaseline));
     return r;
@@ -100,6 +102,9 @@ export function preambleLines(study: StudyInfo, t: Labels, summaries: SummaryRow
   if (study.stopped) lines.push(`${t.stopped}: ${study.stopped}`);
   const short = summaries.reduce((a, s) => a + s.shortRounds, 0);
   if (short > 0) lines.push(t.shortRuns(short, summaries.reduce((a, s) => a + s.okRounds, 0)));
+  const threshold = study.cvWarn ?? DEFAULT_CV_WARN;
+  const unsteady = unsteadyRows(summaries, threshold);
+  if (unsteady.length > 0) lines.push(t.unsteady(unsteady.map((s) => `${s.label} · ${s.mode} (${percent(s.cvOpsPerSec)})`).join(', '), percent(threshold)));
   return lines;
 }
 

@@ -119,6 +119,8 @@ export interface StudyInfo {
   only?: string[];
   /** Set when the study stopped early: `interrupted (SIGINT)`, `stopped after a failure`. */
   stopped?: string;
+  /** Warn when a scenario's rounds' ops/s have a coefficient of variation above this (0.1 = 10%, the default). */
+  cvWarn?: number;
 }
 
 /**

@@ -19,6 +19,7 @@ import {
   stats,
   summarize,
   summaryCsv,
+  unsteadyRows,
   type HistogramData,
   type LatencyUs,
   type RunRow,
@@ -149,17 +150,17 @@ describe('markdown', () => {
   it("lays out the original tool's table", () => {
     const s = summarize(originalToolRows(), study).filter((r) => r.group === REDIS);
     const lines = markdownTable(s).split('\n');
-    expect(lines[0]).toBe('| scenario | mode | Round1 | Round2 | Round3 | mean QPS | sd QPS | mean avg(us/op) | mean elapsed(s) |');
-    expect(lines[1]).toBe('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+    expect(lines[0]).toBe('| scenario | mode | Round1 | Round2 | Round3 | mean QPS | sd QPS | CV | mean avg(us/op) | mean elapsed(s) |');
+    expect(lines[1]).toBe('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     // The spread beside the mean; a tag repeating the name is not shown again.
-    expect(lines[2]).toBe('| none | set | 234761 | 247981 | 243948 | 242230.00 | 6775.38 | 4.13 | 4.13 |');
-    expect(lines[4]).toBe('| aof_always | set | 75968 | 78265 | 76608 | 76947.00 | 1185.43 | 13.00 | 13.00 |');
+    expect(lines[2]).toBe('| none | set | 234761 | 247981 | 243948 | 242230.00 | 6775.38 | 2.8% | 4.13 | 4.13 |');
+    expect(lines[4]).toBe('| aof_always | set | 75968 | 78265 | 76608 | 76947.00 | 1185.43 | 1.5% | 13.00 | 13.00 |');
   });
 
   it('gives the headers users read today with lang zh', () => {
     const s = summarize(originalToolRows(), study);
     const md = markdownReport(s, study, 'zh');
-    expect(md).toContain('| 场景 | 模式 | Round1 | Round2 | Round3 | 均值QPS | 标准差QPS | 均值avg(us/op) | 均值elapsed(s) |');
+    expect(md).toContain('| 场景 | 模式 | Round1 | Round2 | Round3 | 均值QPS | 标准差QPS | 变异系数 | 均值avg(us/op) | 均值elapsed(s) |');
     expect(md).toContain('hash_bench 3轮均值复测（2026-03-05 07:59:54）');
     expect(md).toContain('- 明细数据：results/hash_bench_detail_20260305_075954.csv');
   });
@@ -170,7 +171,7 @@ describe('markdown', () => {
     expect(md.match(/^### /gm)).toHaveLength(2);
     expect(md).toContain(`### ${KV}`);
     expect(md).toContain('| mean elapsed(s) | vs none |');
-    expect(md).toContain('| persist_mypool (incremental, mypool) | set | 125179 | 170592 | 164976 | 153582.33 | 24757.76 | 6.64 | 6.64 | 63.4% |');
+    expect(md).toContain('| persist_mypool (incremental, mypool) | set | 125179 | 170592 | 164976 | 153582.33 | 24757.76 | 16.1% | 6.64 | 6.64 | 63.4% |');
   });
 
   it('marks failed rounds and escapes pipes in names', () => {
@@ -402,7 +403,7 @@ describe('the HTML page', () => {
   const html = htmlReport(s, study);
 
   it('carries the latency percentiles in its tables', () => {
-    expect(html).toContain('<th>mean QPS</th><th>sd QPS</th><th>mean avg(us/op)</th><th>mean elapsed(s)</th><th>p50(us)</th><th>p99(us)</th><th>p99.9(us)</th>');
+    expect(html).toContain('<th>mean QPS</th><th>sd QPS</th><th>CV</th><th>mean avg(us/op)</th><th>mean elapsed(s)</th><th>p50(us)</th><th>p99(us)</th><th>p99.9(us)</th>');
     // Every test round has p50 400, p99 900, p99.9 1500: one ok round each would give those; three unmergeable ones give '-'.
     const one = summarize(originalToolRows().filter((r) => r.round === 1), study);
     const page = htmlReport(one, study);
@@ -550,3 +551,30 @@ describe('one page scaffolding', () => {
 function studyInfo(): StudyInfo {
   return study;
 }
+describe('rounds that disagree (coefficient of variation)', () => {
+  it('is sd / mean per scenario, in the summary, the CSV and the table; none for one round', () => {
+    const s = summarize(originalToolRows(), study);
+    const mypool = s.find((r) => r.scenario === 'persist_mypool' && r.mode === 'set')!;
+    expect(mypool.cvOpsPerSec).toBeCloseTo(mypool.opsPerSec.stddev! / mypool.opsPerSec.mean!, 12);
+    const csv = parse(summaryCsv(s), { columns: true }) as Record<string, string>[];
+    expect(Number(csv.find((r) => r.scenario === 'persist_mypool' && r.mode === 'set')!.cv_ops_per_sec)).toBeCloseTo(0.1612, 4);
+    const one = summarize(originalToolRows().filter((r) => r.round === 1), study);
+    expect(one.every((r) => r.cvOpsPerSec === null)).toBe(true);
+    expect(markdownTable(one).split('\n')[2]).toMatch(/\| - \| - \|/);
+  });
+
+  it('warns in the preamble above the threshold (default 10%), naming the rows, and suggests more rounds or pinning', () => {
+    const s = summarize(originalToolRows(), study);
+    const md = markdownReport(s, study);
+    const warning = md.split('\n').find((l) => l.includes('rounds disagree'))!;
+    expect(warning).toContain('above 10.0%');
+    expect(warning).toContain('persist_mypool (incremental, mypool) · set (16.1%)');
+    expect(warning).not.toContain('none · set');
+    expect(warning).toMatch(/more rounds.*--cpus/);
+    expect(htmlReport(s, study)).toContain('rounds disagree');
+    // A study's own threshold: 20% silences it; 2% names the 2.8% row too.
+    expect(markdownReport(s, { ...study, cvWarn: 0.2 })).not.toContain('rounds disagree');
+    expect(markdownReport(s, { ...study, cvWarn: 0.02 })).toContain('none · set (2.8%)');
+    expect(unsteadyRows(s, 0.1).map((r) => `${r.scenario} ${r.mode}`)).toEqual(['persist_mypool set']);
+  });
+});

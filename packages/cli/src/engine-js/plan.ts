@@ -100,6 +100,12 @@ export interface Plan {
   clientIndex?: number;
   clientCount?: number;
   /**
+   * --cpus: the CPUs the load runs on. The native engine's worker threads pin
+   * themselves (crates/respbench-core/src/affinity.rs); the JS engine runs in
+   * the process the CLI pinned (packages/cli/src/cpus.ts). Absent: not pinned.
+   */
+  cpus?: number[];
+  /**
    * --reconnect: a connection that drops mid-run is opened again (handshake
    * and all) and goes on; null or absent = a drop ends the run.
    */

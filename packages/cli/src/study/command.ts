@@ -217,6 +217,7 @@ function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<Study
     // A part run without its baseline has nothing to divide by: no ratio column rather than an empty one.
     baseline: spec.baseline !== undefined && scenarios.some((s) => s.name === spec.baseline) ? spec.baseline : undefined,
     parameters,
+    cvWarn: spec.cvWarn,
     // The reports live in --out beside the CSVs: name them relative to it, never by this machine's absolute path.
     files: {
       detail: path.relative(path.dirname(paths.markdown), paths.detail),

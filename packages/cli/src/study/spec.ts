@@ -10,6 +10,7 @@ import { isMap, isPair, isScalar, LineCounter, parseDocument, visit, type Docume
 import type { Mode } from '../engine-js/plan.js';
 import { LIMITS } from '../engine-js/limits.js';
 import type { RawMixCommand } from '../run-options.js';
+import { checkCpus, formatCpuList } from '../cpus.js';
 import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, parseUri, UsageError } from '../validate.js';
 
 /** One run flag as the study file may give it: the commander option it stands for. */
@@ -75,6 +76,8 @@ export type TargetSpec = (
       env: Record<string, string>;
       readyTimeoutMs: number;
       stopTimeoutMs: number;
+      /** `cpus:`: the server runs on these CPUs (taskset -c). */
+      cpus?: number[];
     }
   /** redis-server on a free port in a fresh data directory with a persistence preset. */
   | {
@@ -88,6 +91,8 @@ export type TargetSpec = (
       tls?: boolean;
       /** `socket: true`: measured over a unix socket in its data directory. */
       socket?: boolean;
+      /** `cpus:`: the server runs on these CPUs (taskset -c). */
+      cpus?: number[];
     }
   /** `respbench serve`, the built-in demo server, on a free port. */
   | { kind: 'embedded' }
@@ -118,6 +123,8 @@ export interface StudySpec {
   rounds: number;
   modes: Mode[];
   baseline?: string;
+  /** `cvWarn: 10%`: warn when a scenario's rounds' ops/s vary more than this (a fraction; default 0.1). */
+  cvWarn?: number;
   defaults: RawFlags;
   /** Where each of `defaults` was set. */
   defaultPaths: Record<string, (string | number)[]>;
@@ -285,7 +292,7 @@ function locate(doc: Document, lines: LineCounter, at: Path): number | undefined
   return undefined;
 }
 
-const TOP_KEYS = ['name', 'description', 'rounds', 'modes', 'baseline', 'defaults', 'groups', 'scenarios'];
+const TOP_KEYS = ['name', 'description', 'rounds', 'modes', 'baseline', 'cvWarn', 'defaults', 'groups', 'scenarios'];
 const GROUP_KEYS = ['title', 'description', 'modes', 'target', 'scenarios'];
 const SCENARIO_KEYS = ['name', 'description', 'tags', 'target', 'modes'];
 
@@ -485,6 +492,15 @@ class SpecReader {
     };
   }
 
+  /** `cvWarn: 10%` (or 10): a percentage above 0 → a fraction. */
+  readCvWarn(value: unknown): number | undefined {
+    if (value === undefined) return undefined;
+    const m = /^\s*(\d+(?:\.\d+)?)\s*%?\s*$/.exec(String(value));
+    const pct = m ? Number(m[1]) : NaN;
+    if (!(pct > 0 && pct <= 1000)) throw this.errors.at(['cvWarn'], `cvWarn must be a percentage above 0, e.g. 10% (warn when a scenario's rounds' ops/s vary more than that), got ${JSON.stringify(value)}`);
+    return pct / 100;
+  }
+
   readBaseline(value: unknown): string | undefined {
     if (value === undefined) return undefined;
     const baseline = this.readString(value, ['baseline'], 'baseline');
@@ -525,6 +541,7 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
     rounds,
     modes,
     baseline: reader.readBaseline(data.baseline),
+    cvWarn: reader.readCvWarn(data.cvWarn),
     defaults: defaults.flags,
     defaultPaths: defaults.paths,
     groups,
@@ -536,12 +553,12 @@ const TARGET_FORMS = "one of { redis: PRESET }, { address: 'HOST:PORT' }, { uri:
 /** Keys every target but the embedded one takes: who to log in as, which database. */
 const CREDENTIAL_KEYS = ['user', 'pass', 'dbnum'];
 const TARGET_KEYS: Record<string, string[]> = {
-  redis: ['redis', 'binary', 'args', 'readyTimeout', 'stopTimeout', 'tls', 'socket', ...CREDENTIAL_KEYS],
+  redis: ['redis', 'binary', 'args', 'readyTimeout', 'stopTimeout', 'tls', 'socket', 'cpus', ...CREDENTIAL_KEYS],
   address: ['address', 'tls', ...CREDENTIAL_KEYS],
   uri: ['uri', ...CREDENTIAL_KEYS],
   port: ['host', 'port', 'tls', ...CREDENTIAL_KEYS],
   socket: ['socket', ...CREDENTIAL_KEYS],
-  command: ['command', 'host', 'port', 'cwd', 'env', 'readyTimeout', 'stopTimeout', ...CREDENTIAL_KEYS],
+  command: ['command', 'host', 'port', 'cwd', 'env', 'readyTimeout', 'stopTimeout', 'cpus', ...CREDENTIAL_KEYS],
   embedded: ['embedded'],
 };
 
@@ -588,6 +605,13 @@ class TargetFields {
     if (v === undefined || v === false) return {};
     if (v !== true) throw this.errors.at([...this.at, key], `${key} must be true or false on a redis target (got ${JSON.stringify(v)})`);
     return { [key]: true };
+  }
+
+  /** `cpus: 0-1,3` on a target the study starts: the CPUs its server is pinned to (taskset); nothing when absent. */
+  cpus(): { cpus?: number[] } {
+    const v = this.value.cpus;
+    if (v === undefined) return {};
+    return { cpus: this.placed('cpus', () => checkCpus('cpus', String(v))) };
   }
 
   address(): { host: string; port: number } {
@@ -713,6 +737,7 @@ function readRedisTarget(t: TargetFields): TargetSpec {
     stopTimeoutMs: t.duration('stopTimeout', 10_000),
     ...t.flag('tls'),
     ...t.flag('socket'),
+    ...t.cpus(),
   };
 }
 
@@ -743,7 +768,12 @@ function readCommandTarget(t: TargetFields, studyDir: string): TargetSpec {
     env,
     readyTimeoutMs: t.duration('readyTimeout', 10_000),
     stopTimeoutMs: t.duration('stopTimeout', 5_000),
+    ...t.cpus(),
   };
+}
+
+function onCpus(cpus: number[] | undefined): string {
+  return cpus ? ` (cpus ${formatCpuList(cpus)})` : '';
 }
 
 /** Shown in the progress lines and the detail CSV's target column. */
@@ -753,9 +783,9 @@ export function describeTarget(t: TargetSpec): string {
       if (t.socket) return `unix socket ${t.socket}`;
       return `${t.host}:${t.port}${t.tls ? ' (TLS)' : ''}`;
     case 'command':
-      return `command: ${typeof t.command === 'string' ? t.command : t.command.join(' ')}`;
+      return `command: ${typeof t.command === 'string' ? t.command : t.command.join(' ')}${onCpus(t.cpus)}`;
     case 'redis':
-      return `redis preset ${t.preset}${t.tls ? ' (TLS)' : ''}${t.socket ? ' (unix socket)' : ''}`;
+      return `redis preset ${t.preset}${t.tls ? ' (TLS)' : ''}${t.socket ? ' (unix socket)' : ''}${onCpus(t.cpus)}`;
     case 'embedded':
       return 'embedded demo server';
   }

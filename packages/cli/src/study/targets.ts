@@ -14,6 +14,7 @@ import { closeSync, fstatSync, mkdtempSync, openSync, readdirSync, readSync, rmS
 import net from 'node:net';
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
+import { formatCpuList, pinnedArgv } from '../cpus.js';
 import { respbenchArgv, spawnEmbedded } from '../serve/spawn.js';
 import { describeTarget, REDIS_PRESETS, type TargetCredentials, type TargetSpec, type TargetTls } from './spec.js';
 
@@ -200,6 +201,8 @@ interface Launch {
   what: string;
   /** The target column of the detail CSV: the command as it ran, {port}/{dir} expanded. */
   description: string;
+  /** `cpus:`: run the server on these CPUs (taskset -c). */
+  cpus?: number[];
 }
 
 /** A child's stdout/stderr: the log file opened for appending, or nowhere when it cannot be. */
@@ -227,8 +230,10 @@ class GroupChild {
   private stopping: Promise<void> | null = null;
 
   constructor(private readonly l: Launch) {
-    const argv = l.shell ? ['/bin/sh', '-c', l.argv.join(' ')] : l.argv;
-    this.program = argv[0];
+    const command = l.shell ? ['/bin/sh', '-c', l.argv.join(' ')] : l.argv;
+    this.program = command[0];
+    // cpus: the server (and a shell command's children) on those CPUs; the supervisor stays unpinned.
+    const argv = l.cpus ? pinnedArgv(l.cpus, command) : command;
     const out = openLog(l.log);
     try {
       // The child's stdout/stderr are the log file's descriptor: what the
@@ -473,6 +478,7 @@ export async function startTarget(spec: TargetSpec, options: StartOptions = {}):
           dir,
           log,
           description: describeTarget(spec),
+          cpus: spec.cpus,
           what: `redis-server (preset ${spec.preset}${spec.tls ? ', TLS' : ''}${spec.socket ? ', unix socket' : ''})`,
         },
         signal,
@@ -502,7 +508,8 @@ export async function startTarget(spec: TargetSpec, options: StartOptions = {}):
           dir,
           log,
           what: `the start command "${expanded}"`,
-          description: `command: ${expanded}`,
+          description: `command: ${expanded}${spec.cpus ? ` (cpus ${formatCpuList(spec.cpus)})` : ''}`,
+          cpus: spec.cpus,
         },
         signal,
       );

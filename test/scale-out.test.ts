@@ -1,0 +1,56 @@
+/**
+ * The scale-out recipe (issue 14, docs/scale-out.md): the Kubernetes Indexed
+ * Job in examples/kubernetes cannot run here, so its shape is checked: the
+ * fields the recipe relies on, and that the command it runs is one respbench
+ * accepts.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { REPO, runCli } from './helpers/servers.js';
+
+const FILE = path.join(REPO, 'examples', 'kubernetes', 'respbench-job.yaml');
+
+describe('examples/kubernetes/respbench-job.yaml', () => {
+  const job = parse(readFileSync(FILE, 'utf8'));
+  const pod = job.spec.template.spec;
+  const container = pod.containers[0];
+  const env = Object.fromEntries((container.env as { name: string; value: string }[]).map((e) => [e.name, e.value]));
+  const script: string = container.args.join(' ');
+
+  it('is an Indexed Job whose every share runs once, all at once', () => {
+    expect(job.apiVersion).toBe('batch/v1');
+    expect(job.kind).toBe('Job');
+    expect(job.spec.completionMode).toBe('Indexed');
+    expect(job.spec.parallelism).toBe(job.spec.completions);
+    // A retried pod would send its share twice.
+    expect(job.spec.backoffLimit).toBe(0);
+    expect(pod.restartPolicy).toBe('Never');
+  });
+
+  it('passes JOB_COMPLETION_INDEX as --client-index and the completions as --client-count, with a fixed seed and JSON out', () => {
+    expect(container.command).toEqual(['/bin/sh', '-c']);
+    expect(script).toMatch(/--client-index "\$JOB_COMPLETION_INDEX"/);
+    expect(script).toMatch(/--client-count "\$CLIENT_COUNT"/);
+    expect(Number(env.CLIENT_COUNT)).toBe(job.spec.completions);
+    expect(script).toMatch(/--seed \d+/);
+    expect(script).toMatch(/-q --json/);
+  });
+
+  it('runs a command line respbench accepts (checked up to the connection, with the index and count filled in)', async () => {
+    const argv = script
+      .replace(/^exec npx --yes respbench@\S+\s+/, '')
+      .replace(/"\$JOB_COMPLETION_INDEX"/, String(job.spec.completions - 1))
+      .replace(/"\$CLIENT_COUNT"/, env.CLIENT_COUNT)
+      .replace(/"\$REDIS_HOST"/, '127.0.0.1')
+      .replace(/"\$REDIS_PORT"/, '1')
+      .split(/\s+/)
+      .filter((w) => w !== '');
+    expect(argv.some((w) => w.includes('$'))).toBe(false);
+    // Port 1: nothing listens, so the run fails to connect (exit 1) rather than on usage (exit 2).
+    const r = await runCli(argv, 20_000);
+    expect(r.stderr).not.toMatch(/see --help|must be|needs/);
+    expect(r.code).toBe(1);
+  });
+});
