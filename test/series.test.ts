@@ -269,6 +269,13 @@ describe.each(engines())('engine %s', (engineName) => {
       expect(m.merged.clientCount).toBe(3);
       expect(m.complete).toBe(true);
       expect(m.merged.files).toEqual(files);
+      // The merged result says how it was made: the merge's command line, the earliest start, each machine's own metadata.
+      const metas = parts.map((p) => JSON.parse(p.stdout).meta);
+      expect(m.meta.commandLine).toEqual(['merge', ...files, '--json', '--html', mergedHtml]);
+      expect(m.meta.startedAt).toBe(metas.map((x) => x.startedAt).sort()[0]);
+      expect(m.meta.hostname).toBe(metas[0].hostname);
+      expect(m.merged.machines.map((x: { meta: { startedAt: string } }) => x.meta.startedAt)).toEqual(metas.map((x) => x.startedAt));
+      expect(page).toContain(`command line: respbench merge ${files[0]}`);
       expect(m.series.reduce((n: number, e: Entry) => n + e.requests, 0)).toBe(one.requests);
       // A run of another Plan is refused, saying which fields differ.
       const other = JSON.parse(parts[1].stdout);

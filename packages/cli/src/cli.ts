@@ -90,7 +90,7 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
       await runCommand({ ...opts, command, argv }, io, (name) => cmd.getOptionValueSource(name) === 'cli');
     });
   registerServeCommand(program, io);
-  registerMergeCommand(program, io);
+  registerMergeCommand(program, io, argv);
   registerStudyCommand(program, io);
   registerCapacityCommand(program, io);
   return program;

@@ -17,6 +17,7 @@ import { formatHuman, formatJson } from './output.js';
 import { printable } from './printable.js';
 import { exitCodeFor, finishResult, type RunResult } from './run.js';
 import { addIntervals } from './series.js';
+import { runMeta, type RunMeta } from './meta.js';
 import { UsageError } from './validate.js';
 
 /** Runs whose starts lie further apart than this are merged with a warning: their windows barely overlap. */
@@ -29,9 +30,11 @@ export interface MergedFrom {
   clientCount: number;
   /** Latest start − earliest start of the runs' measured phases, ms. */
   startSpreadMs: number;
+  /** Each result's own metadata, in the order given (null for a result that had none). */
+  machines: Array<{ file: string; meta: RunMeta | null }>;
 }
 
-export function registerMergeCommand(program: Command, io: CliIo): void {
+export function registerMergeCommand(program: Command, io: CliIo, argv: readonly string[] = []): void {
   program
     .command('merge')
     .description('add up the --json results of several load machines (--client-index/--client-count) into one')
@@ -43,7 +46,7 @@ export function registerMergeCommand(program: Command, io: CliIo): void {
       if (opts.html !== undefined) checkHtmlTarget(opts.html);
       if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
       const runs = files.map((f) => readResult(f));
-      const { result, warnings } = mergeResults(runs, files);
+      const { result, warnings } = mergeResults(runs, files, argv);
       for (const w of warnings) io.stderr(`respbench: warning: ${w}\n`);
       io.stdout(`${opts.json ? formatJson(result) : formatHuman(result)}\n`);
       if (opts.hdrLog !== undefined) writeHdrLogs(result, opts.hdrLog);
@@ -96,7 +99,7 @@ function addHistograms(hs: (HistogramData | undefined | null)[]): HistogramData 
 }
 
 /** The runs' results as one: refuses runs of different Plans; warns when they started far apart. */
-export function mergeResults(runs: RunResult[], names: string[]): { result: RunResult; warnings: string[] } {
+export function mergeResults(runs: RunResult[], names: string[], argv: readonly string[] = []): { result: RunResult; warnings: string[] } {
   if (runs.length === 0) throw new UsageError('merge needs at least one result');
   const first = runs[0];
   for (let i = 1; i < runs.length; i++) {
@@ -161,8 +164,12 @@ export function mergeResults(runs: RunResult[], names: string[]): { result: RunR
   // The merged run is the single run the shares make up: every machine's connections.
   const { clientIndex: _index, clientCount: _count, cpus: _cpus, ...plan } = first.plan;
   const result = finishResult(plan, raw);
-  const merged: MergedFrom = { files: names, clientCount: count, startSpreadMs };
-  return { result: { ...result, merged } as RunResult, warnings };
+  const machines = runs.map((r, i) => ({ file: names[i], meta: r.meta ?? null }));
+  const merged: MergedFrom = { files: names, clientCount: count, startSpreadMs, machines };
+  // The merged result's own metadata: this merge's command line, the earliest start, and the load machines it adds up.
+  const hosts = [...new Set(runs.map((r) => r.meta?.hostname).filter((h): h is string => typeof h === 'string'))];
+  const meta: RunMeta = { ...runMeta(first.engine, minStart, argv), hostname: hosts.length > 0 ? hosts.join(', ') : 'unknown' };
+  return { result: { ...result, meta, merged } as RunResult, warnings };
 }
 
 /** Every run's intervals placed by wall clock on the earliest start's grid, those landing together added. */
