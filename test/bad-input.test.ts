@@ -23,6 +23,10 @@ const cases: Array<[string, string[], string]> = [
   ['misspelt flag (the suggestion stays on the same line)', ['--pipline', '4'], '--pipline'],
   ['--compare without a port', ['-t', 'set', '--compare', 'localhost'], '--compare'],
   ['-t with --mode', ['-t', 'set', '--mode', 'get'], '--mode'],
+  ['--ramp-connections without its every', ['--duration', '1s', '-c', '4', '--ramp-connections', '1:1'], '--ramp-connections'],
+  ['--ramp-connections start above -c', ['--duration', '1s', '-c', '4', '--ramp-connections', '5:1:1s'], '--ramp-connections'],
+  ['--ramp-connections without --duration', ['-c', '4', '--ramp-connections', '1:1:1s'], '--ramp-connections'],
+  ['--ramp-connections with --rate', ['--duration', '1s', '-c', '4', '--rate', '100', '--ramp-connections', '1:1:1s'], '--ramp-connections'],
 ];
 
 /** The case's flags after a harmless target and request count, unless the case sets them itself. */

@@ -56,6 +56,7 @@ export interface NativeInterval {
   lostWrites: number
   setHistogram: NativeHistogram
   getHistogram: NativeHistogram
+  connections: number
 }
 
 /**
@@ -115,6 +116,8 @@ export interface NativePlan {
   reconnect?: NativeReconnect | null
   /** Absent = false: no CLIENT TRACKING in the handshake. */
   clientTracking?: boolean
+  /** null or absent: every connection opens at the start. */
+  rampConnections?: NativeRamp | null
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */
@@ -127,6 +130,13 @@ export interface NativeProgress {
   durationNs: number
   /** p99 latency of the timed phase so far (0 before any reply). */
   p99Ns: number
+}
+
+/** `RampConnections` from engine-js/plan.ts. */
+export interface NativeRamp {
+  start: number
+  step: number
+  everyMs: number
 }
 
 /** `Reconnect` from engine-js/plan.ts. */

@@ -151,6 +151,7 @@ function toRawInterval(i: NativeInterval): RawInterval {
     lostWrites: i.lostWrites,
     setHistogram: histogramData(i.setHistogram),
     getHistogram: histogramData(i.getHistogram),
+    connections: i.connections,
   };
 }
 

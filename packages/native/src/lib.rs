@@ -70,6 +70,16 @@ pub struct NativePlan {
     pub reconnect: Option<Either<NativeReconnect, Null>>,
     /// Absent = false: no CLIENT TRACKING in the handshake.
     pub client_tracking: Option<bool>,
+    /// null or absent: every connection opens at the start.
+    pub ramp_connections: Option<Either<NativeRamp, Null>>,
+}
+
+/// `RampConnections` from engine-js/plan.ts.
+#[napi(object)]
+pub struct NativeRamp {
+    pub start: f64,
+    pub step: f64,
+    pub every_ms: f64,
 }
 
 /// `Reconnect` from engine-js/plan.ts.
@@ -184,6 +194,7 @@ pub struct NativeInterval {
     pub lost_writes: f64,
     pub set_histogram: NativeHistogram,
     pub get_histogram: NativeHistogram,
+    pub connections: f64,
 }
 
 fn interval(r: &IntervalRecord) -> NativeInterval {
@@ -202,6 +213,7 @@ fn interval(r: &IntervalRecord) -> NativeInterval {
         lost_writes: n(c.lost_writes),
         set_histogram: histogram(&r.set_histogram),
         get_histogram: histogram(&r.get_histogram),
+        connections: n(r.connections),
     }
 }
 
@@ -301,6 +313,14 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
             _ => None,
         },
         client_tracking: p.client_tracking.unwrap_or(false),
+        ramp_connections: match p.ramp_connections {
+            Some(Either::A(r)) => Some(respbench_core::plan::RampConnections {
+                start: integer_named("rampConnections.start", r.start, 1, u32::MAX as u64)? as u32,
+                step: integer_named("rampConnections.step", r.step, 1, u32::MAX as u64)? as u32,
+                every_ms: millis("rampConnections.everyMs", r.every_ms)?,
+            }),
+            _ => None,
+        },
         client_index: p.client_index.map_or(0, |v| v.max(0.0) as u32),
         client_count: p.client_count.map_or(1, |v| v.max(0.0) as u32),
     })
