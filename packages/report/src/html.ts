@@ -5,7 +5,8 @@
  */
 import type { SummaryRow } from './aggregate.js';
 import { labelsFor, localDateTime, type Labels } from './labels.js';
-import { byGroup, groupLine, preambleLines, shortRowsLine, tableCells } from './markdown.js';
+import { capacityChart } from './capacity.js';
+import { byGroup, capacityLines, groupLine, preambleLines, shortRowsLine, tableCells } from './markdown.js';
 import type { Lang, StudyInfo } from './rows.js';
 import { escapeXml, latencyChart, throughputChart } from './svg.js';
 
@@ -31,10 +32,11 @@ svg .nodata { font-size: 12px; fill: #c0392b; }
 svg .whisker { stroke: #222; stroke-width: 1.3; }
 svg .round { fill: #fff; stroke: #222; stroke-width: 1; }
 svg .span { stroke: #aaa; stroke-width: 2; }
+p.answer { font-size: 15px; font-weight: 600; margin: 4px 0; }
 `;
 
-function htmlTable(summaries: SummaryRow[], lang: Lang, baseline?: string): string {
-  const { header, rows } = tableCells(summaries, { lang, baseline, latency: true });
+function htmlTable(summaries: SummaryRow[], lang: Lang, baseline?: string, capacity?: string): string {
+  const { header, rows } = tableCells(summaries, { lang, baseline, latency: true, capacity });
   const t = labelsFor(lang);
   const head = `<tr>${header.map((h) => `<th>${escapeXml(h)}</th>`).join('')}</tr>`;
   const body = rows
@@ -67,6 +69,29 @@ function preambleItem(line: string, study: StudyInfo, t: Labels, warning: string
   return `<li${line === warning ? ' class="warn"' : ''}>${escapeXml(line)}</li>`;
 }
 
+/** A capacity study's group: the sentence per mode, the capacities' bars, the table, and each target's search drawn. */
+function capacitySection(g: { title: string; summaries: SummaryRow[] }, study: StudyInfo, t: Labels, lang: Lang, scaleMax: number, slo: string): string {
+  const charts = g.summaries
+    .filter((s) => s.capacity)
+    .map((s) => {
+      const c = s.capacity!;
+      return `<h3>${escapeXml(t.capacityOf(s.label, s.mode, c.round))}</h3>\n${capacityChart({ points: c.run.steps, slo: c.run.bounds, capacity: c.run.capacity })}${c.run.limit ? `\n<p class="note">${escapeXml(c.run.limit)}</p>` : ''}`;
+    });
+  return `<section class="group">
+<h2>${escapeXml(g.title)}</h2>
+<p class="group">${escapeXml(groupLine(g.summaries, t, lang === 'zh' ? '：' : ': '))}</p>
+${capacityLines(g.summaries, slo, t, study.baseline)
+  .map((l) => `<p class="answer">${escapeXml(l)}</p>`)
+  .join('\n')}
+<h3>${escapeXml(t.capacityChart)}</h3>
+${throughputChart(g.summaries, study.modes, t, scaleMax)}
+<p class="note">${escapeXml(t.spreadNote)}</p>
+${htmlTable(g.summaries, lang, study.baseline, slo)}
+<p class="note">${escapeXml(t.capacityNote)}</p>
+${charts.join('\n')}
+</section>`;
+}
+
 export function htmlReport(summaries: SummaryRow[], study: StudyInfo, lang: Lang = 'en'): string {
   const t = labelsFor(lang);
   const groups = byGroup(summaries, study);
@@ -78,8 +103,11 @@ export function htmlReport(summaries: SummaryRow[], study: StudyInfo, lang: Lang
   const title = t.heading(study.name, study.rounds, localDateTime(study.startedAt));
   const short = summaries.reduce((a, s) => a + s.shortRounds, 0);
   const shortWarning = short > 0 ? t.shortRuns(short, summaries.reduce((a, s) => a + s.okRounds, 0)) : null;
-  const sections = groups.map(
-    (g) => `<section class="group">
+  const slo = study.capacity?.slo;
+  const sections = groups.map((g) =>
+    slo !== undefined
+      ? capacitySection(g, study, t, lang, scaleMax, slo)
+      : `<section class="group">
 <h2>${escapeXml(g.title)}</h2>
 <p class="group">${escapeXml(groupLine(g.summaries, t, lang === 'zh' ? '：' : ': '))}</p>
 <h3>${escapeXml(t.throughputChart)}</h3>

@@ -3,7 +3,7 @@
  * and a self-contained HTML report. Pure functions over rows; no sockets, no
  * files (the caller writes what these return).
  */
-export type { GroupInfo, HistogramData, Lang, LatencyUs, RunRow, RunStatus, ScenarioInfo, StudyInfo } from './rows.js';
+export type { CapacityRun, GroupInfo, HistogramData, Lang, LatencyUs, RunRow, RunStatus, ScenarioInfo, StudyInfo } from './rows.js';
 export { scenarioLabel, SHORT_RUN_SECONDS, SHORT_RUN_WINDOWS, shortRunReason } from './rows.js';
 export { mean, ratioTo, stats, summarize, type RoundCell, type Stats, type SummarizeOptions, type SummaryRow } from './aggregate.js';
 export { detailColumns, detailCsv, summaryColumns, summaryCsv, summaryNote } from './csv.js';
