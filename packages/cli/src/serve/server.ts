@@ -99,8 +99,9 @@ const LOOKAHEAD_NS = 1_000_000;
  * (a timer, a busy machine) sent its replies L late, and the requests the
  * clients sent back on them came L late too; counted from when they came,
  * the server would have been idle for L through no client's doing, and its
- * capacity would depend on the machine (with -c 8 -P 1 and 200us it found
- * 1876/s, not 5000/s, on a busy 2-core machine). So a request is taken as
+ * capacity would depend on the machine (`respbench capacity -c 8 -P 1`
+ * against 200us found 3352/s, not 5000/s, on a busy 2-core machine; 4946/s
+ * with this). So a request is taken as
  * come up to that lateness earlier: due times stay at least serviceNs apart,
  * and the capacity stays 1e9 / serviceNs at most.
  */
