@@ -38,4 +38,13 @@ describe.each(engines())('engine %s', (engineName) => {
     expect(result.sets + result.gets).toBe(result.requests);
     expect(result.errors).toBe(0);
   });
+
+  it('steps due after the end open nothing, and the run does not wait for them', async () => {
+    const { run, result } = await runJson(['--engine', engineName, '--port', String(redis.port), '--duration', '1s', '--interval', '500ms', '-c', '7', '-P', '4', '--keyspace', '1000', '--ramp-connections', '1:2:3s']);
+    expect(run.code).toBe(0);
+    expect(result.series.map((e: { connections: number }) => e.connections)).toEqual(result.series.map(() => 1));
+    expect(result.elapsedSec).toBeLessThan(1.5);
+    // The first step would be due at 3 s, the last at 9 s.
+    expect(run.ms).toBeLessThan(2800);
+  });
 });

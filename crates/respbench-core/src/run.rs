@@ -534,6 +534,9 @@ impl EventLoop<'_> {
         let control = self.shared.control;
         let timeout = Duration::from_millis(prepared.plan.timeout_ms);
         self.phase_end = phase_end;
+        // Steps due at or after the phase's end open nothing: the loop does not wait for them.
+        let started_at = self.started_at;
+        self.later.retain(|l| phase_end.is_none_or(|end| started_at + l.at < end));
         self.finished.resize(self.conns.len(), false);
         self.closing.resize(self.conns.len(), false);
         // A time-bound phase is paced: its end is a turn no socket event gives.

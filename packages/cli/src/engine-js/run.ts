@@ -278,6 +278,8 @@ async function runPhase(
     let timer: NodeJS.Timeout | null = null;
     // --ramp-connections: the timers that open the later steps' connections.
     const rampTimers: NodeJS.Timeout[] = [];
+    // Their connections, until their timer takes them (a stop finishes them unopened).
+    const waiting = new Set<number>();
     let stopped = false;
     // Requests written whose replies had not come when the phase was stopped.
     let unanswered = 0;
@@ -307,6 +309,10 @@ async function runPhase(
     };
     const stopAll = (f: Failure) => {
       stopped = true;
+      for (const t of rampTimers) clearTimeout(t);
+      const unopened = [...waiting];
+      waiting.clear();
+      for (const id of unopened) finish(id, null);
       for (const c of connections) c.stop(f);
     };
     const pace = (id: number) => paceFor(plan, phase, id, start);
@@ -329,7 +335,7 @@ async function runPhase(
     for (let n = 0; n < sockets.length; n++) connections.push(connectionFor(local.first + n, sockets[n]));
     // --ramp-connections: each later step opens its connections (through
     // openConnection, as the first ones) when due and starts them; a step
-    // due after the phase's end, or after a stop, opens none.
+    // due at or after the phase's end, or after a stop, opens none.
     const ramp = rampOf(plan, phase);
     const deadline = start + durationMs;
     for (let n = sockets.length; n < local.count; ) {
@@ -338,8 +344,15 @@ async function runPhase(
       while (last < local.count && rampOpenAtMs(ramp, local.first + last) === at) last++;
       const ids = Array.from({ length: last - n }, (_, k) => local.first + n + k);
       n = last;
+      if (at >= durationMs) {
+        // Never opened: the phase does not wait for them.
+        open -= ids.length;
+        continue;
+      }
+      for (const id of ids) waiting.add(id);
       rampTimers.push(
         setTimeout(async () => {
+          for (const id of ids) waiting.delete(id);
           for (const id of ids) {
             if (stopped || performance.now() >= deadline) {
               finish(id, null);
