@@ -34,7 +34,9 @@ describe('a study with mode: capacity over two servers of known capacity', () =>
       [
         'name: cap',
         'mode: capacity',
-        "slo: 'p99<=50ms'",
+        // Loose: queueing within the 8 requests in flight stays under it (8 × 4 ms), so the rate kept decides,
+        // and a pause of a busy machine (tens of ms) does not fail a step.
+        "slo: 'p99<=100ms'",
         'start-rate: 200',
         'step-duration: 500ms',
         'precision: 15%',
@@ -63,25 +65,25 @@ describe('a study with mode: capacity over two servers of known capacity', () =>
     expect(fast, 'fast: 1 ms per command').toBeGreaterThan(slow);
     expect(Math.abs(fast - 1000) / 1000, `fast found ${fast}/s`).toBeLessThanOrEqual(0.4);
     expect(Math.abs(slow - 250) / 250, `slow found ${slow}/s`).toBeLessThanOrEqual(0.4);
-    expect(summary.every((r) => r.slo === 'p99 ≤ 50 ms')).toBe(true);
+    expect(summary.every((r) => r.slo === 'p99 ≤ 100 ms')).toBe(true);
     expect(Number(summary[0].ratio_to_baseline)).toBeCloseTo(fast / slow, 3);
     expect(Number(summary[0].round1_ops_per_sec)).toBe(fast);
     // One row per search, with its SLO and how it went beside the plan's flags.
     expect(detail).toHaveLength(2);
     for (const r of detail) {
       expect(r.status).toBe('ok');
-      expect(r.slo).toBe('p99<=50ms');
+      expect(r.slo).toBe('p99<=100ms');
       expect(Number(r.capacity_steps)).toBeGreaterThan(1);
       expect(Number(r.ops_per_sec)).toBe(Number(r.bracket_met));
     }
 
-    expect(markdown).toContain(`- set: fast reaches ${Math.round(fast)} ops/s at p99 ≤ 50 ms (${((fast / slow) * 100).toFixed(1)}% of slow), slow ${Math.round(slow)}`);
-    expect(markdown).toMatch(/\| scenario \| mode \| Round1 \| mean ops\/s at p99 ≤ 50 ms \| sd ops\/s \| min ops\/s \| max ops\/s \| vs slow \|/);
-    expect(markdown).toContain('slo=p99<=50ms');
+    expect(markdown).toContain(`- set: fast reaches ${Math.round(fast)} ops/s at p99 ≤ 100 ms (${((fast / slow) * 100).toFixed(1)}% of slow), slow ${Math.round(slow)}`);
+    expect(markdown).toMatch(/\| scenario \| mode \| Round1 \| mean ops\/s at p99 ≤ 100 ms \| sd ops\/s \| min ops\/s \| max ops\/s \| vs slow \|/);
+    expect(markdown).toContain('slo=p99<=100ms');
 
     expect(html.match(/<svg class="chart capacity"/g)).toHaveLength(2);
     expect(html).toContain('fast · set: latency against throughput (round 1)');
-    expect(html).toContain('SLO p99 ≤ 50 ms');
+    expect(html).toContain('SLO p99 ≤ 100 ms');
     expect(html).toContain(`capacity ${fast.toLocaleString('en-US')}/s`);
   });
 
