@@ -31,6 +31,10 @@ const cases: Array<[string, string[], string]> = [
   ['--command with --mode', ['--mode', 'get', '--command', 'GET'], '--mode'],
   ['--multi-key-get of zero keys', ['--multi-key-get', '0'], '--multi-key-get'],
   ['--multi-key-get with --get-cmd', ['--multi-key-get', '3', '--get-cmd', 'HGET __key__ f'], '--multi-key-get'],
+  ['--ramp-connections without its every', ['--duration', '1s', '-c', '4', '--ramp-connections', '1:1'], '--ramp-connections'],
+  ['--ramp-connections start above -c', ['--duration', '1s', '-c', '4', '--ramp-connections', '5:1:1s'], '--ramp-connections'],
+  ['--ramp-connections without --duration', ['-c', '4', '--ramp-connections', '1:1:1s'], '--ramp-connections'],
+  ['--ramp-connections with --rate', ['--duration', '1s', '-c', '4', '--rate', '100', '--ramp-connections', '1:1:1s'], '--ramp-connections'],
 ];
 
 /** The case's flags after a harmless target and request count, unless the case sets them itself. */

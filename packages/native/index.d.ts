@@ -66,6 +66,7 @@ export interface NativeInterval {
   getHistogram: NativeHistogram
   /** A command mix: each command's latencies in the interval; absent otherwise. */
   commandHistograms?: Array<NativeHistogram>
+  connections: number
 }
 
 /**
@@ -129,6 +130,8 @@ export interface NativePlan {
   commands?: Array<NativeCommandSpec> | null
   /** `--cpus`: the CPUs the worker threads are pinned to (absent: not pinned). */
   cpus?: Array<number>
+  /** null or absent: every connection opens at the start. */
+  rampConnections?: NativeRamp | null
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */
@@ -141,6 +144,13 @@ export interface NativeProgress {
   durationNs: number
   /** p99 latency of the timed phase so far (0 before any reply). */
   p99Ns: number
+}
+
+/** `RampConnections` from engine-js/plan.ts. */
+export interface NativeRamp {
+  start: number
+  step: number
+  everyMs: number
 }
 
 /** `Reconnect` from engine-js/plan.ts. */

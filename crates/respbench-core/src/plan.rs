@@ -108,6 +108,10 @@ pub struct Plan {
     pub commands: Vec<CommandSpec>,
     /// `--cpus`: the CPUs each worker thread is pinned to; empty = not pinned.
     pub cpus: Vec<u32>,
+    /// `--ramp-connections start:step:every` (a duration run, closed loop):
+    /// the timed phase opens `start` connections, then `step` more every
+    /// `every_ms`, up to `connections` (ids in order); None = all at once.
+    pub ramp_connections: Option<RampConnections>,
 }
 
 /// Most commands in one mix, and the largest weight (as MIX_LIMITS in the
@@ -124,6 +128,26 @@ pub struct CommandSpec {
     pub weight: u32,
     /// Its own key pattern; None = the run's.
     pub key_pattern: Option<KeyPattern>,
+}
+
+/// memtier's staircase of connections, as the TS `RampConnections`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RampConnections {
+    pub start: u32,
+    pub step: u32,
+    pub every_ms: u64,
+}
+
+impl RampConnections {
+    /// When connection `id` of the timed phase opens, after the phase's
+    /// start (as `rampOpenAtMs` in engine-js/plan.ts).
+    pub fn open_at(&self, id: u32) -> std::time::Duration {
+        if id < self.start {
+            return std::time::Duration::ZERO;
+        }
+        let steps = u64::from((id - self.start) / self.step.max(1)) + 1;
+        std::time::Duration::from_millis(steps.saturating_mul(self.every_ms))
+    }
 }
 
 /// How a dropped connection is opened again (`--reconnect`), as the TS `Reconnect`.
@@ -217,6 +241,7 @@ impl Plan {
             client_tracking: false,
             commands: Vec::new(),
             cpus: Vec::new(),
+            ramp_connections: None,
             client_index: 0,
             client_count: 1,
         }
@@ -293,6 +318,9 @@ impl Plan {
         }
         if self.reconnect.is_some_and(|r| r.attempts == 0) {
             return fail("reconnect.attempts must be at least 1");
+        }
+        if self.ramp_connections.is_some_and(|r| r.start == 0 || r.step == 0 || r.every_ms == 0) {
+            return fail("rampConnections needs start, step and everyMs of at least 1");
         }
         Ok(())
     }
@@ -433,6 +461,8 @@ pub struct IntervalRecord {
     pub get_histogram: Vec<(u64, u64)>,
     /// A command mix: each command's latencies in the interval, in the mix's order (empty otherwise).
     pub command_histograms: Vec<Vec<(u64, u64)>>,
+    /// Connections open at the interval's end (this thread's; added up over threads).
+    pub connections: u64,
 }
 
 impl IntervalRecord {
@@ -441,6 +471,7 @@ impl IntervalRecord {
         self.start_ns = self.start_ns.min(other.start_ns);
         self.end_ns = self.end_ns.max(other.end_ns);
         self.counters.merge(&other.counters);
+        self.connections += other.connections;
         self.set_histogram = crate::histogram::add_buckets(&self.set_histogram, &other.set_histogram);
         self.get_histogram = crate::histogram::add_buckets(&self.get_histogram, &other.get_histogram);
         if self.command_histograms.len() < other.command_histograms.len() {
@@ -478,5 +509,18 @@ mod reconnect_tests {
         assert_eq!(delays, [0, 100, 200, 400, 800, 1600, 3200, 5000, 5000]);
         assert_eq!(Reconnect { attempts: 3, backoff_ms: 8000 }.delay_ms(2), 8000);
         assert_eq!(r.delay_ms(u32::MAX), 5000);
+    }
+}
+
+#[cfg(test)]
+mod ramp_tests {
+    use super::*;
+
+    /// As rampOpenAtMs in packages/cli/test/validate.test.ts.
+    #[test]
+    fn ramp_opens_start_at_once_then_step_per_every() {
+        let r = RampConnections { start: 2, step: 3, every_ms: 1500 };
+        let at: Vec<u64> = [0, 1, 2, 4, 5, 7].iter().map(|&id| r.open_at(id).as_millis() as u64).collect();
+        assert_eq!(at, [0, 0, 1500, 1500, 3000, 3000]);
     }
 }

@@ -21,7 +21,7 @@ use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
 use crate::plan::{Failure, FailureKind, IntervalRecord, Plan, PlanError, RawResult, merge_intervals};
 use crate::progress::{Phase, RunControl};
-use crate::request_source::{Op, PreparedPlan};
+use crate::request_source::{Op, PreparedPlan, RequestSource};
 
 /// Longest a worker sleeps in epoll before it looks at the cancel flag and
 /// the other threads' failures again.
@@ -234,21 +234,46 @@ fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> Pha
     outcome
 }
 
+/// One worker's connections: those open when the phase starts, and under
+/// `--ramp-connections` those it opens later, in the order they are due.
+struct Group {
+    conns: Vec<Connection>,
+    later: Vec<Later>,
+}
+
+/// A connection of a later step of `--ramp-connections`: opened (through
+/// [`connection::open`]) `at` after the worker's start.
+struct Later {
+    id: u32,
+    at: Duration,
+    source: RequestSource,
+    pace: Pace,
+}
+
 /// Opens the phase's connections one after another (as the TS engine) and
-/// deals them out to `threads` groups, connection c to group c mod threads.
+/// deals them out to `threads` groups, connection c to group c mod threads;
+/// under `--ramp-connections` the timed phase opens only the first step's
+/// here, and the workers open the rest when due.
 fn connect_all(
     prepared: &PreparedPlan,
     phase: Phase,
     shape: PhaseShape,
     control: &RunControl,
     threads: usize,
-) -> Result<Vec<Vec<Connection>>, Failure> {
+) -> Result<Vec<Group>, Failure> {
     let plan = &prepared.plan;
     // connection c's k-th request is due at start + (k * C + c) / R: the
     // connections take turns instead of firing together.
     let interval = (phase != Phase::Preload && plan.rate > 0.0).then(|| plan.connections as f64 / plan.rate);
-    let mut groups: Vec<Vec<Connection>> = (0..threads).map(|_| Vec::new()).collect();
+    let mut groups: Vec<Group> = (0..threads).map(|_| Group { conns: Vec::new(), later: Vec::new() }).collect();
+    let ramp = if phase == Phase::Run { plan.ramp_connections } else { None };
     for (n, c) in plan.local_connections().enumerate() {
+        let at = ramp.map_or(Duration::ZERO, |r| r.open_at(c));
+        if !at.is_zero() {
+            let source = prepared.run_source(c, shape.length.is_some());
+            groups[n % threads].later.push(Later { id: c, at, source, pace: Pace::default() });
+            continue;
+        }
         if control.is_cancelled() {
             return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
         }
@@ -262,28 +287,24 @@ fn connect_all(
         };
         let offset = interval.map_or(0.0, |_| c as f64 / plan.rate);
         let pace = Pace { deadline: None, interval, offset };
-        groups[n % threads].push(Connection::new(c, stream, source, prepared, pace));
+        groups[n % threads].conns.push(Connection::new(c, stream, source, prepared, pace));
     }
     Ok(groups)
 }
 
 /// One thread per group, released together by a barrier; returns when all
 /// have ended, with when the main thread passed the barrier.
-fn run_workers(
-    groups: Vec<Vec<Connection>>,
-    shared: &PhaseShared<'_>,
-    shape: PhaseShape,
-) -> (Instant, Vec<WorkerOutcome>) {
+fn run_workers(groups: Vec<Group>, shared: &PhaseShared<'_>, shape: PhaseShape) -> (Instant, Vec<WorkerOutcome>) {
     let barrier = Barrier::new(groups.len() + 1);
     std::thread::scope(|scope| {
         let handles: Vec<_> = groups
             .into_iter()
             .enumerate()
-            .map(|(i, conns)| {
+            .map(|(i, group)| {
                 let barrier = &barrier;
                 std::thread::Builder::new()
                     .name(format!("respbench-worker-{i}"))
-                    .spawn_scoped(scope, move || worker(conns, shared, barrier, shape))
+                    .spawn_scoped(scope, move || worker(group, shared, barrier, shape))
                     .expect("spawn a worker thread")
             })
             .collect();
@@ -387,7 +408,7 @@ impl IntervalClock {
     /// Ends the current interval at `now` (at its boundary, or earlier for
     /// the last one), then starts the one `now` falls in; intervals a
     /// descheduled thread slept through are recorded empty.
-    fn cut(&mut self, tally: &mut Tally, now: Instant, control: &RunControl) {
+    fn cut(&mut self, tally: &mut Tally, now: Instant, control: &RunControl, connections: u64) {
         let Some(current) = tally.histogram.as_mut() else { return };
         let at = |i: u64| self.every.as_nanos() as u64 * i;
         let elapsed = now.saturating_duration_since(self.started).as_nanos() as u64;
@@ -403,6 +424,7 @@ impl IntervalClock {
             } else {
                 Vec::new()
             },
+            connections,
         });
         self.phase.merge(current);
         current.reset();
@@ -418,6 +440,7 @@ impl IntervalClock {
                 } else {
                     Vec::new()
                 },
+                connections,
                 ..IntervalRecord::default()
             });
             self.index += 1;
@@ -427,8 +450,8 @@ impl IntervalClock {
     }
 
     /// The last interval cut at the end, and the phase's latencies back in the tally.
-    fn finish(mut self, tally: &mut Tally, now: Instant, control: &RunControl) {
-        self.cut(tally, now, control);
+    fn finish(mut self, tally: &mut Tally, now: Instant, control: &RunControl, connections: u64) {
+        self.cut(tally, now, control, connections);
         if let Some(h) = tally.histogram.as_mut() {
             *h = self.phase;
         }
@@ -441,7 +464,10 @@ const P99_EVERY: Duration = Duration::from_millis(250);
 /// One worker thread: registers its connections, waits for the others, runs
 /// the event loop, and closes its sockets before reporting, so the server
 /// sees them go with the run.
-fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrier, shape: PhaseShape) -> WorkerOutcome {
+fn worker(group: Group, shared: &PhaseShared<'_>, barrier: &Barrier, shape: PhaseShape) -> WorkerOutcome {
+    let Group { mut conns, later } = group;
+    // Room for the later steps' connections, made before the clock starts.
+    conns.reserve(later.len());
     let tally = shape.tally(shared.prepared);
     // --cpus: each worker pins itself, before its phase's clock starts.
     if let Err(e) = crate::affinity::pin_current_thread(&shared.prepared.plan.cpus) {
@@ -466,9 +492,12 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
         phase_histograms.map(|h| IntervalClock::new(shared.control.interval(), started_at, h, shared.prepared.is_mix));
     let mut event_loop = EventLoop {
         clock,
-        finished: vec![false; conns.len()],
-        closing: vec![false; conns.len()],
+        finished: Vec::with_capacity(conns.capacity()),
+        closing: Vec::with_capacity(conns.capacity()),
         active: conns.len(),
+        later: later.into_iter().collect(),
+        started_at,
+        phase_end: None,
         active_close_waits: 0,
         active_down: 0,
         next_retry: None,
@@ -480,6 +509,7 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
     // A time-bound phase ends `length` after its start (this thread's start).
     event_loop.run(shape.length.map(|l| started_at + l));
     let EventLoop { conns, mut tally, clock, .. } = event_loop;
+    let opened = conns.len() as u64;
     // What a stop (an interrupt, a failure elsewhere) left unanswered.
     tally.unanswered = conns.iter().map(|c| c.inflight() as u64).sum();
     // The phase ended when the last share was answered, not when the
@@ -493,7 +523,7 @@ fn worker(mut conns: Vec<Connection>, shared: &PhaseShared<'_>, barrier: &Barrie
     drop(conns);
     // After the phase's end is taken: cutting the last interval is no part of it.
     if let Some(clock) = clock {
-        clock.finish(&mut tally, finished_at.max(now), shared.control);
+        clock.finish(&mut tally, finished_at.max(now), shared.control, opened);
     }
     WorkerOutcome { tally, started_at, finished_at }
 }
@@ -523,6 +553,11 @@ struct EventLoop<'a> {
     /// of them is due for its next attempt.
     active_down: usize,
     next_retry: Option<Instant>,
+    /// `--ramp-connections`: connections still to open, the soonest first.
+    later: std::collections::VecDeque<Later>,
+    /// This thread's start of the phase, and its end for a time-bound one.
+    started_at: Instant,
+    phase_end: Option<Instant>,
     tally: Tally,
     poll: Poll,
     shared: &'a PhaseShared<'a>,
@@ -533,7 +568,14 @@ impl EventLoop<'_> {
         let prepared = self.shared.prepared;
         let control = self.shared.control;
         let timeout = Duration::from_millis(prepared.plan.timeout_ms);
-        let mut paced = false;
+        self.phase_end = phase_end;
+        // Steps due at or after the phase's end open nothing: the loop does not wait for them.
+        let started_at = self.started_at;
+        self.later.retain(|l| phase_end.is_none_or(|end| started_at + l.at < end));
+        self.finished.resize(self.conns.len(), false);
+        self.closing.resize(self.conns.len(), false);
+        // A time-bound phase is paced: its end is a turn no socket event gives.
+        let mut paced = phase_end.is_some();
         for conn in self.conns.iter_mut() {
             conn.set_deadline(phase_end);
             paced |= conn.is_paced();
@@ -551,15 +593,19 @@ impl EventLoop<'_> {
         let mut next_p99 = Instant::now() + P99_EVERY;
         // Both ops' counts for that p99, reused (allocated once, timed phase only).
         let mut p99_sum = self.tally.histogram.is_some().then(LatencyHistogram::new);
-        while self.active > 0 && !self.shared.stop.load(Ordering::Relaxed) {
+        while (self.active > 0 || !self.later.is_empty()) && !self.shared.stop.load(Ordering::Relaxed) {
             if control.is_cancelled() {
                 self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
                 break;
             }
-            let wake = match (next_turn, self.next_retry) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            if self.later.front().is_some_and(|l| Instant::now() >= self.started_at + l.at) {
+                self.open_later();
+                // The new ones' first turns (their deadline) are looked at next.
+                next_turn = Some(Instant::now());
+                continue;
+            }
+            let next_open = self.later.front().map(|l| self.started_at + l.at);
+            let wake = [next_turn, self.next_retry, next_open].into_iter().flatten().min();
             if let Err(e) = self.poll.poll(&mut events, Some(poll_wait(wake, next_timeout_check))) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     self.shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));
@@ -578,7 +624,7 @@ impl EventLoop<'_> {
             if let Some(clock) = self.clock.as_mut() {
                 let now = Instant::now();
                 if now >= clock.next {
-                    clock.cut(&mut self.tally, now, control);
+                    clock.cut(&mut self.tally, now, control, self.conns.len() as u64);
                 }
             }
             if let (Some(h), Some(sum)) = (self.tally.histogram.as_ref(), p99_sum.as_mut()) {
@@ -610,6 +656,55 @@ impl EventLoop<'_> {
         // Stopped while some were down: their time down so far counts.
         for conn in self.conns.iter_mut().filter(|c| c.is_down()) {
             conn.reconnected(None, &mut self.tally);
+        }
+    }
+
+    /// `--ramp-connections`: opens the connections now due through
+    /// [`connection::open`] (it blocks this thread for as long as that
+    /// takes, as a reconnect does) and starts them; those due at or after
+    /// the phase's end are not opened.
+    fn open_later(&mut self) {
+        let prepared = self.shared.prepared;
+        while let Some(l) = self.later.front() {
+            let due = self.started_at + l.at;
+            if Instant::now() < due {
+                return;
+            }
+            let Some(Later { id, source, pace, .. }) = self.later.pop_front() else { return };
+            if self.phase_end.is_some_and(|end| due >= end) || self.shared.stop.load(Ordering::Relaxed) {
+                continue;
+            }
+            let stream = match connection::open(&prepared.plan, self.shared.control) {
+                Ok(stream) => stream,
+                Err(ConnectError::Interrupted) => {
+                    self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted while connecting"));
+                    self.later.clear();
+                    return;
+                }
+                Err(ConnectError::Failed(message)) => {
+                    self.shared.fail(Failure::new(FailureKind::Connect, message));
+                    self.later.clear();
+                    return;
+                }
+            };
+            let i = self.conns.len();
+            let mut conn = Connection::new(id, stream, source, prepared, pace);
+            conn.set_deadline(self.phase_end);
+            self.conns.push(conn);
+            self.finished.push(false);
+            self.closing.push(false);
+            self.active += 1;
+            let registered = self.poll.registry().register(
+                &mut self.conns[i].stream,
+                Token(i),
+                Interest::READABLE | Interest::WRITABLE,
+            );
+            if let Err(e) = registered {
+                self.shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
+                return;
+            }
+            let outcome = self.conns[i].start(prepared, &mut self.tally);
+            self.settle(i, outcome);
         }
     }
 

@@ -152,6 +152,7 @@ function toRawInterval(i: NativeInterval): RawInterval {
     setHistogram: histogramData(i.setHistogram),
     getHistogram: histogramData(i.getHistogram),
     ...(i.commandHistograms ? { commandHistograms: i.commandHistograms.map(histogramData) } : {}),
+    connections: i.connections,
   };
 }
 

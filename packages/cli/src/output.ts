@@ -32,7 +32,7 @@ export function describeWorkload(of: RunResult | Plan): string {
     // A command on the command line (literal, as redis-benchmark) has no mode of its own.
     p.literalCommands ? `command ${p.setCmd}` : mix.length > 0 ? `mix ${mixText()}` : `mode ${p.mode}`,
     p.durationMs > 0 ? `for ${p.durationMs / 1000} s` : `${p.requests} requests`,
-    `${p.connections} connection${p.connections === 1 ? '' : 's'}`,
+    `${p.connections} connection${p.connections === 1 ? '' : 's'}${p.rampConnections ? ` (from ${p.rampConnections.start}, ${p.rampConnections.step} more every ${p.rampConnections.everyMs / 1000} s)` : ''}`,
     `pipeline ${p.pipeline}`,
     p.randIntLiteral ? 'keys as written (no -r: __rand_int__ stays literal)' : `keyspace ${p.keyspace}`,
     `value ${size}`,

@@ -63,6 +63,7 @@ export function withClientShare(plan: Plan, opts: { clientIndex?: string; client
   if (opts.clientIndex === undefined && opts.clientCount === undefined) return plan;
   if (opts.clientIndex === undefined || opts.clientCount === undefined) throw new UsageError('--client-index and --client-count go together');
   const count = parseInteger('--client-count', opts.clientCount, [1, MAX_CLIENT_COUNT]);
+  if (plan.rampConnections) throw new UsageError('--ramp-connections does not go with --client-index/--client-count (each machine would ramp its own share)');
   const index = parseInteger('--client-index', opts.clientIndex, [0, count - 1]);
   if (opts.seed === undefined && count > 1) throw new UsageError('--client-count needs --seed: every load machine must draw the same key streams');
   const connections = plan.connections * count;
@@ -180,7 +181,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
             if (i.index > 0 && i.endNs - i.startNs < intervalMs * 1e6 * SHORT_TAIL_SHARE) return;
             progress.clear();
             startedAt ??= Date.now() - i.endNs / 1e6;
-            const line = `${formatSeriesLine(seriesEntry(plan, i, startedAt))}\n`;
+            const line = `${formatSeriesLine(seriesEntry(plan, i, startedAt), Boolean(plan.rampConnections))}\n`;
             if (opts.json) io.stderr(line);
             else io.stdout(line);
           };

@@ -84,6 +84,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--no-preload', 'get mode: read what is already there instead of writing the keys first')
     .option('--duration <duration>', 'run for this long (e.g. 30s) instead of --requests')
     .option('--warmup <duration>', 'send load for this long first, left out of every figure')
+    .option('--ramp-connections <start:step:every>', 'with --duration: open start connections, then step more every every (e.g. 2:2:5s), up to -c; the series shows connections per interval')
     .option('--rate <n>', 'open loop: total requests per second on a schedule; latency from the intended send time')
     .option('-a, --pass <password>', 'AUTH with this password (never printed); REDISCLI_AUTH keeps it out of ps')
     .option('--user <name>', 'ACL user: AUTH user password (needs a password)')

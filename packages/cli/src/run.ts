@@ -76,6 +76,8 @@ export interface SeriesEntry {
   misses: number;
   mismatches: number;
   latencyUs: IntervalLatencyUs;
+  /** Connections open at the interval's end (grows under --ramp-connections); absent for results from before it was counted. */
+  connections?: number;
   /** The same per command the run sent, as RunResult.perCommand (no Totals: the fields above are). */
   perCommand: { command: string; requests: number; opsPerSec: number; latencyUs: IntervalLatencyUs }[];
 }
@@ -122,6 +124,7 @@ export function seriesEntry(plan: Plan, i: RawInterval, startedUnixMs: number): 
     misses: i.misses,
     mismatches: i.mismatches,
     latencyUs: intervalLatencyUs([set, get]),
+    ...(i.connections !== undefined ? { connections: i.connections } : {}),
     perCommand,
   };
 }
@@ -132,12 +135,13 @@ export function seriesOf(plan: Plan, raw: RawResult): SeriesEntry[] {
 }
 
 /** One line per interval, as --interval prints them while a run goes on. */
-export function formatSeriesLine(e: SeriesEntry): string {
+export function formatSeriesLine(e: SeriesEntry, withConnections = false): string {
   const l = e.latencyUs;
   const at = `${e.time.slice(11, 23)}Z`;
   const t = (e.startSec + e.durationSec).toFixed(1).padStart(6);
   const cmds = e.perCommand.length > 1 ? ` · ${e.perCommand.map((c) => `${c.command} ${c.opsPerSec.toFixed(0)}/s p99 ${c.latencyUs.p99.toFixed(1)}`).join(' · ')}` : '';
-  return `[${at} ${t}s] ${e.opsPerSec.toFixed(0).padStart(9)} ops/s · ${e.requests} requests · errors ${e.errors} · misses ${e.misses} · mismatches ${e.mismatches} · p50 ${l.p50.toFixed(1)} · p99 ${l.p99.toFixed(1)} · max ${l.max.toFixed(1)} us${cmds}`;
+  const conns = withConnections && e.connections !== undefined ? ` · ${e.connections} connection${e.connections === 1 ? "" : "s"}` : '';
+  return `[${at} ${t}s] ${e.opsPerSec.toFixed(0).padStart(9)} ops/s${conns} · ${e.requests} requests · errors ${e.errors} · misses ${e.misses} · mismatches ${e.mismatches} · p50 ${l.p50.toFixed(1)} · p99 ${l.p99.toFixed(1)} · max ${l.max.toFixed(1)} us${cmds}`;
 }
 
 /** One row of RunResult.perCommand. */

@@ -28,6 +28,7 @@ export function addIntervals(a: RawInterval, b: RawInterval): RawInterval {
     getHistogram: add(a.getHistogram, b.getHistogram),
     // A command mix: each command's, in the mix's order.
     ...(a.commandHistograms && b.commandHistograms ? { commandHistograms: a.commandHistograms.map((h, k) => add(h, b.commandHistograms![k])) } : {}),
+    ...(a.connections !== undefined || b.connections !== undefined ? { connections: (a.connections ?? 0) + (b.connections ?? 0) } : {}),
   };
 }
 
@@ -43,5 +44,7 @@ export function foldShortTail(intervals: RawInterval[]): RawInterval[] {
   const last = intervals[intervals.length - 1];
   if (every <= 0 || last.endNs - last.startNs >= every * SHORT_TAIL_SHARE) return intervals;
   const before = intervals[intervals.length - 2];
-  return [...intervals.slice(0, -2), { ...addIntervals(before, last), index: before.index }];
+  // Connections open at the end: the last record's count, not a sum.
+  const connections = last.connections !== undefined ? { connections: last.connections } : {};
+  return [...intervals.slice(0, -2), { ...addIntervals(before, last), index: before.index, ...connections }];
 }

@@ -184,6 +184,7 @@ export interface RawRunOptions {
   multiKeyGet?: string;
   /** Set when a --weight or --command-key-pattern had no --command before it (run-options.ts). */
   orphanMixSetting?: string | false;
+  rampConnections?: string;
 }
 
 /** Most commands in one mix, and the largest --weight: their sum stays far below 2^32. */
@@ -223,6 +224,31 @@ function readGetCmd(raw: RawRunOptions): string {
   if (String(raw.getCmd) !== 'GET') throw new UsageError('--multi-key-get does not go with --get-cmd (it sets the read command: MGET of n keys)');
   const n = parseInteger('--multi-key-get', raw.multiKeyGet, [1, MAX_MULTI_KEY_GET]);
   return ['MGET', ...Array.from({ length: n }, () => '__key__')].join(' ');
+}
+
+/**
+ * --ramp-connections start:step:every: open `start` connections, then `step`
+ * more every `every`, up to -c; a duration run in a closed loop only.
+ */
+export function parseRamp(raw: unknown, plan: Pick<Plan, 'connections' | 'durationMs' | 'rate'>): Plan['rampConnections'] {
+  const text = String(raw).trim();
+  const parts = text.split(':');
+  const start = parts.length === 3 && /^\d+$/.test(parts[0]) ? Number(parts[0]) : NaN;
+  const step = parts.length === 3 && /^\d+$/.test(parts[1]) ? Number(parts[1]) : NaN;
+  let everyMs = NaN;
+  if (parts.length === 3) {
+    try {
+      everyMs = parseDurationMs('every', parts[2], false);
+    } catch {
+      everyMs = NaN;
+    }
+  }
+  if (!(start >= 1 && start <= plan.connections && step >= 1 && step <= LIMITS.connections[1] && everyMs > 0)) {
+    throw new UsageError(`--ramp-connections must be start:step:every, e.g. 2:2:5s: start 1..${plan.connections} (-c) connections, step at least 1, every a duration like 500ms or 5s (got ${shown(raw)})`);
+  }
+  if (plan.durationMs === 0) throw new UsageError('--ramp-connections needs --duration (connections are added over time)');
+  if (plan.rate > 0) throw new UsageError('--ramp-connections does not go with --rate (a closed loop: each connection sends as fast as its replies come)');
+  return { start, step, everyMs };
 }
 
 /** --reconnect's attempts per drop and first backoff when not given. */
@@ -406,6 +432,7 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
   if (reconnect) plan.reconnect = reconnect;
   const mix = readMix(raw);
   if (mix) plan.commands = mix;
+  if (raw.rampConnections !== undefined) plan.rampConnections = parseRamp(raw.rampConnections, plan);
   checkWindow(plan);
   checkTemplates(plan);
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);

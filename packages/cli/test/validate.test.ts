@@ -8,6 +8,7 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
 import { addRunOptions } from '../src/run-options.js';
+import { rampOpenAtMs } from '../src/engine-js/plan.js';
 import { buildPlan, MODES, parseDurationMs, parseHost, parseHostPort, parseValueSize, UsageError, type RawRunOptions } from '../src/validate.js';
 
 /** The flag values commander hands over when `args` are given. */
@@ -267,5 +268,24 @@ describe('parsers', () => {
     expect(parseValueSize('64')).toEqual({ min: 64, max: 64 });
     expect(parseValueSize('1-67108864')).toEqual({ min: 1, max: 67108864 });
     expect(() => parseValueSize('1-67108865')).toThrow(UsageError);
+  });
+});
+
+describe('--ramp-connections', () => {
+  it('start:step:every with --duration becomes the plan\'s staircase; opening times as the engines take them', () => {
+    const { plan } = buildPlan(raw(['--duration', '10s', '-c', '8', '--ramp-connections', '2:3:1.5s']));
+    expect(plan.rampConnections).toEqual({ start: 2, step: 3, everyMs: 1500 });
+    expect([0, 1, 2, 4, 5, 7].map((id) => rampOpenAtMs(plan.rampConnections, id))).toEqual([0, 0, 1500, 1500, 3000, 3000]);
+    expect(buildPlan(raw(['--duration', '1s'])).plan.rampConnections).toBeUndefined();
+  });
+
+  it('every bad value is one line naming the flag and what it takes', () => {
+    for (const value of ['', '1', '1:1', '0:1:1s', '9:1:1s', '1:0:1s', '1:1:0', '1:1:fast', 'a:b:c', '1:1:1s:1']) {
+      const e = usageError(() => buildPlan(raw(['--duration', '1s', '-c', '8', '--ramp-connections', value])));
+      expect(e.message).toMatch(/^--ramp-connections must be start:step:every, e\.g\. 2:2:5s: start 1\.\.8 \(-c\)/);
+      expect(e.message).not.toContain('\n');
+    }
+    expect(usageError(() => buildPlan(raw(['-c', '8', '--ramp-connections', '1:1:1s']))).message).toMatch(/^--ramp-connections needs --duration/);
+    expect(usageError(() => buildPlan(raw(['--duration', '1s', '--rate', '10', '-c', '8', '--ramp-connections', '1:1:1s']))).message).toMatch(/^--ramp-connections does not go with --rate/);
   });
 });

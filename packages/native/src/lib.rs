@@ -74,6 +74,8 @@ pub struct NativePlan {
     pub commands: Option<Either<Vec<NativeCommandSpec>, Null>>,
     /// `--cpus`: the CPUs the worker threads are pinned to (absent: not pinned).
     pub cpus: Option<Vec<f64>>,
+    /// null or absent: every connection opens at the start.
+    pub ramp_connections: Option<Either<NativeRamp, Null>>,
 }
 
 /// `CommandSpec` from engine-js/plan.ts: one command of a weighted mix.
@@ -83,6 +85,14 @@ pub struct NativeCommandSpec {
     pub weight: f64,
     /// null or absent: the run's key pattern.
     pub key_pattern: Option<Either<String, Null>>,
+}
+
+/// `RampConnections` from engine-js/plan.ts.
+#[napi(object)]
+pub struct NativeRamp {
+    pub start: f64,
+    pub step: f64,
+    pub every_ms: f64,
 }
 
 /// `Reconnect` from engine-js/plan.ts.
@@ -201,6 +211,7 @@ pub struct NativeInterval {
     pub get_histogram: NativeHistogram,
     /// A command mix: each command's latencies in the interval; absent otherwise.
     pub command_histograms: Option<Vec<NativeHistogram>>,
+    pub connections: f64,
 }
 
 /// Each command's histogram of a mix, or None when there is no mix.
@@ -225,6 +236,7 @@ fn interval(r: &IntervalRecord) -> NativeInterval {
         set_histogram: histogram(&r.set_histogram),
         get_histogram: histogram(&r.get_histogram),
         command_histograms: command_histograms(&r.command_histograms),
+        connections: n(r.connections),
     }
 }
 
@@ -335,6 +347,14 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
                 list.into_iter().map(|c| integer_named("cpus", c, 0, 1023).map(|c| c as u32)).collect::<Result<_>>()?
             }
             None => Vec::new(),
+        },
+        ramp_connections: match p.ramp_connections {
+            Some(Either::A(r)) => Some(respbench_core::plan::RampConnections {
+                start: integer_named("rampConnections.start", r.start, 1, u32::MAX as u64)? as u32,
+                step: integer_named("rampConnections.step", r.step, 1, u32::MAX as u64)? as u32,
+                every_ms: millis("rampConnections.everyMs", r.every_ms)?,
+            }),
+            _ => None,
         },
         client_index: p.client_index.map_or(0, |v| v.max(0.0) as u32),
         client_count: p.client_count.map_or(1, |v| v.max(0.0) as u32),

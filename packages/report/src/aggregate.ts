@@ -5,7 +5,7 @@
  * histograms), the rounds too short to mean much, and the ratio to a
  * baseline scenario.
  */
-import type { HistogramData, LatencyUs, RunRow, StudyInfo } from './rows.js';
+import type { CapacityRun, HistogramData, LatencyUs, RunRow, StudyInfo } from './rows.js';
 import { scenarioLabel, shortRunReason } from './rows.js';
 
 export interface Stats {
@@ -105,6 +105,8 @@ export interface SummaryRow {
   mismatchRounds: number;
   /** Mean ops/s divided by the baseline scenario's mean ops/s in the same mode. */
   ratioToBaseline: number | null;
+  /** A capacity study: the last ok round's search (its chart), with its round; null otherwise. */
+  capacity?: { round: number; run: CapacityRun } | null;
 }
 
 export interface SummarizeOptions {
@@ -186,6 +188,7 @@ export function summarize(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'mod
     const mine = rows.filter((r) => r.group === group && r.scenario === scenario && r.mode === mode);
     const ok = mine.filter((r) => r.status === 'ok' && r.opsPerSec !== null);
     const short = ok.map(shortRunReason).filter((why): why is string => why !== null);
+    const lastSearch = ok.filter((r) => r.capacity).pop();
     const lastRound = Math.max(study.rounds, ...mine.map((r) => r.round));
     const rounds: RoundCell[] = [];
     for (let round = 1; round <= lastRound; round++) {
@@ -218,6 +221,7 @@ export function summarize(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'mod
       verifyGet: mine.some((r) => r.flags.verify_get === true || r.flags.verify_get === 'true'),
       mismatchRounds: mine.filter((r) => r.status === 'mismatches').length,
       ratioToBaseline: null,
+      ...(lastSearch?.capacity ? { capacity: { round: lastSearch.round, run: lastSearch.capacity } } : {}),
     };
   });
   for (const s of summaries) s.cvOpsPerSec = coefficientOfVariation(s.opsPerSec);

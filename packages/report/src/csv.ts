@@ -128,12 +128,15 @@ export function summaryColumns(summaries: SummaryRow[], baseline?: string): stri
   // Per op kind (memtier's Sets/Gets; the columns above are the Totals), merged over the rounds as those.
   for (const side of ['set', 'get']) cols.push(...SIDE_FIGURES.map((f) => `${side}_${f}`));
   if (baseline !== undefined) cols.push('baseline', 'ratio_to_baseline');
+  // A capacity study: the ops/s columns are the highest rate within this SLO.
+  if (summaries.some((s) => s.capacity)) cols.push('slo');
   cols.push('note');
   return cols;
 }
 
 export function summaryCsv(summaries: SummaryRow[], baseline?: string): string {
   const rounds = Math.max(0, ...summaries.map((s) => s.rounds.length));
+  const capacity = summaries.some((s) => s.capacity);
   const records: Cell[][] = summaries.map((s) => {
     const cells: Cell[] = [s.group, s.scenario, s.label, s.tags.join(', '), s.mode, s.okRounds, s.badRounds];
     for (let i = 0; i < rounds; i++) cells.push(num(s.rounds[i]?.opsPerSec, 3));
@@ -156,6 +159,7 @@ export function summaryCsv(summaries: SummaryRow[], baseline?: string): string {
     );
     for (const side of [s.setLatencyUs ?? null, s.getLatencyUs ?? null]) cells.push(num(side?.p50, 3), num(side?.p90, 3), num(side?.p99, 3), num(side?.p999, 3), num(side?.max, 3));
     if (baseline !== undefined) cells.push(baseline, num(s.ratioToBaseline, 6));
+    if (capacity) cells.push(s.capacity?.run.slo ?? null);
     cells.push(summaryNote(s));
     return cells;
   });

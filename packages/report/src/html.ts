@@ -5,14 +5,15 @@
  */
 import type { SummaryRow } from './aggregate.js';
 import { labelsFor, localDateTime, type Labels } from './labels.js';
-import { byGroup, groupLine, preambleLines, shortRowsLine, tableCells } from './markdown.js';
+import { capacityChart } from './capacity.js';
+import { byGroup, capacityLines, groupLine, preambleLines, shortRowsLine, tableCells } from './markdown.js';
 import type { Lang, RunRow, StudyInfo } from './rows.js';
 import { latencyPoints, lineColor, overTimeChart, seriesEnd, throughputPoints, type ChartLine } from './series.js';
 import { htmlPage, htmlTable } from './page.js';
 import { escapeXml, latencyChart, throughputChart } from './svg.js';
 
-function summaryTable(summaries: SummaryRow[], lang: Lang, baseline?: string): string {
-  const { header, rows } = tableCells(summaries, { lang, baseline, latency: true });
+function summaryTable(summaries: SummaryRow[], lang: Lang, baseline?: string, capacity?: string): string {
+  const { header, rows } = tableCells(summaries, { lang, baseline, latency: true, capacity });
   const t = labelsFor(lang);
   return htmlTable(header, rows, (r, c) => (c < 2 ? '' : rows[r][c] === t.failed ? 'num bad' : 'num'));
 }
@@ -64,6 +65,29 @@ function overTimeCharts(summaries: SummaryRow[], rows: RunRow[], t: Labels): str
   return out.join('\n');
 }
 
+/** A capacity study's group: the sentence per mode, the capacities' bars, the table, and each target's search drawn. */
+function capacitySection(g: { title: string; summaries: SummaryRow[] }, study: StudyInfo, t: Labels, lang: Lang, scaleMax: number, slo: string): string {
+  const charts = g.summaries
+    .filter((s) => s.capacity)
+    .map((s) => {
+      const c = s.capacity!;
+      return `<h3>${escapeXml(t.capacityOf(s.label, s.mode, c.round))}</h3>\n${capacityChart({ points: c.run.steps, slo: c.run.bounds, capacity: c.run.capacity })}${c.run.limit ? `\n<p class="note">${escapeXml(c.run.limit)}</p>` : ''}`;
+    });
+  return `<section class="group">
+<h2>${escapeXml(g.title)}</h2>
+<p class="group">${escapeXml(groupLine(g.summaries, t, lang === 'zh' ? '：' : ': '))}</p>
+${capacityLines(g.summaries, slo, t, study.baseline)
+  .map((l) => `<p class="answer">${escapeXml(l)}</p>`)
+  .join('\n')}
+<h3>${escapeXml(t.capacityChart)}</h3>
+${throughputChart(g.summaries, study.modes, t, scaleMax)}
+<p class="note">${escapeXml(t.spreadNote)}</p>
+${summaryTable(g.summaries, lang, study.baseline, slo)}
+<p class="note">${escapeXml(t.capacityNote)}</p>
+${charts.join('\n')}
+</section>`;
+}
+
 /** `rows`: the study's runs, whose time series draw the over-time charts (none without them). */
 export function htmlReport(summaries: SummaryRow[], study: StudyInfo, lang: Lang = 'en', rows: RunRow[] = []): string {
   const t = labelsFor(lang);
@@ -76,8 +100,11 @@ export function htmlReport(summaries: SummaryRow[], study: StudyInfo, lang: Lang
   const title = t.heading(study.name, study.rounds, localDateTime(study.startedAt));
   const short = summaries.reduce((a, s) => a + s.shortRounds, 0);
   const shortWarning = short > 0 ? t.shortRuns(short, summaries.reduce((a, s) => a + s.okRounds, 0)) : null;
-  const sections = groups.map(
-    (g) => `<section class="group">
+  const slo = study.capacity?.slo;
+  const sections = groups.map((g) =>
+    slo !== undefined
+      ? capacitySection(g, study, t, lang, scaleMax, slo)
+      : `<section class="group">
 <h2>${escapeXml(g.title)}</h2>
 <p class="group">${escapeXml(groupLine(g.summaries, t, lang === 'zh' ? '：' : ': '))}</p>
 <h3>${escapeXml(t.throughputChart)}</h3>

@@ -4,7 +4,7 @@
  * search's). Pure functions over rows; no sockets, no files (the caller
  * writes what these return).
  */
-export type { GroupInfo, HistogramData, Lang, LatencyUs, RunRow, RunStatus, ScenarioInfo, StudyInfo } from './rows.js';
+export type { CapacityRun, GroupInfo, HistogramData, Lang, LatencyUs, RunRow, RunStatus, ScenarioInfo, StudyInfo } from './rows.js';
 export { scenarioLabel, SHORT_RUN_SECONDS, SHORT_RUN_WINDOWS, shortRunReason } from './rows.js';
 export { coefficientOfVariation, DEFAULT_CV_WARN, mean, ratioTo, stats, summarize, unsteadyRows, type RoundCell, type Stats, type SummarizeOptions, type SummaryRow } from './aggregate.js';
 export { detailColumns, detailCsv, SERIES_COLUMNS, seriesCsv, summaryColumns, summaryCsv, summaryNote } from './csv.js';

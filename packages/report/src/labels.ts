@@ -57,6 +57,19 @@ export interface Labels {
   cv: string;
   /** Preamble warning: rows whose rounds disagree by more than the threshold. */
   unsteady: (rows: string, threshold: string) => string;
+  /** A capacity study: the mean column (`slo`: `p99 ≤ 1 ms`), the spread, min and max. */
+  meanCapacity: (slo: string) => string;
+  sdCapacity: string;
+  minCapacity: string;
+  maxCapacity: string;
+  /** `kvstore reaches 4,950 ops/s at p99 ≤ 1 ms, redis (aof_always) 3,100` (one mode's). */
+  reaches: (mode: string, first: string, value: string, slo: string, share: string, others: string[]) => string;
+  capacityChart: string;
+  /** Above one target's chart: its label, mode and the round drawn. */
+  capacityOf: (label: string, mode: string, round: number) => string;
+  capacityNote: string;
+  /** `62.5% of redis`: a figure as a share of the baseline's. */
+  shareOf: (pct: string, baseline: string) => string;
 }
 
 const en: Labels = {
@@ -106,6 +119,15 @@ const en: Labels = {
   cv: 'CV',
   unsteady: (rows, threshold) =>
     `warning: rounds disagree (ops/s coefficient of variation above ${threshold}): ${rows}; run more rounds, or pin the load and the server to separate CPUs (--cpus, a target's cpus:)`,
+  meanCapacity: (slo) => `mean ops/s at ${slo}`,
+  sdCapacity: 'sd ops/s',
+  minCapacity: 'min ops/s',
+  maxCapacity: 'max ops/s',
+  reaches: (mode, first, value, slo, share, others) => `${mode}: ${first} reaches ${value} ops/s at ${slo}${share}${others.map((o) => `, ${o}`).join('')}`,
+  capacityChart: 'Capacity: mean ops/s within the SLO per scenario and mode',
+  capacityOf: (label, mode, round) => `${label} · ${mode}: latency against throughput (round ${round})`,
+  shareOf: (pct, baseline) => `${pct} of ${baseline}`,
+  capacityNote: 'Each round is a search: open-loop steps at rising rates, then a bisection; a round\'s figure is the highest rate that met the SLO (latency from when each request was due). Filled points met it, hollow ones did not.',
 };
 
 const zh: Labels = {
@@ -153,6 +175,15 @@ const zh: Labels = {
   overTimeNote: '每个成功轮次的时间序列（见 series CSV）；每个区间一个点，位于区间中点；底边上的空心点表示该区间没有回复。',
   cv: '变异系数',
   unsteady: (rows, threshold) => `警告：各轮结果差异较大（QPS 变异系数超过 ${threshold}）：${rows}；请增加轮数，或把压测端与服务端绑定到不同的 CPU（--cpus，目标的 cpus:）`,
+  meanCapacity: (slo) => `满足 ${slo} 的均值ops/s`,
+  sdCapacity: '标准差ops/s',
+  minCapacity: '最小ops/s',
+  maxCapacity: '最大ops/s',
+  reaches: (mode, first, value, slo, share, others) => `${mode}：${first} 在 ${slo} 下可达 ${value} ops/s${share}${others.map((o) => `，${o}`).join('')}`,
+  capacityChart: '容量：各场景、各模式满足 SLO 的均值 ops/s',
+  capacityOf: (label, mode, round) => `${label} · ${mode}：延迟与吞吐（第 ${round} 轮）`,
+  shareOf: (pct, baseline) => `为 ${baseline} 的 ${pct}`,
+  capacityNote: '每一轮是一次搜索：开环按速率逐级加压，再二分；一轮的数值是满足 SLO 的最高速率（延迟从请求应发出的时刻算起）。实心点满足，空心点不满足。',
 };
 
 export function labelsFor(lang: Lang = 'en'): Labels {

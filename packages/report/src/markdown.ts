@@ -21,6 +21,12 @@ export interface TableOptions {
   baseline?: string;
   /** Add the merged p50, p99 and p99.9 latency (the HTML table). */
   latency?: boolean;
+  /**
+   * A capacity study's SLO (`p99 ≤ 1 ms`): the rounds are capacities, and
+   * the columns their mean, spread, min and max (no latency, avg us/op or
+   * elapsed: a search has none of its own).
+   */
+  capacity?: string;
 }
 
 /** Two decimals, as the original tool's tables; `-` when there is nothing to show. */
@@ -55,6 +61,7 @@ export function tableCells(summaries: SummaryRow[], options: TableOptions = {}):
   const rounds = Math.max(0, ...summaries.map((s) => s.rounds.length));
   const header = [t.scenario, t.mode];
   for (let i = 1; i <= rounds; i++) header.push(t.round(i));
+  if (options.capacity !== undefined) return capacityCells(summaries, options.capacity, rounds, header, options);
   header.push(t.meanQps, t.sdQps, t.cv, t.meanAvgUs, t.meanElapsed);
   if (options.latency) header.push(...LATENCY_COLUMNS.map(([, name]) => t.latencyHeader(name)));
   if (options.baseline) header.push(t.vsBaseline(options.baseline));
@@ -68,6 +75,44 @@ export function tableCells(summaries: SummaryRow[], options: TableOptions = {}):
     return r;
   });
   return { header, rows };
+}
+
+/** tableCells of a capacity study: rounds, then the capacities' mean, spread, min, max and the ratio. */
+function capacityCells(summaries: SummaryRow[], slo: string, rounds: number, header: string[], options: TableOptions): { header: string[]; rows: string[][] } {
+  const t = labelsFor(options.lang);
+  header.push(t.meanCapacity(slo), t.sdCapacity, t.minCapacity, t.maxCapacity);
+  if (options.baseline) header.push(t.vsBaseline(options.baseline));
+  const whole = (v: number | null) => (v === null ? '-' : String(Math.round(v)));
+  const rows = summaries.map((s) => {
+    const r = [s.label, s.mode];
+    for (let i = 0; i < rounds; i++) r.push(s.rounds[i] ? roundCellText(s.rounds[i], t) : t.notRun);
+    const o = s.opsPerSec;
+    r.push(fixed2(o.mean), o.n > 1 ? fixed2(o.stddev) : '-', whole(o.min), whole(o.max));
+    if (options.baseline) r.push(percent(s.ratioToBaseline));
+    return r;
+  });
+  return { header, rows };
+}
+
+/**
+ * A capacity study's sentence per mode: `set: kvstore reaches 4950 ops/s at
+ * p99 ≤ 1 ms, redis (aof_always) 3100`, each the mean of its ok rounds
+ * (± the spread when there are several), in the table's order.
+ */
+export function capacityLines(summaries: SummaryRow[], slo: string, t: Labels, baseline?: string): string[] {
+  const modes = [...new Set(summaries.map((s) => s.mode))];
+  const figure = (s: SummaryRow) => {
+    const o = s.opsPerSec;
+    if (o.mean === null) return t.failed;
+    return `${Math.round(o.mean)}${o.n > 1 && o.stddev !== null ? ` ± ${Math.round(o.stddev)}` : ''}`;
+  };
+  const share = (s: SummaryRow) =>
+    baseline !== undefined && s.scenario !== baseline && s.ratioToBaseline !== null ? ` (${t.shareOf(percent(s.ratioToBaseline), baseline)})` : '';
+  return modes.map((mode) => {
+    const mine = summaries.filter((s) => s.mode === mode);
+    const [first, ...rest] = mine;
+    return t.reaches(mode, first.label, figure(first), slo, share(first), rest.map((s) => `${s.label} ${figure(s)}${share(s)}`));
+  });
 }
 
 /** One Markdown table (no heading). Number columns are right-aligned. */
@@ -141,8 +186,11 @@ export function markdownReport(summaries: SummaryRow[], study: StudyInfo, lang: 
   out.push(`## ${t.heading(study.name, study.rounds, localDateTime(study.startedAt))}`, '');
   const colon = (l: string) => (zhColon ? l.replace(/^([^:：]+): /, '$1：') : l);
   for (const l of preambleLines(study, t, summaries)) out.push(`- ${colon(l)}`);
+  const slo = study.capacity?.slo;
   for (const g of byGroup(summaries, study)) {
-    out.push('', `### ${g.title}`, '', groupLine(g.summaries, t, zhColon ? '：' : ': '), '', markdownTable(g.summaries, { lang, baseline: study.baseline }));
+    out.push('', `### ${g.title}`, '', groupLine(g.summaries, t, zhColon ? '：' : ': '));
+    if (slo !== undefined) out.push('', ...capacityLines(g.summaries, slo, t, study.baseline).map((l) => `- ${l}`));
+    out.push('', markdownTable(g.summaries, { lang, baseline: study.baseline, capacity: slo }));
     const short = shortRowsLine(g.summaries, t);
     if (short) out.push('', `> ${colon(short)}`);
   }

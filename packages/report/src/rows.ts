@@ -81,6 +81,29 @@ export interface RunRow {
   startedAt: string;
   /** The run's flags (requests, pipeline, set_cmd, seed, …), one CSV column each. */
   flags: Record<string, string | number | boolean>;
+  /**
+   * A capacity study's round (`mode: capacity`): one whole search, whose
+   * capacity is `opsPerSec` (0 when no step met the SLO); its steps are the
+   * HTML's capacity chart. Not written to the CSVs (the flags carry the SLO
+   * and settings).
+   */
+  capacity?: CapacityRun | null;
+}
+
+/** One capacity search of a study round (`respbench capacity`'s report, cut to what the reports show). */
+export interface CapacityRun {
+  /** The SLO as people read it: `p99 ≤ 1 ms`. */
+  slo: string;
+  /** Its latency bounds, for the chart's lines. */
+  bounds: { name: string; maxUs: number }[];
+  /** The highest rate that met the SLO; null when none did. */
+  capacity: number | null;
+  /** How the search ended: converged, ceiling, floor, steps, … */
+  end: string;
+  /** Every step but those run again, in the order run. */
+  steps: { targetRate: number; achievedRate: number; latencyUs: { p50: number; p99: number; p999: number }; met: boolean }[];
+  /** Who held back the lowest rate that failed, in a sentence; null when not known. */
+  limit: string | null;
 }
 
 export interface ScenarioInfo {
@@ -121,6 +144,11 @@ export interface StudyInfo {
   stopped?: string;
   /** Warn when a scenario's rounds' ops/s have a coefficient of variation above this (0.1 = 10%, the default). */
   cvWarn?: number;
+  /**
+   * A capacity study (`mode: capacity`): each round is a search and its
+   * ops/s the highest rate that met this SLO (as people read it: `p99 ≤ 1 ms`).
+   */
+  capacity?: { slo: string };
 }
 
 /**

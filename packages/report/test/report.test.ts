@@ -578,3 +578,54 @@ describe('rounds that disagree (coefficient of variation)', () => {
     expect(unsteadyRows(s, 0.1).map((r) => `${r.scenario} ${r.mode}`)).toEqual(['persist_mypool set']);
   });
 });
+
+describe('a capacity study', () => {
+  const search = (capacity: number) => ({
+    slo: 'p99 ≤ 1 ms',
+    bounds: [{ name: 'p99', maxUs: 1000 }],
+    capacity,
+    end: 'converged',
+    steps: [
+      { targetRate: capacity, achievedRate: capacity, latencyUs: { p50: 100, p99: 800, p999: 1200 }, met: true },
+      { targetRate: capacity * 2, achievedRate: capacity * 1.5, latencyUs: { p50: 900, p99: 5000, p999: 9000 }, met: false },
+    ],
+    limit: null,
+  });
+  const capRow = (scenario: string, round: number, ops: number): RunRow => ({
+    ...row('g', scenario, [], 'set', round, ops),
+    avgUsPerOp: null,
+    elapsedSec: null,
+    latencyUs: null,
+    capacity: search(ops),
+  });
+  const rows = [capRow('kvstore', 1, 4000), capRow('kvstore', 2, 6000), capRow('redis', 1, 2500), capRow('redis', 2, 2500)];
+  const study: StudyInfo = {
+    name: 'cap',
+    startedAt: new Date(2026, 0, 1),
+    rounds: 2,
+    modes: ['set'],
+    groups: [{ title: 'g', scenarios: [{ name: 'kvstore', tags: [] }, { name: 'redis', tags: [] }] }],
+    baseline: 'redis',
+    capacity: { slo: 'p99 ≤ 1 ms' },
+  };
+  const summaries = summarize(rows, study);
+
+  it('reads "X reaches N ops/s at the SLO, Y M" with the rounds, mean, spread and the ratio to the baseline', () => {
+    const md = markdownReport(summaries, study);
+    expect(md).toContain('- set: kvstore reaches 5000 ± 1414 ops/s at p99 ≤ 1 ms (200.0% of redis), redis 2500');
+    expect(md).toContain('| kvstore | set | 4000 | 6000 | 5000.00 | 1414.21 | 4000 | 6000 | 200.0% |');
+    expect(md).not.toContain('mean QPS');
+    const csv = parse(summaryCsv(summaries, 'redis'), { columns: true }) as Record<string, string>[];
+    expect(csv.map((r) => [r.scenario, r.mean_ops_per_sec, r.ratio_to_baseline, r.slo])).toEqual([
+      ['kvstore', '5000', '2', 'p99 ≤ 1 ms'],
+      ['redis', '2500', '1', 'p99 ≤ 1 ms'],
+    ]);
+  });
+
+  it('draws each target\'s last search in the HTML', () => {
+    const html = htmlReport(summaries, study);
+    expect(html.match(/<svg class="chart capacity"/g)).toHaveLength(2);
+    expect(html).toContain('kvstore · set: latency against throughput (round 2)');
+    expect(html).toContain('capacity 6,000/s');
+  });
+});

@@ -116,6 +116,28 @@ export interface Plan {
    * connection read and another client changed. Absent = false.
    */
   clientTracking?: boolean;
+  /**
+   * --ramp-connections start:step:every (a duration run, closed loop): the
+   * measured phase opens `start` connections, then `step` more every
+   * `everyMs`, up to `connections` (ids in order). Absent or null: all at once.
+   */
+  rampConnections?: RampConnections | null;
+}
+
+/** memtier's staircase of connections (--ramp-connections). */
+export interface RampConnections {
+  start: number;
+  step: number;
+  everyMs: number;
+}
+
+/**
+ * When connection `id` of the measured phase opens, ms after the phase's
+ * start: 0 for the first `start`, then `everyMs` per `step`.
+ */
+export function rampOpenAtMs(ramp: RampConnections | null | undefined, id: number): number {
+  if (!ramp || id < ramp.start) return 0;
+  return (Math.floor((id - ramp.start) / ramp.step) + 1) * ramp.everyMs;
 }
 
 /** One command of a weighted mix. */
@@ -249,6 +271,8 @@ export interface RawInterval {
   getHistogram: HistogramData;
   /** A command mix: each command's latencies in the interval, in the mix's order. Absent otherwise. */
   commandHistograms?: HistogramData[];
+  /** Connections open at the interval's end (all of them but under --ramp-connections); absent in older results. */
+  connections?: number;
 }
 
 /**

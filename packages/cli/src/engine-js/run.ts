@@ -10,7 +10,7 @@ import { ConnectInterrupted, Connection, openConnection, Pacer, type Pace } from
 import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
 import { windowRefusal } from './limits.js';
-import { localConnections, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawResult } from './plan.js';
+import { localConnections, rampOpenAtMs, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawResult } from './plan.js';
 import { DEFAULT_INTERVAL_MS, type Phase, type RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
 
@@ -117,6 +117,8 @@ class IntervalClock {
     private readonly counters: Counters,
     private readonly current: OpHistograms,
     private readonly onInterval: ((i: RawInterval) => void) | undefined,
+    /** Connections open now (they only grow under --ramp-connections). */
+    private readonly openNow: () => number,
     /** A command mix: each interval carries each command's latencies. */
     private readonly perCommand = false,
   ) {
@@ -151,6 +153,7 @@ class IntervalClock {
       setHistogram: this.current.set.toData(),
       getHistogram: this.current.get.toData(),
       ...(this.perCommand ? { commandHistograms: this.current.byCommand.map((h) => h.toData()) } : {}),
+      connections: this.openNow(),
     });
     this.phase.merge(this.current);
     this.current.reset();
@@ -159,7 +162,7 @@ class IntervalClock {
     const empty = () => ({ unit: 'ns' as const, significantDigits: 3 as const, buckets: [] });
     while (this.start + (this.index + 1) * this.everyMs <= now) {
       const commandHistograms = this.perCommand ? { commandHistograms: this.current.byCommand.map(empty) } : {};
-      this.emit({ index: this.index, startNs: at(this.index), endNs: at(this.index + 1), requests: 0, sets: 0, gets: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, setHistogram: empty(), getHistogram: empty(), ...commandHistograms });
+      this.emit({ index: this.index, startNs: at(this.index), endNs: at(this.index + 1), requests: 0, sets: 0, gets: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, setHistogram: empty(), getHistogram: empty(), ...commandHistograms, connections: this.openNow() });
       this.index++;
     }
   }
@@ -210,11 +213,17 @@ interface PhaseOutcome {
   unanswered?: number;
 }
 
-/** Opens one socket per connection for a phase, one after another. */
-async function openAll(plan: Plan, signal: AbortSignal | undefined): Promise<net.Socket[] | Failure> {
+/**
+ * Opens one socket per connection for a phase, one after another: those
+ * that start with it (under --ramp-connections the measured phase's first
+ * `start`; the rest open while it runs).
+ */
+async function openAll(plan: Plan, phase: Phase, signal: AbortSignal | undefined): Promise<net.Socket[] | Failure> {
   const sockets: net.Socket[] = [];
+  const local = localConnections(plan);
   try {
-    for (let c = 0; c < localConnections(plan).count; c++) {
+    for (let n = 0; n < local.count; n++) {
+      if (rampOpenAtMs(rampOf(plan, phase), local.first + n) > 0) break;
       sockets.push(await openConnection(plan, signal));
     }
     return sockets;
@@ -236,6 +245,11 @@ function paceFor(plan: Plan, phase: Phase, id: number, start: number): Pace {
   };
 }
 
+/** The connection ramp of a phase: the measured phase's only. */
+function rampOf(plan: Plan, phase: Phase): Plan['rampConnections'] {
+  return phase === 'run' ? plan.rampConnections : null;
+}
+
 /** A time-bound phase's length in ms; 0 when a request count bounds it. */
 function phaseDurationMs(plan: Plan, phase: Phase): number {
   return phase === 'warmup' ? plan.warmupMs : phase === 'run' ? plan.durationMs : 0;
@@ -253,7 +267,7 @@ async function runPhase(
 ): Promise<PhaseOutcome> {
   const plan = prepared.plan;
   const durationMs = phaseDurationMs(plan, phase);
-  const sockets = await openAll(plan, options.signal);
+  const sockets = await openAll(plan, phase, options.signal);
   if (!Array.isArray(sockets)) return { elapsedNs: 0, failure: sockets };
   return new Promise<PhaseOutcome>((resolve) => {
     const connections: Connection[] = [];
@@ -265,8 +279,13 @@ async function runPhase(
     const phaseHistograms = histogram ? histogram.emptyLike() : null;
     const start = performance.now();
     const startedUnixMs = Date.now();
-    const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval, prepared.isMix) : null;
+    const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval, () => connections.length, prepared.isMix) : null;
     let timer: NodeJS.Timeout | null = null;
+    // --ramp-connections: the timers that open the later steps' connections.
+    const rampTimers: NodeJS.Timeout[] = [];
+    // Their connections, until their timer takes them (a stop finishes them unopened).
+    const waiting = new Set<number>();
+    let stopped = false;
     // Requests written whose replies had not come when the phase was stopped.
     let unanswered = 0;
     const onAbort = () => {
@@ -280,6 +299,7 @@ async function runPhase(
       }
       open--;
       if (open === 0) {
+        for (const t of rampTimers) clearTimeout(t);
         // The phase ended when the last share was answered, not when the
         // servers had closed their sides after it (Connection.complete).
         let end = performance.now();
@@ -293,28 +313,74 @@ async function runPhase(
       }
     };
     const stopAll = (f: Failure) => {
+      stopped = true;
+      for (const t of rampTimers) clearTimeout(t);
+      const unopened = [...waiting];
+      waiting.clear();
+      for (const id of unopened) finish(id, null);
       for (const c of connections) c.stop(f);
     };
     const pace = (id: number) => paceFor(plan, phase, id, start);
     const pacer = pace(0).intervalMs > 0 ? new Pacer(plan.connections) : null;
-    for (let n = 0; n < local.count; n++) {
-      const id = local.first + n;
-      const source = phase === 'preload' ? prepared.preloadSource(id) : prepared.runSource(id, durationMs > 0);
-      connections.push(
-        new Connection({
-          id,
-          socket: sockets[n],
-          source,
-          prepared,
-          counters,
-          histogram,
-          serviceHistogram,
-          lagHistogram: lag?.schedule ?? null,
-          pace: pace(id),
-          pacer,
-          finish,
-          signal: options.signal,
-        }),
+    const connectionFor = (id: number, socket: net.Socket) =>
+      new Connection({
+        id,
+        socket,
+        source: phase === 'preload' ? prepared.preloadSource(id) : prepared.runSource(id, durationMs > 0),
+        prepared,
+        counters,
+        histogram,
+        serviceHistogram,
+        lagHistogram: lag?.schedule ?? null,
+        pace: pace(id),
+        pacer,
+        finish,
+        signal: options.signal,
+      });
+    for (let n = 0; n < sockets.length; n++) connections.push(connectionFor(local.first + n, sockets[n]));
+    // --ramp-connections: each later step opens its connections (through
+    // openConnection, as the first ones) when due and starts them; a step
+    // due at or after the phase's end, or after a stop, opens none.
+    const ramp = rampOf(plan, phase);
+    const deadline = start + durationMs;
+    for (let n = sockets.length; n < local.count; ) {
+      const at = rampOpenAtMs(ramp, local.first + n);
+      let last = n;
+      while (last < local.count && rampOpenAtMs(ramp, local.first + last) === at) last++;
+      const ids = Array.from({ length: last - n }, (_, k) => local.first + n + k);
+      n = last;
+      if (at >= durationMs) {
+        // Never opened: the phase does not wait for them.
+        open -= ids.length;
+        continue;
+      }
+      for (const id of ids) waiting.add(id);
+      rampTimers.push(
+        setTimeout(async () => {
+          for (const id of ids) waiting.delete(id);
+          for (const id of ids) {
+            if (stopped || performance.now() >= deadline) {
+              finish(id, null);
+              continue;
+            }
+            let socket: net.Socket;
+            try {
+              socket = await openConnection(plan, options.signal);
+            } catch (err) {
+              const f: Failure = err instanceof ConnectInterrupted ? { kind: 'interrupted', message: err.message } : { kind: 'connect', message: (err as Error).message };
+              finish(id, f);
+              continue;
+            }
+            if (stopped || performance.now() >= deadline) {
+              socket.destroy();
+              finish(id, null);
+              continue;
+            }
+            const c = connectionFor(id, socket);
+            connections.push(c);
+            c.start();
+          }
+        }, Math.max(0, start + at - performance.now())),
       );
     }
     const timeoutMs = plan.timeoutMs;

@@ -17,7 +17,7 @@ import { addRunOptions } from '../run-options.js';
 import { buildPlan, MODES, parseChoice, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
 import { checkOutputDir, outputPaths, type OutputPaths } from './outputs.js';
 import { StudyProgress } from './progress.js';
-import { countRuns, StudyRunner, type StudySetup } from './runner.js';
+import { countRuns, sloForPeople, StudyRunner, type StudySetup } from './runner.js';
 import { DEFAULT_MODES, loadStudyFile, parseRounds, type RawFlags, type RunFlag, type ScenarioSpec, type StudySpec } from './spec.js';
 
 interface StudyOptions {
@@ -197,8 +197,16 @@ function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<Study
     const values = new Set(scenarios.map((s) => String((rawOf(s) as unknown as Record<string, unknown>)[key])));
     return values.size === 1 ? [...values][0] : 'varies';
   };
+  const c = spec.capacity;
   const parameters = [
-    `requests=${shared('requests')}`,
+    ...(c
+      ? [
+          `slo=${c.sloText}`,
+          `step-duration=${c.stepDurationMs / 1000}s`,
+          `precision=${Number((c.precision * 100).toPrecision(4))}%`,
+          `start-rate=${c.startRate ?? 'probe'}`,
+        ]
+      : [`requests=${shared('requests')}`]),
     `pipeline=${shared('pipeline')}`,
     `keyspace=${shared('keyspace')}`,
     `value-size=${shared('valueSize')}`,
@@ -225,7 +233,27 @@ function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<Study
       series: path.relative(path.dirname(paths.markdown), paths.series),
     },
     only: only.length > 0 ? scenarios.map((s) => s.name) : undefined,
+    ...(c ? { capacity: { slo: sloForPeople(c.slo) } } : {}),
   };
+}
+
+/** A capacity study sets each step's rate and length: --rate, --duration and --requests have no place in it. */
+function checkCapacityFlags(spec: StudySpec, scenarios: ScenarioSpec[], line: CommandLine): void {
+  for (const [key, flag] of [
+    ['rate', 'rate'],
+    ['duration', 'duration'],
+    ['requests', 'requests'],
+  ] as const) {
+    const why = `a capacity study sets each step's rate and length itself: use start-rate and step-duration instead of ${flag}`;
+    if (key in line.cli) throw new UsageError(`--${flag}: ${why}`);
+    for (const s of scenarios) {
+      const at = s.flagPaths[key] ?? spec.defaultPaths[key];
+      if (at) {
+        const l = spec.lineOf(at);
+        throw new UsageError(`${spec.file}${l ? `:${l}` : ''}: ${why}`);
+      }
+    }
+  }
 }
 
 /**
@@ -265,6 +293,7 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: CliI
     rawOf: (s: ScenarioSpec) => ({ ...line.builtin, ...spec.defaults, ...s.flags, ...line.cli }) as unknown as Omit<RawRunOptions, 'host' | 'port' | 'mode'>,
     modesOf: (s: ScenarioSpec) => line.modes ?? s.modes,
   };
+  if (spec.capacity) checkCapacityFlags(spec, scenarios, line);
   const engineOf = checkScenarios(spec, scenarios, setup, line, runFlags, io);
 
   // A read-only or missing --out is found now, not after the first hour of runs.
@@ -277,7 +306,7 @@ async function runStudy(file: string, opts: StudyOptions, cmd: Command, io: CliI
   }
   const runsPlanned = countRuns({ scenarios, rounds, modesOf: setup.modesOf });
   const progress = new StudyProgress(io, runsPlanned, !opts.quiet && io.stderrIsTty, !opts.quiet);
-  const runner = new StudyRunner({ scenarios, rounds, ...setup, engineOf, info, paths, lang: line.lang, failFast: opts.failFast }, io, progress);
+  const runner = new StudyRunner({ scenarios, rounds, ...setup, engineOf, info, paths, lang: line.lang, failFast: opts.failFast, capacity: spec.capacity }, io, progress);
   progress.note(`respbench study ${spec.name}: ${scenarios.length} scenario${scenarios.length === 1 ? '' : 's'}, ${runsPlanned} runs, writing ${path.join(opts.out, `${spec.name}_*_${fileTimestamp(startedAt)}.*`)}`);
 
   const outcome = await runInterruptible(runner, progress, io);

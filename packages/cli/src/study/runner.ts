@@ -14,10 +14,13 @@ import { EXIT } from '../exit.js';
 import { SIGNAL_EXIT, type StopSignal } from '../interrupt.js';
 import { missingCountsAsVerifyFailure, redactPlan, runPlan } from '../run.js';
 import { printable } from '../printable.js';
-import { buildPlan, type RawRunOptions } from '../validate.js';
+import { buildPlan, parseDurationMs, type RawRunOptions } from '../validate.js';
+import { DEFAULT_WARMUP_MS, PROBE_MS } from '../capacity/command.js';
+import { runCapacity, type CapacityReport } from '../capacity/driver.js';
+import { formatUs, type Slo } from '../capacity/slo.js';
 import { StudyOutputs, targetLogPath, type OutputPaths, type WriteOutcome } from './outputs.js';
 import { StudyProgress, type RunPosition } from './progress.js';
-import { describeTarget, transportFlags, type ScenarioSpec, type TargetSpec } from './spec.js';
+import { describeTarget, transportFlags, type CapacitySpec, type ScenarioSpec, type TargetSpec } from './spec.js';
 import { removeStaleDataDirs, startTarget, TargetError, type StartedTarget } from './targets.js';
 
 export type StopReason = StopSignal | 'fail-fast';
@@ -35,6 +38,15 @@ export interface StudySetup {
   paths: OutputPaths;
   lang: 'en' | 'zh';
   failFast: boolean;
+  /** `mode: capacity`: each round is a capacity search (capacity/driver.ts) instead of a run. */
+  capacity?: CapacitySpec;
+}
+
+/** An SLO as the reports say it: `p99 ≤ 1 ms, p99.9 ≤ 5 ms` (and `errors ≤ 0.1%` when given). */
+export function sloForPeople(slo: Slo): string {
+  const parts = slo.latency.map((c) => `${c.name} ≤ ${formatUs(c.maxUs)}`);
+  if (slo.errorsGiven) parts.push(`errors ≤ ${Number((slo.maxErrorShare * 100).toPrecision(4))}%`);
+  return parts.join(', ');
 }
 
 /** Every scenario's modes times the rounds. */
@@ -77,6 +89,21 @@ export function planFlags(plan: Plan): Record<string, string | number | boolean>
     else out[snake(k)] = JSON.stringify(v);
   }
   return out;
+}
+
+/** A capacity round's settings and outcome for the detail CSV, beside the plan's flags. */
+function capacityFlags(report: CapacityReport, spec: CapacitySpec): Record<string, string | number | boolean> {
+  return {
+    slo: spec.sloText,
+    start_rate: report.startRate ?? '',
+    step_duration_ms: spec.stepDurationMs,
+    precision: spec.precision,
+    capacity_steps: report.steps.length,
+    capacity_end: report.end,
+    bracket_met: report.bracket.met ?? '',
+    bracket_failed: report.bracket.failed ?? '',
+    capacity_limit: report.limit?.by ?? '',
+  };
 }
 
 function statusOf(r: RunResult, serverGone: string | null): { status: RunStatus; error: string } {
@@ -207,7 +234,13 @@ export class StudyRunner {
           round,
           rounds,
         };
-        const { plan } = buildPlan({ ...targetCredentials(this.setup.rawOf(s), s.target), host: target.host, port: String(target.port), ...transportFlags(target), mode } as RawRunOptions);
+        const raw = { ...targetCredentials(this.setup.rawOf(s), s.target), host: target.host, port: String(target.port), ...transportFlags(target), mode } as RawRunOptions;
+        if (this.setup.capacity) {
+          const go = await this.runSearch(s, target, pos, raw, this.setup.capacity);
+          if (!go) return;
+          continue;
+        }
+        const { plan } = buildPlan(raw);
         this.progress.runStarted();
         const startedAt = new Date().toISOString();
         const result = await runPlan(engine, plan, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) });
@@ -244,6 +277,63 @@ export class StudyRunner {
         }
       }
     }
+  }
+
+  /**
+   * One round of a capacity study: a whole search (as `respbench capacity`)
+   * recorded as a row whose ops/s is the capacity found (0 when no step met
+   * the SLO). An interrupted search is not a round. False: stop the scenario.
+   */
+  private async runSearch(s: ScenarioSpec, target: StartedTarget, pos: RunPosition, raw: RawRunOptions, spec: CapacitySpec): Promise<boolean> {
+    const engine = this.setup.engineOf(s);
+    const warmupMs = raw.warmup === undefined ? DEFAULT_WARMUP_MS : parseDurationMs('--warmup', raw.warmup, true);
+    const built = buildPlan({ ...raw, warmup: undefined, duration: undefined, rate: undefined });
+    const plan = { ...built.plan, threads: engine.name === 'js' ? 1 : Math.min(built.plan.threads, built.plan.connections) };
+    const settings = {
+      slo: spec.slo,
+      startRate: spec.startRate,
+      stepDurationMs: spec.stepDurationMs,
+      warmupMs,
+      precision: spec.precision,
+      probeMs: Math.min(spec.stepDurationMs, PROBE_MS),
+      retry: true,
+    };
+    this.progress.runStarted();
+    const startedAt = new Date().toISOString();
+    const report = await runCapacity(engine, plan, settings, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) });
+    if (this.stopReason && this.stopReason !== 'fail-fast') return false;
+    const failed = report.end === 'failed' || report.end === 'interrupted';
+    const gone = target.exitReason();
+    const error = failed ? `${report.failure ?? report.end}${gone ? ` (the server ${gone})` : ''}` : '';
+    const status: RunStatus = failed ? 'failed' : 'ok';
+    const steps = report.steps.filter((x) => !x.retried);
+    const sum = (f: (x: (typeof steps)[number]) => number) => report.steps.reduce((a, x) => a + f(x), 0);
+    const row: RunRow = {
+      ...this.baseRow(s, target.description, raw.mode as Mode, pos.round, status, error),
+      opsPerSec: failed ? null : (report.capacity ?? 0),
+      answered: sum((x) => x.requests),
+      ok: sum((x) => x.requests - x.errors),
+      errors: sum((x) => x.errors),
+      engine: engine.name,
+      startedAt,
+      flags: { ...planFlags(report.plan), ...capacityFlags(report, spec) },
+      capacity: {
+        slo: sloForPeople(spec.slo),
+        bounds: spec.slo.latency.map((c) => ({ name: c.name, maxUs: c.maxUs })),
+        capacity: report.capacity,
+        end: report.end,
+        steps: steps.map((x) => ({ targetRate: x.targetRate, achievedRate: x.achievedRate, latencyUs: { p50: x.latencyUs.p50, p99: x.latencyUs.p99, p999: x.latencyUs.p999 }, met: x.met })),
+        limit: report.limit ? `limit at ${report.limit.atRate}/s: ${report.limit.by === 'client' ? 'the client (respbench), not the server' : 'the server'}; ${report.limit.reason}` : null,
+      },
+    };
+    this.record(row);
+    const figures = failed ? 'search failed' : `${report.capacity ?? 0} ops/s at ${sloForPeople(spec.slo)} · ${report.steps.length} steps`;
+    this.progress.runFinished(pos, figures, failed ? `failed: ${error}` : null);
+    if (failed && this.setup.failFast) {
+      this.stopReason = 'fail-fast';
+      return false;
+    }
+    return true;
   }
 
   /**

@@ -11,7 +11,8 @@ import type { Mode } from '../engine-js/plan.js';
 import { LIMITS } from '../engine-js/limits.js';
 import type { RawMixCommand } from '../run-options.js';
 import { checkCpus, formatCpuList } from '../cpus.js';
-import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, parseUri, UsageError } from '../validate.js';
+import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePositive, parseUri, UsageError } from '../validate.js';
+import { parseSlo, type Slo } from '../capacity/slo.js';
 
 /** One run flag as the study file may give it: the commander option it stands for. */
 export interface RunFlag {
@@ -129,9 +130,30 @@ export interface StudySpec {
   /** Where each of `defaults` was set. */
   defaultPaths: Record<string, (string | number)[]>;
   groups: GroupSpec[];
+  /** `mode: capacity`: each round of a scenario and mode is a capacity search within `slo`. */
+  capacity?: CapacitySpec;
   /** The line of a value in the file, when the parser knows it. */
   lineOf(at: (string | number)[]): number | undefined;
 }
+
+/**
+ * A capacity study (`mode: capacity` with `slo:`; `start-rate`,
+ * `step-duration` and `precision` as `respbench capacity` takes them, the
+ * per-step warmup from the run flag `warmup`).
+ */
+export interface CapacitySpec {
+  /** As written: `p99<=1ms`. */
+  sloText: string;
+  slo: Slo;
+  /** null: a share of a short closed-loop probe, as `respbench capacity`. */
+  startRate: number | null;
+  stepDurationMs: number;
+  /** 0 < precision < 1. */
+  precision: number;
+}
+
+/** `respbench capacity`'s defaults, which a capacity study shares. */
+export const CAPACITY_DEFAULTS = { stepDurationMs: 10_000, precision: 0.05 } as const;
 
 /** The modes of a study that names none. */
 export const DEFAULT_MODES: readonly Mode[] = ['set', 'get'];
@@ -292,7 +314,9 @@ function locate(doc: Document, lines: LineCounter, at: Path): number | undefined
   return undefined;
 }
 
-const TOP_KEYS = ['name', 'description', 'rounds', 'modes', 'baseline', 'cvWarn', 'defaults', 'groups', 'scenarios'];
+/** A capacity study's settings at the top level (as `respbench capacity`'s flags, either spelling). */
+const CAPACITY_KEYS = ['slo', 'start-rate', 'startRate', 'step-duration', 'stepDuration', 'precision'];
+const TOP_KEYS = ['name', 'description', 'rounds', 'mode', 'modes', 'baseline', 'cvWarn', 'defaults', 'groups', 'scenarios', ...CAPACITY_KEYS];
 const GROUP_KEYS = ['title', 'description', 'modes', 'target', 'scenarios'];
 const SCENARIO_KEYS = ['name', 'description', 'tags', 'target', 'modes'];
 
@@ -501,6 +525,45 @@ class SpecReader {
     return pct / 100;
   }
 
+  /** `mode: capacity` and its settings; undefined for a study of runs (where the settings are refused). */
+  readCapacity(data: Record<string, unknown>): CapacitySpec | undefined {
+    const given = CAPACITY_KEYS.filter((k) => data[k] !== undefined);
+    if (data.mode === undefined) {
+      if (given.length > 0) throw this.errors.at([given[0]], `${given[0]} belongs to a capacity study: add mode: capacity (or remove ${given[0]})`);
+      return undefined;
+    }
+    if (data.mode !== 'capacity') {
+      throw this.errors.at(['mode'], `mode must be capacity (a study of capacity searches; got ${JSON.stringify(data.mode)}): the workload modes go in modes: [set, get]`);
+    }
+    if (data.slo === undefined) throw this.errors.at(['mode'], "mode: capacity needs slo:, e.g. slo: 'p99<=1ms'");
+    const one = (a: string, b: string) => {
+      if (data[a] !== undefined && data[b] !== undefined) throw this.errors.at([b], `give ${a} or ${b}, not both`);
+      return data[a] !== undefined ? { value: data[a], at: [a] } : data[b] !== undefined ? { value: data[b], at: [b] } : null;
+    };
+    const placed = <T>(at: Path, read: () => T): T => {
+      try {
+        return read();
+      } catch (err) {
+        throw this.errors.at(at, (err as Error).message);
+      }
+    };
+    const sloText = this.readString(data.slo, ['slo'], 'slo');
+    const start = one('start-rate', 'startRate');
+    const step = one('step-duration', 'stepDuration');
+    let precision: number = CAPACITY_DEFAULTS.precision;
+    if (data.precision !== undefined) {
+      const text = String(data.precision).trim().replace(/%$/, '');
+      precision = placed(['precision'], () => parsePositive('precision (in %)', text, 99)) / 100;
+    }
+    return {
+      sloText,
+      slo: placed(['slo'], () => parseSlo(sloText, 'slo')),
+      startRate: start ? placed(start.at, () => parsePositive(String(start.at[0]), start.value, 100_000_000)) : null,
+      stepDurationMs: step ? placed(step.at, () => parseDurationMs(String(step.at[0]), step.value, false)) : CAPACITY_DEFAULTS.stepDurationMs,
+      precision,
+    };
+  }
+
   readBaseline(value: unknown): string | undefined {
     if (value === undefined) return undefined;
     const baseline = this.readString(value, ['baseline'], 'baseline');
@@ -534,7 +597,9 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
       throw errors.at(at, `scenario "${s.name}": commands (a mix) replace the mode, so its modes must be [mixed] (got ${s.modes.join(', ')})`);
     }
   }
+  const capacity = reader.readCapacity(data);
   return {
+    ...(capacity ? { capacity } : {}),
     file,
     name,
     description: typeof data.description === 'string' ? data.description : undefined,

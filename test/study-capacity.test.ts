@@ -1,0 +1,111 @@
+/**
+ * A capacity study (issue 15): `mode: capacity` with an `slo:` makes each
+ * round of a scenario a capacity search. Two demo servers of known capacity
+ * (`serve --service-time`: 1/d ops/s) are the targets: the table, the
+ * sentence and the chart per target come out in CSV, Markdown and HTML.
+ * A loose check (ordering, within 40%): a busy 2-core machine pauses these
+ * processes for tens of milliseconds. Steps are 1 s (about 14 s in all): in
+ * 500 ms steps one such pause cost a step 5% of its rate, which fails it, and
+ * a search found 350/s for a 1000/s server.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI, REPO, runCli } from './helpers/servers.js';
+
+const { parse } = createRequire(path.join(REPO, 'packages', 'report', 'package.json'))('csv-parse/sync') as {
+  parse: (text: string, options: { columns: true }) => Record<string, string>[];
+};
+
+const work = mkdtempSync(path.join(tmpdir(), 'respbench-study-capacity-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function serve(serviceTime: string): string {
+  return JSON.stringify([process.execPath, CLI, 'serve', '--port', '{port}', '--service-time', serviceTime]);
+}
+
+describe('a study with mode: capacity over two servers of known capacity', () => {
+  it('writes the capacities (rounds, mean, ratio) to the CSVs and Markdown, and a chart per target to the HTML', async () => {
+    const dir = path.join(work, 'a');
+    mkdirSync(dir);
+    const file = path.join(dir, 'cap.yaml');
+    writeFileSync(
+      file,
+      [
+        'name: cap',
+        'mode: capacity',
+        // Loose: queueing within the 8 requests in flight stays under it (8 × 4 ms), so the rate kept decides,
+        // and a pause of a busy machine (tens of ms) does not fail a step.
+        "slo: 'p99<=100ms'",
+        'start-rate: 200',
+        'step-duration: 1s',
+        'precision: 25%',
+        'rounds: 1',
+        'modes: [set]',
+        'baseline: slow',
+        'defaults: { connections: 8, pipeline: 1, warmup: 200ms }',
+        'scenarios:',
+        `  - { name: fast, target: { command: ${serve('1ms')} } }`,
+        `  - { name: slow, target: { command: ${serve('4ms')} } }`,
+        '',
+      ].join('\n'),
+    );
+    const out = path.join(dir, 'out');
+    const run = await runCli(['study', file, '--out', out, '--quiet'], 120_000);
+    expect(run.code, run.stderr).toBe(0);
+    const files = readdirSync(out);
+    const read = (re: RegExp) => readFileSync(path.join(out, files.find((f) => re.test(f))!), 'utf8');
+    const summary = parse(read(/_summary_.*\.csv$/), { columns: true });
+    const detail = parse(read(/_detail_.*\.csv$/), { columns: true });
+    const markdown = read(/^cap_\d{8}_\d{6}\.md$/);
+    const html = read(/\.html$/);
+
+    expect(summary.map((r) => r.scenario)).toEqual(['fast', 'slow']);
+    const [fast, slow] = summary.map((r) => Number(r.mean_ops_per_sec));
+    expect(fast, 'fast: 1 ms per command').toBeGreaterThan(slow);
+    expect(Math.abs(fast - 1000) / 1000, `fast found ${fast}/s`).toBeLessThanOrEqual(0.4);
+    expect(Math.abs(slow - 250) / 250, `slow found ${slow}/s`).toBeLessThanOrEqual(0.4);
+    expect(summary.every((r) => r.slo === 'p99 ≤ 100 ms')).toBe(true);
+    expect(Number(summary[0].ratio_to_baseline)).toBeCloseTo(fast / slow, 3);
+    expect(Number(summary[0].round1_ops_per_sec)).toBe(fast);
+    // One row per search, with its SLO and how it went beside the plan's flags.
+    expect(detail).toHaveLength(2);
+    for (const r of detail) {
+      expect(r.status).toBe('ok');
+      expect(r.slo).toBe('p99<=100ms');
+      expect(Number(r.capacity_steps)).toBeGreaterThan(1);
+      expect(Number(r.ops_per_sec)).toBe(Number(r.bracket_met));
+    }
+
+    expect(markdown).toContain(`- set: fast reaches ${Math.round(fast)} ops/s at p99 ≤ 100 ms (${((fast / slow) * 100).toFixed(1)}% of slow), slow ${Math.round(slow)}`);
+    expect(markdown).toMatch(/\| scenario \| mode \| Round1 \| mean ops\/s at p99 ≤ 100 ms \| sd ops\/s \| min ops\/s \| max ops\/s \| vs slow \|/);
+    expect(markdown).toContain('slo=p99<=100ms');
+
+    expect(html.match(/<svg class="chart capacity"/g)).toHaveLength(2);
+    expect(html).toContain('fast · set: latency against throughput (round 1)');
+    expect(html).toContain('SLO p99 ≤ 100 ms');
+    expect(html).toContain(`capacity ${fast.toLocaleString('en-US')}/s`);
+  });
+
+  it('refuses what a capacity study cannot use, naming the file and line', async () => {
+    const dir = path.join(work, 'b');
+    mkdirSync(dir);
+    const cases: [string, RegExp][] = [
+      ['mode: capacity\nscenarios: [{ name: a, target: { embedded: true } }]\n', /cap\.yaml:1: mode: capacity needs slo:/],
+      ["slo: 'p99<=1ms'\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap\.yaml:1: slo belongs to a capacity study: add mode: capacity/],
+      ["mode: capacity\nslo: 'p99<=1ms'\nstep-duration: soon\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap\.yaml:3: step-duration must be a duration/],
+      ["mode: capacity\nslo: 'p99 under 1ms'\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap\.yaml:2: slo takes conditions like/],
+      ["mode: capacity\nslo: 'p99<=1ms'\ndefaults: { duration: 5s }\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap\.yaml:3: a capacity study sets each step's rate and length itself/],
+    ];
+    for (const [text, message] of cases) {
+      const file = path.join(dir, 'cap.yaml');
+      writeFileSync(file, text);
+      const run = await runCli(['study', file, '--out', path.join(dir, 'out')]);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+});
