@@ -15,7 +15,8 @@
  */
 import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import hdr from 'hdr-histogram-js';
+import { createRequire } from 'node:module';
+import type HdrLib from 'hdr-histogram-js';
 import { HIGHEST_TRACKABLE_NS, type HistogramData } from './engine-js/histogram.js';
 import type { RawInterval } from './engine-js/plan.js';
 import { printable } from './printable.js';
@@ -38,7 +39,14 @@ export function checkHdrLogPrefix(prefix: string, flag = '--hdr-log'): void {
   }
 }
 
-function toHdr(data: HistogramData): ReturnType<typeof hdr.build> {
+/** hdr-histogram-js, loaded at the first log written: a run without --hdr-log does not pay for it at start-up. */
+let loaded: typeof HdrLib | null = null;
+function hdrLib(): typeof HdrLib {
+  return (loaded ??= createRequire(import.meta.url)('hdr-histogram-js') as typeof HdrLib);
+}
+
+function toHdr(data: HistogramData): ReturnType<typeof HdrLib.build> {
+  const hdr = hdrLib();
   const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_TRACKABLE_NS, numberOfSignificantValueDigits: 3, bitBucketSize: 64, autoResize: false, useWebAssembly: false });
   for (const [value, count] of data.buckets) if (count > 0) h.recordValueWithCount(value, count);
   return h;
@@ -53,7 +61,7 @@ function sum(a: HistogramData, b: HistogramData): HistogramData {
 /** One log: the header (version, what the values are, start/base time, legend), then a line per histogram. */
 function logText(command: string, what: string, startedUnixMs: number, lines: { startSec: number; endSec: number; data: HistogramData }[]): string {
   const out: string[] = [];
-  const writer = new hdr.HistogramLogWriter((s: string) => out.push(s));
+  const writer = new (hdrLib().HistogramLogWriter)((s: string) => out.push(s));
   writer.outputLogFormatVersion();
   writer.outputComment(`respbench latency, ${command}: ${what}`);
   writer.outputComment('values: latency in nanoseconds (reply parsed - request written), lowest 1 ns, highest 2^40 ns, 3 significant digits');

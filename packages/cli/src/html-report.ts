@@ -6,12 +6,12 @@
  */
 import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import path from 'node:path';
-import { runHtml, type RunPage } from '@respbench/report';
+import type { RunPage } from '@respbench/report';
 import { toolVersion } from './meta.js';
 import { describeWorkload, formatHuman, targetText } from './output.js';
 import { printable } from './printable.js';
 import { redactPlan, type RunResult } from './run.js';
-import { fsErrorText, writeWhole } from './study/outputs.js';
+import { fsErrorText, writeWhole } from './files.js';
 import { UsageError } from './validate.js';
 
 /** Before the run: a --html file that cannot be written is said now, not after the run. */
@@ -64,7 +64,9 @@ export function runPageOf(r: RunResult, warnings: string[] = []): RunPage {
 }
 
 /** Writes the page whole; a file that cannot be written is said on stderr, and the caller exits 1. */
-export function writeRunHtml(file: string, r: RunResult, warnings: string[], stderr: (text: string) => void): boolean {
+export async function writeRunHtml(file: string, r: RunResult, warnings: string[], stderr: (text: string) => void): Promise<boolean> {
+  // The report package (charts, tables, CSV) is loaded only when a page is written: a plain run does not pay for it at start-up.
+  const { runHtml } = await import('@respbench/report');
   try {
     writeWhole(file, runHtml(runPageOf(r, warnings)));
     return true;

@@ -42,7 +42,7 @@ export function registerMergeCommand(program: Command, io: CliIo, argv: readonly
     .option('--json', 'print the merged result as JSON', false)
     .option('--html <file>', 'also write the merged result as an HTML page (figures per command, throughput and p50/p99 over time)')
     .option('--hdr-log <prefix>', 'write the merged run\'s HdrHistogram interval logs, as a single run\'s --hdr-log does')
-    .action((files: string[], opts: { json: boolean; html?: string; hdrLog?: string }) => {
+    .action(async (files: string[], opts: { json: boolean; html?: string; hdrLog?: string }) => {
       if (opts.html !== undefined) checkHtmlTarget(opts.html);
       if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
       const runs = files.map((f) => readResult(f));
@@ -50,7 +50,7 @@ export function registerMergeCommand(program: Command, io: CliIo, argv: readonly
       for (const w of warnings) io.stderr(`respbench: warning: ${w}\n`);
       io.stdout(`${opts.json ? formatJson(result) : formatHuman(result)}\n`);
       if (opts.hdrLog !== undefined) writeHdrLogs(result, opts.hdrLog);
-      const written = opts.html === undefined || writeRunHtml(opts.html, result, warnings, io.stderr);
+      const written = opts.html === undefined || (await writeRunHtml(opts.html, result, warnings, io.stderr));
       const code = exitCodeFor(result);
       if (code !== EXIT.ok) throw new Exit(code);
       if (!written) throw new Exit(EXIT.failed);

@@ -217,7 +217,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     const hint = closedEarlyHint(result);
     if (hint && opts.json) io.stderr(`respbench: ${hint}\n`);
   }
-  const written = opts.html === undefined || writeRunHtml(opts.html, result, [], io.stderr);
+  const written = opts.html === undefined || (await writeRunHtml(opts.html, result, [], io.stderr));
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);
   if (!written) throw new Exit(EXIT.failed);

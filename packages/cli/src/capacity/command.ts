@@ -4,20 +4,14 @@
  * search (driver.ts) sets the rate and the length of each step.
  */
 import { Command } from 'commander';
-import { engineForCommand } from '../engines.js';
-import { Exit, EXIT } from '../exit.js';
-import { onStopSignals, SIGNAL_EXIT, type StopSignal } from '../interrupt.js';
 import type { CliIo } from '../io.js';
-import { printable } from '../printable.js';
-import { fsErrorText, writeWhole } from '../study/outputs.js';
-import { ProgressLine } from '../progress-line.js';
 import { addRunOptions } from '../run-options.js';
-import { buildPlan, parseDurationMs, parsePositive, UsageError, type RawRunOptions } from '../validate.js';
-import { runCapacity, type CapacityReport } from './driver.js';
-import { answerLine, capacityHeader, capacityPage, formatCapacityJson, limitLine, probeLine, stepRow, tableHeader } from './output.js';
-import { parseSlo } from './slo.js';
+import { parsePositive, type RawRunOptions } from '../validate.js';
 
-interface CapacityFlags extends RawRunOptions {
+// The search and its reports (action.ts) are loaded when a capacity search
+// runs: a plain run does not pay for them at start-up.
+
+export interface CapacityFlags extends RawRunOptions {
   slo?: string;
   startRate?: string;
   stepDuration: string;
@@ -77,87 +71,7 @@ export function registerCapacityCommand(program: Command, io: CliIo): void {
     .option('-q, --quiet', 'no header or steps on stderr with --json', false);
   addRunOptions(cmd);
   cmd.addHelpText('after', CAPACITY_HELP).action(async (opts: CapacityFlags, c: Command) => {
+    const { capacityCommand } = await import('./action.js');
     await capacityCommand(opts, io, (name) => c.getOptionValueSource(name) === 'cli');
   });
-}
-
-export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (option: string) => boolean): Promise<void> {
-  if (opts.slo === undefined) throw new UsageError("capacity needs --slo, e.g. --slo 'p99<=1ms'");
-  for (const [flag, name] of [
-    ['--rate', 'rate'],
-    ['--duration', 'duration'],
-    ['-n/--requests', 'requests'],
-  ] as const) {
-    if (given(name)) throw new UsageError(`capacity sets each step's rate and length itself: use --start-rate and --step-duration instead of ${flag}`);
-  }
-  const slo = parseSlo(opts.slo);
-  const stepDurationMs = parseDurationMs('--step-duration', opts.stepDuration, false);
-  const warmupMs = opts.warmup === undefined ? DEFAULT_WARMUP_MS : parseDurationMs('--warmup', opts.warmup, true);
-  const precision = parsePrecision(opts.precision);
-  const startRate = opts.startRate === undefined ? null : parsePositive('--start-rate', opts.startRate, 100_000_000);
-  const built = buildPlan({ ...opts, warmup: undefined, duration: undefined, rate: undefined }, process.env);
-  const engine = engineForCommand(built.engine, io.stderr);
-  const plan = { ...built.plan, threads: engine.name === 'js' ? 1 : Math.min(built.plan.threads, built.plan.connections) };
-  const settings = { slo, startRate, stepDurationMs, warmupMs, precision, probeMs: Math.min(stepDurationMs, PROBE_MS), retry: opts.retry !== false };
-
-  // The human lines go to stdout; with --json they go to stderr (unless --quiet), the JSON alone to stdout.
-  // A live line for the step under way, on a terminal only, cleared before anything else is printed.
-  const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
-  const write = opts.json ? (opts.quiet ? () => undefined : (t: string) => io.stderr(`${t}\n`)) : (t: string) => io.stdout(`${t}\n`);
-  const say = (t: string) => {
-    progress.clear();
-    write(t);
-  };
-  say(capacityHeader(engine.name, plan, slo, settings));
-  let headed = false;
-  const controller = new AbortController();
-  let stoppedBy: StopSignal | null = null;
-  const stopListening = onStopSignals((signal, n) => {
-    if (n === 1) {
-      stoppedBy = signal;
-      controller.abort();
-    } else io.stderr(`respbench: ${signal}: already stopping, printing the bracket so far\n`);
-  });
-  let report: CapacityReport;
-  try {
-    report = await runCapacity(engine, plan, settings, {
-      signal: controller.signal,
-      onProgress: progress.enabled ? (p) => progress.update(p) : undefined,
-      onProbe: (p, start) => say(probeLine(p, start)),
-      onStep: (s) => {
-        if (!headed) say(tableHeader(slo));
-        headed = true;
-        say(stepRow(s, slo));
-      },
-    });
-  } finally {
-    progress.clear();
-    stopListening();
-  }
-  if (stoppedBy) {
-    report.end = 'interrupted';
-    report.interrupted = { signal: stoppedBy };
-  }
-  report.slo.text = opts.slo;
-  const answer = answerLine(report, slo);
-  const limit = limitLine(report);
-  if (opts.json) {
-    io.stdout(`${formatCapacityJson(report)}\n`);
-    // The answer is what an interrupted search owes whoever stopped it, wherever the JSON goes.
-    if (stoppedBy) io.stderr(`${answer}\n`);
-  } else {
-    say(answer);
-    if (limit) say(printable(limit));
-  }
-  if (report.failure) io.stderr(`respbench: ${printable(report.failure)}\n`);
-  if (opts.html !== undefined) {
-    try {
-      writeWhole(opts.html, capacityPage(report, slo));
-    } catch (err) {
-      io.stderr(`respbench: cannot write --html ${printable(opts.html)}: ${printable(fsErrorText(err))}\n`);
-      throw new Exit(EXIT.failed);
-    }
-  }
-  if (stoppedBy) throw new Exit(SIGNAL_EXIT[stoppedBy]);
-  if (report.end === 'failed') throw new Exit(EXIT.failed);
 }

@@ -13,6 +13,7 @@
  * the file that could not be written is named once on stderr, no temp file
  * is left, and the tables are still printed at the end.
  */
+import { fsErrorText, writeWhole } from '../files.js';
 import {
   appendFileSync,
   closeSync,
@@ -68,28 +69,6 @@ export function targetLogPath(paths: OutputPaths, scenario: string): string {
   return `${paths.markdown.replace(/\.md$/, '')}_${scenario.replace(/[^\w.-]+/g, '_')}.log`;
 }
 
-/** An fs error in words a user reads: `no space left on device (ENOSPC)`. */
-export function fsErrorText(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  switch (e?.code) {
-    case 'ENOSPC':
-      return 'no space left on device (ENOSPC)';
-    case 'EDQUOT':
-      return 'disk quota exceeded (EDQUOT)';
-    case 'EROFS':
-      return 'read-only file system (EROFS): not writable';
-    case 'EACCES':
-    case 'EPERM':
-      return `permission denied (${e.code}): not writable`;
-    case 'ENOTDIR':
-      return 'a part of the path is a file, not a directory (ENOTDIR)';
-    case 'EIO':
-      return 'input/output error (EIO)';
-    default:
-      return e?.code ? `${e.code}: ${String(e.message).replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')}` : String((e as Error)?.message ?? e);
-  }
-}
-
 /** Thrown when --out cannot hold the study's files at all (checked before anything starts). */
 export class OutputDirError extends Error {}
 
@@ -126,22 +105,6 @@ function whyNotCreated(dir: string, err: unknown): unknown {
       return err;
     }
     if (d === path.dirname(d)) return err;
-  }
-}
-
-/** Writes `text` to a temp file beside `file` and renames it over `file`; the temp never outlives a failure. */
-export function writeWhole(file: string, text: string): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    writeFileSync(tmp, text);
-    renameSync(tmp, file);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* never created */
-    }
-    throw err;
   }
 }
 

@@ -13,18 +13,10 @@ import type { RawMixCommand } from '../run-options.js';
 import { checkCpus, formatCpuList } from '../cpus.js';
 import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePositive, parseUri, UsageError } from '../validate.js';
 import { parseSlo, type Slo } from '../capacity/slo.js';
+import { DEFAULT_MODES, type RunFlag } from './flags.js';
 
-/** One run flag as the study file may give it: the commander option it stands for. */
-export interface RunFlag {
-  /** camelCase key, commander's attribute name: `setCmd`, `valueSize`, `preload`. */
-  key: string;
-  /** The flag as typed on the command line: `--set-cmd`. */
-  flag: string;
-  /** False for switches (`--verify-get`, `--no-preload`): the file gives true/false. */
-  takesValue: boolean;
-  /** `--no-preload`: the file gives `preload: false`. */
-  negate: boolean;
-}
+export { DEFAULT_MODES, type RunFlag };
+
 
 /** Raw flag values as commander would hand them over: strings, booleans for switches, and a mix's commands (`commands`). */
 export type RawFlags = Record<string, string | boolean | RawMixCommand[]>;
@@ -156,7 +148,6 @@ export interface CapacitySpec {
 export const CAPACITY_DEFAULTS = { stepDurationMs: 10_000, precision: 0.05 } as const;
 
 /** The modes of a study that names none. */
-export const DEFAULT_MODES: readonly Mode[] = ['set', 'get'];
 const DEFAULT_ROUNDS = 3;
 /**
  * A round is a whole run of every scenario and mode, and the reports show

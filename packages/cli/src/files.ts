@@ -1,0 +1,44 @@
+/**
+ * Writing result files whole, and fs errors in words a user reads: shared by
+ * the study's outputs, --html and the capacity report. Kept apart from the
+ * study's outputs so a run loads neither the study nor the report package.
+ */
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+
+/** An fs error in words a user reads: `no space left on device (ENOSPC)`. */
+export function fsErrorText(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  switch (e?.code) {
+    case 'ENOSPC':
+      return 'no space left on device (ENOSPC)';
+    case 'EDQUOT':
+      return 'disk quota exceeded (EDQUOT)';
+    case 'EROFS':
+      return 'read-only file system (EROFS): not writable';
+    case 'EACCES':
+    case 'EPERM':
+      return `permission denied (${e.code}): not writable`;
+    case 'ENOTDIR':
+      return 'a part of the path is a file, not a directory (ENOTDIR)';
+    case 'EIO':
+      return 'input/output error (EIO)';
+    default:
+      return e?.code ? `${e.code}: ${String(e.message).replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')}` : String((e as Error)?.message ?? e);
+  }
+}
+
+/** Writes `text` to a temp file beside `file` and renames it over `file`; the temp never outlives a failure. */
+export function writeWhole(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, text);
+    renameSync(tmp, file);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* never created */
+    }
+    throw err;
+  }
+}
