@@ -22,10 +22,11 @@ describe.each(engines())('engine %s', (engineName) => {
     expect(result.plan.rampConnections).toEqual({ start: 1, step: 2, everyMs: 400 });
     const series = result.series as { connections: number; requests: number; startSec: number }[];
     const counts = series.map((e) => e.connections);
-    // Every count is a step of the staircase, never down, from the start to -c.
+    // The staircase, never down, from the start to -c. A count is what was open at the interval's end: a step's
+    // connections open one by one (each connects and makes ready), so a boundary may fall inside a step (e.g. 4).
     expect(counts[0]).toBe(1);
     expect(counts[counts.length - 1]).toBe(7);
-    for (const n of counts) expect([1, 3, 5, 7]).toContain(n);
+    for (const n of counts) expect(n >= 1 && n <= 7).toBe(true);
     for (let i = 1; i < counts.length; i++) expect(counts[i]).toBeGreaterThanOrEqual(counts[i - 1]);
     // Not all at once: a busy machine may open a step late, but no sooner than asked.
     expect(new Set(counts).size).toBeGreaterThanOrEqual(3);
