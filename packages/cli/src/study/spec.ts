@@ -355,6 +355,9 @@ class SpecReader {
               : "the target gives the address: target: { address: 'HOST:PORT' } or { uri: 'redis://…' }";
         throw this.errors.at([...at, key], `${key} cannot be set in a study file (${why})`);
       }
+      if (withFlags && key === 'percentiles') {
+        throw this.errors.at([...at, key], 'percentiles is set for the whole study (every row of a table has the same columns): put it at the top level of the file, or give --percentiles');
+      }
       const known = withFlags ? [...allowed, ...this.flagNames] : allowed;
       const near = closest(key, [...known, ...(withFlags ? [...this.flagByName.keys()] : [])]);
       const hint = near ? `did you mean "${near}"? ` : '';
