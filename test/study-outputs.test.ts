@@ -211,6 +211,82 @@ describe('the short-run warning', () => {
   });
 });
 
+describe('chosen percentiles and a mix per command (issue 14)', () => {
+  it("--percentiles picks the summary's, detail's and tables' latency columns; a mix's commands get rows adding up to Totals, in both engines", async () => {
+    const dir = studyDir();
+    const file = path.join(dir, 'mix.yaml');
+    // The file's percentiles: [50, 90] is overridden by --percentiles on the command line.
+    writeFileSync(
+      file,
+      `name: mix
+rounds: 2
+modes: [mixed]
+percentiles: [50, 90]
+defaults:
+  requests: 2000
+  pipeline: 8
+  commands:
+    - { command: 'GET __key__', weight: 3 }
+    - { command: SET, weight: 1 }
+scenarios:
+  - { name: native, engine: native, target: { embedded: true } }
+  - { name: js, engine: js, target: { embedded: true } }
+`,
+    );
+    const out = path.join(dir, 'out');
+    const run = await runCli(['study', file, '--out', out, '-q', '--rounds', '1', '--percentiles', '50,99.99'], 60_000);
+    expect(run.code, run.stderr).toBe(0);
+    const o = readOutputs(out);
+    for (const cols of [Object.keys(o.summary[0]), Object.keys(o.detail[0])]) {
+      expect(cols).toEqual(expect.arrayContaining(['p50_us', 'p9999_us', 'max_us']));
+      expect(cols).not.toContain('p90_us');
+      expect(cols).not.toContain('p999_us');
+    }
+    expect(Object.keys(o.summary[0])).toEqual(expect.arrayContaining(['command', 'requests', 'set_p9999_us', 'get_p9999_us']));
+    expect(o.markdown).toContain('| mean elapsed(s) | p50(us) | p99.99(us) |');
+    expect(o.html).toContain('<th>p50(us)</th><th>p99.99(us)</th>');
+    for (const scenario of ['native', 'js']) {
+      const mine = o.summary.filter((r) => r.scenario === scenario);
+      expect(mine.map((r) => r.command)).toEqual(['Totals', 'GET', 'SET']);
+      const [totals, get, set] = mine;
+      expect(Number(totals.requests)).toBe(2000);
+      expect(Number(get.requests) + Number(set.requests)).toBe(Number(totals.requests));
+      // 3:1 by weight, within a wide margin for 2000 draws.
+      expect(Number(get.requests)).toBeGreaterThan(Number(set.requests) * 2);
+      for (const r of [get, set]) {
+        expect(Number(r.p50_us)).toBeGreaterThan(0);
+        expect(Number(r.p9999_us)).toBeGreaterThanOrEqual(Number(r.p50_us));
+        expect(Number(r.max_us)).toBeLessThanOrEqual(Number(totals.max_us));
+      }
+      // The commands' ops/s add up to the Totals' (each is its requests over the same elapsed time).
+      expect(Number(get.mean_ops_per_sec) + Number(set.mean_ops_per_sec)).toBeCloseTo(Number(totals.mean_ops_per_sec), 1);
+      expect(o.markdown).toContain(`| ${scenario} | mixed | GET | ${get.requests} |`);
+      expect(o.markdown).toContain(`| ${scenario} | mixed | Totals | 2000 |`);
+    }
+    expect(o.markdown).toContain('| scenario | mode | command | requests | mean QPS | p50(us) | p99.99(us) | max(us) |');
+    expect(o.html).toContain('<h3>per command');
+  });
+
+  it("takes the study file's percentiles: without the flag, and names the line of a bad one", async () => {
+    const dir = studyDir();
+    const file = path.join(dir, 'pct.yaml');
+    writeFileSync(file, `name: pct\nrounds: 1\nmodes: [set]\npercentiles: [99.99, 50]\ndefaults: { requests: 500 }\nscenarios:\n  - ${DEMO('one')}\n`);
+    const out = path.join(dir, 'out');
+    const run = await runCli(['study', file, '--out', out, '-q'], 60_000);
+    expect(run.code, run.stderr).toBe(0);
+    const o = readOutputs(out);
+    expect(Object.keys(o.summary[0])).toEqual(expect.arrayContaining(['p50_us', 'p9999_us']));
+    // No mix: no command rows, no command column.
+    expect(o.summary).toHaveLength(1);
+    expect(Object.keys(o.summary[0])).not.toContain('command');
+    expect(o.markdown).toContain('| p50(us) | p99.99(us) |');
+    writeFileSync(file, `name: pct\nrounds: 1\nmodes: [set]\npercentiles: [50, 100.5]\nscenarios:\n  - ${DEMO('one')}\n`);
+    const bad = await runCli(['study', file, '--out', out, '-q'], 30_000);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/pct\.yaml:4: percentiles must be a comma-separated list of numbers above 0 and at most 100/);
+  });
+});
+
 describe('the Markdown', () => {
   it('shows the spread beside the mean, the command pair and verification, and no absolute path', async () => {
     const dir = studyDir();

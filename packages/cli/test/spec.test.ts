@@ -152,3 +152,19 @@ groups:
     expect(one('{ socket: /x, tls: true }')).toBe('bad-transport.yaml:5: unknown key "tls" in a socket target (known: socket, user, pass, dbnum)');
   });
 });
+
+describe('percentiles: (issue 14)', () => {
+  const body = 'scenarios:\n  - { name: a, target: { embedded: true } }\n';
+  it('takes a list or a comma-separated string, sorted; none when absent', () => {
+    expect(load('p1.yaml', `percentiles: [99.99, 50, 99]\n${body}`).percentiles).toEqual([50, 99, 99.99]);
+    expect(load('p2.yaml', `percentiles: '50,99.9'\n${body}`).percentiles).toEqual([50, 99.9]);
+    expect(load('p3.yaml', body).percentiles).toBeUndefined();
+  });
+
+  it('refuses bad ones with file and line, and is study-wide, not a run flag', () => {
+    expect(errorOf('p4.yaml', `name: p\npercentiles: [50, 0]\n${body}`)).toMatch(/^p4\.yaml:2: percentiles must be a comma-separated list of numbers above 0 and at most 100/);
+    expect(errorOf('p5.yaml', `percentiles: [50, 50]\n${body}`)).toMatch(/^p5\.yaml:1: percentiles lists a percentile twice/);
+    expect(errorOf('p6.yaml', `percentiles: { a: 1 }\n${body}`)).toMatch(/^p6\.yaml:1: percentiles must be a list of numbers/);
+    expect(errorOf('p7.yaml', `defaults: { percentiles: [50] }\n${body}`)).toMatch(/^p7\.yaml:1: percentiles is set for the whole study .*: put it at the top level of the file, or give --percentiles$/);
+  });
+});

@@ -93,6 +93,22 @@ export interface SummaryRow {
    */
   setLatencyUs: LatencyUs | null;
   getLatencyUs: LatencyUs | null;
+  /**
+   * With the study's chosen percentiles (SummarizeOptions.percentiles): the
+   * latency at each, keyed `p50`, `p99.99`, from the same merged histograms
+   * as latencyUs, setLatencyUs and getLatencyUs; unset without a choice.
+   */
+  percentilesUs?: Record<string, number> | null;
+  setPercentilesUs?: Record<string, number> | null;
+  getPercentilesUs?: Record<string, number> | null;
+  /** Timed requests answered over the ok rounds (what the per-command rows' requests add up to). */
+  requests?: number;
+  /**
+   * A command mix: a row per command of the mix, in its order, each merged
+   * over the ok rounds as latencyUs (latencyUs is their Totals). Empty
+   * without a mix, or when a round lacks the per-command histograms.
+   */
+  perCommand?: CommandSummary[];
   /** Ok rounds too short to mean much (shortRunReason). */
   shortRounds: number;
   /** The first short round's reason, for the notes. */
@@ -109,6 +125,22 @@ export interface SummaryRow {
   capacity?: { round: number; run: CapacityRun } | null;
 }
 
+/** One command of a mix, over a scenario × mode's ok rounds. */
+export interface CommandSummary {
+  /** As the run names it: `GET`, `SET`, `GET#2` when two share a name. */
+  command: string;
+  /** Its requests over the ok rounds. */
+  requests: number;
+  /** Its ops/s in each planned round (its requests / the round's elapsed), null where the round is not ok. */
+  rounds: (number | null)[];
+  /** Its ops/s over the ok rounds. */
+  opsPerSec: Stats;
+  /** Its latency: the rounds' histograms of this command merged. */
+  latencyUs: LatencyUs | null;
+  /** At the chosen percentiles (SummarizeOptions.percentiles). */
+  percentilesUs?: Record<string, number> | null;
+}
+
 export interface SummarizeOptions {
   /**
    * Percentiles of several runs' histograms merged (they merge by adding the
@@ -117,6 +149,68 @@ export interface SummarizeOptions {
    * it, a scenario with more than one ok round has no summary latency.
    */
   mergeLatency?: (histograms: HistogramData[]) => LatencyUs;
+  /** The study's chosen percentiles (StudyInfo.percentiles); with mergePercentiles, the rows' percentilesUs. */
+  percentiles?: readonly number[];
+  /** The latency at each percentile of several histograms merged, keyed `p50`, `p99.99` (as mergeLatency, for chosen percentiles). */
+  mergePercentiles?: (histograms: HistogramData[], percentiles: readonly number[]) => Record<string, number>;
+}
+
+/** Histograms of every ok measured round, or null when one lacks it (a row from before it was kept). */
+function allHistograms(rows: RunRow[], pick: (r: RunRow) => HistogramData | null | undefined): HistogramData[] | null {
+  const measured = rows.filter((r) => r.latencyUs !== null);
+  const hs = measured.map(pick).filter((h): h is HistogramData => h !== null && h !== undefined);
+  return measured.length > 0 && hs.length === measured.length ? hs : null;
+}
+
+/** The chosen percentiles of rows' histograms merged; the one round's own without a merge; null without a choice or figures. */
+function mergedPercentiles(rows: RunRow[], pick: (r: RunRow) => HistogramData | null | undefined, options: SummarizeOptions, own: boolean): Record<string, number> | null {
+  const ps = options.percentiles;
+  if (!ps || ps.length === 0) return null;
+  const hs = allHistograms(rows, pick);
+  if (hs && options.mergePercentiles && !hs.every((h) => h.buckets.length === 0)) return options.mergePercentiles(hs, ps);
+  const measured = rows.filter((r) => r.latencyUs !== null);
+  return own && measured.length === 1 ? (measured[0].percentilesUs ?? null) : null;
+}
+
+function histogramCount(h: HistogramData): number {
+  return h.buckets.reduce((n, [, c]) => n + c, 0);
+}
+
+/**
+ * A mix's per-command rows: every ok measured round must carry the same
+ * commands' histograms; each command's are merged, its requests added, its
+ * ops/s per round its requests over the round's elapsed time.
+ */
+function commandSummaries(ok: RunRow[], rounds: number, options: SummarizeOptions): CommandSummary[] {
+  const measured = ok.filter((r) => r.latencyUs !== null);
+  if (measured.length === 0 || !options.mergeLatency) return [];
+  const lists = measured.map((r) => r.commandHistograms ?? null);
+  const first = lists[0];
+  if (!first || first.length === 0) return [];
+  const names = first.map((c) => c.command);
+  if (lists.some((l) => !l || l.length !== names.length || l.some((c, k) => c.command !== names[k]))) return [];
+  return names.map((command, k) => {
+    const hs = lists.map((l) => l![k].histogram);
+    const counts = hs.map(histogramCount);
+    const perRound: (number | null)[] = Array.from({ length: rounds }, () => null);
+    const rates: number[] = [];
+    measured.forEach((r, i) => {
+      if (r.elapsedSec === null || r.elapsedSec <= 0) return;
+      const rate = counts[i] / r.elapsedSec;
+      rates.push(rate);
+      if (r.round >= 1 && r.round <= rounds) perRound[r.round - 1] = rate;
+    });
+    const ps = options.percentiles;
+    const empty = counts.every((c) => c === 0);
+    return {
+      command,
+      requests: counts.reduce((a, b) => a + b, 0),
+      rounds: perRound,
+      opsPerSec: stats(rates),
+      latencyUs: empty ? null : options.mergeLatency!(hs),
+      ...(ps && ps.length > 0 ? { percentilesUs: !empty && options.mergePercentiles ? options.mergePercentiles(hs, ps) : null } : {}),
+    };
+  });
 }
 
 function mergedLatency(rows: RunRow[], options: SummarizeOptions): LatencyUs | null {
@@ -215,6 +309,15 @@ export function summarize(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'mod
       latencyUs: mergedLatency(ok, options),
       setLatencyUs: mergedSideLatency(ok, 'setHistogram', options),
       getLatencyUs: mergedSideLatency(ok, 'getHistogram', options),
+      ...(options.percentiles && options.percentiles.length > 0
+        ? {
+            percentilesUs: mergedPercentiles(ok, (r) => r.histogram, options, true),
+            setPercentilesUs: mergedPercentiles(ok, (r) => r.setHistogram, options, false),
+            getPercentilesUs: mergedPercentiles(ok, (r) => r.getHistogram, options, false),
+          }
+        : {}),
+      requests: ok.reduce((a, r) => a + r.answered, 0),
+      perCommand: commandSummaries(ok, lastRound, options),
       shortRounds: short.length,
       shortReason: short[0] ?? null,
       commands: [...new Set(mine.map(commandPair).filter((c): c is string => c !== null))],

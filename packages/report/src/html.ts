@@ -6,16 +6,24 @@
 import type { SummaryRow } from './aggregate.js';
 import { labelsFor, localDateTime, type Labels } from './labels.js';
 import { capacityChart } from './capacity.js';
-import { byGroup, capacityLines, groupLine, preambleLines, shortRowsLine, tableCells } from './markdown.js';
+import { byGroup, capacityLines, commandTableCells, groupLine, preambleLines, shortRowsLine, tableCells } from './markdown.js';
 import type { Lang, RunRow, StudyInfo } from './rows.js';
 import { latencyPoints, lineColor, overTimeChart, seriesEnd, throughputPoints, type ChartLine } from './series.js';
 import { htmlPage, htmlTable } from './page.js';
 import { escapeXml, latencyChart, throughputChart } from './svg.js';
 
-function summaryTable(summaries: SummaryRow[], lang: Lang, baseline?: string, capacity?: string): string {
-  const { header, rows } = tableCells(summaries, { lang, baseline, latency: true, capacity });
+function summaryTable(summaries: SummaryRow[], lang: Lang, baseline?: string, capacity?: string, percentiles?: readonly number[]): string {
+  const { header, rows } = tableCells(summaries, { lang, baseline, latency: true, capacity, percentiles });
   const t = labelsFor(lang);
   return htmlTable(header, rows, (r, c) => (c < 2 ? '' : rows[r][c] === t.failed ? 'num bad' : 'num'));
+}
+
+/** A command mix's small table per command under the group's table; nothing without a mix. */
+function commandTable(summaries: SummaryRow[], lang: Lang, percentiles?: readonly number[]): string {
+  const cells = commandTableCells(summaries, { lang, percentiles });
+  if (!cells) return '';
+  const t = labelsFor(lang);
+  return `<h3>${escapeXml(t.perCommand)}</h3>\n${htmlTable(cells.header, cells.rows, (_, c) => (c < 3 ? '' : 'num'))}`;
 }
 
 function shortNote(summaries: SummaryRow[], t: Labels): string {
@@ -114,7 +122,8 @@ ${throughputChart(g.summaries, study.modes, t, scaleMax)}
 ${latencyChart(g.summaries, t, range)}
 <p class="note">${escapeXml(t.latencyNote)}</p>
 ${overTimeCharts(g.summaries, rows, t)}
-${summaryTable(g.summaries, lang, study.baseline)}
+${summaryTable(g.summaries, lang, study.baseline, undefined, study.percentiles)}
+${commandTable(g.summaries, lang, study.percentiles)}
 ${shortNote(g.summaries, t)}
 </section>`,
   );

@@ -6,10 +6,11 @@
  */
 export type { CapacityRun, GroupInfo, HistogramData, Lang, LatencyUs, RunRow, RunStatus, ScenarioInfo, StudyInfo } from './rows.js';
 export { scenarioLabel, SHORT_RUN_SECONDS, SHORT_RUN_WINDOWS, shortRunReason } from './rows.js';
-export { coefficientOfVariation, DEFAULT_CV_WARN, mean, ratioTo, stats, summarize, unsteadyRows, type RoundCell, type Stats, type SummarizeOptions, type SummaryRow } from './aggregate.js';
+export { coefficientOfVariation, DEFAULT_CV_WARN, mean, ratioTo, stats, summarize, unsteadyRows, type CommandSummary, type RoundCell, type Stats, type SummarizeOptions, type SummaryRow } from './aggregate.js';
 export { detailColumns, detailCsv, SERIES_COLUMNS, seriesCsv, summaryColumns, summaryCsv, summaryNote } from './csv.js';
-export { byGroup, fixed2, groupLine, markdownReport, markdownTable, percent, shortRowsLine, tableCells, type TableOptions } from './markdown.js';
+export { byGroup, commandTableCells, fixed2, groupLine, markdownCommandTable, markdownReport, markdownTable, percent, shortRowsLine, tableCells, type TableOptions } from './markdown.js';
 export { htmlReport } from './html.js';
+export { DEFAULT_CSV_PERCENTILES, DEFAULT_TABLE_PERCENTILES, latencyAt, percentileColumns, percentileKey } from './percentiles.js';
 export { latencyChart, logTicks, throughputChart, usLabel } from './svg.js';
 export { htmlPage, htmlTable, metaList, PAGE_STYLE } from './page.js';
 export { latencyPoints, lineColor, overTimeChart, pointTime, seriesEnd, throughputPoints, type ChartLine, type IntervalLatencyUs, type OverTimeOptions, type SeriesPoint } from './series.js';

@@ -34,6 +34,11 @@ export interface Labels {
   noData: string;
   /** Latency columns of the HTML table (merged over the ok rounds). */
   latencyHeader: (percentile: string) => string;
+  /** A command mix's table per command: its heading and its own columns. */
+  perCommand: string;
+  command: string;
+  requests: string;
+  totals: string;
   commands: string;
   verification: string;
   verifyOff: string;
@@ -100,6 +105,10 @@ const en: Labels = {
   latencyNote: "Per-request latency, reply parsed minus request written (pipelined requests included); percentiles of the rounds' histograms merged.",
   noData: 'no finished round',
   latencyHeader: (p) => `${p}(us)`,
+  perCommand: "per command (the mix's commands merged over the ok rounds; they add up to Totals)",
+  command: 'command',
+  requests: 'requests',
+  totals: 'Totals',
   commands: 'commands',
   verification: 'verification (--verify-get)',
   verifyOff: 'off',
@@ -158,6 +167,10 @@ const zh: Labels = {
   latencyNote: '单请求延迟：解析到回复的时间减去发出请求的时间（含 pipeline）；分位数取自各轮直方图合并。',
   noData: '没有完成的轮次',
   latencyHeader: (p) => `${p}(us)`,
+  perCommand: '按命令（混合命令各自的数据，合并所有成功轮次；合计即 Totals）',
+  command: '命令',
+  requests: '请求数',
+  totals: 'Totals',
   commands: '命令',
   verification: '读校验（--verify-get）',
   verifyOff: '关闭',

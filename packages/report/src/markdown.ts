@@ -13,6 +13,7 @@
  * rounds were too short to mean much are named under the table.
  */
 import { DEFAULT_CV_WARN, unsteadyRows, type SummaryRow } from './aggregate.js';
+import { DEFAULT_TABLE_PERCENTILES, latencyAt, percentileLabel } from './percentiles.js';
 import { labelsFor, localDateTime, type Labels } from './labels.js';
 import type { Lang, StudyInfo } from './rows.js';
 
@@ -21,6 +22,8 @@ export interface TableOptions {
   baseline?: string;
   /** Add the merged p50, p99 and p99.9 latency (the HTML table). */
   latency?: boolean;
+  /** The study's chosen percentiles (StudyInfo.percentiles): the latency columns, in the Markdown table too. */
+  percentiles?: readonly number[];
   /**
    * A capacity study's SLO (`p99 ≤ 1 ms`): the rounds are capacities, and
    * the columns their mean, spread, min and max (no latency, avg us/op or
@@ -49,11 +52,11 @@ export function roundCellText(c: SummaryRow['rounds'][number], t: Labels): strin
   return t.failed;
 }
 
-const LATENCY_COLUMNS = [
-  ['p50', 'p50'],
-  ['p99', 'p99'],
-  ['p999', 'p99.9'],
-] as const;
+/** The table's latency percentiles: the chosen ones, else p50/p99/p99.9 with `latency`, else none. */
+function tablePercentiles(options: TableOptions): readonly number[] {
+  if (options.percentiles && options.percentiles.length > 0) return options.percentiles;
+  return options.latency ? DEFAULT_TABLE_PERCENTILES : [];
+}
 
 /** Header cells and the row cells of one table (shared by Markdown and HTML). */
 export function tableCells(summaries: SummaryRow[], options: TableOptions = {}): { header: string[]; rows: string[][] } {
@@ -63,14 +66,15 @@ export function tableCells(summaries: SummaryRow[], options: TableOptions = {}):
   for (let i = 1; i <= rounds; i++) header.push(t.round(i));
   if (options.capacity !== undefined) return capacityCells(summaries, options.capacity, rounds, header, options);
   header.push(t.meanQps, t.sdQps, t.cv, t.meanAvgUs, t.meanElapsed);
-  if (options.latency) header.push(...LATENCY_COLUMNS.map(([, name]) => t.latencyHeader(name)));
+  const ps = tablePercentiles(options);
+  header.push(...ps.map((p) => t.latencyHeader(percentileLabel(p))));
   if (options.baseline) header.push(t.vsBaseline(options.baseline));
   const rows = summaries.map((s) => {
     const r = [s.label, s.mode];
     for (let i = 0; i < rounds; i++) r.push(s.rounds[i] ? roundCellText(s.rounds[i], t) : t.notRun);
     // One round has no spread to show.
     r.push(fixed2(s.opsPerSec.mean), s.opsPerSec.n > 1 ? fixed2(s.opsPerSec.stddev) : '-', percent(s.cvOpsPerSec), fixed2(s.avgUsPerOp.mean), fixed2(s.elapsedSec.mean));
-    if (options.latency) r.push(...LATENCY_COLUMNS.map(([k]) => (s.latencyUs ? fixed2(s.latencyUs[k]) : '-')));
+    r.push(...ps.map((p) => (s.latencyUs ? fixed2(latencyAt(s.latencyUs, s.percentilesUs, p)) : '-')));
     if (options.baseline) r.push(percent(s.ratioToBaseline));
     return r;
   });
@@ -115,12 +119,51 @@ export function capacityLines(summaries: SummaryRow[], slo: string, t: Labels, b
   });
 }
 
+/**
+ * A command mix's figures per command (the rows' perCommand), shared by
+ * Markdown and HTML: scenario, mode, command, requests over the ok rounds,
+ * mean ops/s, the latency percentiles (chosen, else p50/p99/p99.9) and max.
+ * Null when no row has a mix.
+ */
+export function commandTableCells(summaries: SummaryRow[], options: Pick<TableOptions, 'lang' | 'percentiles'> = {}): { header: string[]; rows: string[][] } | null {
+  const mixed = summaries.filter((s) => (s.perCommand?.length ?? 0) > 0);
+  if (mixed.length === 0) return null;
+  const t = labelsFor(options.lang);
+  const ps = tablePercentiles({ ...options, latency: true });
+  const header = [t.scenario, t.mode, t.command, t.requests, t.meanQps, ...ps.map((p) => t.latencyHeader(percentileLabel(p))), t.latencyHeader('max')];
+  const rows: string[][] = [];
+  for (const s of mixed) {
+    const line = (command: string, requests: number | undefined, mean: number | null, l: SummaryRow['latencyUs'], chosen: Record<string, number> | null | undefined) => [
+      s.label,
+      s.mode,
+      command,
+      requests === undefined ? '-' : String(requests),
+      fixed2(mean),
+      ...ps.map((p) => (l ? fixed2(latencyAt(l, chosen, p)) : '-')),
+      l ? fixed2(l.max) : '-',
+    ];
+    for (const c of s.perCommand!) rows.push(line(c.command, c.requests, c.opsPerSec.mean, c.latencyUs, c.percentilesUs));
+    rows.push(line(t.totals, s.requests, s.opsPerSec.mean, s.latencyUs, s.percentilesUs));
+  }
+  return { header, rows };
+}
+
+function markdownGrid(header: string[], rows: string[][], textColumns: number): string {
+  const align = header.map((_, i) => (i < textColumns ? '---' : '---:'));
+  const line = (cells: string[]) => `| ${cells.map(cell).join(' | ')} |`;
+  return [line(header), `|${align.join('|')}|`, ...rows.map(line)].join('\n');
+}
+
 /** One Markdown table (no heading). Number columns are right-aligned. */
 export function markdownTable(summaries: SummaryRow[], options: TableOptions = {}): string {
   const { header, rows } = tableCells(summaries, options);
-  const align = header.map((_, i) => (i < 2 ? '---' : '---:'));
-  const line = (cells: string[]) => `| ${cells.map(cell).join(' | ')} |`;
-  return [line(header), `|${align.join('|')}|`, ...rows.map(line)].join('\n');
+  return markdownGrid(header, rows, 2);
+}
+
+/** The per-command table of a mix (commandTableCells) in Markdown; null when no row has a mix. */
+export function markdownCommandTable(summaries: SummaryRow[], options: Pick<TableOptions, 'lang' | 'percentiles'> = {}): string | null {
+  const cells = commandTableCells(summaries, options);
+  return cells ? markdownGrid(cells.header, cells.rows, 3) : null;
 }
 
 /** Summaries split by group, in the study's group order (then any group only the rows know). */
@@ -190,7 +233,9 @@ export function markdownReport(summaries: SummaryRow[], study: StudyInfo, lang: 
   for (const g of byGroup(summaries, study)) {
     out.push('', `### ${g.title}`, '', groupLine(g.summaries, t, zhColon ? '：' : ': '));
     if (slo !== undefined) out.push('', ...capacityLines(g.summaries, slo, t, study.baseline).map((l) => `- ${l}`));
-    out.push('', markdownTable(g.summaries, { lang, baseline: study.baseline, capacity: slo }));
+    out.push('', markdownTable(g.summaries, { lang, baseline: study.baseline, capacity: slo, percentiles: study.percentiles }));
+    const perCommand = markdownCommandTable(g.summaries, { lang, percentiles: study.percentiles });
+    if (perCommand) out.push('', `${t.perCommand}${zhColon ? '：' : ':'}`, '', perCommand);
     const short = shortRowsLine(g.summaries, t);
     if (short) out.push('', `> ${colon(short)}`);
   }

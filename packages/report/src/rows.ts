@@ -66,6 +66,18 @@ export interface RunRow {
   setHistogram?: HistogramData | null;
   getHistogram?: HistogramData | null;
   /**
+   * The run's latency at the study's chosen percentiles (StudyInfo.percentiles),
+   * keyed `p50`, `p99.99` (the CLI's percentilesUs): the detail CSV's
+   * percentile columns when the study chose them.
+   */
+  percentilesUs?: Record<string, number> | null;
+  /**
+   * A command mix (`commands:`): each command's histogram, in the mix's order
+   * and named as the run's perCommand rows (`GET`, `SET`, `GET#2`). The
+   * summary's per-command rows merge them over the rounds. Not in the detail CSV.
+   */
+  commandHistograms?: { command: string; histogram: HistogramData }[] | null;
+  /**
    * The run's time series (the CLI's `series`, one entry per interval): the
    * HTML report's over-time charts and the series CSV. Not in the detail CSV.
    */
@@ -149,6 +161,13 @@ export interface StudyInfo {
    * ops/s the highest rate that met this SLO (as people read it: `p99 ≤ 1 ms`).
    */
   capacity?: { slo: string };
+  /**
+   * The latency percentiles of the tables and CSVs (`--percentiles 50,99.99`,
+   * ascending): the summary and detail CSVs' percentile columns and the
+   * Markdown and HTML tables' latency columns. Unset: the columns they always
+   * had (CSVs p50/p90/p99/p99.9, HTML p50/p99/p99.9, Markdown none).
+   */
+  percentiles?: number[];
 }
 
 /**

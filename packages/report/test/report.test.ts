@@ -5,6 +5,7 @@ import {
   capacityHtml,
   detailCsv,
   overTimeChart,
+  percentileColumns,
   runHtml,
   seriesCsv,
   SERIES_COLUMNS,
@@ -627,5 +628,150 @@ describe('a capacity study', () => {
     expect(html.match(/<svg class="chart capacity"/g)).toHaveLength(2);
     expect(html).toContain('kvstore · set: latency against throughput (round 2)');
     expect(html).toContain('capacity 6,000/s');
+  });
+});
+
+/** mergeExact's order statistics at any percentiles, keyed as the CLI's percentilesUs (`p50`, `p99.99`). */
+function mergeExactAt(histograms: HistogramData[], percentiles: readonly number[]): Record<string, number> {
+  const counts = new Map<number, number>();
+  for (const h of histograms) for (const [v, c] of h.buckets) counts.set(v, (counts.get(v) ?? 0) + c);
+  const buckets = [...counts.entries()].sort((a, b) => a[0] - b[0]);
+  const total = buckets.reduce((a, [, c]) => a + c, 0);
+  const out: Record<string, number> = {};
+  for (const p of percentiles) {
+    const target = Math.max(1, Math.floor((p / 100) * total + 0.5));
+    let seen = 0;
+    out[`p${p}`] = 0;
+    for (const [v, c] of buckets) {
+      if ((seen += c) >= target) {
+        out[`p${p}`] = v / 1000;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+describe('chosen percentiles (--percentiles, issue 14)', () => {
+  const info: StudyInfo = { ...study, groups: [{ title: 'g', scenarios: [{ name: 's', tags: [] }] }], modes: ['get'], rounds: 2, percentiles: [50, 99.99] };
+  // 10000 requests a round; round 1 has 2 at 1900 ns: 0.01% of both rounds, the p99.99.
+  const round = (n: number, slow: number) => {
+    const h: HistogramData = { unit: 'ns', buckets: slow > 0 ? [[100, 10_000 - slow], [1900, slow]] : [[100, 10_000]] };
+    return row('g', 's', [], 'get', n, 100_000, { histogram: h, getHistogram: h, setHistogram: { unit: 'ns', buckets: [] }, latencyUs: mergeExact([h]), percentilesUs: mergeExactAt([h], [50, 99.99]) });
+  };
+  const rows = [round(1, 4), round(2, 0)];
+  const options = { mergeLatency: mergeExact, mergePercentiles: mergeExactAt, percentiles: info.percentiles };
+
+  it('are the summary CSV columns, for the Totals and each side, from the merged histograms', () => {
+    const [s] = summarize(rows, info, options);
+    expect(s.percentilesUs).toEqual({ p50: 0.1, 'p99.99': 1.9 });
+    const text = summaryCsv([s], undefined, info.percentiles);
+    const header = text.split('\n')[0].split(',');
+    expect(header).toEqual(expect.arrayContaining(['p50_us', 'p9999_us', 'max_us', 'mean_latency_us', 'set_p50_us', 'set_p9999_us', 'get_p9999_us', 'get_max_us']));
+    expect(header).not.toContain('p90_us');
+    expect(header).not.toContain('p999_us');
+    const [r] = parse(text, { columns: true }) as Record<string, string>[];
+    expect(r.p9999_us).toBe('1.9');
+    expect(r.get_p9999_us).toBe('1.9');
+    // The SET side sent nothing: empty, not zero.
+    expect(r.set_p9999_us).toBe('');
+  });
+
+  it("are the detail CSV's columns, each run's own", () => {
+    const detail = parse(detailCsv(rows, info.percentiles), { columns: true }) as Record<string, string>[];
+    expect(detail.map((d) => d.p9999_us)).toEqual(['1.9', '0.1']);
+    expect(detail[0]).not.toHaveProperty('p90_us');
+  });
+
+  it('are latency columns of the Markdown and HTML tables', () => {
+    const s = summarize(rows, info, options);
+    const md = markdownReport(s, info);
+    expect(md).toContain('| mean elapsed(s) | p50(us) | p99.99(us) |');
+    expect(md).toMatch(/\| 0\.10 \| 1\.90 \|\n/);
+    const html = htmlReport(s, info);
+    expect(html).toContain('p99.99(us)');
+    expect(html).not.toContain('p99.9(us)');
+  });
+
+  it('leave every column as it was when none are chosen', () => {
+    const plain = { ...info, percentiles: undefined };
+    const s = summarize(rows, plain, { mergeLatency: mergeExact });
+    expect(s[0].percentilesUs).toBeUndefined();
+    const header = summaryCsv(s).split('\n')[0];
+    expect(header).toContain('mean_elapsed_s,p50_us,p90_us,p99_us,p999_us,max_us,mean_latency_us,short_rounds,set_p50_us,set_p90_us,set_p99_us,set_p999_us,set_max_us,get_p50_us');
+    expect(header).not.toContain('command');
+    expect(detailCsv(rows).split('\n')[0]).toContain('elapsed_s,p50_us,p90_us,p99_us,p999_us,max_us,mean_latency_us,answered');
+    expect(markdownReport(s, plain)).not.toContain('p50(us)');
+    expect(htmlReport(s, plain)).toContain('p99.9(us)');
+  });
+
+  it('keep their dots in CSV names that would collide', () => {
+    expect(percentileColumns([50, 99.9, 99.99])).toEqual(['p50_us', 'p999_us', 'p9999_us']);
+    expect(percentileColumns([9.95, 99.5])).toEqual(['p9.95_us', 'p99.5_us']);
+  });
+});
+
+describe("a command mix's per-command rows (issue 14)", () => {
+  const info: StudyInfo = { ...study, groups: [{ title: 'g', scenarios: [{ name: 'mix', tags: [] }] }], modes: ['mixed'], rounds: 2 };
+  // Per round: 750 GETs at 100 ns, 250 SETs at 300 ns (round 2: 240 and 10 at 2000 ns).
+  const round = (n: number) => {
+    const get: HistogramData = { unit: 'ns', buckets: [[100, 750]] };
+    const set: HistogramData = { unit: 'ns', buckets: n === 1 ? [[300, 250]] : [[300, 240], [2000, 10]] };
+    const histogram: HistogramData = { unit: 'ns', buckets: [...get.buckets, ...set.buckets] };
+    return row('g', 'mix', [], 'mixed', n, 1000, {
+      answered: 1000,
+      elapsedSec: n === 1 ? 1 : 2,
+      histogram,
+      latencyUs: mergeExact([histogram]),
+      commandHistograms: [
+        { command: 'GET', histogram: get },
+        { command: 'SET', histogram: set },
+      ],
+      flags: { commands: JSON.stringify([{ template: 'GET __key__', weight: 3 }, { template: 'SET', weight: 1 }]) },
+    });
+  };
+  const rows = [round(1), round(2)];
+
+  it('add up to the Totals: requests per command, merged latency per command', () => {
+    const [s] = summarize(rows, info, { mergeLatency: mergeExact });
+    expect(s.perCommand!.map((c) => c.command)).toEqual(['GET', 'SET']);
+    expect(s.perCommand!.map((c) => c.requests)).toEqual([1500, 500]);
+    expect(s.perCommand!.reduce((a, c) => a + c.requests, 0)).toBe(s.requests);
+    // GET: 750 in 1 s, then 750 in 2 s.
+    expect(s.perCommand![0].rounds).toEqual([750, 375]);
+    expect(s.perCommand![1].latencyUs!.max).toBe(2);
+    expect(s.perCommand![1].latencyUs!.p99).toBe(2);
+    expect(s.perCommand![0].latencyUs!.max).toBe(0.1);
+  });
+
+  it('are rows of the summary CSV under their Totals, with command and requests columns', () => {
+    const s = summarize(rows, info, { mergeLatency: mergeExact });
+    const csv = parse(summaryCsv(s), { columns: true }) as Record<string, string>[];
+    expect(csv.map((r) => r.command)).toEqual(['Totals', 'GET', 'SET']);
+    expect(csv.map((r) => Number(r.requests))).toEqual([2000, 1500, 500]);
+    expect(Number(csv[1].requests) + Number(csv[2].requests)).toBe(Number(csv[0].requests));
+    expect(csv[1].round1_ops_per_sec).toBe('750');
+    expect(csv[2].max_us).toBe('2');
+    // A command is one side already: its set_/get_ cells are empty.
+    expect(csv[2].set_max_us).toBe('');
+  });
+
+  it('are a small table under the group in Markdown and HTML', () => {
+    const s = summarize(rows, info, { mergeLatency: mergeExact });
+    const md = markdownReport(s, info);
+    expect(md).toContain('| scenario | mode | command | requests | mean QPS | p50(us) | p99(us) | p99.9(us) | max(us) |');
+    expect(md).toContain('| mix | mixed | GET | 1500 |');
+    expect(md).toContain('| mix | mixed | SET | 500 |');
+    expect(md).toContain('| mix | mixed | Totals | 2000 |');
+    expect(htmlReport(s, info)).toContain('<h3>per command');
+    // Zh headers too.
+    expect(markdownReport(s, info, 'zh')).toContain('| 场景 | 模式 | 命令 | 请求数 |');
+  });
+
+  it('are absent without a mix: the summary keeps its columns', () => {
+    const s = summarize(originalToolRows(), study, { mergeLatency: mergeExact });
+    expect(s.every((r) => r.perCommand!.length === 0)).toBe(true);
+    expect(summaryCsv(s).split('\n')[0]).not.toMatch(/command|requests/);
+    expect(markdownReport(s, study)).not.toContain('per command');
   });
 });

@@ -17,6 +17,7 @@ import { DEFAULT_MODES, type RunFlag } from './flags.js';
 export interface StudyOptions {
   rounds?: string;
   modes?: string;
+  percentiles?: string;
   out: string;
   lang: string;
   failFast: boolean;
@@ -78,6 +79,7 @@ export function registerStudyCommand(program: Command, io: CliIo): void {
     .optionsGroup('Study options:')
     .option('--rounds <n>', 'rounds per scenario and mode (overrides the file)')
     .option('--modes <list>', 'modes to run, e.g. set,get (overrides the file; --mode X is --modes X)')
+    .option('--percentiles <list>', "latency percentiles of the CSVs' and tables' columns, e.g. 50,90,99,99.9,99.99 (overrides the file's percentiles:; default: the CSVs p50,p90,p99,p99.9, the HTML table p50,p99,p99.9, the Markdown table none)")
     .option('-o, --out <dir>', 'directory for the CSV, Markdown and HTML files', 'results')
     .option('--lang <lang>', 'en | zh: headers of the tables (zh: 场景, 模式, 均值QPS, ...)', 'en')
     .option('--only <scenario>', 'run only this scenario (a glob: * and ?; repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])

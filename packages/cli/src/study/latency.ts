@@ -6,10 +6,17 @@
  */
 import type { HistogramData, LatencyUs } from '@respbench/report';
 import { LatencyHistogram, type HistogramData as EngineHistogramData } from '../engine-js/histogram.js';
-import { summaryUs } from '../run.js';
+import { percentilesUsOf, summaryUs } from '../run.js';
 
 export function mergeLatency(histograms: HistogramData[]): LatencyUs {
   const merged = new LatencyHistogram();
   for (const h of histograms) merged.merge(LatencyHistogram.fromData(h as EngineHistogramData));
   return summaryUs(merged.toData());
+}
+
+/** The study's chosen percentiles of several histograms merged, keyed `p50`, `p99.99` (RunResult.percentilesUs's keys). */
+export function mergePercentiles(histograms: HistogramData[], percentiles: readonly number[]): Record<string, number> {
+  const merged = new LatencyHistogram();
+  for (const h of histograms) merged.merge(LatencyHistogram.fromData(h as EngineHistogramData));
+  return percentilesUsOf(merged.toData(), percentiles);
 }

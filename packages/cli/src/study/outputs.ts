@@ -31,7 +31,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { detailCsv, htmlReport, markdownReport, seriesCsv, summarize, summaryCsv, type Lang, type RunRow, type StudyInfo } from '@respbench/report';
-import { mergeLatency } from './latency.js';
+import { mergeLatency, mergePercentiles } from './latency.js';
 
 export interface OutputPaths {
   detail: string;
@@ -156,6 +156,8 @@ export class StudyOutputs {
     private readonly lang: Lang,
     private readonly warn: (message: string) => void,
     private readonly summaryEveryMs = SUMMARY_EVERY_MS,
+    /** The study's chosen percentiles (StudyInfo.percentiles): the detail CSV's columns. */
+    private readonly percentiles?: readonly number[],
   ) {}
 
   /** After a finished run: its row goes on the detail CSV; the summaries follow if they are due. */
@@ -199,7 +201,7 @@ export class StudyOutputs {
     const file = this.paths.detail;
     // One more row whose columns match the file's header: append it.
     if (this.detailHeader !== null && rows.length === this.detailRows + 1) {
-      const text = detailCsv(rows.slice(-1));
+      const text = detailCsv(rows.slice(-1), this.percentiles);
       const cut = text.indexOf('\n') + 1;
       if (cut > 0 && text.slice(0, cut) === this.detailHeader) {
         if (this.attempt(file, failed, () => appendWhole(file, text.slice(cut)))) this.detailRows = rows.length;
@@ -208,7 +210,7 @@ export class StudyOutputs {
       }
     }
     if (rows.length === this.detailRows && this.detailHeader !== null) return;
-    const text = detailCsv(rows);
+    const text = detailCsv(rows, this.percentiles);
     if (this.attempt(file, failed, () => writeWhole(file, text))) {
       this.detailHeader = text.slice(0, text.indexOf('\n') + 1) || null;
       this.detailRows = rows.length;
@@ -233,9 +235,9 @@ export class StudyOutputs {
 
   private writeSummaries(rows: RunRow[], study: StudyInfo, failed: WriteOutcome['failed']): string {
     this.lastSummaryMs = Date.now();
-    const summaries = summarize(rows, study, { mergeLatency });
+    const summaries = summarize(rows, study, { mergeLatency, mergePercentiles, percentiles: study.percentiles });
     const markdown = markdownReport(summaries, study, this.lang);
-    this.attempt(this.paths.summary, failed, () => writeWhole(this.paths.summary, summaryCsv(summaries, study.baseline)));
+    this.attempt(this.paths.summary, failed, () => writeWhole(this.paths.summary, summaryCsv(summaries, study.baseline, study.percentiles)));
     this.attempt(this.paths.markdown, failed, () => writeWhole(this.paths.markdown, markdown));
     this.attempt(this.paths.html, failed, () => writeWhole(this.paths.html, htmlReport(summaries, study, this.lang, rows)));
     return markdown;

@@ -12,7 +12,7 @@ import { Exit, EXIT } from '../exit.js';
 import { onStopSignals } from '../interrupt.js';
 import type { CliIo } from '../io.js';
 import type { Engine, Mode } from '../engine-js/plan.js';
-import { buildPlan, MODES, parseChoice, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
+import { buildPlan, MODES, parseChoice, parsePercentiles, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
 import { studyRunFlags, type StudyOptions } from './command.js';
 import { checkOutputDir, outputPaths, type OutputPaths } from './outputs.js';
 import { StudyProgress } from './progress.js';
@@ -207,6 +207,8 @@ export async function runStudy(file: string, opts: StudyOptions, cmd: Command, i
   const runFlags = studyRunFlags();
   const line = readCommandLine(opts, cmd, runFlags);
   const spec = loadStudyFile(file, runFlags);
+  // Study-wide, as the rounds: every row of a table has the same columns.
+  const percentiles = opts.percentiles !== undefined ? parsePercentiles(opts.percentiles) : spec.percentiles;
   const rounds = line.rounds ?? spec.rounds;
   const scenarios = pickScenarios(
     spec.groups.flatMap((g) => g.scenarios),
@@ -224,7 +226,7 @@ export async function runStudy(file: string, opts: StudyOptions, cmd: Command, i
   checkOutputDir(opts.out);
   const startedAt = new Date();
   const paths = outputPaths(opts.out, spec.name, fileTimestamp(startedAt));
-  const info = studyInfo(spec, scenarios, setup, rounds, startedAt, paths, opts.only);
+  const info = { ...studyInfo(spec, scenarios, setup, rounds, startedAt, paths, opts.only), ...(percentiles ? { percentiles } : {}) };
   if (spec.baseline !== undefined && info.baseline === undefined) {
     io.stderr(`respbench: the baseline "${spec.baseline}" is not among --only's scenarios: the reports have no ratio column\n`);
   }

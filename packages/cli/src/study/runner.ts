@@ -12,7 +12,7 @@ import type { Engine, Mode, Plan } from '../engine-js/plan.js';
 import type { RunResult } from '../run.js';
 import { EXIT } from '../exit.js';
 import { SIGNAL_EXIT, type StopSignal } from '../interrupt.js';
-import { missingCountsAsVerifyFailure, redactPlan, runPlan } from '../run.js';
+import { DEFAULT_PERCENTILES, missingCountsAsVerifyFailure, mixRowNames, redactPlan, runPlan } from '../run.js';
 import { printable } from '../printable.js';
 import { buildPlan, parseDurationMs, type RawRunOptions } from '../validate.js';
 import { DEFAULT_WARMUP_MS, PROBE_MS } from '../capacity/command.js';
@@ -106,6 +106,14 @@ function capacityFlags(report: CapacityReport, spec: CapacitySpec): Record<strin
   };
 }
 
+/** A mix's histogram per command, named as the run's perCommand rows; null without a mix. */
+function commandHistogramsOf(plan: Plan, result: RunResult): RunRow['commandHistograms'] {
+  const names = mixRowNames(plan);
+  const hs = result.commandHistograms;
+  if (!names || !hs || hs.length !== names.length) return null;
+  return names.map((command, k) => ({ command, histogram: hs[k] }));
+}
+
 function statusOf(r: RunResult, serverGone: string | null): { status: RunStatus; error: string } {
   if (r.failure) {
     const gone = serverGone ? ` (the server ${serverGone})` : '';
@@ -135,10 +143,16 @@ export class StudyRunner {
     private readonly progress: StudyProgress,
   ) {
     this.runsPlanned = countRuns(setup);
-    this.outputs = new StudyOutputs(setup.paths, setup.lang, (message) => {
-      this.progress.clear();
-      this.io.stderr(`respbench: ${message}\n`);
-    });
+    this.outputs = new StudyOutputs(
+      setup.paths,
+      setup.lang,
+      (message) => {
+        this.progress.clear();
+        this.io.stderr(`respbench: ${message}\n`);
+      },
+      undefined,
+      setup.info.percentiles,
+    );
   }
 
   /** Asks the study to stop: the current run is aborted, targets are stopped, outputs written. */
@@ -243,7 +257,8 @@ export class StudyRunner {
         const { plan } = buildPlan(raw);
         this.progress.runStarted();
         const startedAt = new Date().toISOString();
-        const result = await runPlan(engine, plan, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) });
+        const percentiles = this.setup.info.percentiles ?? DEFAULT_PERCENTILES;
+        const result = await runPlan(engine, plan, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) }, percentiles);
         // An interrupted run measured a part of its requests: not a round.
         if (this.stopReason && this.stopReason !== 'fail-fast') return;
         const { status, error } = statusOf(result, target.exitReason());
@@ -257,6 +272,8 @@ export class StudyRunner {
           histogram: measured ? result.histogram : null,
           setHistogram: measured ? (result.setHistogram ?? null) : null,
           getHistogram: measured ? (result.getHistogram ?? null) : null,
+          percentilesUs: measured ? result.percentilesUs : null,
+          commandHistograms: measured ? commandHistogramsOf(plan, result) : null,
           series: measured ? result.series : null,
           answered: result.requests,
           ok: result.ok,

@@ -11,7 +11,7 @@ import type { Mode } from '../engine-js/plan.js';
 import { LIMITS } from '../engine-js/limits.js';
 import type { RawMixCommand } from '../run-options.js';
 import { checkCpus, formatCpuList } from '../cpus.js';
-import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePositive, parseUri, UsageError } from '../validate.js';
+import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePercentiles, parsePositive, parseUri, UsageError } from '../validate.js';
 import { parseSlo, type Slo } from '../capacity/slo.js';
 import { DEFAULT_MODES, type RunFlag } from './flags.js';
 
@@ -118,6 +118,12 @@ export interface StudySpec {
   baseline?: string;
   /** `cvWarn: 10%`: warn when a scenario's rounds' ops/s vary more than this (a fraction; default 0.1). */
   cvWarn?: number;
+  /**
+   * `percentiles: [50, 99, 99.99]` (or `'50,99,99.99'`): the latency
+   * percentiles of the study's tables and CSVs, as --percentiles; study-wide,
+   * since every row of a table has the same columns.
+   */
+  percentiles?: number[];
   defaults: RawFlags;
   /** Where each of `defaults` was set. */
   defaultPaths: Record<string, (string | number)[]>;
@@ -307,7 +313,7 @@ function locate(doc: Document, lines: LineCounter, at: Path): number | undefined
 
 /** A capacity study's settings at the top level (as `respbench capacity`'s flags, either spelling). */
 const CAPACITY_KEYS = ['slo', 'start-rate', 'startRate', 'step-duration', 'stepDuration', 'precision'];
-const TOP_KEYS = ['name', 'description', 'rounds', 'mode', 'modes', 'baseline', 'cvWarn', 'defaults', 'groups', 'scenarios', ...CAPACITY_KEYS];
+const TOP_KEYS = ['name', 'description', 'rounds', 'mode', 'modes', 'baseline', 'cvWarn', 'percentiles', 'defaults', 'groups', 'scenarios', ...CAPACITY_KEYS];
 const GROUP_KEYS = ['title', 'description', 'modes', 'target', 'scenarios'];
 const SCENARIO_KEYS = ['name', 'description', 'tags', 'target', 'modes'];
 
@@ -348,6 +354,9 @@ class SpecReader {
               ? "the target gives it: target: { address: 'HOST:PORT', tls: { cacert: FILE } } or { socket: PATH }"
               : "the target gives the address: target: { address: 'HOST:PORT' } or { uri: 'redis://…' }";
         throw this.errors.at([...at, key], `${key} cannot be set in a study file (${why})`);
+      }
+      if (withFlags && key === 'percentiles') {
+        throw this.errors.at([...at, key], 'percentiles is set for the whole study (every row of a table has the same columns): put it at the top level of the file, or give --percentiles');
       }
       const known = withFlags ? [...allowed, ...this.flagNames] : allowed;
       const near = closest(key, [...known, ...(withFlags ? [...this.flagByName.keys()] : [])]);
@@ -516,6 +525,20 @@ class SpecReader {
     return pct / 100;
   }
 
+  /** `percentiles: [50, 99.99]` or `'50,99.99'`: as --percentiles. */
+  readPercentiles(value: unknown): number[] | undefined {
+    if (value === undefined) return undefined;
+    const list = Array.isArray(value) ? value : [value];
+    if (list.length === 0 || !list.every((v) => typeof v === 'number' || typeof v === 'string')) {
+      throw this.errors.at(['percentiles'], `percentiles must be a list of numbers, e.g. [50, 90, 99, 99.9, 99.99] (got ${JSON.stringify(value)})`);
+    }
+    try {
+      return parsePercentiles(list.map(String).join(','));
+    } catch (err) {
+      throw this.errors.at(['percentiles'], (err as Error).message.replace(/^--percentiles/, 'percentiles'));
+    }
+  }
+
   /** `mode: capacity` and its settings; undefined for a study of runs (where the settings are refused). */
   readCapacity(data: Record<string, unknown>): CapacitySpec | undefined {
     const given = CAPACITY_KEYS.filter((k) => data[k] !== undefined);
@@ -598,6 +621,7 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
     modes,
     baseline: reader.readBaseline(data.baseline),
     cvWarn: reader.readCvWarn(data.cvWarn),
+    percentiles: reader.readPercentiles(data.percentiles),
     defaults: defaults.flags,
     defaultPaths: defaults.paths,
     groups,
