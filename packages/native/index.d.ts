@@ -30,6 +30,20 @@ export declare class RunHandle {
   wait(): Promise<NativeResult>
 }
 
+/** `ClusterPlan` from engine-js/plan.ts. */
+export interface NativeCluster {
+  seeds: Array<string>
+  nodes: Array<NativeClusterNode>
+  /** `[first, last, node]` each. */
+  slots: Array<Array<number>>
+}
+
+/** `ClusterNode` from engine-js/plan.ts. */
+export interface NativeClusterNode {
+  host: string
+  port: number
+}
+
 export interface NativeFailure {
   kind: string
   message: string
@@ -56,6 +70,14 @@ export interface NativeInterval {
   lostWrites: number
   setHistogram: NativeHistogram
   getHistogram: NativeHistogram
+}
+
+/** `RawNode` from engine-js/plan.ts. */
+export interface NativeNode {
+  node: string
+  requests: number
+  errors: number
+  histogram: NativeHistogram
 }
 
 /**
@@ -115,6 +137,8 @@ export interface NativePlan {
   reconnect?: NativeReconnect | null
   /** Absent = false: no CLIENT TRACKING in the handshake. */
   clientTracking?: boolean
+  /** null or absent: one server. */
+  cluster?: NativeCluster | null
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */
@@ -176,6 +200,8 @@ export interface NativeResult {
   intervals: Array<NativeInterval>
   /** Wall clock when the timed phase started, ms since the Unix epoch. */
   startedUnixMs: number
+  /** `--cluster`: the timed phase per primary (empty without it). */
+  nodes: Array<NativeNode>
 }
 
 /** `TlsPlan` from engine-js/plan.ts; null or absent strings are unset. */

@@ -55,6 +55,16 @@ pub(crate) struct Tally {
     pub unreported_errors: u64,
     /// Requests written whose replies had not come when the phase stopped.
     pub unanswered: u64,
+    /// `--cluster`, the timed phase: per primary, in `ClusterPlan::nodes` order.
+    pub nodes: Vec<NodeTally>,
+}
+
+/// `--cluster`: what the timed phase counts per primary (`NodeRecord`).
+#[derive(Debug, Default)]
+pub(crate) struct NodeTally {
+    pub requests: u64,
+    pub errors: u64,
+    pub histogram: LatencyHistogram,
 }
 
 /// Whether a connection still has work after an event.
@@ -147,6 +157,8 @@ fn make_ready(stream: &mut Stream, plan: &Plan, timeout: Duration, control: &Run
 
 pub(crate) struct Connection {
     pub id: u32,
+    /// `--cluster`: the primary this connection's socket goes to (its index).
+    pub node: Option<u16>,
     pub stream: Stream,
     source: RequestSource,
     slots: Box<[Slot]>,
@@ -200,6 +212,7 @@ impl Connection {
         let peer = stream.peer_label();
         Connection {
             id,
+            node: None,
             peer,
             stream_base: 0,
             stream,
@@ -326,7 +339,9 @@ impl Connection {
         }
         if self.source.remaining > 0 {
             self.send(w, tally)?;
-        } else if self.inflight == 0 {
+        }
+        // (A `--cluster` source may find nothing more for its node while sending.)
+        if self.source.remaining == 0 && self.inflight == 0 && self.out_start == self.out_end {
             return Ok(self.close_our_side());
         }
         Ok(Status::Busy)
@@ -450,8 +465,14 @@ impl Connection {
                 return Ok(());
             }
             let mut pos = 0;
+            let mut sent = 0;
             for _ in 0..count {
                 let r = self.source.next(w, &mut self.out[pos..]);
+                if r.len == 0 {
+                    // `--cluster`: the rest of the stream is other primaries'.
+                    break;
+                }
+                sent += 1;
                 pos += r.len;
                 let intended = match self.pace.interval {
                     Some(interval) => {
@@ -475,7 +496,10 @@ impl Connection {
                 };
                 self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
             }
-            self.inflight += count;
+            if sent == 0 {
+                return Ok(());
+            }
+            self.inflight += sent;
             self.out_start = 0;
             self.out_end = pos;
             self.flush(tally)?;
@@ -610,6 +634,16 @@ impl Connection {
                 latency = (Some(slot.intended), now.saturating_duration_since(slot.intended).as_nanos() as u64);
             }
             count_reply(w, tally, &self.scanner, buf, &slot, now, latency.1);
+            if let Some(node) = self.node {
+                if tally.histogram.is_some() {
+                    let n = &mut tally.nodes[node as usize];
+                    n.requests += 1;
+                    n.histogram.record(latency.1);
+                    if self.scanner.kind == ReplyKind::Error {
+                        n.errors += 1;
+                    }
+                }
+            }
             pos = reply_end;
             if self.scanner.kind == ReplyKind::Error {
                 // NOAUTH / NOPERM: every request after it would be answered the same.

@@ -102,6 +102,50 @@ pub struct Plan {
     /// `CLIENT TRACKING on` in the handshake (RESP3): invalidation push
     /// frames flow for keys read and changed by another client.
     pub client_tracking: bool,
+    /// `--cluster`: a Redis Cluster; each connection opens one socket per
+    /// primary and each request goes to its key's slot owner. The CLI
+    /// discovers the topology before the engine runs; the engine only
+    /// routes. None = one server.
+    pub cluster: Option<ClusterPlan>,
+}
+
+/// A Redis Cluster's topology as the run uses it, as the TS `ClusterPlan`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterPlan {
+    /// The primaries `(host, port)`, in discovery (slot) order.
+    pub nodes: Vec<(String, u16)>,
+    /// Slot ranges `(first, last, node)`, both ends included; every slot covered.
+    pub slots: Vec<(u16, u16, u32)>,
+}
+
+impl ClusterPlan {
+    /// Slot → node index (16384 entries).
+    pub fn slot_owners(&self) -> Vec<u16> {
+        let mut owner = vec![0u16; crate::slot::SLOTS as usize];
+        for &(first, last, node) in &self.slots {
+            for s in first..=last.min(crate::slot::SLOTS - 1) {
+                owner[s as usize] = node as u16;
+            }
+        }
+        owner
+    }
+
+    /// `host:port` of node `i`, as messages and per-node figures name it.
+    pub fn node_label(&self, i: usize) -> String {
+        let (host, port) = &self.nodes[i];
+        if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
+    }
+}
+
+/// What the timed phase counted on one cluster primary, as the TS `RawNode`.
+#[derive(Clone, Debug, Default)]
+pub struct NodeRecord {
+    /// `host:port`
+    pub node: String,
+    pub requests: u64,
+    pub errors: u64,
+    /// `[lowest equivalent ns, count]` buckets, as `RawResult::histogram`.
+    pub histogram: Vec<(u64, u64)>,
 }
 
 /// How a dropped connection is opened again (`--reconnect`), as the TS `Reconnect`.
@@ -195,6 +239,7 @@ impl Plan {
             client_tracking: false,
             client_index: 0,
             client_count: 1,
+            cluster: None,
         }
     }
 
@@ -233,6 +278,14 @@ impl Plan {
         }
         if self.value_size_min > self.value_size_max {
             return fail("valueSizeMin must not exceed valueSizeMax");
+        }
+        if let Some(c) = &self.cluster {
+            if c.nodes.is_empty() || c.nodes.len() > u16::MAX as usize {
+                return fail("cluster: nodes must list the primaries");
+            }
+            if c.slots.iter().any(|&(first, last, node)| first > last || last >= crate::slot::SLOTS || node as usize >= c.nodes.len()) {
+                return fail("cluster: slots must be [first, last, node] with first <= last < 16384 and a listed node");
+            }
         }
         if let Some(text) = limits::window_refusal(self.pipeline.into(), self.value_size_max as u64) {
             return Err(PlanError(text));
@@ -376,6 +429,9 @@ pub struct RawResult {
     /// Wall clock (ms since the Unix epoch) when the timed phase started: interval
     /// `i` began `start_ns` after it.
     pub started_unix_ms: u64,
+    /// `--cluster`: the timed phase per primary, in `ClusterPlan::nodes`
+    /// order; empty without `--cluster`.
+    pub nodes: Vec<NodeRecord>,
 }
 
 /// What the timed phase counted in one interval, as the TS engine's RawInterval.

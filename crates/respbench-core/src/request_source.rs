@@ -57,6 +57,8 @@ pub struct PreparedPlan {
     /// Untimed writes before a get run: every key when the keyspace is no
     /// larger than the run, else the run's own keys.
     pub preload_total: u64,
+    /// `--cluster`: slot → index of the primary that owns it; empty for one server.
+    pub slot_owners: Vec<u16>,
 }
 
 impl PreparedPlan {
@@ -87,25 +89,28 @@ impl PreparedPlan {
             get_encoder,
             max_request_bytes,
             preload_total,
+            slot_owners: plan.cluster.as_ref().map(|c| c.slot_owners()).unwrap_or_default(),
             plan,
         })
     }
 
     /// The measured (or warmup) stream of a connection; unbounded when time
     /// ends the phase.
-    pub fn run_source(&self, connection: u32, time_bound: bool) -> RequestSource {
+    /// `node`: `--cluster`, the primary whose share of the stream this source sends (None: all of it).
+    pub fn run_source(&self, connection: u32, time_bound: bool, node: Option<u16>) -> RequestSource {
         let count = if time_bound {
             u64::MAX
         } else {
             requests_for_connection(self.plan.requests, self.plan.connections as u64, connection as u64)
         };
-        RequestSource::new(&self.plan, Order::Run, connection, count)
+        RequestSource::new(self, Order::Run, connection, count, node)
     }
 
-    pub fn preload_source(&self, connection: u32) -> RequestSource {
+    pub fn preload_source(&self, connection: u32, node: Option<u16>) -> RequestSource {
         let all = self.plan.keyspace <= self.plan.requests || self.plan.duration_ms > 0 || self.plan.warmup_ms > 0;
         let count = requests_for_connection(self.preload_total, self.plan.connections as u64, connection as u64);
-        RequestSource::new(&self.plan, if all { Order::PreloadAll } else { Order::PreloadReplay }, connection, count)
+        let order = if all { Order::PreloadAll } else { Order::PreloadReplay };
+        RequestSource::new(self, order, connection, count, node)
     }
 
     /// `<prefix><index>` as text (for messages; not the hot path).
@@ -128,20 +133,35 @@ pub fn tracks_written_keys(plan: &Plan) -> bool {
     plan.verify_get && plan.mode == Mode::Mixed && plan.keyspace <= WRITTEN_KEYS_MAX_KEYSPACE
 }
 
-/// One connection's sequence of requests for one phase.
+/// One connection's sequence of requests for one phase. Under `--cluster`
+/// each connection has one source per primary (`node`), each walking the
+/// whole key stream of the connection and keeping only the requests whose
+/// key's slot that primary owns: together they send exactly the stream a
+/// single server would get, each request to its owner (docs/design.md,
+/// cluster). A source with nothing left for its node returns a request of
+/// length 0 and sets `remaining` to 0.
 #[derive(Clone, Debug)]
 pub struct RequestSource {
+    /// Requests of the connection's stream not yet walked.
     pub remaining: u64,
     order: Order,
     keys: KeyStream,
     chooser: KeyChooser,
     rand_ints: KeyStream,
     sequential: u64,
+    /// `--cluster`: the primary this source sends to.
+    node: Option<u16>,
+    /// `--cluster`: room to write a key argument whole, for its slot.
+    slot_scratch: Vec<u8>,
 }
 
 impl RequestSource {
-    fn new(plan: &Plan, order: Order, connection: u32, count: u64) -> RequestSource {
+    fn new(w: &PreparedPlan, order: Order, connection: u32, count: u64, node: Option<u16>) -> RequestSource {
+        let plan = &w.plan;
+        let scratch = if node.is_some() { w.set_encoder.key_arg_bytes().max(w.get_encoder.key_arg_bytes()) } else { 0 };
         RequestSource {
+            node,
+            slot_scratch: vec![0u8; scratch],
             remaining: count,
             order,
             keys: KeyStream::new(plan.seed, connection),
@@ -163,25 +183,42 @@ impl RequestSource {
     #[inline]
     pub fn next(&mut self, w: &PreparedPlan, out: &mut [u8]) -> Request {
         let plan = &w.plan;
-        self.remaining -= 1;
-        let (is_set, key_index) = match self.order {
-            Order::PreloadAll => {
-                let index = self.sequential;
-                self.sequential += plan.connections as u64;
-                (true, index)
+        loop {
+            if self.remaining == 0 {
+                // `--cluster`: an earlier request of this batch walked to the stream's end.
+                return Request { len: 0, op: Op::Set, key_hash: 0, key_index: 0 };
             }
-            Order::Run | Order::PreloadReplay => {
-                // Preload replays a get run's stream, which has no mixed-mode draws.
-                let is_set = match plan.mode {
-                    Mode::Mixed => self.keys.next_is_set(plan.set_ratio),
-                    Mode::Set => true,
-                    Mode::Get => self.order == Order::PreloadReplay,
+            self.remaining -= 1;
+            let (is_set, key_index) = match self.order {
+                Order::PreloadAll => {
+                    let index = self.sequential;
+                    self.sequential += plan.connections as u64;
+                    (true, index)
+                }
+                Order::Run | Order::PreloadReplay => {
+                    // Preload replays a get run's stream, which has no mixed-mode draws.
+                    let is_set = match plan.mode {
+                        Mode::Mixed => self.keys.next_is_set(plan.set_ratio),
+                        Mode::Set => true,
+                        Mode::Get => self.order == Order::PreloadReplay,
+                    };
+                    (is_set, self.chooser.next(&mut self.keys))
+                }
+            };
+            let encoder = if is_set { &w.set_encoder } else { &w.get_encoder };
+            if let Some(node) = self.node {
+                let mine = match encoder.key_slot(key_index, &mut self.slot_scratch) {
+                    Some(slot) => w.slot_owners[slot as usize] == node,
+                    None => true,
                 };
-                (is_set, self.chooser.next(&mut self.keys))
+                if !mine {
+                    // Another primary's request: its draws are taken, its bytes not written.
+                    encoder.skip_draws(&mut self.rand_ints);
+                    continue;
+                }
             }
-        };
-        let encoder = if is_set { &w.set_encoder } else { &w.get_encoder };
-        let (len, key_hash) = encoder.encode(out, key_index, &mut self.rand_ints, &w.values);
-        Request { len, op: if is_set { Op::Set } else { Op::Get }, key_hash, key_index }
+            let (len, key_hash) = encoder.encode(out, key_index, &mut self.rand_ints, &w.values);
+            return Request { len, op: if is_set { Op::Set } else { Op::Get }, key_hash, key_index };
+        }
     }
 }

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use mio::event::Event;
 use mio::{Events, Interest, Poll, Token};
 
-use crate::connection::{self, ConnectError, Connection, Pace, Status, Tally};
+use crate::connection::{self, ConnectError, Connection, NodeTally, Pace, Status, Tally};
 use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
-use crate::plan::{Failure, FailureKind, IntervalRecord, Plan, PlanError, RawResult, merge_intervals};
+use crate::plan::{Failure, FailureKind, IntervalRecord, NodeRecord, Plan, PlanError, RawResult, merge_intervals};
 use crate::progress::{Phase, RunControl};
 use crate::request_source::PreparedPlan;
 
@@ -65,6 +65,19 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         result.elapsed_ns = outcome.elapsed_ns;
         result.counters = outcome.counters;
         result.unanswered = outcome.unanswered;
+        if let Some(c) = &plan.cluster {
+            result.nodes = outcome
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| NodeRecord {
+                    node: c.node_label(i),
+                    requests: n.requests,
+                    errors: n.errors,
+                    histogram: n.histogram.buckets(),
+                })
+                .collect();
+        }
         first = outcome.first;
         if let Some(h) = outcome.histogram {
             histogram = h;
@@ -135,6 +148,8 @@ struct PhaseOutcome {
     lag: Option<LatencyHistogram>,
     /// Requests written whose replies had not come when the phase stopped.
     unanswered: u64,
+    /// `--cluster`, the timed phase: per primary.
+    nodes: Vec<NodeTally>,
 }
 
 /// What kind of phase the workers run: whether latency is recorded, whether
@@ -147,6 +162,8 @@ struct PhaseShape {
     rated: bool,
     /// `--duration` / `--warmup`: the phase ends this long after it starts.
     length: Option<Duration>,
+    /// `--cluster`: the primaries (0 for one server).
+    nodes: usize,
 }
 
 impl PhaseShape {
@@ -161,6 +178,7 @@ impl PhaseShape {
             timed,
             rated: timed && plan.rate > 0.0,
             length: (length > 0).then(|| Duration::from_millis(length)),
+            nodes: plan.cluster.as_ref().map_or(0, |c| c.nodes.len()),
         }
     }
 
@@ -170,6 +188,7 @@ impl PhaseShape {
             histogram: self.timed.then(OpHistograms::new),
             service: self.rated.then(LatencyHistogram::new),
             lag: self.rated.then(LatencyHistogram::new),
+            nodes: if self.timed { (0..self.nodes).map(|_| NodeTally::default()).collect() } else { Vec::new() },
             ..Tally::default()
         }
     }
@@ -205,7 +224,7 @@ struct WorkerOutcome {
 /// start together, and merges what they counted.
 fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> PhaseOutcome {
     let shape = PhaseShape::of(phase, &prepared.plan);
-    let local = prepared.plan.local_connections().len() as u32;
+    let local = prepared.plan.local_connections().len() as u32 * shape.nodes.max(1) as u32;
     let threads = prepared.plan.threads.clamp(1, local.max(1)) as usize;
     let groups = match connect_all(prepared, phase, shape, control, threads) {
         Ok(groups) => groups,
@@ -221,6 +240,7 @@ fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> Pha
                 service: tally.service,
                 lag: tally.lag,
                 unanswered: 0,
+                nodes: tally.nodes,
             };
         }
     };
@@ -245,23 +265,45 @@ fn connect_all(
     // connections take turns instead of firing together.
     let interval = (phase != Phase::Preload && plan.rate > 0.0).then(|| plan.connections as f64 / plan.rate);
     let mut groups: Vec<Vec<Connection>> = (0..threads).map(|_| Vec::new()).collect();
-    for (n, c) in plan.local_connections().enumerate() {
-        if control.is_cancelled() {
-            return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
+    let targets = target_plans(plan);
+    let mut n = 0;
+    for c in plan.local_connections() {
+        for (i, target) in targets.iter().enumerate() {
+            if control.is_cancelled() {
+                return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
+            }
+            let stream = connection::open(target, control).map_err(|e| match e {
+                ConnectError::Interrupted => Failure::new(FailureKind::Interrupted, "interrupted while connecting"),
+                ConnectError::Failed(message) => Failure::new(FailureKind::Connect, message),
+            })?;
+            let node = plan.cluster.as_ref().map(|_| i as u16);
+            let source = match phase {
+                Phase::Preload => prepared.preload_source(c, node),
+                _ => prepared.run_source(c, shape.length.is_some(), node),
+            };
+            let offset = interval.map_or(0.0, |_| c as f64 / plan.rate);
+            let pace = Pace { deadline: None, interval, offset };
+            let mut conn = Connection::new(c, stream, source, prepared, pace);
+            conn.node = node;
+            groups[n % threads].push(conn);
+            n += 1;
         }
-        let stream = connection::open(plan, control).map_err(|e| match e {
-            ConnectError::Interrupted => Failure::new(FailureKind::Interrupted, "interrupted while connecting"),
-            ConnectError::Failed(message) => Failure::new(FailureKind::Connect, message),
-        })?;
-        let source = match phase {
-            Phase::Preload => prepared.preload_source(c),
-            _ => prepared.run_source(c, shape.length.is_some()),
-        };
-        let offset = interval.map_or(0.0, |_| c as f64 / plan.rate);
-        let pace = Pace { deadline: None, interval, offset };
-        groups[n % threads].push(Connection::new(c, stream, source, prepared, pace));
     }
     Ok(groups)
+}
+
+/// The servers a phase's connections go to: the plan's one server, or under
+/// `--cluster` each primary (the plan with its host and port), in
+/// `ClusterPlan::nodes` order.
+fn target_plans(plan: &Plan) -> Vec<Plan> {
+    match &plan.cluster {
+        None => vec![plan.clone()],
+        Some(c) => c
+            .nodes
+            .iter()
+            .map(|(host, port)| Plan { host: host.clone(), port: *port, socket: None, ..plan.clone() })
+            .collect(),
+    }
 }
 
 /// One thread per group, released together by a barrier; returns when all
@@ -322,6 +364,11 @@ fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape
         if let (Some(sum), Some(h)) = (total.lag.as_mut(), o.tally.lag.as_ref()) {
             sum.merge(h);
         }
+        for (sum, n) in total.nodes.iter_mut().zip(&o.tally.nodes) {
+            sum.requests += n.requests;
+            sum.errors += n.errors;
+            sum.histogram.merge(&n.histogram);
+        }
     }
     PhaseOutcome {
         elapsed_ns: end.saturating_duration_since(start).as_nanos() as u64,
@@ -333,6 +380,7 @@ fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape
         service: total.service,
         lag: total.lag,
         unanswered: total.unanswered,
+        nodes: total.nodes,
     }
 }
 

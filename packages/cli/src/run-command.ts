@@ -2,6 +2,8 @@
  * The top-level command's action: flags → Plan → engine → one run (or the
  * `-t` suite) → output and exit status.
  */
+import { discoverCluster } from './cluster.js';
+import { ConnectInterrupted } from './engine-js/connection.js';
 import { engineForCommand } from './engines.js';
 import { Exit, EXIT } from './exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
@@ -82,6 +84,9 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     throw new UsageError(`${plan.socket !== null ? '-s/--socket' : '--tls'} does not go with --embedded (the demo server listens on plain TCP)`);
   }
   if (tests && command) throw new UsageError(`-t/--tests and a command on the line (${command.join(' ')}) do not go together: give one`);
+  if (plan.cluster && (tests || command || opts.embedded)) {
+    throw new UsageError(`--cluster does not go with ${tests ? '-t/--tests' : command ? 'a command on the line' : '--embedded'} (it runs --mode set/get/mixed against a cluster)`);
+  }
   // redis-benchmark's habits: its defaults, key names and -r meaning (see withBenchmarkDefaults).
   if (tests || command) {
     checkSuiteFlags(plan, given, tests ? '-t/--tests' : 'a command on the line');
@@ -123,6 +128,17 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (embedded) {
     plan.host = '127.0.0.1';
     plan.port = embedded.port;
+  }
+  // --cluster: the topology first, so the header can say nodes × connections.
+  if (plan.cluster) {
+    try {
+      plan = await discoverCluster(plan, controller.signal);
+    } catch (err) {
+      stopListening();
+      if (err instanceof ConnectInterrupted) throw new Exit(signalCode === EXIT.ok ? EXIT.sigint : signalCode);
+      io.stderr(`respbench: ${printable((err as Error).message)}\n`);
+      throw new Exit(EXIT.failed);
+    }
   }
   // What will run, before it runs: with the human output on stdout, else on stderr (unless --quiet).
   const names = compare ? { a: printable(opts.targetName ?? printableTarget(plan.host, plan.port)), b: printable(named ? named[1] : printableTarget(compare.host, compare.port)) } : undefined;

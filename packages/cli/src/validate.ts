@@ -177,6 +177,9 @@ export interface RawRunOptions {
   reconnectAttempts?: string;
   reconnectBackoff?: string;
   clientTracking?: boolean;
+  /** --cluster, and its seeds (--cluster-node, repeatable). */
+  cluster?: boolean;
+  clusterNode?: string[];
 }
 
 /** --reconnect's attempts per drop and first backoff when not given. */
@@ -360,6 +363,8 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
   if (reconnect) plan.reconnect = reconnect;
   checkWindow(plan);
   checkTemplates(plan);
+  const cluster = readCluster(raw, plan);
+  if (cluster) plan.cluster = cluster;
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);
   return { plan, engine };
 }
@@ -478,6 +483,38 @@ export function checkTemplates(plan: Plan): void {
   const reason = plan.verifyGet ? unverifiableReason(get) : null;
   if (reason) throw new UsageError(`--get-cmd: ${reason} with --verify-get (got ${shown(plan.getCmd)})`);
   if (plan.verifyGet && plan.valueSizeMin < VERIFY_MIN_VALUE_SIZE) throw new UsageError(verifySizeText(plan));
+}
+
+/**
+ * --cluster and its seeds (--cluster-node alone implies --cluster): the
+ * topology is left empty for discovery (cluster.ts). Refused where a
+ * cluster cannot do what the plan asks, before any connection.
+ */
+export function readCluster(raw: RawRunOptions, plan: Plan): Plan['cluster'] {
+  const seedsGiven = raw.clusterNode ?? [];
+  if (!raw.cluster && seedsGiven.length === 0) return null;
+  const seeds = seedsGiven.map((s) => {
+    const { host, port } = parseHostPort(String(s), '--cluster-node');
+    return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  });
+  if (plan.socket !== null) throw new UsageError('--cluster does not go with -s/--socket (cluster nodes are reached over TCP at the addresses they announce)');
+  if (plan.rate > 0) throw new UsageError('--cluster does not go with --rate yet (each connection has one socket per primary; the schedule is per connection)');
+  if (plan.dbnum !== null && plan.dbnum !== 0) throw new UsageError(`--cluster: a cluster has database 0 only (got --dbnum ${plan.dbnum})`);
+  const used: ['--set-cmd' | '--get-cmd', string, 'set' | 'get'][] = [];
+  if (plan.mode !== 'get' || plan.preload) used.push(['--set-cmd', plan.setCmd, 'set']);
+  if (plan.mode !== 'set') used.push(['--get-cmd', plan.getCmd, 'get']);
+  for (const [flag, source, role] of used) {
+    const t = parseTemplate(source, role, plan.literalCommands);
+    const keyArgs = t.args.filter((parts) => parts.some((p) => p.kind === 'key'));
+    if (keyArgs.length === 0) throw new UsageError(`${flag}: under --cluster a command needs __key__, whose slot says which primary gets it (got ${shown(source)})`);
+    if (keyArgs.length > 1) {
+      throw new UsageError(`${flag}: under --cluster every key of a command must hash to one slot; give one key argument, or put a {tag} in --key-prefix so that all keys share a slot (got ${shown(source)})`);
+    }
+    if (keyArgs[0].some((p) => p.kind === 'data' || p.kind === 'randInt')) {
+      throw new UsageError(`${flag}: under --cluster the key argument may hold only __key__ and fixed text (its slot must follow from the key) (got ${shown(source)})`);
+    }
+  }
+  return { seeds, nodes: [], slots: [] };
 }
 
 /**

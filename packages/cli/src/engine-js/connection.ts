@@ -206,6 +206,15 @@ export interface ConnectionOptions {
   finish: (id: number, failure: Failure | null) => void;
   /** --reconnect: cancels a reconnect under way (Ctrl-C). */
   signal?: AbortSignal;
+  /** --cluster, the measured phase: the figures of the primary this connection's socket goes to. */
+  node?: NodeTally | null;
+}
+
+/** --cluster: what the measured phase counts per primary (RawNode). */
+export interface NodeTally {
+  requests: number;
+  errors: number;
+  histogram: LatencyHistogram;
 }
 
 /** Drives one connection through its share of one phase. */
@@ -224,6 +233,7 @@ export class Connection {
   private readonly histogram: OpHistograms | null;
   private readonly serviceHistogram: LatencyHistogram | null;
   private readonly lagHistogram: LatencyHistogram | null;
+  private readonly node: NodeTally | null;
   private readonly pipeline: number;
   private readonly finish: (id: number, failure: Failure | null) => void;
   /** When this connection may send: the fields of its Pace. */
@@ -288,6 +298,7 @@ export class Connection {
     this.histogram = o.histogram;
     this.serviceHistogram = o.serviceHistogram;
     this.lagHistogram = o.lagHistogram;
+    this.node = o.node ?? null;
     this.pacer = o.pacer;
     this.finish = o.finish;
     this.deadline = o.pace.deadline;
@@ -428,7 +439,8 @@ export class Connection {
     if (this.done || this.awaitingClose || this.downSince >= 0) return;
     if (performance.now() >= this.deadline) this.source.remaining = 0;
     if (this.source.remaining > 0) this.sendBatch();
-    else if (this.inflight === 0) this.complete();
+    // (A --cluster source may find nothing more for its node while sending.)
+    if (this.source.remaining === 0 && this.inflight === 0) this.complete();
   }
 
   /** Send time of the oldest request still waiting, or -1. */
@@ -483,6 +495,11 @@ export class Connection {
     for (let i = 0; i < n; i++) {
       const slot = this.tail;
       const request = source.next(out, pos);
+      if (request.len === 0) {
+        // --cluster: the rest of the stream is other primaries'.
+        n = i;
+        break;
+      }
       pos += request.len;
       this.ops[slot] = request.op;
       this.keyHashes[slot] = request.keyHash;
@@ -496,6 +513,7 @@ export class Connection {
       }
       this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
     }
+    if (n === 0) return;
     this.inflight += n;
     this.writesIssued++;
     // The kernel has all of the last write before this one is encoded, so its view may be written again.
@@ -619,6 +637,12 @@ export class Connection {
         this.serviceHistogram?.record((now - this.sentAt[slot]) * 1e6);
       } else h.record((now - this.sentAt[slot]) * 1e6);
       c.requests++;
+      const node = this.node;
+      if (node !== null) {
+        node.requests++;
+        node.histogram.record((now - (this.intervalMs > 0 ? this.intendedAt[slot] : this.sentAt[slot])) * 1e6);
+        if (this.reader.scanner.kind === ReplyKind.Error) node.errors++;
+      }
     }
     const scanner = this.reader.scanner;
     if (op === OP_SET) c.sets++;

@@ -103,6 +103,40 @@ export interface Plan {
    * connection read and another client changed. Absent = false.
    */
   clientTracking?: boolean;
+  /**
+   * --cluster: a Redis Cluster. Each connection opens one socket per primary
+   * and each request goes to its key's slot owner (docs/cluster.md). The
+   * CLI discovers `nodes` and `slots` from the seeds before the engine runs
+   * (cluster.ts); the engines only route. Absent or null = one server.
+   */
+  cluster?: ClusterPlan | null;
+}
+
+/** A Redis Cluster's topology as the run uses it (--cluster). */
+export interface ClusterPlan {
+  /** Where discovery starts, `host:port`; the first that answers is used. */
+  seeds: string[];
+  /** The primaries, in the order discovery found them (slot order). */
+  nodes: ClusterNode[];
+  /** Slot ranges `[first, last, node]`, both ends included; node indexes `nodes`. Every slot covered. */
+  slots: [number, number, number][];
+}
+
+export interface ClusterNode {
+  host: string;
+  port: number;
+}
+
+/** `host:port` of a cluster node, as messages and per-node figures name it. */
+export function nodeLabel(n: ClusterNode): string {
+  return n.host.includes(':') ? `[${n.host}]:${n.port}` : `${n.host}:${n.port}`;
+}
+
+/** Slot → node index (16384 entries) from a ClusterPlan's ranges. */
+export function slotOwners(cluster: ClusterPlan): Uint16Array {
+  const owner = new Uint16Array(16384);
+  for (const [first, last, node] of cluster.slots) owner.fill(node, first, last + 1);
+  return owner;
 }
 
 /** How a dropped connection is opened again (--reconnect). */
@@ -199,6 +233,18 @@ export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downN
   intervals?: RawInterval[];
   /** Wall clock when the measured phase started, ms since the Unix epoch: interval times count from it. */
   startedUnixMs?: number;
+  /** --cluster: the measured phase per primary, in ClusterPlan.nodes order (absent without --cluster). */
+  nodes?: RawNode[];
+}
+
+/** What the measured phase counted on one cluster primary. */
+export interface RawNode {
+  /** `host:port` */
+  node: string;
+  requests: number;
+  errors: number;
+  /** Latency of the requests it answered. */
+  histogram: HistogramData;
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import { CommandEncoder, inlineForm, parseTemplate, randIntAsText, type Template } from './command.js';
 import { KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey } from './keys.js';
-import type { Plan } from './plan.js';
+import { slotOwners, type Plan } from './plan.js';
 import { ValueFactory, VERIFY_MIN_VALUE_SIZE, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys } from './values.js';
 
 /** Whether a request was a write or a read: decides how its reply counts. */
@@ -37,8 +37,17 @@ export interface Request {
  */
 type Order = 'run' | 'preload-all' | 'preload-replay';
 
-/** One connection's sequence of requests for one phase. */
+/**
+ * One connection's sequence of requests for one phase. Under --cluster each
+ * connection has one source per primary (`node`), each walking the whole key
+ * stream of the connection and keeping only the requests whose key's slot
+ * that primary owns: together they send exactly the stream a single server
+ * would get, each request to its owner (docs/design.md, cluster). A source
+ * with nothing left for its node returns a request of length 0 and sets
+ * `remaining` to 0.
+ */
 export class RequestSource {
+  /** Requests of the connection's stream not yet walked (the node's share of them under --cluster). */
   remaining: number;
   private readonly request: Request = { len: 0, op: OP_SET, keyHash: 0, keyIndex: 0 };
   private readonly keys: KeyStream;
@@ -51,6 +60,8 @@ export class RequestSource {
     private readonly order: Order,
     connection: number,
     count: number,
+    /** --cluster: the primary this source sends to; -1 sends everything. */
+    private readonly node = -1,
   ) {
     const plan = prepared.plan;
     this.remaining = count;
@@ -67,17 +78,31 @@ export class RequestSource {
   next(out: Buffer, at: number): Request {
     const p = this.prepared;
     const plan = p.plan;
-    this.remaining--;
+    const owners = this.node >= 0 ? p.slotOwners : null;
     let isSet: boolean;
     let keyIndex: number;
-    if (this.order === 'preload-all') {
-      isSet = true;
-      keyIndex = this.sequential;
-      this.sequential += plan.connections;
-    } else {
-      // Preload replays a get run's stream, which has no mixed-mode draws.
-      isSet = plan.mode === 'mixed' ? this.keys.nextIsSet(plan.setRatio) : plan.mode === 'set' || this.order === 'preload-replay';
-      keyIndex = this.chooser.next(this.keys);
+    for (;;) {
+      if (this.remaining <= 0) {
+        // --cluster: an earlier request of this batch walked to the stream's end.
+        this.request.len = 0;
+        return this.request;
+      }
+      this.remaining--;
+      if (this.order === 'preload-all') {
+        isSet = true;
+        keyIndex = this.sequential;
+        this.sequential += plan.connections;
+      } else {
+        // Preload replays a get run's stream, which has no mixed-mode draws.
+        isSet = plan.mode === 'mixed' ? this.keys.nextIsSet(plan.setRatio) : plan.mode === 'set' || this.order === 'preload-replay';
+        keyIndex = this.chooser.next(this.keys);
+      }
+      if (owners === null) break;
+      const encoder = isSet ? p.setEncoder : p.getEncoder;
+      const slot = encoder.keySlot(keyIndex);
+      if (slot < 0 || owners[slot] === this.node) break;
+      // Another primary's request: its draws are taken, its bytes not written.
+      encoder.skipDraws(this.randInts);
     }
     const encoder = isSet ? p.setEncoder : p.getEncoder;
     const r = this.request;
@@ -102,6 +127,8 @@ export class PreparedPlan {
   readonly maxRequestBytes: number;
   /** Untimed writes before a get run: every key when the keyspace is no larger than the run, else the run's own keys. */
   readonly preloadTotal: number;
+  /** --cluster: slot → index of the primary that owns it; null for one server. */
+  readonly slotOwners: Uint16Array | null;
   private readonly prefix: Buffer;
 
   constructor(readonly plan: Plan) {
@@ -126,18 +153,20 @@ export class PreparedPlan {
     const timeBound = plan.durationMs > 0 || plan.warmupMs > 0;
     const reads = timeBound ? plan.keyspace : Math.min(plan.keyspace, plan.requests);
     this.preloadTotal = plan.mode === 'get' && plan.preload ? reads : 0;
+    this.slotOwners = plan.cluster ? slotOwners(plan.cluster) : null;
   }
 
   /** The measured (or warmup) stream of a connection; unbounded when time ends the phase. */
-  runSource(connection: number, timeBound: boolean): RequestSource {
+  /** `node`: --cluster, the primary whose share of the stream this source sends (-1: all of it). */
+  runSource(connection: number, timeBound: boolean, node = -1): RequestSource {
     const count = timeBound ? Infinity : requestsForConnection(this.plan.requests, this.plan.connections, connection);
-    return new RequestSource(this, 'run', connection, count);
+    return new RequestSource(this, 'run', connection, count, node);
   }
 
-  preloadSource(connection: number): RequestSource {
+  preloadSource(connection: number, node = -1): RequestSource {
     const all = this.plan.keyspace <= this.plan.requests || this.plan.durationMs > 0 || this.plan.warmupMs > 0;
     const count = requestsForConnection(this.preloadTotal, this.plan.connections, connection);
-    return new RequestSource(this, all ? 'preload-all' : 'preload-replay', connection, count);
+    return new RequestSource(this, all ? 'preload-all' : 'preload-replay', connection, count, node);
   }
 
   /** `<prefix><index>` as text (for messages; not the hot path). */

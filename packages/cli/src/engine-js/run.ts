@@ -10,7 +10,7 @@ import { ConnectInterrupted, Connection, openConnection, Pacer, type Pace } from
 import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
 import { windowRefusal } from './limits.js';
-import { localConnections, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawResult } from './plan.js';
+import { localConnections, nodeLabel, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawNode, type RawResult } from './plan.js';
 import { DEFAULT_INTERVAL_MS, type Phase, type RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
 
@@ -51,6 +51,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
   let unanswered = 0;
   let intervals: RawInterval[] = [];
   let startedUnixMs = Date.now();
+  let nodes: RawNode[] | undefined;
   if (!failure) {
     const outcome = await runPhase(prepared, 'run', counters, histogram, serviceHistogram, options, lag);
     elapsedNs = outcome.elapsedNs;
@@ -58,6 +59,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     unanswered = outcome.unanswered ?? 0;
     intervals = outcome.intervals ?? [];
     startedUnixMs = outcome.startedUnixMs ?? startedUnixMs;
+    nodes = outcome.nodes;
   }
   // Field by field, in the order `--json` has always printed them.
   return {
@@ -93,6 +95,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     ...(plan.reconnect ? { lost: counters.lost, reconnects: counters.reconnects, downNs: Math.round(counters.downNs) } : {}),
     intervals,
     startedUnixMs,
+    ...(nodes ? { nodes } : {}),
   };
 }
 
@@ -203,14 +206,27 @@ interface PhaseOutcome {
   startedUnixMs?: number;
   /** Requests written whose replies had not come when an interrupt stopped the phase. */
   unanswered?: number;
+  /** --cluster, the measured phase: per primary. */
+  nodes?: RawNode[];
 }
 
-/** Opens one socket per connection for a phase, one after another. */
+/**
+ * The servers a phase's connections go to: the plan's one server, or under
+ * --cluster each primary (the plan with its host and port), in
+ * ClusterPlan.nodes order.
+ */
+export function targetPlans(plan: Plan): Plan[] {
+  if (!plan.cluster) return [plan];
+  return plan.cluster.nodes.map((n) => ({ ...plan, host: n.host, port: n.port, socket: null }));
+}
+
+/** Opens one socket per connection (per connection and primary under --cluster, connection-major) for a phase, one after another. */
 async function openAll(plan: Plan, signal: AbortSignal | undefined): Promise<net.Socket[] | Failure> {
   const sockets: net.Socket[] = [];
+  const targets = targetPlans(plan);
   try {
     for (let c = 0; c < localConnections(plan).count; c++) {
-      sockets.push(await openConnection(plan, signal));
+      for (const target of targets) sockets.push(await openConnection(target, signal));
     }
     return sockets;
   } catch (err) {
@@ -254,10 +270,12 @@ async function runPhase(
     const connections: Connection[] = [];
     // This machine's connections (all of them unless --client-count), ids as in a single run.
     const local = localConnections(plan);
-    let open = local.count;
+    const nodes = plan.cluster ? plan.cluster.nodes.length : 1;
+    let open = local.count * nodes;
     let failure: Failure | null = null;
     // Allocated before the clock starts.
     const phaseHistograms = histogram ? new OpHistograms() : null;
+    const nodeTallies = histogram && plan.cluster ? plan.cluster.nodes.map(() => ({ requests: 0, errors: 0, histogram: new LatencyHistogram() })) : null;
     const start = performance.now();
     const startedUnixMs = Date.now();
     const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval) : null;
@@ -284,7 +302,10 @@ async function runPhase(
         if (timer) clearInterval(timer);
         clock?.finish(performance.now());
         options.signal?.removeEventListener('abort', onAbort);
-        resolve({ elapsedNs, failure, unanswered, ...(clock ? { intervals: clock.intervals, startedUnixMs } : {}) });
+        const nodeFigures = nodeTallies && plan.cluster
+          ? nodeTallies.map((t, i) => ({ node: nodeLabel(plan.cluster!.nodes[i]), requests: t.requests, errors: t.errors, histogram: t.histogram.toData() }))
+          : undefined;
+        resolve({ elapsedNs, failure, unanswered, ...(clock ? { intervals: clock.intervals, startedUnixMs } : {}), ...(nodeFigures ? { nodes: nodeFigures } : {}) });
       }
     };
     const stopAll = (f: Failure) => {
@@ -292,14 +313,16 @@ async function runPhase(
     };
     const pace = (id: number) => paceFor(plan, phase, id, start);
     const pacer = pace(0).intervalMs > 0 ? new Pacer(plan.connections) : null;
-    for (let n = 0; n < local.count; n++) {
-      const id = local.first + n;
-      const source = phase === 'preload' ? prepared.preloadSource(id) : prepared.runSource(id, durationMs > 0);
+    for (let n = 0; n < local.count * nodes; n++) {
+      const id = local.first + Math.floor(n / nodes);
+      const node = plan.cluster ? n % nodes : -1;
+      const source = phase === 'preload' ? prepared.preloadSource(id, node) : prepared.runSource(id, durationMs > 0, node);
       connections.push(
         new Connection({
           id,
           socket: sockets[n],
           source,
+          node: node >= 0 && nodeTallies ? nodeTallies[node] : null,
           prepared,
           counters,
           histogram,
