@@ -1,0 +1,136 @@
+/**
+ * --cluster against a real Redis Cluster (3 primaries + 3 replicas on
+ * loopback, started once for the file): hash slots agree with the server's
+ * CLUSTER KEYSLOT, every request reaches its slot's primary, the dataset is
+ * the one a single server gets from the same plan, and the seeds and a lost
+ * node behave as docs/cluster.md says. Through both engines.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keySlot } from '../packages/cli/src/engine-js/slot.js';
+import { startCluster, type TestCluster } from './helpers/cluster.js';
+import { engines } from './helpers/engines.js';
+import { REPO, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+
+let cluster: TestCluster;
+let single: RedisServer;
+
+beforeAll(async () => {
+  [cluster, single] = await Promise.all([startCluster(3, 1), startRedis()]);
+});
+
+afterAll(async () => {
+  await Promise.all([cluster?.stop(), single?.stop()]);
+});
+
+/** Runs redis-cli with commands on stdin (one reply line each); keys quoted as redis-cli reads them. */
+function pipeCli(port: number, lines: string[]): string[] {
+  const r = spawnSync('redis-cli', ['-p', String(port)], { input: `${lines.join('\n')}\n`, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`redis-cli failed: ${r.stderr}`);
+  return r.stdout.split('\n').slice(0, lines.length);
+}
+
+/** Every key under the prefix and its value, on one server. */
+function dataset(port: number, prefix = 'bench:key:'): Map<string, string> {
+  const keys = spawnSync('redis-cli', ['-p', String(port), '--scan', '--pattern', `${prefix}*`], { encoding: 'utf8' }).stdout.split('\n').filter((k) => k !== '');
+  const values = keys.length > 0 ? pipeCli(port, keys.map((k) => `GET ${JSON.stringify(k)}`)) : [];
+  return new Map(keys.map((k, i) => [k, values[i]]));
+}
+
+/** Slot → primary port, from CLUSTER SLOTS. */
+function owners(port: number): Map<number, number> {
+  const rows = JSON.parse(spawnSync('redis-cli', ['-p', String(port), '--json', 'CLUSTER', 'SLOTS'], { encoding: 'utf8' }).stdout) as [number, number, [string, number]][];
+  const m = new Map<number, number>();
+  for (const [first, last, [, p]] of rows) for (let s = first; s <= last; s++) m.set(s, p);
+  return m;
+}
+
+function flushAll(): void {
+  for (const p of cluster.primaries()) spawnSync('redis-cli', ['-p', String(p), 'FLUSHALL']);
+  single.cli('FLUSHALL');
+}
+
+describe('hash slots', () => {
+  it('the shared vectors match the server\'s CLUSTER KEYSLOT, {hashtag} and UTF-8 keys included', () => {
+    const vectors = JSON.parse(readFileSync(`${REPO}/test/vectors/slots.json`, 'utf8')) as { slots: [string, number][] };
+    const replies = pipeCli(cluster.nodes[0].port, vectors.slots.map(([k]) => `CLUSTER KEYSLOT ${JSON.stringify(k)}`));
+    expect(replies.map(Number)).toEqual(vectors.slots.map(([, s]) => s));
+    for (const [k, s] of vectors.slots) {
+      const b = Buffer.from(k);
+      expect(keySlot(b, 0, b.length)).toBe(s);
+    }
+  });
+});
+
+describe.each(engines())('--cluster through the %s engine', (engine) => {
+  it('mixed with --verify-get: every request answered, per-primary figures add up, the header says nodes × connections', async () => {
+    flushAll();
+    const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--engine', engine, '-n', '6000', '-c', '2', '-P', '8', '-r', '3000', '--mode', 'mixed', '--verify-get', '--seed', '7']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/cluster: 3 primaries × 2 connections = 6 sockets/);
+    expect(result.requests).toBe(6000);
+    expect(result.mismatches + result.lostWrites + result.errors).toBe(0);
+    expect(result.plan.cluster.nodes).toHaveLength(3);
+    expect(result.perNode).toHaveLength(3);
+    expect(result.perNode.reduce((n: number, x: any) => n + x.requests, 0)).toBe(6000);
+    for (const n of result.perNode) {
+      expect(n.requests).toBeGreaterThan(1000);
+      expect(n.p99Us).toBeGreaterThan(0);
+    }
+    expect(result.perNode.map((n: any) => n.node).sort()).toEqual(cluster.primaries().map((p) => `127.0.0.1:${p}`).sort());
+  });
+
+  it('set: the dataset equals a single server\'s from the same plan, every key on its slot\'s primary', async () => {
+    flushAll();
+    const plan = ['--engine', engine, '-n', '3000', '-c', '3', '-P', '16', '-r', '2000', '--mode', 'set', '-d', '8-40', '--seed', '11'];
+    const a = await runCli(['--cluster', '-p', String(cluster.nodes[1].port), ...plan]);
+    expect(a.code, a.stderr).toBe(0);
+    const b = await runCli(['-p', String(single.port), ...plan]);
+    expect(b.code, b.stderr).toBe(0);
+    const slotOwner = owners(cluster.nodes[0].port);
+    const union = new Map<string, string>();
+    for (const p of cluster.primaries()) {
+      for (const [k, v] of dataset(p)) {
+        const kb = Buffer.from(k);
+        expect(slotOwner.get(keySlot(kb, 0, kb.length)), k).toBe(p);
+        union.set(k, v);
+      }
+    }
+    const expected = dataset(single.port);
+    expect(expected.size).toBeGreaterThan(1000);
+    expect(union.size).toBe(expected.size);
+    expect(new Map([...union].sort())).toEqual(new Map([...expected].sort()));
+  });
+
+  it('get with --verify-get from the seeds in order: one down, the next (a replica) tells the topology', async () => {
+    flushAll();
+    const replica = cluster.nodes.find((n) => !cluster.primaries().includes(n.port))!;
+    const { run, result } = await runJson(['--cluster', '--cluster-node', '127.0.0.1:1', '--cluster-node', `127.0.0.1:${replica.port}`, '--engine', engine, '-n', '2000', '-r', '1500', '-c', '2', '-P', '4', '--mode', 'get', '--verify-get', '--seed', '3']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(result.preloadRequests).toBe(1500);
+    expect(result.requests).toBe(2000);
+    expect(result.misses + result.mismatches + result.errors).toBe(0);
+    expect(result.plan.cluster.seeds).toEqual(['127.0.0.1:1', `127.0.0.1:${replica.port}`]);
+  });
+});
+
+describe('--cluster refusals and failures', () => {
+  it('no seed answers: exit 1 naming each seed', async () => {
+    const r = await runCli(['--cluster', '--cluster-node', '127.0.0.1:1', '--cluster-node', '127.0.0.1:2', '-n', '10']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no seed node told the topology.*127\.0\.0\.1:1.*127\.0\.0\.1:2/);
+  });
+
+  it('a server not in cluster mode: exit 1 saying so', async () => {
+    const r = await runCli(['--cluster', '-p', String(single.port), '-n', '10']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/not in cluster mode.*leave out --cluster/);
+  });
+
+  it('a command whose keys would span slots is a usage error naming {tag}', async () => {
+    const r = await runCli(['--cluster', '-p', String(cluster.nodes[0].port), '--mode', 'set', '--set-cmd', 'MSET a:__key__ __data__ b:__key__ __data__', '-n', '10']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/\{tag\}/);
+  });
+});
