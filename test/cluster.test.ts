@@ -115,6 +115,81 @@ describe.each(engines())('--cluster through the %s engine', (engine) => {
   });
 });
 
+/** Waits until `ok()` holds, polling; fails after `ms`. */
+async function until(what: string, ok: () => boolean, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function redis(port: number, ...args: string[]): string {
+  const r = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
+  return r.stdout.trim();
+}
+
+/** A counter from INFO (e.g. cmdstat_asking's calls), 0 when absent. */
+function commandCalls(port: number, command: string): number {
+  const m = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(redis(port, 'INFO', 'commandstats'));
+  return m ? Number(m[1]) : 0;
+}
+
+describe.each(engines())('topology changes during a --cluster run (%s engine)', (engine) => {
+  it('a failover (CLUSTER FAILOVER on a replica): the run finishes, MOVED counted, no acknowledged write lost', async () => {
+    flushAll();
+    await cluster.waitOk();
+    const slotOwner = owners(cluster.nodes[0].port);
+    // All keys in one slot ({fo}), so every request sees the failover.
+    const tag = Buffer.from('fo');
+    const primary = slotOwner.get(keySlot(tag, 0, tag.length))!;
+    const replica = cluster.nodes.find((n) => redis(n.port, 'ROLE').split('\n')[0] === 'slave' && redis(n.port, 'ROLE').split('\n')[2] === String(primary))!;
+    expect(replica).toBeDefined();
+    const running = runJson(['--cluster', '-p', String(primary), '--engine', engine, '--duration', '3s', '-c', '2', '-P', '4', '-r', '500', '--key-prefix', '{fo}:', '--mode', 'mixed', '--verify-get', '--seed', '5', '--timeout', '5s'], 30_000);
+    await until('load on the primary', () => Number(redis(primary, 'DBSIZE')) > 50);
+    expect(redis(replica.port, 'CLUSTER', 'FAILOVER')).toBe('OK');
+    await until('the replica to take over', () => redis(replica.port, 'ROLE').startsWith('master'));
+    const { run, result } = await running;
+    expect(run.code, `${run.stderr} first error: ${result.firstError}`).toBe(0);
+    expect(result.redirections.moved).toBeGreaterThan(0);
+    expect(result.mismatches + result.lostWrites + result.errors).toBe(0);
+    expect(result.perNode.find((n: any) => n.node === `127.0.0.1:${primary}`).redirections).toBeGreaterThan(0);
+    await cluster.waitOk();
+  });
+
+  it('resharding (a slot MIGRATING/IMPORTING, its keys MIGRATEd, then given away): ASK and MOVED counted, nothing lost', async () => {
+    flushAll();
+    await cluster.waitOk();
+    const tag = Buffer.from('rs');
+    const slot = keySlot(tag, 0, tag.length);
+    const source = owners(cluster.primaries()[0]).get(slot)!;
+    const dest = cluster.primaries().find((p) => p !== source)!;
+    const sourceId = redis(source, 'CLUSTER', 'MYID');
+    const destId = redis(dest, 'CLUSTER', 'MYID');
+    const asking = commandCalls(dest, 'asking');
+    const running = runJson(['--cluster', '-p', String(source), '--engine', engine, '--duration', '3s', '-c', '2', '-P', '4', '-r', '300', '--key-prefix', '{rs}:', '--mode', 'mixed', '--verify-get', '--seed', '9', '--timeout', '5s'], 30_000);
+    await until('load on the source', () => Number(redis(source, 'DBSIZE')) > 50);
+    expect(redis(dest, 'CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', sourceId)).toBe('OK');
+    expect(redis(source, 'CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', destId)).toBe('OK');
+    for (let round = 0; round < 5; round++) {
+      const keys = redis(source, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '1000').split('\n').filter((k) => k !== '');
+      if (keys.length > 0) redis(source, 'MIGRATE', '127.0.0.1', String(dest), '', '0', '5000', 'REPLACE', 'KEYS', ...keys);
+    }
+    // Keys no longer on the source: it answers ASK, and the run sends ASKING to the destination.
+    await until('ASKING on the destination', () => commandCalls(dest, 'asking') > asking + 10);
+    const keys = redis(source, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '1000').split('\n').filter((k) => k !== '');
+    if (keys.length > 0) redis(source, 'MIGRATE', '127.0.0.1', String(dest), '', '0', '5000', 'REPLACE', 'KEYS', ...keys);
+    // The destination first, then the source, then the rest (the order redis-cli --cluster reshard uses).
+    for (const p of [dest, source, ...cluster.primaries().filter((x) => x !== dest && x !== source)]) redis(p, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', destId);
+    const { run, result } = await running;
+    expect(run.code, `${run.stderr} first error: ${result.firstError}`).toBe(0);
+    expect(result.redirections.ask).toBeGreaterThan(0);
+    expect(result.redirections.moved).toBeGreaterThan(0);
+    expect(result.mismatches + result.lostWrites + result.errors).toBe(0);
+    await cluster.waitOk();
+  });
+});
+
 describe('--cluster refusals and failures', () => {
   it('no seed answers: exit 1 naming each seed', async () => {
     const r = await runCli(['--cluster', '--cluster-node', '127.0.0.1:1', '--cluster-node', '127.0.0.1:2', '-n', '10']);
@@ -132,5 +207,18 @@ describe('--cluster refusals and failures', () => {
     const r = await runCli(['--cluster', '-p', String(cluster.nodes[0].port), '--mode', 'set', '--set-cmd', 'MSET a:__key__ __data__ b:__key__ __data__', '-n', '10']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/\{tag\}/);
+  });
+});
+
+describe('a node lost during a --cluster run', () => {
+  it('killed without --reconnect: exit 1, the message names the node', async () => {
+    const victim = cluster.primaries()[0];
+    const node = cluster.nodes.find((n) => n.port === victim)!;
+    const running = runCli(['--cluster', '-p', String(victim), '--duration', '5s', '-c', '1', '-P', '4', '--mode', 'set', '--seed', '1'], 30_000);
+    await until('load on the node', () => Number(redis(victim, 'DBSIZE')) > 50);
+    node.process.kill('SIGKILL');
+    const r = await running;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`127.0.0.1:${victim}`);
   });
 });

@@ -77,6 +77,7 @@ export interface NativeNode {
   node: string
   requests: number
   errors: number
+  redirections: number
   histogram: NativeHistogram
 }
 
@@ -202,6 +203,13 @@ export interface NativeResult {
   startedUnixMs: number
   /** `--cluster`: the timed phase per primary (empty without it). */
   nodes: Array<NativeNode>
+  /**
+   * `--cluster`: the timed phase's redirections by kind (the adapter
+   * passes them on only for a plan with `cluster`).
+   */
+  moved: number
+  asked: number
+  retried: number
 }
 
 /** `TlsPlan` from engine-js/plan.ts; null or absent strings are unset. */

@@ -144,6 +144,8 @@ pub struct NodeRecord {
     pub node: String,
     pub requests: u64,
     pub errors: u64,
+    /// Replies from it that redirected a request (MOVED, ASK, TRYAGAIN, CLUSTERDOWN).
+    pub redirections: u64,
     /// `[lowest equivalent ns, count]` buckets, as `RawResult::histogram`.
     pub histogram: Vec<(u64, u64)>,
 }

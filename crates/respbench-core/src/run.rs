@@ -27,6 +27,10 @@ use crate::request_source::PreparedPlan;
 /// the other threads' failures again.
 const POLL_SLICE: Duration = Duration::from_millis(20);
 
+/// `--cluster`: longest epoll sleep while redirected requests wait (their
+/// detour connections are serviced between polls, not woken by them).
+const DETOUR_SLICE: Duration = Duration::from_micros(200);
+
 /// Refuses a plan that cannot run (bad template, zero keyspace, …) without
 /// touching the network, so a caller can report it before starting.
 pub fn check(plan: &Plan) -> Result<(), PlanError> {
@@ -74,6 +78,7 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
                     node: c.node_label(i),
                     requests: n.requests,
                     errors: n.errors,
+                    redirections: n.redirections,
                     histogram: n.histogram.buckets(),
                 })
                 .collect();
@@ -367,6 +372,7 @@ fn merge_workers(outcomes: Vec<WorkerOutcome>, start: Instant, shape: PhaseShape
         for (sum, n) in total.nodes.iter_mut().zip(&o.tally.nodes) {
             sum.requests += n.requests;
             sum.errors += n.errors;
+            sum.redirections += n.redirections;
             sum.histogram.merge(&n.histogram);
         }
     }
@@ -573,7 +579,11 @@ impl EventLoop<'_> {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            if let Err(e) = self.poll.poll(&mut events, Some(poll_wait(wake, next_timeout_check))) {
+            // --cluster: redirected requests are serviced each turn (their detours are not in the poll).
+            let detours = self.conns.iter().any(|c| c.has_detours());
+            let wait = poll_wait(wake, next_timeout_check);
+            let wait = if detours { wait.min(DETOUR_SLICE) } else { wait };
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     self.shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));
                     break;
@@ -581,6 +591,14 @@ impl EventLoop<'_> {
             }
             for event in events.iter() {
                 self.on_event(event);
+            }
+            if detours {
+                for i in 0..self.conns.len() {
+                    if !self.finished[i] && !self.conns[i].is_down() && self.conns[i].has_detours() {
+                        let outcome = self.conns[i].service_detours(prepared, &mut self.tally, control);
+                        self.settle(i, outcome);
+                    }
+                }
             }
             if paced {
                 next_turn = self.take_due_turns();

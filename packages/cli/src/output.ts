@@ -86,8 +86,8 @@ function clusterText(plan: Plan): string {
 export function nodeLines(r: RunResult): string[] {
   const rows = r.perNode ?? [];
   if (rows.length === 0) return [];
-  const head = ['node', 'requests', 'ops/s', 'errors', 'p50 us', 'p99 us'];
-  const cells = rows.map((n) => [printable(n.node), String(n.requests), fixed(n.opsPerSec, 2), String(n.errors), fixed(n.p50Us, 1), fixed(n.p99Us, 1)]);
+  const head = ['node', 'requests', 'ops/s', 'errors', 'redirections', 'p50 us', 'p99 us'];
+  const cells = rows.map((n) => [printable(n.node), String(n.requests), fixed(n.opsPerSec, 2), String(n.errors), String(n.redirections), fixed(n.p50Us, 1), fixed(n.p99Us, 1)]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
   const line = (row: string[]) => row.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');
   return ['', line(head), ...cells.map(line)];
@@ -143,6 +143,10 @@ export function formatFigures(r: RunResult): string {
   );
   lines.push(`bytes out ${bytes(r.bytesOut)} · in ${bytes(r.bytesIn)} · latency = reply parsed - request written, per request`);
   if (r.reconnects !== undefined) lines.push(reconnectLine(r));
+  if (r.redirections) {
+    const d = r.redirections;
+    lines.push(`cluster redirections: MOVED ${d.moved} · ASK ${d.ask} · TRYAGAIN/CLUSTERDOWN ${d.tryagain} (each request sent again where the cluster said; its latency includes the hops)`);
+  }
   if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${printable(r.failure.message)}; the figures above cover the ${r.requests} replies received`);
   if (r.interrupted) {
     const i = r.interrupted;

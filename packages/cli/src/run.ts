@@ -69,6 +69,8 @@ export interface NodeRow {
   requests: number;
   opsPerSec: number;
   errors: number;
+  /** Replies from it that redirected a request (MOVED, ASK, TRYAGAIN, CLUSTERDOWN). */
+  redirections: number;
   p50Us: number;
   p99Us: number;
 }
@@ -79,7 +81,7 @@ function perNodeRows(raw: RawResult, elapsedSec: number): NodeRow[] | undefined 
   return raw.nodes.map((n) => {
     const h = LatencyHistogram.fromData(n.histogram);
     const us = (ns: number) => Math.round(ns) / 1000;
-    return { node: n.node, requests: n.requests, opsPerSec: elapsedSec > 0 ? n.requests / elapsedSec : 0, errors: n.errors, p50Us: us(h.valueAtPercentile(50)), p99Us: us(h.valueAtPercentile(99)) };
+    return { node: n.node, requests: n.requests, opsPerSec: elapsedSec > 0 ? n.requests / elapsedSec : 0, errors: n.errors, redirections: n.redirections ?? 0, p50Us: us(h.valueAtPercentile(50)), p99Us: us(h.valueAtPercentile(99)) };
   });
 }
 

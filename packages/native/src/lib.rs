@@ -96,6 +96,7 @@ pub struct NativeNode {
     pub node: String,
     pub requests: f64,
     pub errors: f64,
+    pub redirections: f64,
     pub histogram: NativeHistogram,
 }
 
@@ -219,6 +220,11 @@ pub struct NativeResult {
     pub started_unix_ms: f64,
     /// `--cluster`: the timed phase per primary (empty without it).
     pub nodes: Vec<NativeNode>,
+    /// `--cluster`: the timed phase's redirections by kind (the adapter
+    /// passes them on only for a plan with `cluster`).
+    pub moved: f64,
+    pub asked: f64,
+    pub retried: f64,
 }
 
 /// `RawInterval` from engine-js/plan.ts.
@@ -412,6 +418,9 @@ fn to_js(r: RawResult) -> NativeResult {
         down_ns: n(c.down_ns),
         intervals: r.intervals.iter().map(interval).collect(),
         started_unix_ms: n(r.started_unix_ms),
+        moved: n(c.moved),
+        asked: n(c.asked),
+        retried: n(c.retried),
         nodes: r
             .nodes
             .iter()
@@ -419,6 +428,7 @@ fn to_js(r: RawResult) -> NativeResult {
                 node: x.node.clone(),
                 requests: n(x.requests),
                 errors: n(x.errors),
+                redirections: n(x.redirections),
                 histogram: histogram(&x.histogram),
             })
             .collect(),

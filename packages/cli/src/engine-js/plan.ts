@@ -193,7 +193,7 @@ export interface Failure {
 }
 
 /** What an engine measured: counters and the histogram, nothing derived. */
-export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downNs'> {
+export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downNs' | 'moved' | 'asked' | 'retried'> {
   engine: EngineName;
   elapsedNs: number;
   histogram: HistogramData;
@@ -235,6 +235,16 @@ export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downN
   startedUnixMs?: number;
   /** --cluster: the measured phase per primary, in ClusterPlan.nodes order (absent without --cluster). */
   nodes?: RawNode[];
+  /** --cluster: the measured phase's redirections by kind (absent without --cluster). */
+  redirections?: Redirections;
+}
+
+/** --cluster: replies that sent a request elsewhere or again, by kind (Counters' moved, asked, retried). */
+export interface Redirections {
+  moved: number;
+  ask: number;
+  /** -TRYAGAIN and -CLUSTERDOWN: sent again to the same node after a backoff. */
+  tryagain: number;
 }
 
 /** What the measured phase counted on one cluster primary. */
@@ -243,6 +253,8 @@ export interface RawNode {
   node: string;
   requests: number;
   errors: number;
+  /** Replies from it that redirected a request (MOVED, ASK, TRYAGAIN, CLUSTERDOWN). */
+  redirections: number;
   /** Latency of the requests it answered. */
   histogram: HistogramData;
 }

@@ -38,6 +38,13 @@ export interface Request {
 type Order = 'run' | 'preload-all' | 'preload-replay';
 
 /**
+ * --cluster, time-bound phases: requests of other primaries a source walks
+ * past in one call before it returns "nothing now" (length 0, `remaining`
+ * left as it is), so a node that owns none of the keys does not spin.
+ */
+export const MAX_SKIPS_PER_CALL = 4096;
+
+/**
  * One connection's sequence of requests for one phase. Under --cluster each
  * connection has one source per primary (`node`), each walking the whole key
  * stream of the connection and keeping only the requests whose key's slot
@@ -81,6 +88,7 @@ export class RequestSource {
     const owners = this.node >= 0 ? p.slotOwners : null;
     let isSet: boolean;
     let keyIndex: number;
+    let skipped = 0;
     for (;;) {
       if (this.remaining <= 0) {
         // --cluster: an earlier request of this batch walked to the stream's end.
@@ -103,6 +111,11 @@ export class RequestSource {
       if (slot < 0 || owners[slot] === this.node) break;
       // Another primary's request: its draws are taken, its bytes not written.
       encoder.skipDraws(this.randInts);
+      if (this.remaining === Infinity && ++skipped === MAX_SKIPS_PER_CALL) {
+        // A time-bound stream may hold no key of this node (a {tag} prefix): nothing now, ask later.
+        this.request.len = 0;
+        return this.request;
+      }
     }
     const encoder = isSet ? p.setEncoder : p.getEncoder;
     const r = this.request;

@@ -96,6 +96,8 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     intervals,
     startedUnixMs,
     ...(nodes ? { nodes } : {}),
+    // Only a --cluster run counts redirections.
+    ...(plan.cluster ? { redirections: { moved: counters.moved, ask: counters.asked, tryagain: counters.retried } } : {}),
   };
 }
 
@@ -275,7 +277,7 @@ async function runPhase(
     let failure: Failure | null = null;
     // Allocated before the clock starts.
     const phaseHistograms = histogram ? new OpHistograms() : null;
-    const nodeTallies = histogram && plan.cluster ? plan.cluster.nodes.map(() => ({ requests: 0, errors: 0, histogram: new LatencyHistogram() })) : null;
+    const nodeTallies = histogram && plan.cluster ? plan.cluster.nodes.map(() => ({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() })) : null;
     const start = performance.now();
     const startedUnixMs = Date.now();
     const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval) : null;
@@ -303,7 +305,7 @@ async function runPhase(
         clock?.finish(performance.now());
         options.signal?.removeEventListener('abort', onAbort);
         const nodeFigures = nodeTallies && plan.cluster
-          ? nodeTallies.map((t, i) => ({ node: nodeLabel(plan.cluster!.nodes[i]), requests: t.requests, errors: t.errors, histogram: t.histogram.toData() }))
+          ? nodeTallies.map((t, i) => ({ node: nodeLabel(plan.cluster!.nodes[i]), requests: t.requests, errors: t.errors, redirections: t.redirections, histogram: t.histogram.toData() }))
           : undefined;
         resolve({ elapsedNs, failure, unanswered, ...(clock ? { intervals: clock.intervals, startedUnixMs } : {}), ...(nodeFigures ? { nodes: nodeFigures } : {}) });
       }
