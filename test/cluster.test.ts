@@ -5,13 +5,15 @@
  * the one a single server gets from the same plan, and the seeds and a lost
  * node behave as docs/cluster.md says. Through both engines.
  */
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { engines } from './helpers/engines.js';
-import { REPO, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+import { CLI, liveProcesses, REPO, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
 
 let cluster: TestCluster;
 let single: RedisServer;
@@ -207,6 +209,46 @@ describe('--cluster refusals and failures', () => {
     const r = await runCli(['--cluster', '-p', String(cluster.nodes[0].port), '--mode', 'set', '--set-cmd', 'MSET a:__key__ __data__ b:__key__ __data__', '-n', '10']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/\{tag\}/);
+  });
+});
+
+describe('the redis_cluster study target', () => {
+  /** redis-server processes in cluster mode now (this file's own cluster included). */
+  const clusterProcesses = () => liveProcesses('[cluster]').filter((l) => l.includes('redis-server'));
+
+  function studyFile(): { file: string; out: string } {
+    const dir = mkdtempSync(path.join(tmpdir(), 'respbench-cluster-study-'));
+    const file = path.join(dir, 'study.yaml');
+    writeFileSync(
+      file,
+      ['name: cluster_study', 'rounds: 1', 'modes: [set, get]', 'defaults: { requests: 4000, pipeline: 8, keyspace: 2000, verifyGet: true }', 'groups:', '  - title: cluster', '    scenarios:', '      - name: c3', '        target:', '          redis_cluster: { primaries: 3, replicas: 1, persistence: aof_everysec }', ''].join('\n'),
+    );
+    return { file, out: path.join(dir, 'out') };
+  }
+
+  it('starts a 3 × 2 cluster, runs set and get through --cluster, stops every node', async () => {
+    const before = clusterProcesses().length;
+    const { file, out } = studyFile();
+    const run = await runCli(['study', file, '--out', out, '-q', '--engine', 'js'], 90_000);
+    expect(run.code, run.stderr).toBe(0);
+    const summary = readFileSync(path.join(out, readdirSync(out).find((f) => f.includes('_summary_'))!), 'utf8');
+    expect(summary).toMatch(/cluster,c3,c3,,set,1,0,/);
+    expect(summary).toMatch(/cluster,c3,c3,,get,1,0,/);
+    expect(clusterProcesses()).toHaveLength(before);
+    rmSync(path.dirname(file), { recursive: true, force: true });
+  });
+
+  it('interrupted while it runs: every node stopped', async () => {
+    const before = clusterProcesses().length;
+    const { file, out } = studyFile();
+    const child = spawn(process.execPath, [CLI, 'study', file, '--out', out, '-q', '--duration', '20s'], { stdio: 'ignore' });
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    await until('the cluster to start', () => clusterProcesses().length >= before + 6, 30_000);
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    await until('every node to stop', () => clusterProcesses().length === before, 15_000);
+    rmSync(path.dirname(file), { recursive: true, force: true });
   });
 });
 

@@ -207,7 +207,7 @@ export class StudyRunner {
           round,
           rounds,
         };
-        const { plan } = buildPlan({ ...targetCredentials(this.setup.rawOf(s), s.target), host: target.host, port: String(target.port), ...transportFlags(target), mode } as RawRunOptions);
+        const { plan } = buildPlan({ ...targetCredentials(this.setup.rawOf(s), s.target), host: target.host, port: String(target.port), ...transportFlags(target), ...(target.cluster ? { cluster: true } : {}), mode } as RawRunOptions);
         this.progress.runStarted();
         const startedAt = new Date().toISOString();
         const result = await runPlan(engine, plan, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) });
