@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use crate::counters::{Counters, FirstTexts};
 use crate::handshake;
 use crate::histogram::{LatencyHistogram, OpHistograms};
+use crate::keys::KeyStream;
 use crate::plan::{Failure, FailureKind, Plan};
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, Scan, escape_bytes};
-use crate::keys::KeyStream;
 use crate::request_source::{Op, PreparedPlan, RequestSource};
 use crate::transport::{self, OpenError, Stream, io_text};
 use crate::values::first_difference;
@@ -438,7 +438,11 @@ impl Connection {
         if self.source.remaining > 0 {
             self.send(w, tally)?;
         }
-        if self.source.remaining > 0 && self.inflight == 0 && self.out_start == self.out_end && self.pace.interval.is_none() {
+        if self.source.remaining > 0
+            && self.inflight == 0
+            && self.out_start == self.out_end
+            && self.pace.interval.is_none()
+        {
             // `--cluster`: nothing of this node's in the stream just now; look again later (backing off).
             self.idle_wait = (self.idle_wait * 2).max(Duration::from_millis(1)).min(IDLE_WAIT_CAP);
             self.idle_retry = Some(Instant::now() + self.idle_wait);
@@ -881,7 +885,12 @@ impl Connection {
     /// (blocking this worker as a reconnect does), writes what is due, reads
     /// and counts what came. Called by the worker on each loop turn while
     /// [`Connection::has_detours`].
-    pub fn service_detours(&mut self, w: &PreparedPlan, tally: &mut Tally, control: &RunControl) -> Result<Status, Failure> {
+    pub fn service_detours(
+        &mut self,
+        w: &PreparedPlan,
+        tally: &mut Tally,
+        control: &RunControl,
+    ) -> Result<Status, Failure> {
         let now = Instant::now();
         let mut i = 0;
         while i < self.detours.len() {
@@ -902,9 +911,14 @@ impl Connection {
                 };
                 match open(&plan, control) {
                     Ok(stream) => self.detours[i].stream = Some(stream),
-                    Err(ConnectError::Interrupted) => return Err(Failure::new(FailureKind::Interrupted, "interrupted")),
+                    Err(ConnectError::Interrupted) => {
+                        return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
+                    }
                     Err(ConnectError::Failed(m)) => {
-                        return Err(Failure::new(FailureKind::Connect, format!("{}: redirected to {target}: {m}", self.label())));
+                        return Err(Failure::new(
+                            FailureKind::Connect,
+                            format!("{}: redirected to {target}: {m}", self.label()),
+                        ));
                     }
                 }
             }
@@ -933,14 +947,31 @@ impl Connection {
         }
         while d.out_start < d.out.len() {
             match stream.write(&d.out[d.out_start..]) {
-                Ok(0) => return Err(Failure::new(FailureKind::Closed, format!("{label}: the connection to {} (where a redirection sent it) was closed by the server", d.target))),
+                Ok(0) => {
+                    return Err(Failure::new(
+                        FailureKind::Closed,
+                        format!(
+                            "{label}: the connection to {} (where a redirection sent it) was closed by the server",
+                            d.target
+                        ),
+                    ));
+                }
                 Ok(n) => {
                     d.out_start += n;
                     tally.counters.bytes_out += n as u64;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Failure::new(FailureKind::Closed, format!("{label}: the connection to {} (where a redirection sent it) failed: {}", d.target, io_text(&e)))),
+                Err(e) => {
+                    return Err(Failure::new(
+                        FailureKind::Closed,
+                        format!(
+                            "{label}: the connection to {} (where a redirection sent it) failed: {}",
+                            d.target,
+                            io_text(&e)
+                        ),
+                    ));
+                }
             }
         }
         let _ = stream.flush();
@@ -965,12 +996,27 @@ impl Connection {
                     if d.sent.is_empty() && d.waiting.is_empty() {
                         return Ok(());
                     }
-                    return Err(Failure::new(FailureKind::Closed, format!("{label}: the connection to {} (where a redirection sent it) was closed by the server", d.target)));
+                    return Err(Failure::new(
+                        FailureKind::Closed,
+                        format!(
+                            "{label}: the connection to {} (where a redirection sent it) was closed by the server",
+                            d.target
+                        ),
+                    ));
                 }
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Failure::new(FailureKind::Closed, format!("{label}: the connection to {} (where a redirection sent it) failed: {}", d.target, io_text(&e)))),
+                Err(e) => {
+                    return Err(Failure::new(
+                        FailureKind::Closed,
+                        format!(
+                            "{label}: the connection to {} (where a redirection sent it) failed: {}",
+                            d.target,
+                            io_text(&e)
+                        ),
+                    ));
+                }
             };
             tally.counters.bytes_in += n as u64;
             d.input_len += n;
@@ -986,7 +1032,13 @@ impl Connection {
                     Ok(Scan::Complete(e)) => e,
                     Ok(Scan::Incomplete) => break,
                     Err(e) => {
-                        return Err(Failure::new(FailureKind::Protocol, format!("{label}: protocol error in a reply from {}: {}: \"{}\"", d.target, e.reason, e.bytes)));
+                        return Err(Failure::new(
+                            FailureKind::Protocol,
+                            format!(
+                                "{label}: protocol error in a reply from {}: {}: \"{}\"",
+                                d.target, e.reason, e.bytes
+                            ),
+                        ));
                     }
                 };
                 if d.scanner.kind == ReplyKind::Push {
@@ -995,7 +1047,10 @@ impl Connection {
                     continue;
                 }
                 let Some(front) = d.sent.front_mut() else {
-                    return Err(Failure::new(FailureKind::Protocol, format!("{label}: protocol error: a reply no request asked for from {}", d.target)));
+                    return Err(Failure::new(
+                        FailureKind::Protocol,
+                        format!("{label}: protocol error: a reply no request asked for from {}", d.target),
+                    ));
                 };
                 if front.asking {
                     // ASKING's own +OK; the request's reply comes next.

@@ -285,7 +285,9 @@ impl Plan {
             if c.nodes.is_empty() || c.nodes.len() > u16::MAX as usize {
                 return fail("cluster: nodes must list the primaries");
             }
-            if c.slots.iter().any(|&(first, last, node)| first > last || last >= crate::slot::SLOTS || node as usize >= c.nodes.len()) {
+            if c.slots.iter().any(|&(first, last, node)| {
+                first > last || last >= crate::slot::SLOTS || node as usize >= c.nodes.len()
+            }) {
                 return fail("cluster: slots must be [first, last, node] with first <= last < 16384 and a listed node");
             }
         }

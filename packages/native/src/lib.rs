@@ -101,11 +101,8 @@ pub struct NativeNode {
 }
 
 fn to_cluster(c: NativeCluster) -> Result<respbench_core::plan::ClusterPlan> {
-    let nodes = c
-        .nodes
-        .into_iter()
-        .map(|n| Ok((n.host, integer(n.port, limits::PORT)? as u16)))
-        .collect::<Result<Vec<_>>>()?;
+    let nodes =
+        c.nodes.into_iter().map(|n| Ok((n.host, integer(n.port, limits::PORT)? as u16))).collect::<Result<Vec<_>>>()?;
     let slots = c
         .slots
         .into_iter()
