@@ -675,7 +675,15 @@ impl EventLoop<'_> {
                 self.settle(i, Ok(Status::Finished));
                 continue;
             }
-            match connection::open(plan, self.shared.control) {
+            // Under --cluster, the connection's own primary (not the seed).
+            let target = match (conn.node, &plan.cluster) {
+                (Some(n), Some(c)) => {
+                    let (host, port) = &c.nodes[n as usize];
+                    Plan { host: host.clone(), port: *port, socket: None, ..plan.clone() }
+                }
+                _ => plan.clone(),
+            };
+            match connection::open(&target, self.shared.control) {
                 Ok(stream) => {
                     conn.reconnected(Some(stream), &mut self.tally);
                     self.active_down -= 1;

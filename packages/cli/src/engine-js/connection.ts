@@ -209,6 +209,8 @@ export interface ConnectionOptions {
   signal?: AbortSignal;
   /** --cluster, the measured phase: the figures of the primary this connection's socket goes to. */
   node?: NodeTally | null;
+  /** Where a reconnect (--reconnect) opens the connection again: the plan's server, or under --cluster this connection's primary. */
+  target?: Plan;
 }
 
 /** --cluster: what the measured phase counts per primary (RawNode). */
@@ -236,6 +238,8 @@ export class Connection {
   private readonly serviceHistogram: LatencyHistogram | null;
   private readonly lagHistogram: LatencyHistogram | null;
   private readonly node: NodeTally | null;
+  /** Where --reconnect opens this connection again (its primary under --cluster). */
+  private readonly target: Plan;
   /** --cluster: connections opened where redirections sent requests, by host:port; null without --cluster. */
   private readonly detours: Map<string, Detour> | null;
   /** --cluster: requests redirected and not answered yet (on a detour, or waiting for a retry). */
@@ -311,6 +315,7 @@ export class Connection {
     this.serviceHistogram = o.serviceHistogram;
     this.lagHistogram = o.lagHistogram;
     this.node = o.node ?? null;
+    this.target = o.target ?? o.prepared.plan;
     this.detours = o.prepared.plan.cluster ? new Map() : null;
     this.detourRand = new KeyStream((o.prepared.plan.seed ^ DETOUR_RAND_SALT) >>> 0, o.id);
     this.pacer = o.pacer;
@@ -392,7 +397,7 @@ export class Connection {
         this.end(null);
         return;
       }
-      openConnection(this.prepared.plan, this.signal).then(
+      openConnection(this.target, this.signal).then(
         (socket) => {
           if (this.done) {
             socket.destroy();

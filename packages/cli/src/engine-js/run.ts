@@ -315,6 +315,7 @@ async function runPhase(
     };
     const pace = (id: number) => paceFor(plan, phase, id, start);
     const pacer = pace(0).intervalMs > 0 ? new Pacer(plan.connections) : null;
+    const targets = targetPlans(plan);
     for (let n = 0; n < local.count * nodes; n++) {
       const id = local.first + Math.floor(n / nodes);
       const node = plan.cluster ? n % nodes : -1;
@@ -325,6 +326,7 @@ async function runPhase(
           socket: sockets[n],
           source,
           node: node >= 0 && nodeTallies ? nodeTallies[node] : null,
+          target: targets[node >= 0 ? node : 0],
           prepared,
           counters,
           histogram,
