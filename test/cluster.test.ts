@@ -253,6 +253,40 @@ describe('the redis_cluster study target', () => {
 });
 
 describe('a node lost during a --cluster run', () => {
+  it.each(engines())('killed with --reconnect (%s engine): the run goes on after the failover, MOVED counted', async (engine) => {
+    // A cluster of its own: a failover per engine, each with a replica to fail over to.
+    const own = await startCluster(3, 1);
+    try {
+      const victim = own.primaries()[0];
+      const slotOwner = owners(victim);
+      let tag = '';
+      for (let i = 0; tag === ''; i++) {
+        const b = Buffer.from(`kr${i}`);
+        if (slotOwner.get(keySlot(b, 0, b.length)) === victim) tag = `kr${i}`;
+      }
+      const node = own.nodes.find((n) => n.port === victim)!;
+      const seed = own.primaries().find((p) => p !== victim)!;
+      // Its replica in sync (a replica that never synced does not fail over).
+      await until('the replica in sync', () =>
+        own.nodes.some((n) => {
+          const info = redis(n.port, 'INFO', 'replication');
+          return info.includes('role:slave') && info.includes(`master_port:${victim}`) && info.includes('master_link_status:up');
+        }),
+      );
+      const running = runJson(['--cluster', '-p', String(seed), '--engine', engine, '--duration', '5s', '-c', '1', '-P', '4', '-r', '300', '--key-prefix', `{${tag}}:`, '--mode', 'mixed', '--seed', '2', '--timeout', '10s', '--reconnect', '--reconnect-backoff', '100ms', '--reconnect-attempts', '1000'], 40_000);
+      await until('load on the node', () => Number(redis(victim, 'DBSIZE')) > 50);
+      node.process.kill('SIGKILL');
+      const { run, result } = await running;
+      expect(result.failure, `${run.stderr} ${JSON.stringify(result.failure)}`).toBeNull();
+      expect([0, 3]).toContain(run.code);
+      expect(result.reconnects).toBeGreaterThanOrEqual(1);
+      expect(result.redirections.moved).toBeGreaterThan(0);
+      expect(result.failure, run.stderr).toBeNull();
+    } finally {
+      await own.stop();
+    }
+  });
+
   it('killed without --reconnect: exit 1, the message names the node', async () => {
     const victim = cluster.primaries()[0];
     const node = cluster.nodes.find((n) => n.port === victim)!;

@@ -327,6 +327,7 @@ async function runPhase(
           source,
           node: node >= 0 && nodeTallies ? nodeTallies[node] : null,
           target: targets[node >= 0 ? node : 0],
+          nodeIndex: node,
           prepared,
           counters,
           histogram,
