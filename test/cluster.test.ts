@@ -192,6 +192,23 @@ describe.each(engines())('topology changes during a --cluster run (%s engine)', 
   });
 });
 
+describe('a cluster that requires a password', () => {
+  it.each(engines())('the handshake runs on every node (%s engine): AUTH with -a, and a clear line without it', async (engine) => {
+    const own = await startCluster(3, 0, [], 'clu-pass');
+    try {
+      const { run, result } = await runJson(['--cluster', '-p', String(own.nodes[0].port), '-a', 'clu-pass', '--engine', engine, '-n', '3000', '-c', '2', '-P', '8', '-r', '1000', '--mode', 'mixed', '--verify-get', '--seed', '4']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(result.perNode.every((n: any) => n.requests > 0)).toBe(true);
+      expect(JSON.stringify(result)).not.toContain('clu-pass');
+      const bare = await runCli(['--cluster', '-p', String(own.nodes[0].port), '--engine', engine, '-n', '10']);
+      expect(bare.code).toBe(1);
+      expect(bare.stderr).toMatch(/requires a password.*-a\/--pass/);
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
 describe('--cluster refusals and failures', () => {
   it('no seed answers: exit 1 naming each seed', async () => {
     const r = await runCli(['--cluster', '--cluster-node', '127.0.0.1:1', '--cluster-node', '127.0.0.1:2', '-n', '10']);
