@@ -234,6 +234,23 @@ describe.each(engines())('topology changes during a --cluster run (%s engine)', 
   });
 });
 
+describe('a cluster that requires a password', () => {
+  it.each(engines())('the handshake runs on every node (%s engine): AUTH with -a, and a clear line without it', async (engine) => {
+    const own = await startCluster(3, 0, [], 'clu-pass');
+    try {
+      const { run, result } = await runJson(['--cluster', '-p', String(own.nodes[0].port), '-a', 'clu-pass', '--engine', engine, '-n', '3000', '-c', '2', '-P', '8', '-r', '1000', '--mode', 'mixed', '--verify-get', '--seed', '4']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(result.perNode.every((n: any) => n.requests > 0)).toBe(true);
+      expect(JSON.stringify(result)).not.toContain('clu-pass');
+      const bare = await runCli(['--cluster', '-p', String(own.nodes[0].port), '--engine', engine, '-n', '10']);
+      expect(bare.code).toBe(1);
+      expect(bare.stderr).toMatch(/requires a password.*-a\/--pass/);
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
 describe('--cluster refusals and failures', () => {
   it('no seed answers: exit 1 naming each seed', async () => {
     const r = await runCli(['--cluster', '--cluster-node', '127.0.0.1:1', '--cluster-node', '127.0.0.1:2', '-n', '10']);
@@ -312,6 +329,40 @@ describe('the redis_cluster study target', () => {
 });
 
 describe('a node lost during a --cluster run', () => {
+  it.each(engines())('killed with --reconnect (%s engine): the run goes on after the failover, MOVED counted', async (engine) => {
+    // A cluster of its own: a failover per engine, each with a replica to fail over to.
+    const own = await startCluster(3, 1);
+    try {
+      const victim = own.primaries()[0];
+      const slotOwner = owners(victim);
+      let tag = '';
+      for (let i = 0; tag === ''; i++) {
+        const b = Buffer.from(`kr${i}`);
+        if (slotOwner.get(keySlot(b, 0, b.length)) === victim) tag = `kr${i}`;
+      }
+      const node = own.nodes.find((n) => n.port === victim)!;
+      const seed = own.primaries().find((p) => p !== victim)!;
+      // Its replica in sync (a replica that never synced does not fail over).
+      await until('the replica in sync', () =>
+        own.nodes.some((n) => {
+          const info = redis(n.port, 'INFO', 'replication');
+          return info.includes('role:slave') && info.includes(`master_port:${victim}`) && info.includes('master_link_status:up');
+        }),
+      );
+      const running = runJson(['--cluster', '-p', String(seed), '--engine', engine, '--duration', '5s', '-c', '1', '-P', '4', '-r', '300', '--key-prefix', `{${tag}}:`, '--mode', 'mixed', '--seed', '2', '--timeout', '10s', '--reconnect', '--reconnect-backoff', '100ms', '--reconnect-attempts', '1000'], 40_000);
+      await until('load on the node', () => Number(redis(victim, 'DBSIZE')) > 50);
+      node.process.kill('SIGKILL');
+      const { run, result } = await running;
+      expect(result.failure, `${run.stderr} ${JSON.stringify(result.failure)}`).toBeNull();
+      expect([0, 3]).toContain(run.code);
+      expect(result.reconnects).toBeGreaterThanOrEqual(1);
+      expect(result.redirections.moved).toBeGreaterThan(0);
+      expect(result.failure, run.stderr).toBeNull();
+    } finally {
+      await own.stop();
+    }
+  });
+
   it('killed without --reconnect: exit 1, the message names the node', async () => {
     const victim = cluster.primaries()[0];
     const node = cluster.nodes.find((n) => n.port === victim)!;

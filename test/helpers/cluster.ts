@@ -20,15 +20,17 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-function redisCli(port: number, args: string[]): string {
-  const r = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
+/** redis-cli against a node; `password` (if any) goes by REDISCLI_AUTH. */
+function redisCli(port: number, args: string[], password: string | null): string {
+  const env = password ? { ...process.env, REDISCLI_AUTH: password } : process.env;
+  const r = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', env });
   if (r.status !== 0) throw new Error(`redis-cli -p ${port} ${args.join(' ')} failed: ${r.stderr}${r.stdout}`);
   return r.stdout.trim();
 }
 
 /** `CLUSTER SLOTS` as "first-last:port" lines, sorted: equal on two nodes when they agree. */
-function slotView(port: number): string {
-  const out = redisCli(port, ['--json', 'CLUSTER', 'SLOTS']);
+function slotView(port: number, password: string | null): string {
+  const out = redisCli(port, ['--json', 'CLUSTER', 'SLOTS'], password);
   let rows: unknown[];
   try {
     rows = JSON.parse(out);
@@ -44,7 +46,10 @@ function slotView(port: number): string {
     .join(',');
 }
 
-export async function startCluster(primaries = 3, replicas = 1, extra: string[] = []): Promise<TestCluster> {
+/** `password`: every node requires it (requirepass, and masterauth for its replicas). */
+export async function startCluster(primaries = 3, replicas = 1, extra: string[] = [], password: string | null = null): Promise<TestCluster> {
+  const pass = password ? ['--requirepass', password, '--masterauth', password] : [];
+  const cli = (port: number, args: string[]) => redisCli(port, args, password);
   const nodes: RedisServer[] = [];
   const stopAll = async () => {
     await Promise.all(nodes.map((n) => n.stop()));
@@ -52,26 +57,26 @@ export async function startCluster(primaries = 3, replicas = 1, extra: string[] 
   try {
     for (let i = 0; i < primaries * (1 + replicas); i++) {
       const bus = await freePort();
-      nodes.push(await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(bus), '--cluster-node-timeout', '1000', ...extra]));
+      nodes.push(await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(bus), '--cluster-node-timeout', '1000', ...pass, ...extra]));
     }
     const create = spawnSync(
       'redis-cli',
       ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
-      { encoding: 'utf8', timeout: 60_000 },
+      { encoding: 'utf8', timeout: 60_000, env: password ? { ...process.env, REDISCLI_AUTH: password } : process.env },
     );
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr}${create.stdout}`);
   } catch (err) {
     await stopAll();
     throw err;
   }
-  const live = () => nodes.filter((n) => n.process.exitCode === null && n.process.signalCode === null);
+  const live = () => nodes.filter((n) => n.process.exitCode === null && n.process.signalCode === null && !n.process.killed);
   const cluster: TestCluster = {
     nodes,
-    cli: (port, ...args) => redisCli(port, ['-c', ...args]),
+    cli: (port, ...args) => cli(port, ['-c', ...args]),
     primaries: () => {
       const port = live()[0].port;
       const ports: number[] = [];
-      for (const line of slotView(port).split(',')) {
+      for (const line of slotView(port, password).split(',')) {
         const p = Number(line.split(':')[1]);
         if (!ports.includes(p)) ports.push(p);
       }
@@ -81,9 +86,15 @@ export async function startCluster(primaries = 3, replicas = 1, extra: string[] 
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const up = live();
-        const ok = up.every((n) => /cluster_state:ok/.test(redisCli(n.port, ['CLUSTER', 'INFO'])));
-        const views = ok ? up.map((n) => slotView(n.port)) : [];
-        if (ok && views.every((v) => v !== '' && v === views[0])) return;
+        let agreed = false;
+        try {
+          const ok = up.every((n) => /cluster_state:ok/.test(cli(n.port, ['CLUSTER', 'INFO'])));
+          const views = ok ? up.map((n) => slotView(n.port, password)) : [];
+          agreed = ok && views.every((v) => v !== '' && v === views[0]);
+        } catch {
+          // A node going away as we ask: not settled yet.
+        }
+        if (agreed) return;
         if (Date.now() > deadline) throw new Error('the cluster did not reach cluster_state:ok with one view of the slots');
         await new Promise((r) => setTimeout(r, 100));
       }

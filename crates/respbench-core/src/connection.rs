@@ -405,6 +405,8 @@ impl Connection {
         }
         match stream {
             Some(stream) => {
+                // Under --cluster it may be another primary now (a failover).
+                self.peer = stream.peer_label().or(self.peer.take());
                 self.stream = stream;
                 tally.counters.reconnects += 1;
             }
@@ -950,10 +952,15 @@ impl Connection {
                         return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
                     }
                     Err(ConnectError::Failed(m)) => {
-                        return Err(Failure::new(
-                            FailureKind::Connect,
-                            format!("{}: redirected to {target}: {m}", self.label()),
-                        ));
+                        // A node that just died (a failover under way): ask this
+                        // connection's own node again after a backoff, until --timeout.
+                        let d = self.detours.remove(i);
+                        let text = format!("redirected to {target}: {m}");
+                        for r in d.waiting {
+                            self.detoured -= 1;
+                            self.detour(w, tally, r, Redirect::Retry, &text, now);
+                        }
+                        continue;
                     }
                 }
             }

@@ -808,14 +808,25 @@ impl EventLoop<'_> {
                 self.settle(i, Ok(Status::Finished));
                 continue;
             }
-            // Under --cluster, the connection's own primary (not the seed).
+            // Under --cluster, the connection's own primary (not the seed); every
+            // other attempt another primary, in turn (as the TS engine's
+            // reconnectTarget): a primary that died stays dead, and another one
+            // answers with MOVED to whoever took its slots over.
+            let attempt = conn.down().map_or(0, |d| d.attempts) as usize;
             let target = match (conn.node, &plan.cluster) {
                 (Some(n), Some(c)) => {
-                    let (host, port) = &c.nodes[n as usize];
+                    let count = c.nodes.len();
+                    let index = if count < 2 || attempt % 2 == 0 {
+                        n as usize
+                    } else {
+                        (n as usize + 1 + (attempt >> 1) % (count - 1)) % count
+                    };
+                    let (host, port) = &c.nodes[index];
                     Plan { host: host.clone(), port: *port, socket: None, ..plan.clone() }
                 }
                 _ => plan.clone(),
             };
+            let conn = &mut self.conns[i];
             match connection::open(&target, self.shared.control) {
                 Ok(stream) => {
                     conn.reconnected(Some(stream), &mut self.tally);

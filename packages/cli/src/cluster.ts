@@ -188,6 +188,7 @@ export async function discoverCluster(plan: Plan, signal?: AbortSignal): Promise
       const shards = await command(socket, ['CLUSTER', 'SHARDS'], timeoutMs);
       if (shards instanceof RespError) {
         if (/cluster support disabled/i.test(shards.text)) throw new Error(`not in cluster mode (${shards.text}): leave out --cluster`);
+        if (/^NOAUTH\b/.test(shards.text)) throw new Error(`the server requires a password (${shards.text}): give it with -a/--pass or REDISCLI_AUTH`);
         const slots = await command(socket, ['CLUSTER', 'SLOTS'], timeoutMs);
         if (slots instanceof RespError) throw new Error(`CLUSTER SLOTS answered ${slots.text}`);
         topology = fromSlots(slots, seed.host);

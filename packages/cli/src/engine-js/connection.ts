@@ -211,6 +211,8 @@ export interface ConnectionOptions {
   node?: NodeTally | null;
   /** Where a reconnect (--reconnect) opens the connection again: the plan's server, or under --cluster this connection's primary. */
   target?: Plan;
+  /** --cluster: the index of that primary in ClusterPlan.nodes (-1 without --cluster). */
+  nodeIndex?: number;
 }
 
 /** --cluster: what the measured phase counts per primary (RawNode). */
@@ -240,6 +242,7 @@ export class Connection {
   private readonly node: NodeTally | null;
   /** Where --reconnect opens this connection again (its primary under --cluster). */
   private readonly target: Plan;
+  private readonly nodeIndex: number;
   /** --cluster: connections opened where redirections sent requests, by host:port; null without --cluster. */
   private readonly detours: Map<string, Detour> | null;
   /** --cluster: requests redirected and not answered yet (on a detour, or waiting for a retry). */
@@ -321,6 +324,7 @@ export class Connection {
     this.lagHistogram = o.lagHistogram;
     this.node = o.node ?? null;
     this.target = o.target ?? o.prepared.plan;
+    this.nodeIndex = o.nodeIndex ?? -1;
     this.detours = o.prepared.plan.cluster ? new Map() : null;
     this.detourRand = new KeyStream((o.prepared.plan.seed ^ DETOUR_RAND_SALT) >>> 0, o.id);
     this.pacer = o.pacer;
@@ -405,7 +409,7 @@ export class Connection {
         this.end(null);
         return;
       }
-      openConnection(this.target, this.signal).then(
+      openConnection(this.reconnectTarget(attempt), this.signal).then(
         (socket) => {
           if (this.done) {
             socket.destroy();
@@ -437,6 +441,20 @@ export class Connection {
     const until = Math.min(wait, this.deadline - performance.now());
     if (until <= 0) go();
     else this.retryTimer = setTimeout(go, until);
+  }
+
+  /**
+   * --reconnect: where attempt `attempt` goes. Under --cluster every other
+   * attempt goes to another primary (in turn): a primary that died stays
+   * dead, and another one answers this connection's requests with MOVED to
+   * whoever took its slots over (so the run goes on after a failover).
+   */
+  private reconnectTarget(attempt: number): Plan {
+    const cluster = this.prepared.plan.cluster;
+    if (!cluster || cluster.nodes.length < 2 || attempt % 2 === 0 || this.nodeIndex < 0) return this.target;
+    const n = cluster.nodes.length;
+    const other = cluster.nodes[(this.nodeIndex + 1 + ((attempt >> 1) % (n - 1))) % n];
+    return { ...this.target, host: other.host, port: other.port };
   }
 
   /** The time down since the drop counts. */
@@ -800,7 +818,7 @@ export class Connection {
     }
     c.retried++;
     r.asking = false;
-    this.sendLater(this.peer ?? `${this.prepared.plan.host}:${this.prepared.plan.port}`, r, backoffMs(r.hops));
+    this.sendLater(peerLabel(this.socket) ?? this.peer ?? `${this.target.host}:${this.target.port}`, r, backoffMs(r.hops));
   }
 
   private sendLater(target: string, r: Resend, wait: number): void {
@@ -851,8 +869,20 @@ export class Connection {
       },
       (err: unknown) => {
         if (this.done) return;
-        if (err instanceof ConnectInterrupted) this.fail({ kind: 'interrupted', message: 'interrupted' });
-        else this.fail({ kind: 'connect', message: `${this.label()}: redirected to ${d.target}: ${(err as Error)?.message ?? String(err)}` });
+        if (err instanceof ConnectInterrupted) {
+          this.fail({ kind: 'interrupted', message: 'interrupted' });
+          return;
+        }
+        // A node that just died (a failover under way): ask this connection's own node again after a backoff, until --timeout.
+        this.detours?.delete(d.target);
+        const text = `redirected to ${d.target}: ${(err as Error)?.message ?? String(err)}`;
+        const now = performance.now();
+        for (const r of d.waiting) {
+          this.detoured--;
+          this.detour(r, REDIRECT_RETRY, text, now);
+        }
+        d.waiting.length = 0;
+        this.pump();
       },
     );
   }

@@ -355,6 +355,7 @@ async function runPhase(
         source: phase === 'preload' ? prepared.preloadSource(id, node) : prepared.runSource(id, durationMs > 0, node),
         node: node >= 0 && nodeTallies ? nodeTallies[node] : null,
         target: targets[node >= 0 ? node : 0],
+        nodeIndex: node,
         prepared,
         counters,
         histogram,
