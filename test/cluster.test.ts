@@ -134,9 +134,11 @@ describe.each(engines())('--cluster through the %s engine', (engine) => {
     expect(new Map([...union].sort())).toEqual(new Map([...expected].sort()));
   });
 
-  it('MSET/MGET of keys sharing a {tag} in --key-prefix: routed to the tag\'s primary, reads verified key by key', async () => {
+  it('MSET/MGET of keys sharing a {tag} in --key-prefix: routed to the tag\'s primary, reads verified key by key (pinned with --cpus on Linux)', async () => {
     flushAll();
-    const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--engine', engine, '-n', '1000', '-c', '2', '-P', '8', '-r', '200', '--seed', '17', '--key-prefix', '{mk}:', '--verify-get',
+    // --cpus with --cluster: the workers pin themselves as without it (the last CPU this process may use).
+    const cpus = process.platform === 'linux' ? ['--cpus', (/^Cpus_allowed_list:\s*(.+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0').trim().split(/[,-]/).pop()!] : [];
+    const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--engine', engine, ...cpus, '-n', '1000', '-c', '2', '-P', '8', '-r', '200', '--seed', '17', '--key-prefix', '{mk}:', '--verify-get',
       '--command', 'MSET __key__ __data__ __key__ __data__', '--command', 'MGET __key__ __key__ __key__', '--weight', '2']);
     expect(run.code, run.stderr).toBe(0);
     expect(result.requests).toBe(1000);
@@ -145,6 +147,7 @@ describe.each(engines())('--cluster through the %s engine', (engine) => {
     const tagOwner = owners(cluster.nodes[0].port).get(keySlot(Buffer.from('mk'), 0, 2));
     expect(result.perNode.find((n: any) => n.node === `127.0.0.1:${tagOwner}`).requests).toBe(1000);
     expect(dataset(tagOwner!, '{mk}:').size).toBeGreaterThan(100);
+    if (cpus.length > 0) expect(result.plan.cpus).toEqual([Number(cpus[1])]);
   });
 
   it('get with --verify-get from the seeds in order: one down, the next (a replica) tells the topology', async () => {
