@@ -152,3 +152,10 @@ groups:
     expect(one('{ socket: /x, tls: true }')).toBe('bad-transport.yaml:5: unknown key "tls" in a socket target (known: socket, user, pass, dbnum)');
   });
 });
+
+describe('a capacity study and a redis_cluster target', () => {
+  it('is refused at load, naming the scenario (a capacity search paces with --rate, which --cluster does not take)', () => {
+    const text = "mode: capacity\nslo: 'p99<=1ms'\nscenarios:\n  - name: c\n    target: { redis_cluster: { primaries: 3, replicas: 0 } }\n";
+    expect(errorOf('capacity-cluster.yaml', text)).toMatch(/^capacity-cluster\.yaml:1: scenario "c": mode: capacity does not go with a redis_cluster target yet/);
+  });
+});
