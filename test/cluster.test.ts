@@ -117,6 +117,9 @@ describe.each(engines())('--cluster through the %s engine', (engine) => {
     // Each request went to its slot's owner first: nothing was redirected.
     expect(result.redirections).toEqual({ moved: 0, ask: 0, tryagain: 0 });
     expect(result.perNode.reduce((n: number, x: any) => n + x.requests, 0)).toBe(4000);
+    // The series counts connections (-c), not their sockets to each primary.
+    expect(result.series.length).toBeGreaterThan(0);
+    for (const s of result.series) expect(s.connections).toBe(2);
     const b = await runCli(['-p', String(single.port), ...plan]);
     expect(b.code, b.stderr).toBe(0);
     const slotOwner = owners(cluster.nodes[0].port);

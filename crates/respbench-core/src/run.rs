@@ -65,6 +65,13 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         control.begin_phase(Phase::Run, total, plan.duration_ms * 1_000_000);
         let outcome = run_phase(&prepared, Phase::Run, control);
         result.intervals = merge_intervals(control.take_intervals());
+        if let Some(cluster) = &plan.cluster {
+            // The workers counted sockets, one per primary per connection: the series says connections (as the TS engine).
+            let nodes = cluster.nodes.len().max(1) as u64;
+            for interval in &mut result.intervals {
+                interval.connections /= nodes;
+            }
+        }
         result.started_unix_ms = outcome.started_unix_ms;
         result.elapsed_ns = outcome.elapsed_ns;
         result.counters = outcome.counters;
