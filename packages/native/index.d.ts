@@ -30,6 +30,20 @@ export declare class RunHandle {
   wait(): Promise<NativeResult>
 }
 
+/** `ClusterPlan` from engine-js/plan.ts. */
+export interface NativeCluster {
+  seeds: Array<string>
+  nodes: Array<NativeClusterNode>
+  /** `[first, last, node]` each. */
+  slots: Array<Array<number>>
+}
+
+/** `ClusterNode` from engine-js/plan.ts. */
+export interface NativeClusterNode {
+  host: string
+  port: number
+}
+
 /** `CommandSpec` from engine-js/plan.ts: one command of a weighted mix. */
 export interface NativeCommandSpec {
   template: string
@@ -67,6 +81,15 @@ export interface NativeInterval {
   /** A command mix: each command's latencies in the interval; absent otherwise. */
   commandHistograms?: Array<NativeHistogram>
   connections: number
+}
+
+/** `RawNode` from engine-js/plan.ts. */
+export interface NativeNode {
+  node: string
+  requests: number
+  errors: number
+  redirections: number
+  histogram: NativeHistogram
 }
 
 /**
@@ -132,6 +155,8 @@ export interface NativePlan {
   cpus?: Array<number>
   /** null or absent: every connection opens at the start. */
   rampConnections?: NativeRamp | null
+  /** null or absent: one server. */
+  cluster?: NativeCluster | null
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */
@@ -202,6 +227,15 @@ export interface NativeResult {
   intervals: Array<NativeInterval>
   /** Wall clock when the timed phase started, ms since the Unix epoch. */
   startedUnixMs: number
+  /** `--cluster`: the timed phase per primary (empty without it). */
+  nodes: Array<NativeNode>
+  /**
+   * `--cluster`: the timed phase's redirections by kind (the adapter
+   * passes them on only for a plan with `cluster`).
+   */
+  moved: number
+  asked: number
+  retried: number
 }
 
 /** `TlsPlan` from engine-js/plan.ts; null or absent strings are unset. */

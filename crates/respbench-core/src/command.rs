@@ -8,7 +8,8 @@
 
 use std::fmt;
 
-use crate::keys::{KeyStream, fnv1a32, fnv1a32_continue, write_decimal, write_padded};
+use crate::keys::{KeyStream, fnv1a32, fnv1a32_continue, write_decimal, write_key, write_padded};
+use crate::slot::key_slot;
 use crate::values::ValueFactory;
 
 pub const PLACEHOLDERS: [&str; 3] = ["__key__", "__data__", "__rand_int__"];
@@ -421,6 +422,16 @@ pub struct CommandEncoder {
     keyspace: u64,
     /// Keys one request names: 1, or k for a multi-key template ([`key_slots`]).
     key_count: usize,
+    /// `--cluster`: the (first) argument that holds `__key__`, if any.
+    key_arg: Option<usize>,
+    /// `__rand_int__` draws per request: a request routed elsewhere
+    /// (`--cluster`) still takes them.
+    rand_draws: usize,
+}
+
+/// The (first) argument that holds `__key__`, if any.
+fn key_arg_of(template: &Template) -> Option<usize> {
+    template.args.iter().position(|parts| parts.iter().any(|p| matches!(p, Part::Key)))
 }
 
 impl CommandEncoder {
@@ -448,6 +459,8 @@ impl CommandEncoder {
             line.extend_from_slice(b"\r\n");
             push_static(&mut pieces, &mut statics, &line);
             return CommandEncoder {
+                key_arg: key_arg_of(&template),
+                rand_draws: 0,
                 template,
                 pieces,
                 statics,
@@ -484,7 +497,10 @@ impl CommandEncoder {
             }
             push_static(&mut pieces, &mut statics, b"\r\n");
         }
+        let rand_draws = template.args.iter().flatten().filter(|p| matches!(p, Part::RandInt)).count();
         CommandEncoder {
+            key_arg: key_arg_of(&template),
+            rand_draws,
             template,
             pieces,
             statics,
@@ -498,6 +514,53 @@ impl CommandEncoder {
     /// Keys one request names: 1, or k for a multi-key template.
     pub fn key_count(&self) -> usize {
         self.key_count
+    }
+
+    /// Bytes the key argument takes at most (room for [`CommandEncoder::key_slot`]).
+    pub fn key_arg_bytes(&self) -> usize {
+        self.key_arg.map_or(0, |a| {
+            self.template.args[a]
+                .iter()
+                .map(|p| match p {
+                    Part::Literal(b) => b.len(),
+                    Part::Key => self.prefix.len() + 20,
+                    _ => 0,
+                })
+                .sum()
+        })
+    }
+
+    /// `--cluster`: the hash slot of the key argument of key `key_index`
+    /// (the argument holding `__key__`, its literal parts included), written
+    /// whole into `scratch` (at least [`CommandEncoder::key_arg_bytes`]);
+    /// None when the template has no key. The CLI refuses a key argument with
+    /// `__data__` or `__rand_int__` in it under `--cluster`, and a multi-key
+    /// template whose keys can span slots (so the first key's slot is every
+    /// key's: a `{tag}` in the prefix).
+    #[inline]
+    pub fn key_slot(&self, key_index: u64, scratch: &mut [u8]) -> Option<u16> {
+        let a = self.key_arg?;
+        let mut pos = 0;
+        for p in &self.template.args[a] {
+            match p {
+                Part::Literal(b) => {
+                    scratch[pos..pos + b.len()].copy_from_slice(b);
+                    pos += b.len();
+                }
+                Part::Key => pos += write_key(&mut scratch[pos..], &self.prefix, key_index),
+                _ => {}
+            }
+        }
+        Some(key_slot(&scratch[..pos]))
+    }
+
+    /// Takes the `__rand_int__` draws of a request not sent here (`--cluster`),
+    /// so the stream stays the same.
+    #[inline]
+    pub fn skip_draws(&self, rand: &mut KeyStream) {
+        for _ in 0..self.rand_draws {
+            rand.next_key_index(self.keyspace);
+        }
     }
 
     pub fn template(&self) -> &Template {

@@ -10,13 +10,15 @@
 //! buffer only grows when one reply is larger than it, which a run does a few
 //! times at most.
 
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
-use crate::command::CommandKind;
+use crate::command::{CommandKind, KeyScratch};
 use crate::counters::{Counters, FirstTexts};
 use crate::handshake;
 use crate::histogram::{LatencyHistogram, OpHistograms};
+use crate::keys::KeyStream;
 use crate::plan::{Failure, FailureKind, Plan};
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, Scan, escape_bytes};
@@ -56,6 +58,18 @@ pub(crate) struct Tally {
     pub unreported_errors: u64,
     /// Requests written whose replies had not come when the phase stopped.
     pub unanswered: u64,
+    /// `--cluster`, the timed phase: per primary, in `ClusterPlan::nodes` order.
+    pub nodes: Vec<NodeTally>,
+}
+
+/// `--cluster`: what the timed phase counts per primary (`NodeRecord`).
+#[derive(Debug, Default)]
+pub(crate) struct NodeTally {
+    pub requests: u64,
+    pub errors: u64,
+    /// Replies from it that redirected a request (MOVED, ASK, TRYAGAIN, CLUSTERDOWN).
+    pub redirections: u64,
+    pub histogram: LatencyHistogram,
 }
 
 /// Whether a connection still has work after an event.
@@ -150,6 +164,8 @@ fn make_ready(stream: &mut Stream, plan: &Plan, timeout: Duration, control: &Run
 
 pub(crate) struct Connection {
     pub id: u32,
+    /// `--cluster`: the primary this connection's socket goes to (its index).
+    pub node: Option<u16>,
     pub stream: Stream,
     source: RequestSource,
     slots: Box<[Slot]>,
@@ -183,6 +199,94 @@ pub(crate) struct Connection {
     pub answered_at: Option<Instant>,
     /// `--reconnect`: set while the connection is down after a drop.
     down: Option<Down>,
+    /// `--cluster`: connections opened where redirections sent requests
+    /// (the TS engine's detours); empty without redirections.
+    detours: Vec<Detour>,
+    /// `--cluster`: requests redirected and not answered yet.
+    detoured: usize,
+    /// `--cluster`: `__rand_int__` draws of requests sent again (not the key stream's).
+    detour_rand: KeyStream,
+    /// `--cluster`: a multi-key request's scratch when it is sent again.
+    detour_scratch: KeyScratch,
+    /// `--cluster`: when to look again at a stream that had nothing for this
+    /// node, and the growing wait (as the TS engine).
+    idle_retry: Option<Instant>,
+    idle_wait: Duration,
+}
+
+/// `--cluster`: longest wait before looking again at a stream that had nothing for this node.
+const IDLE_WAIT_CAP: Duration = Duration::from_millis(50);
+
+/// `--cluster`: a request answered with a redirection, on its way again.
+#[derive(Clone, Debug)]
+struct Resend {
+    slot: Slot,
+    /// A multi-key command's keys (empty for one key: `slot.key_index`).
+    /// Made per redirection, not per request.
+    keys: Box<[u64]>,
+    /// ASK: sent after ASKING, whose +OK comes first.
+    asking: bool,
+    hops: u32,
+    /// When the first redirection came: retries stop `--timeout` after it.
+    first_try: Instant,
+    /// TRYAGAIN / CLUSTERDOWN: not sent again before this.
+    not_before: Instant,
+}
+
+/// `--cluster`: a connection of a [`Connection`] to a node where
+/// redirections sent requests, opened on first use by the worker
+/// ([`Connection::service_detours`]) through [`open`], handshake and all. Not
+/// in the worker's poll: serviced on each turn while it has requests.
+struct Detour {
+    /// `host:port`
+    target: String,
+    stream: Option<Stream>,
+    /// Requests not written yet (the connection is opening, or a retry's backoff runs).
+    waiting: VecDeque<Resend>,
+    /// Requests written, in order, waiting for their replies.
+    sent: VecDeque<Resend>,
+    out: Vec<u8>,
+    out_start: usize,
+    input: Vec<u8>,
+    input_len: usize,
+    scanner: ReplyScanner,
+}
+
+/// Redirections (or retries) of one request before it counts as the error
+/// reply it got (`--timeout` since the first also ends them).
+const MAX_HOPS: u32 = 64;
+/// MOVED / ASK hops of one request sent again at once; later ones wait a backoff.
+const FREE_HOPS: u32 = 2;
+
+/// The wait before retry `n` (1-based): RETRY_BACKOFF doubled each time, capped (as the TS engine).
+fn backoff(n: u32) -> Duration {
+    RETRY_BACKOFF.saturating_mul(1 << (n - 1).min(10)).min(RETRY_BACKOFF_CAP)
+}
+/// TRYAGAIN / CLUSTERDOWN: first wait before sending again, doubled each time, capped (as the TS engine).
+const RETRY_BACKOFF: Duration = Duration::from_millis(10);
+const RETRY_BACKOFF_CAP: Duration = Duration::from_millis(500);
+/// Salt of the `__rand_int__` stream of requests sent again (as the TS engine's).
+const DETOUR_RAND_SALT: u32 = 0x5bd1_e995;
+const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Redirect {
+    Moved,
+    Ask,
+    Retry,
+}
+
+/// Which redirection an error reply's text is, if any.
+fn redirect_kind(payload: &[u8]) -> Option<Redirect> {
+    if payload.starts_with(b"MOVED ") {
+        Some(Redirect::Moved)
+    } else if payload.starts_with(b"ASK ") {
+        Some(Redirect::Ask)
+    } else if payload.starts_with(b"TRYAGAIN") || payload.starts_with(b"CLUSTERDOWN") {
+        Some(Redirect::Retry)
+    } else {
+        None
+    }
 }
 
 /// `--reconnect`: a dropped connection waiting to be opened again.
@@ -207,6 +311,7 @@ impl Connection {
         let peer = stream.peer_label();
         Connection {
             id,
+            node: None,
             peer,
             stream_base: 0,
             stream,
@@ -242,6 +347,12 @@ impl Connection {
             scheduled: 0,
             answered_at: None,
             down: None,
+            detours: Vec::new(),
+            detoured: 0,
+            detour_rand: KeyStream::new(prepared.plan.seed ^ DETOUR_RAND_SALT, id),
+            detour_scratch: KeyScratch::new(prepared.max_keys),
+            idle_retry: None,
+            idle_wait: Duration::ZERO,
         }
     }
 
@@ -294,6 +405,8 @@ impl Connection {
         }
         match stream {
             Some(stream) => {
+                // Under --cluster it may be another primary now (a failover).
+                self.peer = stream.peer_label().or(self.peer.take());
                 self.stream = stream;
                 tally.counters.reconnects += 1;
             }
@@ -308,9 +421,14 @@ impl Connection {
         self.pump(w, tally)
     }
 
-    /// Requests written whose replies have not come yet.
+    /// Requests written whose replies have not come yet (redirected ones included).
     pub fn inflight(&self) -> usize {
-        self.inflight
+        self.inflight + self.detoured
+    }
+
+    /// `--cluster`: whether redirected requests wait on this connection.
+    pub fn has_detours(&self) -> bool {
+        self.detoured > 0
     }
 
     /// Sets when a time-bound phase ends (known once the workers start).
@@ -334,9 +452,21 @@ impl Connection {
         if self.pace.deadline.is_some_and(|d| Instant::now() >= d) {
             self.source.remaining = 0;
         }
+        self.idle_retry = None;
         if self.source.remaining > 0 {
             self.send(w, tally)?;
-        } else if self.inflight == 0 {
+        }
+        if self.source.remaining > 0
+            && self.inflight == 0
+            && self.out_start == self.out_end
+            && self.pace.interval.is_none()
+        {
+            // `--cluster`: nothing of this node's in the stream just now; look again later (backing off).
+            self.idle_wait = (self.idle_wait * 2).max(Duration::from_millis(1)).min(IDLE_WAIT_CAP);
+            self.idle_retry = Some(Instant::now() + self.idle_wait);
+        }
+        // (A `--cluster` source may find nothing more for its node while sending.)
+        if self.source.remaining == 0 && self.inflight == 0 && self.detoured == 0 && self.out_start == self.out_end {
             return Ok(self.close_our_side());
         }
         Ok(Status::Busy)
@@ -374,7 +504,11 @@ impl Connection {
             Some(interval) if self.inflight < self.slots.len() => Some(self.due_at(self.scheduled, interval)),
             _ => None,
         };
-        match (due, self.pace.deadline) {
+        let at = match (due, self.pace.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match (at, self.idle_retry) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -382,7 +516,13 @@ impl Connection {
 
     /// Send time of the oldest request still waiting for its reply.
     pub fn oldest_sent_at(&self) -> Option<Instant> {
-        (self.inflight > 0).then(|| self.slots[self.head].sent_at)
+        let mut oldest = (self.inflight > 0).then(|| self.slots[self.head].sent_at);
+        for d in &self.detours {
+            if let Some(r) = d.sent.front().or(d.waiting.front()) {
+                oldest = Some(oldest.map_or(r.slot.sent_at, |o| o.min(r.slot.sent_at)));
+            }
+        }
+        oldest
     }
 
     /// Names the connection in messages: which one, and to where.
@@ -460,8 +600,14 @@ impl Connection {
                 return Ok(());
             }
             let mut pos = 0;
+            let mut sent = 0;
             for _ in 0..count {
                 let r = self.source.next(w, &mut self.out[pos..]);
+                if r.len == 0 {
+                    // `--cluster`: the rest of the stream is other primaries'.
+                    break;
+                }
+                sent += 1;
                 pos += r.len;
                 let intended = match self.pace.interval {
                     Some(interval) => {
@@ -491,7 +637,11 @@ impl Connection {
                 };
                 self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
             }
-            self.inflight += count;
+            if sent == 0 {
+                return Ok(());
+            }
+            self.idle_wait = Duration::ZERO;
+            self.inflight += sent;
             self.out_start = 0;
             self.out_end = pos;
             self.flush(tally)?;
@@ -622,6 +772,24 @@ impl Connection {
             let slot = self.slots[self.head];
             self.head = if self.head + 1 == pipeline { 0 } else { self.head + 1 };
             self.inflight -= 1;
+            if w.plan.cluster.is_some() && self.scanner.kind == ReplyKind::Error {
+                if let Some(kind) = redirect_kind(self.scanner.payload(buf)) {
+                    let text = String::from_utf8_lossy(self.scanner.payload(buf)).into_owned();
+                    if let (Some(node), true) = (self.node, tally.histogram.is_some()) {
+                        tally.nodes[node as usize].redirections += 1;
+                    }
+                    let keys: Box<[u64]> = if self.max_keys > 1 {
+                        let at = slot_index * self.max_keys;
+                        self.slot_keys[at..at + w.commands[slot.command as usize].encoder.key_count()].into()
+                    } else {
+                        Box::default()
+                    };
+                    let r = Resend { slot, keys, asking: false, hops: 0, first_try: now, not_before: now };
+                    self.detour(w, tally, r, kind, &text, now);
+                    pos = reply_end;
+                    continue;
+                }
+            }
             self.received += 1;
             if latency.0 != Some(slot.intended) {
                 latency = (Some(slot.intended), now.saturating_duration_since(slot.intended).as_nanos() as u64);
@@ -633,6 +801,16 @@ impl Connection {
                 std::slice::from_ref(&slot.key_index)
             };
             count_reply(w, tally, &self.scanner, buf, &slot, keys, now, latency.1);
+            if let Some(node) = self.node {
+                if tally.histogram.is_some() {
+                    let n = &mut tally.nodes[node as usize];
+                    n.requests += 1;
+                    n.histogram.record(latency.1);
+                    if self.scanner.kind == ReplyKind::Error {
+                        n.errors += 1;
+                    }
+                }
+            }
             pos = reply_end;
             if self.scanner.kind == ReplyKind::Error {
                 // NOAUTH / NOPERM: every request after it would be answered the same.
@@ -668,6 +846,306 @@ impl Connection {
         }
         Ok(())
     }
+}
+
+impl Connection {
+    /// `--cluster`: a reply said the request belongs elsewhere or later
+    /// (the TS engine's `detour`): MOVED and ASK send it again to the node
+    /// named (ASK after ASKING) on a detour opened there on first use;
+    /// TRYAGAIN and CLUSTERDOWN send it again to this node after a backoff,
+    /// until `--timeout` has passed since its first answer. Its latency
+    /// counts from its first send, hops included.
+    fn detour(&mut self, w: &PreparedPlan, tally: &mut Tally, mut r: Resend, kind: Redirect, text: &str, now: Instant) {
+        let c = &mut tally.counters;
+        r.hops += 1;
+        let timeout = Duration::from_millis(if w.plan.timeout_ms > 0 { w.plan.timeout_ms } else { 10_000 });
+        if r.hops > MAX_HOPS || now.saturating_duration_since(r.first_try) > timeout {
+            // Given up: the last answer counts as the error reply it is.
+            c.errors += 1;
+            if tally.histogram.is_some() {
+                c.requests += 1;
+            }
+            match r.slot.op {
+                Op::Set => c.sets += 1,
+                Op::Get => c.gets += 1,
+            }
+            self.received += 1;
+            tally.unreported_replies += 1;
+            tally.unreported_errors += 1;
+            if tally.first.error.is_none() {
+                tally.first.error = Some((now, format!("{text} (after {} redirections or retries)", r.hops - 1)));
+            }
+            return;
+        }
+        self.detoured += 1;
+        let target = match kind {
+            Redirect::Moved | Redirect::Ask => {
+                if kind == Redirect::Moved {
+                    c.moved += 1;
+                } else {
+                    c.asked += 1;
+                }
+                r.asking = kind == Redirect::Ask;
+                // Two nodes sending a request to each other while a slot changes hands: wait before the third hop.
+                r.not_before = if r.hops <= FREE_HOPS { now } else { now + backoff(r.hops - FREE_HOPS) };
+                // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381"
+                text.rsplit(' ').next().unwrap_or("").to_string()
+            }
+            Redirect::Retry => {
+                c.retried += 1;
+                r.asking = false;
+                r.not_before = now + backoff(r.hops);
+                self.peer.clone().unwrap_or_else(|| format!("{}:{}", w.plan.host, w.plan.port))
+            }
+        };
+        let d = match self.detours.iter().position(|d| d.target == target) {
+            Some(i) => i,
+            None => {
+                self.detours.push(Detour {
+                    target,
+                    stream: None,
+                    waiting: VecDeque::new(),
+                    sent: VecDeque::new(),
+                    out: Vec::new(),
+                    out_start: 0,
+                    input: vec![0u8; 4096],
+                    input_len: 0,
+                    scanner: ReplyScanner::new(),
+                });
+                self.detours.len() - 1
+            }
+        };
+        self.detours[d].waiting.push_back(r);
+    }
+
+    /// `--cluster`: one turn of every detour: opens the ones not open yet
+    /// (blocking this worker as a reconnect does), writes what is due, reads
+    /// and counts what came. Called by the worker on each loop turn while
+    /// [`Connection::has_detours`].
+    pub fn service_detours(
+        &mut self,
+        w: &PreparedPlan,
+        tally: &mut Tally,
+        control: &RunControl,
+    ) -> Result<Status, Failure> {
+        let now = Instant::now();
+        let mut i = 0;
+        while i < self.detours.len() {
+            if self.detours[i].stream.is_none() && !self.detours[i].waiting.is_empty() {
+                let target = self.detours[i].target.clone();
+                let Some((host, port)) = split_host_port(&target) else {
+                    return Err(Failure::new(
+                        FailureKind::Protocol,
+                        format!("{}: a redirection to \"{target}\", which is no host:port", self.label()),
+                    ));
+                };
+                let plan = Plan {
+                    host: if host.is_empty() { w.plan.host.clone() } else { host },
+                    port,
+                    socket: None,
+                    cluster: None,
+                    ..w.plan.clone()
+                };
+                match open(&plan, control) {
+                    Ok(stream) => self.detours[i].stream = Some(stream),
+                    Err(ConnectError::Interrupted) => {
+                        return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
+                    }
+                    Err(ConnectError::Failed(m)) => {
+                        // A node that just died (a failover under way): ask this
+                        // connection's own node again after a backoff, until --timeout.
+                        let d = self.detours.remove(i);
+                        let text = format!("redirected to {target}: {m}");
+                        for r in d.waiting {
+                            self.detoured -= 1;
+                            self.detour(w, tally, r, Redirect::Retry, &text, now);
+                        }
+                        continue;
+                    }
+                }
+            }
+            self.write_detour(w, tally, i, now)?;
+            self.read_detour(w, tally, i)?;
+            i += 1;
+        }
+        self.pump(w, tally)
+    }
+
+    fn write_detour(&mut self, w: &PreparedPlan, tally: &mut Tally, i: usize, now: Instant) -> Result<(), Failure> {
+        let label = self.label();
+        let d = &mut self.detours[i];
+        let Some(stream) = d.stream.as_mut() else { return Ok(()) };
+        while d.waiting.front().is_some_and(|r| r.not_before <= now) {
+            let r = d.waiting.pop_front().expect("a waiting request");
+            if r.asking {
+                d.out.extend_from_slice(ASKING);
+            }
+            let at = d.out.len();
+            d.out.resize(at + w.max_request_bytes, 0);
+            let encoder = &w.commands[r.slot.command as usize].encoder;
+            let keys = if r.keys.is_empty() { std::slice::from_ref(&r.slot.key_index) } else { &r.keys[..] };
+            let (len, _) =
+                encoder.encode_keys(&mut d.out[at..], keys, &mut self.detour_scratch, &mut self.detour_rand, &w.values);
+            d.out.truncate(at + len);
+            d.sent.push_back(r);
+        }
+        while d.out_start < d.out.len() {
+            match stream.write(&d.out[d.out_start..]) {
+                Ok(0) => {
+                    return Err(Failure::new(
+                        FailureKind::Closed,
+                        format!(
+                            "{label}: the connection to {} (where a redirection sent it) was closed by the server",
+                            d.target
+                        ),
+                    ));
+                }
+                Ok(n) => {
+                    d.out_start += n;
+                    tally.counters.bytes_out += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(Failure::new(
+                        FailureKind::Closed,
+                        format!(
+                            "{label}: the connection to {} (where a redirection sent it) failed: {}",
+                            d.target,
+                            io_text(&e)
+                        ),
+                    ));
+                }
+            }
+        }
+        let _ = stream.flush();
+        if d.out_start == d.out.len() {
+            d.out.clear();
+            d.out_start = 0;
+        }
+        Ok(())
+    }
+
+    fn read_detour(&mut self, w: &PreparedPlan, tally: &mut Tally, i: usize) -> Result<(), Failure> {
+        let label = self.label();
+        loop {
+            let d = &mut self.detours[i];
+            let Some(stream) = d.stream.as_mut() else { return Ok(()) };
+            if d.input_len == d.input.len() {
+                let grown = d.input.len() * 2;
+                d.input.resize(grown, 0);
+            }
+            let n = match stream.read(&mut d.input[d.input_len..]) {
+                Ok(0) => {
+                    if d.sent.is_empty() && d.waiting.is_empty() {
+                        return Ok(());
+                    }
+                    return Err(Failure::new(
+                        FailureKind::Closed,
+                        format!(
+                            "{label}: the connection to {} (where a redirection sent it) was closed by the server",
+                            d.target
+                        ),
+                    ));
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(Failure::new(
+                        FailureKind::Closed,
+                        format!(
+                            "{label}: the connection to {} (where a redirection sent it) failed: {}",
+                            d.target,
+                            io_text(&e)
+                        ),
+                    ));
+                }
+            };
+            tally.counters.bytes_in += n as u64;
+            d.input_len += n;
+            let now = Instant::now();
+            let mut pos = 0;
+            loop {
+                let d = &mut self.detours[i];
+                let end = d.input_len;
+                if pos >= end {
+                    break;
+                }
+                let reply_end = match d.scanner.resume(&d.input[..end], pos) {
+                    Ok(Scan::Complete(e)) => e,
+                    Ok(Scan::Incomplete) => break,
+                    Err(e) => {
+                        return Err(Failure::new(
+                            FailureKind::Protocol,
+                            format!(
+                                "{label}: protocol error in a reply from {}: {}: \"{}\"",
+                                d.target, e.reason, e.bytes
+                            ),
+                        ));
+                    }
+                };
+                if d.scanner.kind == ReplyKind::Push {
+                    tally.counters.pushes += 1;
+                    pos = reply_end;
+                    continue;
+                }
+                let Some(front) = d.sent.front_mut() else {
+                    return Err(Failure::new(
+                        FailureKind::Protocol,
+                        format!("{label}: protocol error: a reply no request asked for from {}", d.target),
+                    ));
+                };
+                if front.asking {
+                    // ASKING's own +OK; the request's reply comes next.
+                    front.asking = false;
+                    pos = reply_end;
+                    continue;
+                }
+                let r = d.sent.pop_front().expect("a sent request");
+                self.detoured -= 1;
+                let d = &self.detours[i];
+                let payload = d.scanner.payload(&d.input[..end]);
+                if d.scanner.kind == ReplyKind::Error {
+                    if let Some(kind) = redirect_kind(payload) {
+                        let text = String::from_utf8_lossy(payload).into_owned();
+                        pos = reply_end;
+                        self.detour(w, tally, r, kind, &text, now);
+                        continue;
+                    }
+                }
+                let latency = now.saturating_duration_since(r.slot.intended).as_nanos() as u64;
+                let errors_before = tally.counters.errors;
+                let keys = if r.keys.is_empty() { std::slice::from_ref(&r.slot.key_index) } else { &r.keys[..] };
+                count_reply(w, tally, &d.scanner, &d.input[..end], &r.slot, keys, now, latency);
+                if let (Some(node), true) = (self.node, tally.histogram.is_some()) {
+                    let t = &mut tally.nodes[node as usize];
+                    t.requests += 1;
+                    t.histogram.record(latency);
+                    if d.scanner.kind == ReplyKind::Error {
+                        t.errors += 1;
+                    }
+                }
+                self.received += 1;
+                tally.unreported_replies += 1;
+                tally.unreported_errors += tally.counters.errors - errors_before;
+                pos = reply_end;
+            }
+            let d = &mut self.detours[i];
+            if pos > 0 {
+                d.input.copy_within(pos..d.input_len, 0);
+                d.input_len -= pos;
+                d.scanner.moved(pos);
+            }
+        }
+    }
+}
+
+/// `host:port` or `[v6]:port`.
+fn split_host_port(text: &str) -> Option<(String, u16)> {
+    let (host, port) = text.rsplit_once(':')?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    Some((host.to_string(), port.parse().ok()?))
 }
 
 /// Counts one reply against the request it answers, as the TS engine's onReply.

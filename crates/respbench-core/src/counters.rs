@@ -31,6 +31,12 @@ pub struct Counters {
     /// `--reconnect`: time connections spent down (drop to ready again),
     /// summed over connections.
     pub down_ns: u64,
+    /// `--cluster`: replies -MOVED (sent again to the owner named), -ASK
+    /// (ASKING, then sent again there), -TRYAGAIN / -CLUSTERDOWN (sent again
+    /// after a backoff).
+    pub moved: u64,
+    pub asked: u64,
+    pub retried: u64,
     pub bytes_out: u64,
     pub bytes_in: u64,
 }
@@ -51,6 +57,9 @@ impl Counters {
             lost: self.lost - before.lost,
             reconnects: self.reconnects - before.reconnects,
             down_ns: self.down_ns - before.down_ns,
+            moved: self.moved - before.moved,
+            asked: self.asked - before.asked,
+            retried: self.retried - before.retried,
             bytes_out: self.bytes_out - before.bytes_out,
             bytes_in: self.bytes_in - before.bytes_in,
         }
@@ -69,6 +78,9 @@ impl Counters {
         self.lost += other.lost;
         self.reconnects += other.reconnects;
         self.down_ns += other.down_ns;
+        self.moved += other.moved;
+        self.asked += other.asked;
+        self.retried += other.retried;
         self.bytes_out += other.bytes_out;
         self.bytes_in += other.bytes_in;
     }

@@ -27,6 +27,7 @@ pub mod progress;
 pub mod reply;
 pub mod request_source;
 pub mod run;
+pub mod slot;
 pub mod transport;
 pub mod values;
 

@@ -112,6 +112,11 @@ pub struct Plan {
     /// the timed phase opens `start` connections, then `step` more every
     /// `every_ms`, up to `connections` (ids in order); None = all at once.
     pub ramp_connections: Option<RampConnections>,
+    /// `--cluster`: a Redis Cluster; each connection opens one socket per
+    /// primary and each request goes to its key's slot owner. The CLI
+    /// discovers the topology before the engine runs; the engine only
+    /// routes. None = one server.
+    pub cluster: Option<ClusterPlan>,
 }
 
 /// Most commands in one mix, and the largest weight (as MIX_LIMITS in the
@@ -148,6 +153,47 @@ impl RampConnections {
         let steps = u64::from((id - self.start) / self.step.max(1)) + 1;
         std::time::Duration::from_millis(steps.saturating_mul(self.every_ms))
     }
+}
+
+/// A Redis Cluster's topology as the run uses it, as the TS `ClusterPlan`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterPlan {
+    /// The primaries `(host, port)`, in discovery (slot) order.
+    pub nodes: Vec<(String, u16)>,
+    /// Slot ranges `(first, last, node)`, both ends included; every slot covered.
+    pub slots: Vec<(u16, u16, u32)>,
+}
+
+impl ClusterPlan {
+    /// Slot → node index (16384 entries).
+    pub fn slot_owners(&self) -> Vec<u16> {
+        let mut owner = vec![0u16; crate::slot::SLOTS as usize];
+        for &(first, last, node) in &self.slots {
+            for s in first..=last.min(crate::slot::SLOTS - 1) {
+                owner[s as usize] = node as u16;
+            }
+        }
+        owner
+    }
+
+    /// `host:port` of node `i`, as messages and per-node figures name it.
+    pub fn node_label(&self, i: usize) -> String {
+        let (host, port) = &self.nodes[i];
+        if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
+    }
+}
+
+/// What the timed phase counted on one cluster primary, as the TS `RawNode`.
+#[derive(Clone, Debug, Default)]
+pub struct NodeRecord {
+    /// `host:port`
+    pub node: String,
+    pub requests: u64,
+    pub errors: u64,
+    /// Replies from it that redirected a request (MOVED, ASK, TRYAGAIN, CLUSTERDOWN).
+    pub redirections: u64,
+    /// `[lowest equivalent ns, count]` buckets, as `RawResult::histogram`.
+    pub histogram: Vec<(u64, u64)>,
 }
 
 /// How a dropped connection is opened again (`--reconnect`), as the TS `Reconnect`.
@@ -244,6 +290,7 @@ impl Plan {
             ramp_connections: None,
             client_index: 0,
             client_count: 1,
+            cluster: None,
         }
     }
 
@@ -282,6 +329,16 @@ impl Plan {
         }
         if self.value_size_min > self.value_size_max {
             return fail("valueSizeMin must not exceed valueSizeMax");
+        }
+        if let Some(c) = &self.cluster {
+            if c.nodes.is_empty() || c.nodes.len() > u16::MAX as usize {
+                return fail("cluster: nodes must list the primaries");
+            }
+            if c.slots.iter().any(|&(first, last, node)| {
+                first > last || last >= crate::slot::SLOTS || node as usize >= c.nodes.len()
+            }) {
+                return fail("cluster: slots must be [first, last, node] with first <= last < 16384 and a listed node");
+            }
         }
         if let Some(text) = limits::window_refusal(self.pipeline.into(), self.value_size_max as u64) {
             return Err(PlanError(text));
@@ -443,6 +500,9 @@ pub struct RawResult {
     /// Wall clock (ms since the Unix epoch) when the timed phase started: interval
     /// `i` began `start_ns` after it.
     pub started_unix_ms: u64,
+    /// `--cluster`: the timed phase per primary, in `ClusterPlan::nodes`
+    /// order; empty without `--cluster`.
+    pub nodes: Vec<NodeRecord>,
 }
 
 /// What the timed phase counted in one interval, as the TS engine's RawInterval.

@@ -102,6 +102,8 @@ pub struct PreparedPlan {
     /// Untimed writes before a get run: every key when the keyspace is no
     /// larger than the run, else the run's own keys.
     pub preload_total: u64,
+    /// `--cluster`: slot → index of the primary that owns it; empty for one server.
+    pub slot_owners: Vec<u16>,
 }
 
 impl PreparedPlan {
@@ -218,6 +220,7 @@ impl PreparedPlan {
             max_keys,
             multi_key_read,
             preload_total,
+            slot_owners: plan.cluster.as_ref().map(|c| c.slot_owners()).unwrap_or_default(),
             plan,
         })
     }
@@ -246,22 +249,24 @@ impl PreparedPlan {
 
     /// The measured (or warmup) stream of a connection; unbounded when time
     /// ends the phase.
-    pub fn run_source(&self, connection: u32, time_bound: bool) -> RequestSource {
+    /// `node`: `--cluster`, the primary whose share of the stream this source sends (None: all of it).
+    pub fn run_source(&self, connection: u32, time_bound: bool, node: Option<u16>) -> RequestSource {
         let count = if time_bound {
             u64::MAX
         } else {
             requests_for_connection(self.plan.requests, self.plan.connections as u64, connection as u64)
         };
-        RequestSource::new(self, Order::Run, connection, count)
+        RequestSource::new(self, Order::Run, connection, count, node)
     }
 
-    pub fn preload_source(&self, connection: u32) -> RequestSource {
+    pub fn preload_source(&self, connection: u32, node: Option<u16>) -> RequestSource {
         let all = self.plan.keyspace <= self.plan.requests
             || self.plan.duration_ms > 0
             || self.plan.warmup_ms > 0
             || self.multi_key_read;
         let count = requests_for_connection(self.preload_total, self.plan.connections as u64, connection as u64);
-        RequestSource::new(self, if all { Order::PreloadAll } else { Order::PreloadReplay }, connection, count)
+        let order = if all { Order::PreloadAll } else { Order::PreloadReplay };
+        RequestSource::new(self, order, connection, count, node)
     }
 
     /// The hash of key `index`'s bytes (a multi-key reply's check; no allocation).
@@ -292,9 +297,22 @@ pub fn tracks_written_keys(plan: &Plan) -> bool {
     plan.verify_get && mixed && plan.keyspace <= WRITTEN_KEYS_MAX_KEYSPACE
 }
 
-/// One connection's sequence of requests for one phase.
+/// `--cluster`, time-bound phases: requests of other primaries a source
+/// walks past in one call before it returns "nothing now" (length 0,
+/// `remaining` left as it is), so a node that owns none of the keys does
+/// not spin (as the TS engine).
+pub const MAX_SKIPS_PER_CALL: u32 = 4096;
+
+/// One connection's sequence of requests for one phase. Under `--cluster`
+/// each connection has one source per primary (`node`), each walking the
+/// whole key stream of the connection and keeping only the requests whose
+/// key's slot that primary owns: together they send exactly the stream a
+/// single server would get, each request to its owner (docs/design.md,
+/// cluster). A source with nothing left for its node returns a request of
+/// length 0 and sets `remaining` to 0.
 #[derive(Clone, Debug)]
 pub struct RequestSource {
+    /// Requests of the connection's stream not yet walked.
     pub remaining: u64,
     order: Order,
     key_stream: KeyStream,
@@ -306,11 +324,17 @@ pub struct RequestSource {
     /// The keys of the request last encoded (a multi-key command draws several).
     keys: Vec<u64>,
     scratch: KeyScratch,
+    /// `--cluster`: the primary this source sends to.
+    node: Option<u16>,
+    /// `--cluster`: room to write a key argument whole, for its slot.
+    slot_scratch: Vec<u8>,
 }
 
 impl RequestSource {
-    fn new(w: &PreparedPlan, order: Order, connection: u32, count: u64) -> RequestSource {
+    fn new(w: &PreparedPlan, order: Order, connection: u32, count: u64, node: Option<u16>) -> RequestSource {
         let plan = &w.plan;
+        let scratch =
+            if node.is_some() { w.commands.iter().map(|c| c.encoder.key_arg_bytes()).max().unwrap_or(0) } else { 0 };
         let chooser = |pattern: KeyPattern| {
             KeyChooser::new(
                 pattern,
@@ -332,6 +356,8 @@ impl RequestSource {
             sequential: connection as u64,
             keys: vec![0; w.max_keys],
             scratch: KeyScratch::new(w.max_keys),
+            node,
+            slot_scratch: vec![0u8; scratch],
         }
     }
 
@@ -345,26 +371,52 @@ impl RequestSource {
     #[inline]
     pub fn next(&mut self, w: &PreparedPlan, out: &mut [u8]) -> Request {
         let plan = &w.plan;
-        self.remaining -= 1;
-        let command = match self.order {
-            // Replays a get run's stream (get mode: no command draws) with the write command.
-            Order::PreloadAll | Order::PreloadReplay => 0,
-            // The command first, then its keys, from the same stream (docs/workload.md, "Command mixes").
-            Order::Run if w.draws_command => w.command_for(self.key_stream.next_u32()),
-            Order::Run => w.fixed_command,
-        };
-        let c = &w.commands[command as usize];
-        let key_count = c.encoder.key_count();
-        for k in 0..key_count {
-            self.keys[k] = if self.order == Order::PreloadAll {
-                let index = self.sequential;
-                self.sequential += plan.connections as u64;
-                index
-            } else {
-                self.choosers[c.chooser].next(&mut self.key_stream)
+        let mut skipped = 0;
+        loop {
+            if self.remaining == 0 {
+                // `--cluster`: an earlier request of this batch walked to the stream's end.
+                return Request { len: 0, op: Op::Set, command: 0, key_hash: 0, key_index: 0, key_count: 0 };
+            }
+            self.remaining -= 1;
+            let command = match self.order {
+                // Replays a get run's stream (get mode: no command draws) with the write command.
+                Order::PreloadAll | Order::PreloadReplay => 0,
+                // The command first, then its keys, from the same stream (docs/workload.md, "Command mixes").
+                Order::Run if w.draws_command => w.command_for(self.key_stream.next_u32()),
+                Order::Run => w.fixed_command,
             };
+            let c = &w.commands[command as usize];
+            let key_count = c.encoder.key_count();
+            for k in 0..key_count {
+                self.keys[k] = if self.order == Order::PreloadAll {
+                    let index = self.sequential;
+                    self.sequential += plan.connections as u64;
+                    index
+                } else {
+                    self.choosers[c.chooser].next(&mut self.key_stream)
+                };
+            }
+            if let Some(node) = self.node {
+                // The drawn command's key argument decides; a multi-key command's
+                // keys share the first one's slot (the CLI refuses them otherwise).
+                let mine = match c.encoder.key_slot(self.keys[0], &mut self.slot_scratch) {
+                    Some(slot) => w.slot_owners[slot as usize] == node,
+                    None => true,
+                };
+                if !mine {
+                    // Another primary's request: its draws are taken, its bytes not written.
+                    c.encoder.skip_draws(&mut self.rand_ints);
+                    skipped += 1;
+                    if self.remaining > u64::MAX / 2 && skipped == MAX_SKIPS_PER_CALL {
+                        // A time-bound stream may hold no key of this node (a {tag} prefix): nothing now, ask later.
+                        return Request { len: 0, op: Op::Set, command: 0, key_hash: 0, key_index: 0, key_count: 0 };
+                    }
+                    continue;
+                }
+            }
+            let (len, key_hash) =
+                c.encoder.encode_keys(out, &self.keys, &mut self.scratch, &mut self.rand_ints, &w.values);
+            return Request { len, op: c.op, command, key_hash, key_index: self.keys[0], key_count: key_count as u16 };
         }
-        let (len, key_hash) = c.encoder.encode_keys(out, &self.keys, &mut self.scratch, &mut self.rand_ints, &w.values);
-        Request { len, op: c.op, command, key_hash, key_index: self.keys[0], key_count: key_count as u16 }
     }
 }

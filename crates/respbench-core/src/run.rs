@@ -16,16 +16,20 @@ use std::time::{Duration, Instant};
 use mio::event::Event;
 use mio::{Events, Interest, Poll, Token};
 
-use crate::connection::{self, ConnectError, Connection, Pace, Status, Tally};
+use crate::connection::{self, ConnectError, Connection, NodeTally, Pace, Status, Tally};
 use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
-use crate::plan::{Failure, FailureKind, IntervalRecord, Plan, PlanError, RawResult, merge_intervals};
+use crate::plan::{Failure, FailureKind, IntervalRecord, NodeRecord, Plan, PlanError, RawResult, merge_intervals};
 use crate::progress::{Phase, RunControl};
 use crate::request_source::{Op, PreparedPlan, RequestSource};
 
 /// Longest a worker sleeps in epoll before it looks at the cancel flag and
 /// the other threads' failures again.
 const POLL_SLICE: Duration = Duration::from_millis(20);
+
+/// `--cluster`: longest epoll sleep while redirected requests wait (their
+/// detour connections are serviced between polls, not woken by them).
+const DETOUR_SLICE: Duration = Duration::from_micros(200);
 
 /// Refuses a plan that cannot run (bad template, zero keyspace, …) without
 /// touching the network, so a caller can report it before starting.
@@ -61,10 +65,31 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         control.begin_phase(Phase::Run, total, plan.duration_ms * 1_000_000);
         let outcome = run_phase(&prepared, Phase::Run, control);
         result.intervals = merge_intervals(control.take_intervals());
+        if let Some(cluster) = &plan.cluster {
+            // The workers counted sockets, one per primary per connection: the series says connections (as the TS engine).
+            let nodes = cluster.nodes.len().max(1) as u64;
+            for interval in &mut result.intervals {
+                interval.connections /= nodes;
+            }
+        }
         result.started_unix_ms = outcome.started_unix_ms;
         result.elapsed_ns = outcome.elapsed_ns;
         result.counters = outcome.counters;
         result.unanswered = outcome.unanswered;
+        if let Some(c) = &plan.cluster {
+            result.nodes = outcome
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| NodeRecord {
+                    node: c.node_label(i),
+                    requests: n.requests,
+                    errors: n.errors,
+                    redirections: n.redirections,
+                    histogram: n.histogram.buckets(),
+                })
+                .collect();
+        }
         first = outcome.first;
         if let Some(h) = outcome.histogram {
             histogram = h;
@@ -138,6 +163,8 @@ struct PhaseOutcome {
     lag: Option<LatencyHistogram>,
     /// Requests written whose replies had not come when the phase stopped.
     unanswered: u64,
+    /// `--cluster`, the timed phase: per primary.
+    nodes: Vec<NodeTally>,
 }
 
 /// What kind of phase the workers run: whether latency is recorded, whether
@@ -150,6 +177,8 @@ struct PhaseShape {
     rated: bool,
     /// `--duration` / `--warmup`: the phase ends this long after it starts.
     length: Option<Duration>,
+    /// `--cluster`: the primaries (0 for one server).
+    nodes: usize,
 }
 
 impl PhaseShape {
@@ -164,6 +193,7 @@ impl PhaseShape {
             timed,
             rated: timed && plan.rate > 0.0,
             length: (length > 0).then(|| Duration::from_millis(length)),
+            nodes: plan.cluster.as_ref().map_or(0, |c| c.nodes.len()),
         }
     }
 
@@ -173,6 +203,7 @@ impl PhaseShape {
             histogram: self.timed.then(|| OpHistograms::new(&prepared.command_ops())),
             service: self.rated.then(LatencyHistogram::new),
             lag: self.rated.then(LatencyHistogram::new),
+            nodes: if self.timed { (0..self.nodes).map(|_| NodeTally::default()).collect() } else { Vec::new() },
             ..Tally::default()
         }
     }
@@ -208,7 +239,7 @@ struct WorkerOutcome {
 /// start together, and merges what they counted.
 fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> PhaseOutcome {
     let shape = PhaseShape::of(phase, &prepared.plan);
-    let local = prepared.plan.local_connections().len() as u32;
+    let local = prepared.plan.local_connections().len() as u32 * shape.nodes.max(1) as u32;
     let threads = prepared.plan.threads.clamp(1, local.max(1)) as usize;
     let groups = match connect_all(prepared, phase, shape, control, threads) {
         Ok(groups) => groups,
@@ -224,6 +255,7 @@ fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> Pha
                 service: tally.service,
                 lag: tally.lag,
                 unanswered: 0,
+                nodes: tally.nodes,
             };
         }
     };
@@ -266,30 +298,54 @@ fn connect_all(
     // connections take turns instead of firing together.
     let interval = (phase != Phase::Preload && plan.rate > 0.0).then(|| plan.connections as f64 / plan.rate);
     let mut groups: Vec<Group> = (0..threads).map(|_| Group { conns: Vec::new(), later: Vec::new() }).collect();
-    let ramp = if phase == Phase::Run { plan.ramp_connections } else { None };
-    for (n, c) in plan.local_connections().enumerate() {
+    // The CLI refuses --ramp-connections with --cluster (a connection there is one socket per primary).
+    let ramp = if phase == Phase::Run && plan.cluster.is_none() { plan.ramp_connections } else { None };
+    let targets = target_plans(plan);
+    let mut n = 0;
+    for c in plan.local_connections() {
         let at = ramp.map_or(Duration::ZERO, |r| r.open_at(c));
         if !at.is_zero() {
-            let source = prepared.run_source(c, shape.length.is_some());
+            let source = prepared.run_source(c, shape.length.is_some(), None);
             groups[n % threads].later.push(Later { id: c, at, source, pace: Pace::default() });
+            n += 1;
             continue;
         }
-        if control.is_cancelled() {
-            return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
+        for (i, target) in targets.iter().enumerate() {
+            if control.is_cancelled() {
+                return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
+            }
+            let stream = connection::open(target, control).map_err(|e| match e {
+                ConnectError::Interrupted => Failure::new(FailureKind::Interrupted, "interrupted while connecting"),
+                ConnectError::Failed(message) => Failure::new(FailureKind::Connect, message),
+            })?;
+            let node = plan.cluster.as_ref().map(|_| i as u16);
+            let source = match phase {
+                Phase::Preload => prepared.preload_source(c, node),
+                _ => prepared.run_source(c, shape.length.is_some(), node),
+            };
+            let offset = interval.map_or(0.0, |_| c as f64 / plan.rate);
+            let pace = Pace { deadline: None, interval, offset };
+            let mut conn = Connection::new(c, stream, source, prepared, pace);
+            conn.node = node;
+            groups[n % threads].conns.push(conn);
+            n += 1;
         }
-        let stream = connection::open(plan, control).map_err(|e| match e {
-            ConnectError::Interrupted => Failure::new(FailureKind::Interrupted, "interrupted while connecting"),
-            ConnectError::Failed(message) => Failure::new(FailureKind::Connect, message),
-        })?;
-        let source = match phase {
-            Phase::Preload => prepared.preload_source(c),
-            _ => prepared.run_source(c, shape.length.is_some()),
-        };
-        let offset = interval.map_or(0.0, |_| c as f64 / plan.rate);
-        let pace = Pace { deadline: None, interval, offset };
-        groups[n % threads].conns.push(Connection::new(c, stream, source, prepared, pace));
     }
     Ok(groups)
+}
+
+/// The servers a phase's connections go to: the plan's one server, or under
+/// `--cluster` each primary (the plan with its host and port), in
+/// `ClusterPlan::nodes` order.
+fn target_plans(plan: &Plan) -> Vec<Plan> {
+    match &plan.cluster {
+        None => vec![plan.clone()],
+        Some(c) => c
+            .nodes
+            .iter()
+            .map(|(host, port)| Plan { host: host.clone(), port: *port, socket: None, ..plan.clone() })
+            .collect(),
+    }
 }
 
 /// One thread per group, released together by a barrier; returns when all
@@ -351,6 +407,12 @@ fn merge_workers(
         if let (Some(sum), Some(h)) = (total.lag.as_mut(), o.tally.lag.as_ref()) {
             sum.merge(h);
         }
+        for (sum, n) in total.nodes.iter_mut().zip(&o.tally.nodes) {
+            sum.requests += n.requests;
+            sum.errors += n.errors;
+            sum.redirections += n.redirections;
+            sum.histogram.merge(&n.histogram);
+        }
     }
     PhaseOutcome {
         elapsed_ns: end.saturating_duration_since(start).as_nanos() as u64,
@@ -362,6 +424,7 @@ fn merge_workers(
         service: total.service,
         lag: total.lag,
         unanswered: total.unanswered,
+        nodes: total.nodes,
     }
 }
 
@@ -606,7 +669,11 @@ impl EventLoop<'_> {
             }
             let next_open = self.later.front().map(|l| self.started_at + l.at);
             let wake = [next_turn, self.next_retry, next_open].into_iter().flatten().min();
-            if let Err(e) = self.poll.poll(&mut events, Some(poll_wait(wake, next_timeout_check))) {
+            // --cluster: redirected requests are serviced each turn (their detours are not in the poll).
+            let detours = self.conns.iter().any(|c| c.has_detours());
+            let wait = poll_wait(wake, next_timeout_check);
+            let wait = if detours { wait.min(DETOUR_SLICE) } else { wait };
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     self.shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));
                     break;
@@ -614,6 +681,14 @@ impl EventLoop<'_> {
             }
             for event in events.iter() {
                 self.on_event(event);
+            }
+            if detours {
+                for i in 0..self.conns.len() {
+                    if !self.finished[i] && !self.conns[i].is_down() && self.conns[i].has_detours() {
+                        let outcome = self.conns[i].service_detours(prepared, &mut self.tally, control);
+                        self.settle(i, outcome);
+                    }
+                }
             }
             if paced {
                 next_turn = self.take_due_turns();
@@ -740,7 +815,26 @@ impl EventLoop<'_> {
                 self.settle(i, Ok(Status::Finished));
                 continue;
             }
-            match connection::open(plan, self.shared.control) {
+            // Under --cluster, the connection's own primary (not the seed); every
+            // other attempt another primary, in turn (as the TS engine's
+            // reconnectTarget): a primary that died stays dead, and another one
+            // answers with MOVED to whoever took its slots over.
+            let attempt = conn.down().map_or(0, |d| d.attempts) as usize;
+            let target = match (conn.node, &plan.cluster) {
+                (Some(n), Some(c)) => {
+                    let count = c.nodes.len();
+                    let index = if count < 2 || attempt % 2 == 0 {
+                        n as usize
+                    } else {
+                        (n as usize + 1 + (attempt >> 1) % (count - 1)) % count
+                    };
+                    let (host, port) = &c.nodes[index];
+                    Plan { host: host.clone(), port: *port, socket: None, ..plan.clone() }
+                }
+                _ => plan.clone(),
+            };
+            let conn = &mut self.conns[i];
+            match connection::open(&target, self.shared.control) {
                 Ok(stream) => {
                     conn.reconnected(Some(stream), &mut self.tally);
                     self.active_down -= 1;

@@ -9,7 +9,7 @@ mod counting_alloc;
 
 use counting_alloc::{allocations_for, ok_server};
 use respbench_core::keys::KeyPattern;
-use respbench_core::plan::CommandSpec;
+use respbench_core::plan::{ClusterPlan, CommandSpec};
 use respbench_core::{Mode, Plan};
 
 #[test]
@@ -25,18 +25,36 @@ fn allocations_do_not_grow_with_the_number_of_requests() {
         CommandSpec { template: "MGET __key__ __key__ __key__".into(), weight: 5, key_pattern: None },
         CommandSpec { template: "MSET __key__ __data__ __key__ __data__".into(), weight: 5, key_pattern: None },
     ];
-    for (mode, template, verify_get, commands) in [
-        (Mode::Set, "SET", false, vec![]),
-        (Mode::Mixed, "SET __key__ __data__ __rand_int__", false, vec![]),
-        (Mode::Mixed, "SET", true, vec![]),
-        (Mode::Mixed, "SET", true, mix),
+    // `--cluster` with two "primaries" (both this server): each connection's
+    // two sources walk the whole stream of a one-key mix, skipping the other
+    // node's requests (the drawn command's slot), still nothing per request.
+    let cluster_mix = vec![
+        CommandSpec { template: "GET __key__".into(), weight: 80, key_pattern: None },
+        CommandSpec { template: "SET".into(), weight: 15, key_pattern: None },
+        CommandSpec { template: "INCR c:__key__ __rand_int__".into(), weight: 5, key_pattern: Some(KeyPattern::Zipf) },
+    ];
+    let cluster = ClusterPlan {
+        nodes: vec![("127.0.0.1".into(), port), ("127.0.0.1".into(), port)],
+        slots: vec![(0, 8191, 0), (8192, 16383, 1)],
+    };
+    for (mode, template, verify_get, commands, cluster) in [
+        (Mode::Set, "SET", false, vec![], None),
+        (Mode::Mixed, "SET __key__ __data__ __rand_int__", false, vec![], None),
+        (Mode::Mixed, "SET", true, vec![], None),
+        (Mode::Mixed, "SET", true, mix, None),
+        (Mode::Mixed, "SET", true, cluster_mix, Some(cluster)),
     ] {
         let set_cmd = template.to_string();
-        let template = if commands.is_empty() { template } else { "a GET/SET/INCR/MGET/MSET mix" };
+        let template = match (commands.is_empty(), cluster.is_some()) {
+            (true, _) => template,
+            (false, false) => "a GET/SET/INCR/MGET/MSET mix",
+            (false, true) => "a GET/SET/INCR mix through --cluster",
+        };
         let plan = Plan {
             mode,
             verify_get,
             commands,
+            cluster,
             set_cmd,
             connections: 2,
             threads: 2,

@@ -203,5 +203,12 @@ function toRawResult(r: NativeResult, plan: Plan): RawResult {
     ...(plan.reconnect ? { lost: r.lost, reconnects: r.reconnects, downNs: r.downNs } : {}),
     intervals: r.intervals.map(toRawInterval),
     startedUnixMs: r.startedUnixMs,
+    // Only a --cluster run has per-primary figures (as the JS engine).
+    ...(plan.cluster
+      ? {
+          nodes: (r.nodes ?? []).map((n) => ({ node: n.node, requests: n.requests, errors: n.errors, redirections: n.redirections, histogram: histogramData(n.histogram) })),
+          redirections: { moved: r.moved, ask: r.asked, tryagain: r.retried },
+        }
+      : {}),
   };
 }

@@ -72,7 +72,27 @@ export function targetText(r: Pick<RunResult, 'target' | 'plan'>): string {
 
 /** What a run prints before it starts: engine, target, workload, seed. */
 export function formatHeader(engine: EngineName, plan: Plan): string {
-  return `respbench · engine ${engine} · target ${targetText({ target: { host: plan.host, port: plan.port }, plan })}\nworkload: ${describeWorkload(plan)}`;
+  return `respbench · engine ${engine} · target ${targetText({ target: { host: plan.host, port: plan.port }, plan })}${clusterText(plan)}\nworkload: ${describeWorkload(plan)}`;
+}
+
+/** --cluster: how many primaries and sockets, after the target. */
+function clusterText(plan: Plan): string {
+  const c = plan.cluster;
+  if (!c) return '';
+  const n = c.nodes.length;
+  const sockets = n * plan.connections;
+  return ` · cluster: ${n} primar${n === 1 ? 'y' : 'ies'} × ${plan.connections} connection${plan.connections === 1 ? '' : 's'} = ${sockets} sockets (${c.nodes.map((x) => printableTarget(x.host, x.port)).join(', ')})`;
+}
+
+/** --cluster: a row per primary (ops/s, errors, p50/p99), so a hot shard shows. */
+export function nodeLines(r: RunResult): string[] {
+  const rows = r.perNode ?? [];
+  if (rows.length === 0) return [];
+  const head = ['node', 'requests', 'ops/s', 'errors', 'redirections', 'p50 us', 'p99 us'];
+  const cells = rows.map((n) => [printable(n.node), String(n.requests), fixed(n.opsPerSec, 2), String(n.errors), String(n.redirections), fixed(n.p50Us, 1), fixed(n.p99Us, 1)]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
+  const line = (row: string[]) => row.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');
+  return ['', line(head), ...cells.map(line)];
 }
 
 /** The header and the figures together, as one block (the header first). */
@@ -111,6 +131,7 @@ export function formatFigures(r: RunResult): string {
     lines.push(head.map((h, i) => h.padStart(widths[i])).join('  '));
     lines.push(row.map((v, i) => v.padStart(widths[i])).join('  '));
     lines.push(...perCommandLines(r));
+    lines.push(...nodeLines(r));
   }
   lines.push('');
   if (r.serviceUs) {
@@ -124,6 +145,10 @@ export function formatFigures(r: RunResult): string {
   );
   lines.push(`bytes out ${bytes(r.bytesOut)} · in ${bytes(r.bytesIn)} · latency = reply parsed - request written, per request`);
   if (r.reconnects !== undefined) lines.push(reconnectLine(r));
+  if (r.redirections) {
+    const d = r.redirections;
+    lines.push(`cluster redirections: MOVED ${d.moved} · ASK ${d.ask} · TRYAGAIN/CLUSTERDOWN ${d.tryagain} (each request sent again where the cluster said; its latency includes the hops)`);
+  }
   if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${printable(r.failure.message)}; the figures above cover the ${r.requests} replies received`);
   if (r.interrupted) {
     const i = r.interrupted;

@@ -2,6 +2,8 @@
  * The top-level command's action: flags → Plan → engine → one run (or the
  * `-t` suite) → output and exit status.
  */
+import { discoverCluster } from './cluster.js';
+import { ConnectInterrupted } from './engine-js/connection.js';
 import { engineForCommand } from './engines.js';
 import { checkHtmlTarget, writeRunHtml } from './html-report.js';
 import { Exit, EXIT } from './exit.js';
@@ -107,6 +109,9 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     if (tests) throw new UsageError('--html charts one run: it does not go with -t/--tests');
     checkHtmlTarget(opts.html);
   }
+  if (plan.cluster && (tests || command || opts.embedded)) {
+    throw new UsageError(`--cluster does not go with ${tests ? '-t/--tests' : command ? 'a command on the line' : '--embedded'} (it runs --mode set/get/mixed or a --command mix against a cluster)`);
+  }
   // redis-benchmark's habits: its defaults, key names and -r meaning (see withBenchmarkDefaults).
   if (tests || command) {
     checkSuiteFlags(plan, given, tests ? '-t/--tests' : 'a command on the line');
@@ -158,6 +163,17 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
       stopListening();
       if (embedded) await embedded.stop();
       throw new Error(`--cpus: cannot pin the JS engine's process: ${failed}`);
+    }
+  }
+  // --cluster: the topology first, so the header can say nodes × connections.
+  if (plan.cluster) {
+    try {
+      plan = await discoverCluster(plan, controller.signal);
+    } catch (err) {
+      stopListening();
+      if (err instanceof ConnectInterrupted) throw new Exit(signalCode === EXIT.ok ? EXIT.sigint : signalCode);
+      io.stderr(`respbench: ${printable((err as Error).message)}\n`);
+      throw new Exit(EXIT.failed);
     }
   }
   // What will run, before it runs: with the human output on stdout, else on stderr (unless --quiet).

@@ -5,6 +5,7 @@
  */
 import type { LatencyUs } from '@respbench/report';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
+import { discoverCluster } from './cluster.js';
 import { EXIT } from './exit.js';
 import { foldShortTail } from './series.js';
 import type { RunMeta } from './meta.js';
@@ -58,6 +59,31 @@ export interface RunResult extends RawResult {
   interrupted?: Interruption;
   /** Tool, version, engine, start time, load machine and command line (set by the command that ran it; meta.ts). */
   meta?: RunMeta;
+  /** --cluster: the figures per primary (from `nodes`), so a hot shard shows; absent without --cluster. */
+  perNode?: NodeRow[];
+}
+
+/** One primary's figures in a --cluster run. */
+export interface NodeRow {
+  /** `host:port` */
+  node: string;
+  requests: number;
+  opsPerSec: number;
+  errors: number;
+  /** Replies from it that redirected a request (MOVED, ASK, TRYAGAIN, CLUSTERDOWN). */
+  redirections: number;
+  p50Us: number;
+  p99Us: number;
+}
+
+/** RunResult.perNode from the engine's per-primary counts. */
+function perNodeRows(raw: RawResult, elapsedSec: number): NodeRow[] | undefined {
+  if (!raw.nodes) return undefined;
+  return raw.nodes.map((n) => {
+    const h = LatencyHistogram.fromData(n.histogram);
+    const us = (ns: number) => Math.round(ns) / 1000;
+    return { node: n.node, requests: n.requests, opsPerSec: elapsedSec > 0 ? n.requests / elapsedSec : 0, errors: n.errors, redirections: n.redirections ?? 0, p50Us: us(h.valueAtPercentile(50)), p99Us: us(h.valueAtPercentile(99)) };
+  });
 }
 
 export const RUN_RESULT_VERSION = 2;
@@ -282,6 +308,7 @@ export function finishResult(plan: Plan, given: RawResult, percentiles: readonly
     percentilesUs: percentilesUsOf(raw.histogram, percentiles),
     series: seriesOf(plan, raw),
     preloadElapsedSec: raw.preloadElapsedNs / 1e9,
+    ...(raw.nodes ? { perNode: perNodeRows(raw, elapsedSec) } : {}),
     serviceUs: raw.serviceHistogram ? summaryUs(raw.serviceHistogram) : null,
     rateKept: plan.rate > 0 && elapsedSec > 0 ? Math.abs(raw.requests / elapsedSec - plan.rate) <= plan.rate * 0.02 : null,
     clientLag: clientLagOf(raw, latencyUs.p99),
@@ -322,6 +349,8 @@ export function summaryUs(data: HistogramData): LatencyUs {
 }
 
 export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}, percentiles: readonly number[] = DEFAULT_PERCENTILES): Promise<RunResult> {
+  // --cluster: the topology, unless the caller found it already (the CLI does, for its header).
+  if (plan.cluster && plan.cluster.nodes.length === 0) plan = await discoverCluster(plan, options.signal);
   return finishResult(plan, await engine.run(plan, options), percentiles);
 }
 

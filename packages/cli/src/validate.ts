@@ -3,7 +3,7 @@
  * one becomes a UsageError whose message names the flag and what it accepts.
  * The CLI prints that one line and exits 2.
  */
-import { keySlots, mixRole, parseTemplate, TemplateError, unverifiableReason } from './engine-js/command.js';
+import { keySlots, mixRole, parseTemplate, TemplateError, unverifiableReason, type Part } from './engine-js/command.js';
 import type { RawMixCommand } from './run-options.js';
 import fs from 'node:fs';
 import { LIMITS, windowRefusal } from './engine-js/limits.js';
@@ -178,6 +178,9 @@ export interface RawRunOptions {
   reconnectAttempts?: string;
   reconnectBackoff?: string;
   clientTracking?: boolean;
+  /** --cluster, and its seeds (--cluster-node, repeatable). */
+  cluster?: boolean;
+  clusterNode?: string[];
   /** --command (with its --weight and --command-key-pattern), in command-line order. */
   commands?: RawMixCommand[];
   /** --multi-key-get N: the read command is MGET of N keys. */
@@ -435,6 +438,8 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
   if (raw.rampConnections !== undefined) plan.rampConnections = parseRamp(raw.rampConnections, plan);
   checkWindow(plan);
   checkTemplates(plan);
+  const cluster = readCluster(raw, plan);
+  if (cluster) plan.cluster = cluster;
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);
   return { plan, engine };
 }
@@ -556,6 +561,69 @@ export function checkTemplates(plan: Plan): void {
   const reason = plan.verifyGet ? unverifiableReason(get) : null;
   if (reason) throw new UsageError(`--get-cmd: ${reason} with --verify-get (got ${shown(plan.getCmd)})`);
   if (plan.verifyGet && plan.valueSizeMin < VERIFY_MIN_VALUE_SIZE) throw new UsageError(verifySizeText(plan));
+}
+
+/**
+ * --cluster and its seeds (--cluster-node alone implies --cluster): the
+ * topology is left empty for discovery (cluster.ts). Refused where a
+ * cluster cannot do what the plan asks, before any connection.
+ */
+export function readCluster(raw: RawRunOptions, plan: Plan): Plan['cluster'] {
+  const seedsGiven = raw.clusterNode ?? [];
+  if (!raw.cluster && seedsGiven.length === 0) return null;
+  const seeds = seedsGiven.map((s) => {
+    const { host, port } = parseHostPort(String(s), '--cluster-node');
+    return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  });
+  if (plan.socket !== null) throw new UsageError('--cluster does not go with -s/--socket (cluster nodes are reached over TCP at the addresses they announce)');
+  if (plan.rate > 0) throw new UsageError('--cluster does not go with --rate yet (each connection has one socket per primary; the schedule is per connection)');
+  if (plan.dbnum !== null && plan.dbnum !== 0) throw new UsageError(`--cluster: a cluster has database 0 only (got --dbnum ${plan.dbnum})`);
+  // Each connection has one socket per primary, opened together before the clock starts; adding connections mid-run is not done for a cluster yet.
+  if (plan.rampConnections) throw new UsageError('--cluster does not go with --ramp-connections yet (each connection opens one socket per primary before the run starts)');
+  const used: [string, string, 'set' | 'get'][] = [];
+  if (plan.commands) {
+    // A mix preloads nothing: its commands are all it sends.
+    plan.commands.forEach((c, i) => used.push([`--command ${i + 1}`, c.template, mixRole(c.template)]));
+  } else {
+    if (plan.mode !== 'get' || plan.preload) used.push(['--set-cmd', plan.setCmd, 'set']);
+    if (plan.mode !== 'set') used.push([raw.multiKeyGet !== undefined ? '--multi-key-get' : '--get-cmd', plan.getCmd, 'get']);
+  }
+  for (const [flag, source, role] of used) {
+    const t = parseTemplate(source, role, plan.literalCommands);
+    const keyArgs = t.args.filter((parts) => parts.some((p) => p.kind === 'key'));
+    if (keyArgs.length === 0) throw new UsageError(`${flag}: under --cluster a command needs __key__, whose slot says which primary gets it (got ${shown(source)})`);
+    if (keyArgs.some((parts) => parts.some((p) => p.kind === 'data' || p.kind === 'randInt'))) {
+      throw new UsageError(`${flag}: under --cluster the key argument may hold only __key__ and fixed text (its slot must follow from the key) (got ${shown(source)})`);
+    }
+    if (keyArgs.length > 1 && !keysShareSlot(keyArgs, plan.keyPrefix)) {
+      throw new UsageError(`${flag}: under --cluster every key of a command must hash to one slot, and these keys can span slots; put a {tag} in --key-prefix (e.g. --key-prefix '{bench}:key:') so that all keys share a slot, or give one key argument (got ${shown(source)})`);
+    }
+  }
+  return { seeds, nodes: [], slots: [] };
+}
+
+/**
+ * Whether every key a multi-key command names hashes to one slot whatever the
+ * key index: each key argument's fixed text before its digits (literal text
+ * and --key-prefix) holds a whole non-empty {hashtag}, the same in each.
+ */
+function keysShareSlot(keyArgs: Part[][], keyPrefix: string): boolean {
+  const tags = keyArgs.map((parts) => {
+    const head: Buffer[] = [];
+    for (const p of parts) {
+      if (p.kind === 'literal') head.push(p.bytes);
+      else if (p.kind === 'key') {
+        head.push(Buffer.from(keyPrefix));
+        break;
+      }
+    }
+    const bytes = Buffer.concat(head);
+    const open = bytes.indexOf(0x7b); // '{'
+    if (open < 0) return null;
+    const close = bytes.indexOf(0x7d, open + 1); // '}'
+    return close > open + 1 ? bytes.subarray(open + 1, close).toString('latin1') : null;
+  });
+  return tags.every((t) => t !== null && t === tags[0]);
 }
 
 /**

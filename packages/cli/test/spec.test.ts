@@ -168,3 +168,10 @@ describe('percentiles: (issue 14)', () => {
     expect(errorOf('p7.yaml', `defaults: { percentiles: [50] }\n${body}`)).toMatch(/^p7\.yaml:1: percentiles is set for the whole study .*: put it at the top level of the file, or give --percentiles$/);
   });
 });
+
+describe('a capacity study and a redis_cluster target', () => {
+  it('is refused at load, naming the scenario (a capacity search paces with --rate, which --cluster does not take)', () => {
+    const text = "mode: capacity\nslo: 'p99<=1ms'\nscenarios:\n  - name: c\n    target: { redis_cluster: { primaries: 3, replicas: 0 } }\n";
+    expect(errorOf('capacity-cluster.yaml', text)).toMatch(/^capacity-cluster\.yaml:1: scenario "c": mode: capacity does not go with a redis_cluster target yet/);
+  });
+});

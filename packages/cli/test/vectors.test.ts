@@ -142,3 +142,16 @@ describe('key patterns (docs/workload.md)', () => {
     }
   });
 });
+
+describe('shared hash-slot vectors (test/vectors/slots.json)', () => {
+  const slots = JSON.parse(readFileSync(new URL('../../../test/vectors/slots.json', import.meta.url), 'utf8'));
+  it('crc16 and key slots match, {hashtag} rules and UTF-8 keys included', async () => {
+    const { crc16, keySlot } = await import('../src/engine-js/slot.js');
+    for (const [s, crc] of slots.crc16) expect(crc16(Buffer.from(s), 0, Buffer.byteLength(s))).toBe(crc);
+    expect(slots.slots.length).toBeGreaterThan(30);
+    for (const [key, slot] of slots.slots) {
+      const b = Buffer.concat([Buffer.from('xx'), Buffer.from(key)]);
+      expect([key, keySlot(b, 2, b.length - 2)]).toEqual([key, slot]);
+    }
+  });
+});

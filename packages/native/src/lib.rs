@@ -76,6 +76,8 @@ pub struct NativePlan {
     pub cpus: Option<Vec<f64>>,
     /// null or absent: every connection opens at the start.
     pub ramp_connections: Option<Either<NativeRamp, Null>>,
+    /// null or absent: one server.
+    pub cluster: Option<Either<NativeCluster, Null>>,
 }
 
 /// `CommandSpec` from engine-js/plan.ts: one command of a weighted mix.
@@ -93,6 +95,52 @@ pub struct NativeRamp {
     pub start: f64,
     pub step: f64,
     pub every_ms: f64,
+}
+
+/// `ClusterPlan` from engine-js/plan.ts.
+#[napi(object)]
+pub struct NativeCluster {
+    pub seeds: Vec<String>,
+    pub nodes: Vec<NativeClusterNode>,
+    /// `[first, last, node]` each.
+    pub slots: Vec<Vec<f64>>,
+}
+
+/// `ClusterNode` from engine-js/plan.ts.
+#[napi(object)]
+pub struct NativeClusterNode {
+    pub host: String,
+    pub port: f64,
+}
+
+/// `RawNode` from engine-js/plan.ts.
+#[napi(object)]
+pub struct NativeNode {
+    pub node: String,
+    pub requests: f64,
+    pub errors: f64,
+    pub redirections: f64,
+    pub histogram: NativeHistogram,
+}
+
+fn to_cluster(c: NativeCluster) -> Result<respbench_core::plan::ClusterPlan> {
+    let nodes =
+        c.nodes.into_iter().map(|n| Ok((n.host, integer(n.port, limits::PORT)? as u16))).collect::<Result<Vec<_>>>()?;
+    let slots = c
+        .slots
+        .into_iter()
+        .map(|r| {
+            if r.len() != 3 {
+                return Err(Error::new(Status::InvalidArg, "plan.cluster.slots must be [first, last, node] each"));
+            }
+            Ok((
+                integer_named("cluster slot", r[0], 0, 16383)? as u16,
+                integer_named("cluster slot", r[1], 0, 16383)? as u16,
+                integer_named("cluster node", r[2], 0, u16::MAX as u64)? as u32,
+            ))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(respbench_core::plan::ClusterPlan { nodes, slots })
 }
 
 /// `Reconnect` from engine-js/plan.ts.
@@ -192,6 +240,13 @@ pub struct NativeResult {
     pub intervals: Vec<NativeInterval>,
     /// Wall clock when the timed phase started, ms since the Unix epoch.
     pub started_unix_ms: f64,
+    /// `--cluster`: the timed phase per primary (empty without it).
+    pub nodes: Vec<NativeNode>,
+    /// `--cluster`: the timed phase's redirections by kind (the adapter
+    /// passes them on only for a plan with `cluster`).
+    pub moved: f64,
+    pub asked: f64,
+    pub retried: f64,
 }
 
 /// `RawInterval` from engine-js/plan.ts.
@@ -358,6 +413,10 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
         },
         client_index: p.client_index.map_or(0, |v| v.max(0.0) as u32),
         client_count: p.client_count.map_or(1, |v| v.max(0.0) as u32),
+        cluster: match p.cluster {
+            Some(Either::A(c)) => Some(to_cluster(c)?),
+            _ => None,
+        },
     })
 }
 
@@ -429,6 +488,20 @@ fn to_js(r: RawResult) -> NativeResult {
         down_ns: n(c.down_ns),
         intervals: r.intervals.iter().map(interval).collect(),
         started_unix_ms: n(r.started_unix_ms),
+        moved: n(c.moved),
+        asked: n(c.asked),
+        retried: n(c.retried),
+        nodes: r
+            .nodes
+            .iter()
+            .map(|x| NativeNode {
+                node: x.node.clone(),
+                requests: n(x.requests),
+                errors: n(x.errors),
+                redirections: n(x.redirections),
+                histogram: histogram(&x.histogram),
+            })
+            .collect(),
     }
 }
 

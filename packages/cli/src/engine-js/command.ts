@@ -12,6 +12,7 @@
  * crates/respbench-core/src/command.rs.
  */
 import { copyBytes, fnv1a32, KeyStream, writeDecimal, writeKey, writePadded } from './keys.js';
+import { keySlot } from './slot.js';
 import type { ValueFactory } from './values.js';
 
 export const PLACEHOLDERS = ['__key__', '__data__', '__rand_int__'] as const;
@@ -307,6 +308,11 @@ export class CommandEncoder {
   private readonly inlineLine: Buffer | null;
   /** Hash of the (first) key of the last encoded request (what verification needs). */
   lastKeyHash = 0;
+  /** --cluster: the argument that holds __key__ (-1: none), and room to write it whole. */
+  private readonly keyArg: number;
+  private readonly slotScratch: Buffer;
+  /** `__rand_int__` draws per request: a request routed elsewhere (--cluster) still takes them. */
+  readonly randDraws: number;
 
   constructor(
     private readonly template: Template,
@@ -326,6 +332,34 @@ export class CommandEncoder {
     this.inlineLine = template.inline
       ? Buffer.concat([...template.args.flatMap((parts, i) => [...(i > 0 ? [Buffer.from(' ')] : []), ...parts.map((p) => (p.kind === 'literal' ? p.bytes : Buffer.alloc(0)))]), Buffer.from('\r\n')])
       : null;
+    this.keyArg = template.args.findIndex((parts) => parts.some((p) => p.kind === 'key'));
+    const keyArgBytes = this.keyArg < 0 ? 0 : template.args[this.keyArg].reduce((n, p) => n + (p.kind === 'literal' ? p.bytes.length : p.kind === 'key' ? this.stride : 0), 0);
+    this.slotScratch = Buffer.allocUnsafe(keyArgBytes);
+    this.randDraws = template.inline ? 0 : template.args.reduce((n, parts) => n + parts.filter((p) => p.kind === 'randInt').length, 0);
+  }
+
+  /**
+   * --cluster: the hash slot of the key argument of key `keyIndex` (the
+   * argument holding __key__, its literal parts included); -1 when the
+   * template has no key. The CLI refuses a key argument with __data__ or
+   * __rand_int__ in it under --cluster.
+   */
+  keySlot(keyIndex: number): number {
+    if (this.keyArg < 0) return -1;
+    const b = this.slotScratch;
+    let pos = 0;
+    const parts = this.template.args[this.keyArg];
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i];
+      if (p.kind === 'literal') pos += copyBytes(p.bytes, 0, p.bytes.length, b, pos);
+      else if (p.kind === 'key') pos += writeKey(b, pos, this.prefix, keyIndex);
+    }
+    return keySlot(b, 0, pos);
+  }
+
+  /** Takes the `__rand_int__` draws of a request not sent here (--cluster), so the stream stays the same. */
+  skipDraws(stream: KeyStream): void {
+    for (let i = 0; i < this.randDraws; i++) stream.nextKeyIndex(this.keyspace);
   }
 
   /** Upper bound of the bytes one request takes. */

@@ -19,7 +19,8 @@ import type { LatencyHistogram, OpHistograms } from './histogram.js';
 import { reconnectDelayMs, type Failure, type Plan } from './plan.js';
 import { fatalReplyText, HandshakeError, runHandshake } from './handshake.js';
 import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './reply.js';
-import { OP_GET, OP_SET, type PreparedPlan, type RequestSource } from './request-source.js';
+import { OP_GET, OP_SET, type Op, type PreparedPlan, type RequestSource } from './request-source.js';
+import { KeyStream } from './keys.js';
 import { firstDifference } from './values.js';
 import { ConnectInterrupted, connectTransport, earlyErrors, peerLabel } from './transport.js';
 
@@ -206,6 +207,20 @@ export interface ConnectionOptions {
   finish: (id: number, failure: Failure | null) => void;
   /** --reconnect: cancels a reconnect under way (Ctrl-C). */
   signal?: AbortSignal;
+  /** --cluster, the measured phase: the figures of the primary this connection's socket goes to. */
+  node?: NodeTally | null;
+  /** Where a reconnect (--reconnect) opens the connection again: the plan's server, or under --cluster this connection's primary. */
+  target?: Plan;
+  /** --cluster: the index of that primary in ClusterPlan.nodes (-1 without --cluster). */
+  nodeIndex?: number;
+}
+
+/** --cluster: what the measured phase counts per primary (RawNode). */
+export interface NodeTally {
+  requests: number;
+  errors: number;
+  redirections: number;
+  histogram: LatencyHistogram;
 }
 
 /** Drives one connection through its share of one phase. */
@@ -224,6 +239,20 @@ export class Connection {
   private readonly histogram: OpHistograms | null;
   private readonly serviceHistogram: LatencyHistogram | null;
   private readonly lagHistogram: LatencyHistogram | null;
+  private readonly node: NodeTally | null;
+  /** Where --reconnect opens this connection again (its primary under --cluster). */
+  private readonly target: Plan;
+  private readonly nodeIndex: number;
+  /** --cluster: connections opened where redirections sent requests, by host:port; null without --cluster. */
+  private readonly detours: Map<string, Detour> | null;
+  /** --cluster: requests redirected and not answered yet (on a detour, or waiting for a retry). */
+  private detoured = 0;
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** --cluster: a look again at a stream that had nothing for this node, and its growing wait. */
+  private idleTimer: NodeJS.Timeout | null = null;
+  private idleWaitMs = 0;
+  /** --cluster: __rand_int__ draws of requests sent again (not the key stream's). */
+  private readonly detourRand: KeyStream;
   private readonly pipeline: number;
   private readonly finish: (id: number, failure: Failure | null) => void;
   /** When this connection may send: the fields of its Pace. */
@@ -269,7 +298,7 @@ export class Connection {
   private inflight = 0;
   /** Requests written whose replies have not come yet. */
   get inflightCount(): number {
-    return this.inflight;
+    return this.inflight + this.detoured;
   }
   /** Replaced after a drop: a reply cut off by it is gone with the old socket. */
   private reader = new ReplyReader();
@@ -293,6 +322,11 @@ export class Connection {
     this.histogram = o.histogram;
     this.serviceHistogram = o.serviceHistogram;
     this.lagHistogram = o.lagHistogram;
+    this.node = o.node ?? null;
+    this.target = o.target ?? o.prepared.plan;
+    this.nodeIndex = o.nodeIndex ?? -1;
+    this.detours = o.prepared.plan.cluster ? new Map() : null;
+    this.detourRand = new KeyStream((o.prepared.plan.seed ^ DETOUR_RAND_SALT) >>> 0, o.id);
     this.pacer = o.pacer;
     this.finish = o.finish;
     this.deadline = o.pace.deadline;
@@ -375,7 +409,7 @@ export class Connection {
         this.end(null);
         return;
       }
-      openConnection(this.prepared.plan, this.signal).then(
+      openConnection(this.reconnectTarget(attempt), this.signal).then(
         (socket) => {
           if (this.done) {
             socket.destroy();
@@ -409,6 +443,20 @@ export class Connection {
     else this.retryTimer = setTimeout(go, until);
   }
 
+  /**
+   * --reconnect: where attempt `attempt` goes. Under --cluster every other
+   * attempt goes to another primary (in turn): a primary that died stays
+   * dead, and another one answers this connection's requests with MOVED to
+   * whoever took its slots over (so the run goes on after a failover).
+   */
+  private reconnectTarget(attempt: number): Plan {
+    const cluster = this.prepared.plan.cluster;
+    if (!cluster || cluster.nodes.length < 2 || attempt % 2 === 0 || this.nodeIndex < 0) return this.target;
+    const n = cluster.nodes.length;
+    const other = cluster.nodes[(this.nodeIndex + 1 + ((attempt >> 1) % (n - 1))) % n];
+    return { ...this.target, host: other.host, port: other.port };
+  }
+
   /** The time down since the drop counts. */
   private up(): void {
     if (this.downSince < 0) return;
@@ -436,12 +484,29 @@ export class Connection {
     if (this.done || this.awaitingClose || this.downSince >= 0) return;
     if (performance.now() >= this.deadline) this.source.remaining = 0;
     if (this.source.remaining > 0) this.sendBatch();
-    else if (this.inflight === 0) this.complete();
+    // (A --cluster source may find nothing more for its node while sending.)
+    if (this.source.remaining === 0 && this.inflight === 0 && this.detoured === 0) this.complete();
+    else if (this.source.remaining > 0 && this.inflight === 0 && !this.writing && this.idleTimer === null && this.intervalMs === 0) {
+      // --cluster: nothing of this node's in the stream just now; look again later (backing off), or at the deadline.
+      this.idleWaitMs = Math.min(IDLE_WAIT_CAP_MS, this.idleWaitMs * 2 || 1);
+      const wait = Math.min(this.idleWaitMs, Math.max(0, this.deadline - performance.now()));
+      this.idleTimer = setTimeout(() => {
+        this.idleTimer = null;
+        this.pump();
+      }, wait);
+    }
   }
 
   /** Send time of the oldest request still waiting, or -1. */
   oldestSentAt(): number {
-    return this.inflight > 0 ? this.sentAt[this.head] : -1;
+    let oldest = this.inflight > 0 ? this.sentAt[this.head] : -1;
+    if (this.detours !== null && this.detoured > 0) {
+      for (const d of this.detours.values()) {
+        const r = d.sent[0] ?? d.waiting[0];
+        if (r !== undefined && (oldest < 0 || r.sentAt < oldest)) oldest = r.sentAt;
+      }
+    }
+    return oldest;
   }
 
   stop(failure: Failure): void {
@@ -466,7 +531,8 @@ export class Connection {
         if (due < count) count = due;
       }
       if (count <= 0) break;
-      this.writeRequests(count < this.batchRequests ? count : this.batchRequests, now);
+      // --cluster: nothing of this node's in the stream just now.
+      if (!this.writeRequests(count < this.batchRequests ? count : this.batchRequests, now)) break;
     }
     if (this.intervalMs > 0 && !this.writing && source.remaining > 0 && this.inflight < this.pipeline) {
       // Wake up when the next one is due.
@@ -484,13 +550,18 @@ export class Connection {
    * one write; their latency counts from here (nothing of this connection
    * waits in user space before them). Bytes out count what the kernel took.
    */
-  private writeRequests(n: number, now: number): void {
+  private writeRequests(n: number, now: number): boolean {
     const source = this.source;
     const out = this.out ?? (this.out = Buffer.allocUnsafe(this.batchRequests * this.prepared.maxRequestBytes));
     let pos = 0;
     for (let i = 0; i < n; i++) {
       const slot = this.tail;
       const request = source.next(out, pos);
+      if (request.len === 0) {
+        // --cluster: the rest of the stream is other primaries'.
+        n = i;
+        break;
+      }
       pos += request.len;
       this.ops[slot] = request.op;
       this.commands[slot] = request.command;
@@ -506,6 +577,8 @@ export class Connection {
       }
       this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
     }
+    if (n === 0) return false;
+    this.idleWaitMs = 0;
     this.inflight += n;
     this.writesIssued++;
     // The kernel has all of the last write before this one is encoded, so its view may be written again.
@@ -519,6 +592,7 @@ export class Connection {
       this.writing = true;
       this.pendingBytes = pos;
     }
+    return true;
   }
 
   /** Write callbacks come in order: the last one issued completes the pending write. Made per socket (attach). */
@@ -619,18 +693,49 @@ export class Connection {
     const slot = this.head;
     this.head = slot + 1 === this.pipeline ? 0 : slot + 1;
     this.inflight--;
+    const scanner = this.reader.scanner;
+    const intended = this.intervalMs > 0 ? this.intendedAt[slot] : this.sentAt[slot];
+    const writtenBefore = this.prepared.written !== null && this.writtenBefore[slot] === 1;
+    if (this.detours !== null && scanner.kind === ReplyKind.Error) {
+      const kind = redirectKind(buf, scanner.payloadStart, scanner.payloadLen);
+      if (kind !== REDIRECT_NONE) {
+        if (this.node !== null) this.node.redirections++;
+        const command = this.commands[slot];
+        const keyCount = this.prepared.commands[command].encoder.keyCount;
+        // A multi-key command's keys go with it (redirections are the exception path: a copy each).
+        const keys = keyCount > 1 ? this.slotKeys.slice(slot * this.maxKeys, slot * this.maxKeys + keyCount) : null;
+        const r: Resend = { op: this.ops[slot] as Op, command, keys, keyHash: this.keyHashes[slot], keyIndex: this.keyIndexes[slot], sentAt: this.sentAt[slot], intended, writtenBefore, asking: false, hops: 0, firstTry: now };
+        this.detour(r, kind, buf.toString('latin1', scanner.payloadStart, scanner.payloadStart + Math.min(scanner.payloadLen, 300)), now);
+        return;
+      }
+    }
+    this.count(buf, this.reader, now, this.commands[slot], this.keyHashes[slot], this.keyIndexes[slot], this.slotKeys, slot * this.maxKeys, this.sentAt[slot], intended, writtenBefore);
+  }
+
+  /**
+   * Counts one reply against the request it answers (from the ring, or sent
+   * again after a redirection). A multi-key command's keys are
+   * `keys[keysAt..keysAt + keyCount)`.
+   */
+  private count(buf: Buffer, reader: ReplyReader, now: number, commandIndex: number, keyHash: number, keyIndex: number, keys: Float64Array, keysAt: number, sentAt: number, intended: number, writtenBefore: boolean): void {
+    const scanner = reader.scanner;
+    const prepared = this.prepared;
+    const command = prepared.commands[commandIndex];
+    const op = command.op;
     this.received++;
     const c = this.counters;
-    const op = this.ops[slot];
     if (this.histogram !== null) {
-      const h = this.histogram.byCommand[this.commands[slot]];
-      if (this.intervalMs > 0) {
-        h.record((now - this.intendedAt[slot]) * 1e6);
-        this.serviceHistogram?.record((now - this.sentAt[slot]) * 1e6);
-      } else h.record((now - this.sentAt[slot]) * 1e6);
+      const h = this.histogram.byCommand[commandIndex];
+      h.record((now - intended) * 1e6);
+      if (this.intervalMs > 0) this.serviceHistogram?.record((now - sentAt) * 1e6);
       c.requests++;
+      const node = this.node;
+      if (node !== null) {
+        node.requests++;
+        node.histogram.record((now - intended) * 1e6);
+        if (scanner.kind === ReplyKind.Error) node.errors++;
+      }
     }
-    const scanner = this.reader.scanner;
     if (op === OP_SET) c.sets++;
     else c.gets++;
     if (scanner.kind === ReplyKind.Error) {
@@ -639,24 +744,22 @@ export class Connection {
       this.endIfFatal(buf, scanner.payloadStart, scanner.payloadLen);
       return;
     }
-    const prepared = this.prepared;
-    const command = prepared.commands[this.commands[slot]];
     if (op !== OP_GET) {
       c.ok++;
       // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
       if (command.kind === 'write' && prepared.written !== null) {
-        if (command.encoder.keyCount === 1) prepared.written.add(this.keyIndexes[slot]);
-        else for (let k = 0; k < command.encoder.keyCount; k++) prepared.written.add(this.slotKeys[slot * this.maxKeys + k]);
+        if (command.encoder.keyCount === 1) prepared.written.add(keyIndex);
+        else for (let k = 0; k < command.encoder.keyCount; k++) prepared.written.add(keys[keysAt + k]);
       }
       return;
     }
     if (command.arrayReply) {
-      this.countArrayReply(buf, slot, command.encoder.keyCount);
+      this.countArrayReply(buf, reader, keyIndex, keys, keysAt, command.encoder.keyCount);
       return;
     }
     if (scanner.kind === ReplyKind.Nil) {
       // A key whose write was acknowledged before this read went out must be there.
-      if (prepared.written !== null && this.writtenBefore[slot] === 1) c.lostWrites++;
+      if (prepared.written !== null && writtenBefore) c.lostWrites++;
       else {
         c.misses++;
         if (!prepared.missFailsVerify) c.ok++;
@@ -668,12 +771,173 @@ export class Connection {
       return;
     }
     const kind = scanner.kind;
-    if ((kind === ReplyKind.Bulk || kind === ReplyKind.Verbatim) && prepared.values.matches(buf, scanner.payloadStart, scanner.payloadLen, this.keyHashes[slot])) {
+    if ((kind === ReplyKind.Bulk || kind === ReplyKind.Verbatim) && prepared.values.matches(buf, scanner.payloadStart, scanner.payloadLen, keyHash)) {
       c.ok++;
       return;
     }
     c.mismatches++;
-    if (c.firstMismatch === null) c.firstMismatch = this.describeMismatch(buf, slot);
+    if (c.firstMismatch === null) c.firstMismatch = this.describeMismatch(buf, scanner, keyIndex);
+  }
+
+  /**
+   * --cluster: a reply said the request belongs elsewhere or later. MOVED
+   * and ASK send it again to the node named (ASK after ASKING), on a
+   * connection of this one opened there on first use (openConnection:
+   * handshake and all); TRYAGAIN and CLUSTERDOWN send it again to this
+   * node after a backoff, until --timeout has passed since its first
+   * answer. Its latency counts from its first send, hops included. The key
+   * stream is not touched: the request is the same key and value (a
+   * __rand_int__ in it is drawn again). Redirections are the exception
+   * path: each allocates a little.
+   */
+  private detour(r: Resend, kind: number, text: string, now: number): void {
+    const c = this.counters;
+    r.hops++;
+    const timeoutMs = this.prepared.plan.timeoutMs > 0 ? this.prepared.plan.timeoutMs : DEFAULT_CONNECT_TIMEOUT_MS;
+    if (r.hops > MAX_HOPS || now - r.firstTry > timeoutMs) {
+      // Given up: the last answer counts as the error reply it is.
+      c.errors++;
+      if (this.histogram !== null) c.requests++;
+      if (r.op === OP_SET) c.sets++;
+      else c.gets++;
+      this.received++;
+      if (c.firstError === null) c.firstError = `${text} (after ${r.hops - 1} redirections or retries)`;
+      return;
+    }
+    this.detoured++;
+    if (kind === REDIRECT_MOVED || kind === REDIRECT_ASK) {
+      if (kind === REDIRECT_MOVED) c.moved++;
+      else c.asked++;
+      r.asking = kind === REDIRECT_ASK;
+      // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381"
+      const target = text.slice(text.lastIndexOf(' ') + 1);
+      // Two nodes sending a request to each other while a slot changes hands: wait before the third hop.
+      if (r.hops <= FREE_HOPS) this.sendVia(target, r);
+      else this.sendLater(target, r, backoffMs(r.hops - FREE_HOPS));
+      return;
+    }
+    c.retried++;
+    r.asking = false;
+    this.sendLater(peerLabel(this.socket) ?? this.peer ?? `${this.target.host}:${this.target.port}`, r, backoffMs(r.hops));
+  }
+
+  private sendLater(target: string, r: Resend, wait: number): void {
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      if (!this.done) this.sendVia(target, r);
+    }, wait);
+    this.retryTimers.add(timer);
+  }
+
+  /** Sends a redirected request on this connection's detour to `target` (host:port), opened on first use. */
+  private sendVia(target: string, r: Resend): void {
+    const detours = this.detours!;
+    let d = detours.get(target);
+    if (d === undefined) {
+      d = { target, socket: null, waiting: [], sent: [], reader: new ReplyReader() };
+      detours.set(target, d);
+      this.openDetour(d);
+    }
+    if (d.socket === null) d.waiting.push(r);
+    else this.writeDetour(d, r);
+  }
+
+  private openDetour(d: Detour): void {
+    const m = /^\[?(.*?)\]?:(\d+)$/.exec(d.target);
+    if (!m) {
+      this.fail({ kind: 'protocol', message: `${this.label()}: a redirection to "${d.target}", which is no host:port` });
+      return;
+    }
+    const plan = { ...this.prepared.plan, host: m[1] === '' ? this.prepared.plan.host : m[1], port: Number(m[2]), socket: null, cluster: null };
+    openConnection(plan, this.signal).then(
+      (socket) => {
+        if (this.done) {
+          socket.destroy();
+          return;
+        }
+        d.socket = socket;
+        socket.on('data', (chunk: Buffer) => this.onDetourData(d, chunk));
+        const closed = (err: Error | null) => {
+          if (this.done || this.awaitingClose) return;
+          this.fail({ kind: 'closed', message: `${this.label()}: the connection to ${d.target} (where a redirection sent it) ${err ? `failed: ${err.message}` : 'was closed by the server'}` });
+        };
+        socket.on('error', closed);
+        socket.on('close', () => closed(null));
+        socket.resume();
+        for (const r of d.waiting) this.writeDetour(d, r);
+        d.waiting.length = 0;
+      },
+      (err: unknown) => {
+        if (this.done) return;
+        if (err instanceof ConnectInterrupted) {
+          this.fail({ kind: 'interrupted', message: 'interrupted' });
+          return;
+        }
+        // A node that just died (a failover under way): ask this connection's own node again after a backoff, until --timeout.
+        this.detours?.delete(d.target);
+        const text = `redirected to ${d.target}: ${(err as Error)?.message ?? String(err)}`;
+        const now = performance.now();
+        for (const r of d.waiting) {
+          this.detoured--;
+          this.detour(r, REDIRECT_RETRY, text, now);
+        }
+        d.waiting.length = 0;
+        this.pump();
+      },
+    );
+  }
+
+  private writeDetour(d: Detour, r: Resend): void {
+    const p = this.prepared;
+    const buf = Buffer.allocUnsafe(ASKING.length + p.maxRequestBytes);
+    let len = 0;
+    if (r.asking) len += ASKING.copy(buf, 0);
+    const encoder = p.commands[r.command].encoder;
+    len += r.keys !== null ? encoder.encodeKeys(buf, len, r.keys, this.detourRand) : encoder.encode(buf, len, r.keyIndex, this.detourRand);
+    d.sent.push(r);
+    d.socket!.write(buf.subarray(0, len));
+    this.counters.bytesOut += len;
+  }
+
+  private onDetourData(d: Detour, chunk: Buffer): void {
+    if (this.done) return;
+    const now = performance.now();
+    this.counters.bytesIn += chunk.length;
+    const reader = d.reader;
+    reader.push(chunk);
+    try {
+      while (reader.pending() && reader.next()) {
+        const s = reader.scanner;
+        if (s.kind === ReplyKind.Push) {
+          this.counters.pushes++;
+          continue;
+        }
+        const r = d.sent[0];
+        if (r === undefined) {
+          this.fail({ kind: 'protocol', message: `${this.label()}: protocol error: a reply no request asked for from ${d.target}` });
+          return;
+        }
+        if (r.asking) {
+          // ASKING's own +OK; the request's reply comes next.
+          r.asking = false;
+          continue;
+        }
+        d.sent.shift();
+        this.detoured--;
+        const kind = s.kind === ReplyKind.Error ? redirectKind(reader.buf, s.payloadStart, s.payloadLen) : REDIRECT_NONE;
+        if (kind !== REDIRECT_NONE) this.detour(r, kind, reader.buf.toString('latin1', s.payloadStart, s.payloadStart + Math.min(s.payloadLen, 300)), now);
+        else this.count(reader.buf, reader, now, r.command, r.keyHash, r.keyIndex, r.keys ?? this.slotKeys, 0, r.sentAt, r.intended, r.writtenBefore);
+        if (this.done) return;
+      }
+      reader.keepRest();
+      this.pump();
+    } catch (err) {
+      if (err instanceof ProtocolError) {
+        this.fail({ kind: 'protocol', message: `${this.label()}: protocol error in a reply from ${d.target}: ${err.reason}: "${err.bytes}"` });
+        return;
+      }
+      this.fail({ kind: 'internal', message: `${this.label()}: internal error: ${(err as Error)?.message ?? String(err)}` });
+    }
   }
 
   /**
@@ -682,14 +946,14 @@ export class Connection {
    * mismatch if any key's value differs (the first one described), else a
    * miss if any key was nil, else ok.
    */
-  private countArrayReply(buf: Buffer, slot: number, keyCount: number): void {
+  private countArrayReply(buf: Buffer, reader: ReplyReader, keyIndex: number, keys: Float64Array, keysAt: number, keyCount: number): void {
     const c = this.counters;
     const prepared = this.prepared;
-    const s = this.reader.scanner;
-    const keyAt = (k: number) => (keyCount === 1 ? this.keyIndexes[slot] : this.slotKeys[slot * this.maxKeys + k]);
+    const s = reader.scanner;
+    const keyAt = (k: number) => (keyCount === 1 ? keyIndex : keys[keysAt + k]);
     if (s.kind !== ReplyKind.Aggregate || s.payloadLen !== keyCount) {
       if (!prepared.verify) c.ok++;
-      else this.arrayMismatch(() => `key ${prepared.keyText(keyAt(0))}: expected an array of ${keyCount} values, got "${escapeBytes(buf, s.payloadStart - 1, Math.min(s.payloadStart + 16, this.reader.pos), 48)}"`);
+      else this.arrayMismatch(() => `key ${prepared.keyText(keyAt(0))}: expected an array of ${keyCount} values, got "${escapeBytes(buf, s.payloadStart - 1, Math.min(s.payloadStart + 16, reader.pos), 48)}"`);
       return;
     }
     let pos = s.payloadStart;
@@ -704,7 +968,7 @@ export class Connection {
       }
       if (type !== 36) {
         // Not a bulk string: not a value (the rest cannot be walked without the scanner).
-        if (prepared.verify) this.arrayMismatch(() => `key ${prepared.keyText(keyAt(k))}: expected a value, got "${escapeBytes(buf, pos, Math.min(pos + 16, this.reader.pos), 48)}"`);
+        if (prepared.verify) this.arrayMismatch(() => `key ${prepared.keyText(keyAt(k))}: expected a value, got "${escapeBytes(buf, pos, Math.min(pos + 16, reader.pos), 48)}"`);
         else c.ok++;
         return;
       }
@@ -759,10 +1023,9 @@ export class Connection {
    * shown from a little before it (two 1 MiB values differing at byte 900,000
    * show that byte, not two equal prefixes). Worded as the native engine.
    */
-  private describeMismatch(buf: Buffer, slot: number): string {
-    const key = this.prepared.keyText(this.keyIndexes[slot]);
-    const expected = this.prepared.valueBytes(this.keyIndexes[slot]);
-    const s = this.reader.scanner;
+  private describeMismatch(buf: Buffer, s: ReplyReader['scanner'], keyIndex: number): string {
+    const key = this.prepared.keyText(keyIndex);
+    const expected = this.prepared.valueBytes(keyIndex);
     if (s.kind !== ReplyKind.Bulk && s.kind !== ReplyKind.Verbatim) {
       return `key ${key}: expected a ${expected.length}-byte value, got a non-bulk reply "${escapeBytes(buf, s.payloadStart - 1, s.payloadStart + s.payloadLen + 2, 48)}"`;
     }
@@ -790,6 +1053,7 @@ export class Connection {
     this.answeredAt = performance.now();
     this.pacer?.forget(this);
     this.socket.end();
+    if (this.detours) for (const d of this.detours.values()) d.socket?.end();
     this.closeWaitTimer = setTimeout(() => this.end(null), CLOSE_WAIT_MS);
   }
 
@@ -806,6 +1070,10 @@ export class Connection {
     this.awaitingClose = false;
     if (this.closeWaitTimer) clearTimeout(this.closeWaitTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    for (const t of this.retryTimers) clearTimeout(t);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.retryTimers.clear();
+    if (this.detours) for (const d of this.detours.values()) d.socket?.destroy();
     this.up();
     // After the close wait every request was answered, so nothing unsent is lost.
     if (failure || waited) this.socket.destroy();
@@ -814,3 +1082,73 @@ export class Connection {
   }
 }
 
+
+/** --cluster: a request answered with a redirection, on its way again. */
+interface Resend {
+  op: Op;
+  /** Which of PreparedPlan.commands it is. */
+  command: number;
+  /** A multi-key command's keys (null for one key: keyIndex). */
+  keys: Float64Array | null;
+  keyHash: number;
+  keyIndex: number;
+  sentAt: number;
+  /** When it was due: its latency counts from here (the first send, or --rate's schedule). */
+  intended: number;
+  writtenBefore: boolean;
+  /** ASK: sent after ASKING, whose +OK comes first. */
+  asking: boolean;
+  hops: number;
+  /** When the first redirection came: retries stop --timeout after it. */
+  firstTry: number;
+}
+
+/** --cluster: a connection of a Connection to a node where redirections sent requests. */
+interface Detour {
+  target: string;
+  socket: net.Socket | null;
+  /** Requests waiting for the connection to open. */
+  waiting: Resend[];
+  /** Requests written, in order, waiting for their replies. */
+  sent: Resend[];
+  reader: ReplyReader;
+}
+
+const REDIRECT_NONE = 0;
+const REDIRECT_MOVED = 1;
+const REDIRECT_ASK = 2;
+const REDIRECT_RETRY = 3;
+
+/** --cluster: longest wait before looking again at a stream that had nothing for this node. */
+const IDLE_WAIT_CAP_MS = 50;
+
+/** Redirections (or retries) of one request before it counts as the error reply it got (--timeout since the first also ends them). */
+const MAX_HOPS = 64;
+/** MOVED / ASK hops of one request sent again at once; later ones wait a backoff. */
+const FREE_HOPS = 2;
+
+/** The wait before retry `n` (1-based): RETRY_BACKOFF_MS doubled each time, capped. */
+function backoffMs(n: number): number {
+  return Math.min(RETRY_BACKOFF_CAP_MS, RETRY_BACKOFF_MS * 2 ** Math.min(n - 1, 10));
+}
+/** TRYAGAIN / CLUSTERDOWN: first wait before sending again, doubled each time, capped. */
+const RETRY_BACKOFF_MS = 10;
+const RETRY_BACKOFF_CAP_MS = 500;
+/** Salt of the __rand_int__ stream of requests sent again (as the native engine's). */
+const DETOUR_RAND_SALT = 0x5bd1e995;
+
+const ASKING = Buffer.from('*1\r\n$6\r\nASKING\r\n');
+
+function startsWith(buf: Buffer, start: number, len: number, word: string): boolean {
+  if (len < word.length) return false;
+  for (let i = 0; i < word.length; i++) if (buf[start + i] !== word.charCodeAt(i)) return false;
+  return true;
+}
+
+/** Which redirection an error reply is (MOVED, ASK, TRYAGAIN or CLUSTERDOWN), or REDIRECT_NONE. */
+export function redirectKind(buf: Buffer, start: number, len: number): number {
+  if (startsWith(buf, start, len, 'MOVED ')) return REDIRECT_MOVED;
+  if (startsWith(buf, start, len, 'ASK ')) return REDIRECT_ASK;
+  if (startsWith(buf, start, len, 'TRYAGAIN') || startsWith(buf, start, len, 'CLUSTERDOWN')) return REDIRECT_RETRY;
+  return REDIRECT_NONE;
+}

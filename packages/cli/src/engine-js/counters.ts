@@ -32,6 +32,10 @@ export interface Counters {
   reconnects: number;
   /** --reconnect: time connections spent down (drop to ready again), summed over connections, ns. */
   downNs: number;
+  /** --cluster: replies -MOVED (sent again to the owner named), -ASK (ASKING, then sent again there), -TRYAGAIN / -CLUSTERDOWN (sent again after a backoff). */
+  moved: number;
+  asked: number;
+  retried: number;
   bytesOut: number;
   bytesIn: number;
   /** Text of the first error reply, if any. */
@@ -41,5 +45,5 @@ export interface Counters {
 }
 
 export function newCounters(): Counters {
-  return { requests: 0, sets: 0, gets: 0, ok: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, pushes: 0, lost: 0, reconnects: 0, downNs: 0, bytesOut: 0, bytesIn: 0, firstError: null, firstMismatch: null };
+  return { requests: 0, sets: 0, gets: 0, ok: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, pushes: 0, lost: 0, reconnects: 0, downNs: 0, moved: 0, asked: 0, retried: 0, bytesOut: 0, bytesIn: 0, firstError: null, firstMismatch: null };
 }

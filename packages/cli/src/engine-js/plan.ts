@@ -122,6 +122,13 @@ export interface Plan {
    * `everyMs`, up to `connections` (ids in order). Absent or null: all at once.
    */
   rampConnections?: RampConnections | null;
+  /**
+   * --cluster: a Redis Cluster. Each connection opens one socket per primary
+   * and each request goes to its key's slot owner (docs/cluster.md). The
+   * CLI discovers `nodes` and `slots` from the seeds before the engine runs
+   * (cluster.ts); the engines only route. Absent or null = one server.
+   */
+  cluster?: ClusterPlan | null;
 }
 
 /** memtier's staircase of connections (--ramp-connections). */
@@ -148,6 +155,33 @@ export interface CommandSpec {
   weight: number;
   /** Its own key pattern; null = the run's (keyPattern). */
   keyPattern: KeyPattern | null;
+}
+
+/** A Redis Cluster's topology as the run uses it (--cluster). */
+export interface ClusterPlan {
+  /** Where discovery starts, `host:port`; the first that answers is used. */
+  seeds: string[];
+  /** The primaries, in the order discovery found them (slot order). */
+  nodes: ClusterNode[];
+  /** Slot ranges `[first, last, node]`, both ends included; node indexes `nodes`. Every slot covered. */
+  slots: [number, number, number][];
+}
+
+export interface ClusterNode {
+  host: string;
+  port: number;
+}
+
+/** `host:port` of a cluster node, as messages and per-node figures name it. */
+export function nodeLabel(n: ClusterNode): string {
+  return n.host.includes(':') ? `[${n.host}]:${n.port}` : `${n.host}:${n.port}`;
+}
+
+/** Slot → node index (16384 entries) from a ClusterPlan's ranges. */
+export function slotOwners(cluster: ClusterPlan): Uint16Array {
+  const owner = new Uint16Array(16384);
+  for (const [first, last, node] of cluster.slots) owner.fill(node, first, last + 1);
+  return owner;
 }
 
 /** How a dropped connection is opened again (--reconnect). */
@@ -204,7 +238,7 @@ export interface Failure {
 }
 
 /** What an engine measured: counters and the histogram, nothing derived. */
-export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downNs'> {
+export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downNs' | 'moved' | 'asked' | 'retried'> {
   engine: EngineName;
   elapsedNs: number;
   histogram: HistogramData;
@@ -246,6 +280,30 @@ export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downN
   intervals?: RawInterval[];
   /** Wall clock when the measured phase started, ms since the Unix epoch: interval times count from it. */
   startedUnixMs?: number;
+  /** --cluster: the measured phase per primary, in ClusterPlan.nodes order (absent without --cluster). */
+  nodes?: RawNode[];
+  /** --cluster: the measured phase's redirections by kind (absent without --cluster). */
+  redirections?: Redirections;
+}
+
+/** --cluster: replies that sent a request elsewhere or again, by kind (Counters' moved, asked, retried). */
+export interface Redirections {
+  moved: number;
+  ask: number;
+  /** -TRYAGAIN and -CLUSTERDOWN: sent again to the same node after a backoff. */
+  tryagain: number;
+}
+
+/** What the measured phase counted on one cluster primary. */
+export interface RawNode {
+  /** `host:port` */
+  node: string;
+  requests: number;
+  errors: number;
+  /** Replies from it that redirected a request (MOVED, ASK, TRYAGAIN, CLUSTERDOWN). */
+  redirections: number;
+  /** Latency of the requests it answered. */
+  histogram: HistogramData;
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import { ARRAY_READS, CommandEncoder, commandKind, inlineForm, mixRole, parseTemplate, randIntAsText, templateName, TemplateError, type CommandKind, type Template } from './command.js';
 import { fnv1a32, KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey, type KeyPattern } from './keys.js';
-import type { Plan } from './plan.js';
+import { slotOwners, type Plan } from './plan.js';
 import { ValueFactory, VERIFY_MIN_VALUE_SIZE, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys } from './values.js';
 
 /** Whether a request was a write or a read: decides how its reply counts. */
@@ -44,8 +44,24 @@ export interface Request {
  */
 type Order = 'run' | 'preload-all' | 'preload-replay';
 
-/** One connection's sequence of requests for one phase. */
+/**
+ * --cluster, time-bound phases: requests of other primaries a source walks
+ * past in one call before it returns "nothing now" (length 0, `remaining`
+ * left as it is), so a node that owns none of the keys does not spin.
+ */
+export const MAX_SKIPS_PER_CALL = 4096;
+
+/**
+ * One connection's sequence of requests for one phase. Under --cluster each
+ * connection has one source per primary (`node`), each walking the whole key
+ * stream of the connection and keeping only the requests whose key's slot
+ * that primary owns: together they send exactly the stream a single server
+ * would get, each request to its owner (docs/design.md, cluster). A source
+ * with nothing left for its node returns a request of length 0 and sets
+ * `remaining` to 0.
+ */
 export class RequestSource {
+  /** Requests of the connection's stream not yet walked (the node's share of them under --cluster). */
   remaining: number;
   private readonly request: Request;
   /** The keys of the request being encoded (a multi-key command draws several). */
@@ -61,6 +77,8 @@ export class RequestSource {
     private readonly order: Order,
     connection: number,
     count: number,
+    /** --cluster: the primary this source sends to; -1 sends everything. */
+    private readonly node = -1,
   ) {
     const plan = prepared.plan;
     this.remaining = count;
@@ -81,24 +99,46 @@ export class RequestSource {
   next(out: Buffer, at: number): Request {
     const p = this.prepared;
     const plan = p.plan;
-    this.remaining--;
+    const owners = this.node >= 0 ? p.slotOwners : null;
     const keys = this.keyBuf;
     let command: number;
     let keyCount: number;
-    if (this.order === 'preload-all') {
-      command = 0;
-      keyCount = p.commands[0].encoder.keyCount;
-      for (let k = 0; k < keyCount; k++) {
-        keys[k] = this.sequential;
-        this.sequential += plan.connections;
+    let skipped = 0;
+    for (;;) {
+      if (this.remaining <= 0) {
+        // --cluster: an earlier request of this batch walked to the stream's end.
+        this.request.len = 0;
+        return this.request;
       }
-    } else {
-      // preload-replay replays a get run's stream (get mode: no command draws) with the write command.
-      // The run: the command first, then its keys, from the same stream (docs/workload.md, "Command mixes").
-      command = this.order === 'run' ? (p.drawsCommand ? p.commandFor(this.keys.nextU32()) : p.fixedCommand) : 0;
-      const chooser = this.choosers[p.commands[command].chooser];
-      keyCount = p.commands[command].encoder.keyCount;
-      for (let k = 0; k < keyCount; k++) keys[k] = chooser.next(this.keys);
+      this.remaining--;
+      if (this.order === 'preload-all') {
+        command = 0;
+        keyCount = p.commands[0].encoder.keyCount;
+        for (let k = 0; k < keyCount; k++) {
+          keys[k] = this.sequential;
+          this.sequential += plan.connections;
+        }
+      } else {
+        // preload-replay replays a get run's stream (get mode: no command draws) with the write command.
+        // The run: the command first, then its keys, from the same stream (docs/workload.md, "Command mixes").
+        command = this.order === 'run' ? (p.drawsCommand ? p.commandFor(this.keys.nextU32()) : p.fixedCommand) : 0;
+        const chooser = this.choosers[p.commands[command].chooser];
+        keyCount = p.commands[command].encoder.keyCount;
+        for (let k = 0; k < keyCount; k++) keys[k] = chooser.next(this.keys);
+      }
+      if (owners === null) break;
+      // The drawn command's key argument decides; a multi-key command's keys
+      // share the first one's slot (the CLI refuses them otherwise).
+      const encoder = p.commands[command].encoder;
+      const slot = encoder.keySlot(keys[0]);
+      if (slot < 0 || owners[slot] === this.node) break;
+      // Another primary's request: its draws are taken, its bytes not written.
+      encoder.skipDraws(this.randInts);
+      if (this.remaining === Infinity && ++skipped === MAX_SKIPS_PER_CALL) {
+        // A time-bound stream may hold no key of this node (a {tag} prefix): nothing now, ask later.
+        this.request.len = 0;
+        return this.request;
+      }
     }
     const c = p.commands[command];
     const r = this.request;
@@ -159,6 +199,8 @@ export class PreparedPlan {
   private readonly hashScratch: Buffer;
   /** Untimed writes before a get run: every key when the keyspace is no larger than the run, else the run's own keys. */
   readonly preloadTotal: number;
+  /** --cluster: slot → index of the primary that owns it; null for one server. */
+  readonly slotOwners: Uint16Array | null;
   private readonly prefix: Buffer;
 
   constructor(readonly plan: Plan) {
@@ -230,18 +272,20 @@ export class PreparedPlan {
     // A read of several keys per request reads more keys than requests: the whole keyspace too.
     const reads = timeBound || this.multiKeyRead() ? plan.keyspace : Math.min(plan.keyspace, plan.requests);
     this.preloadTotal = plan.mode === 'get' && plan.preload && !this.isMix ? reads : 0;
+    this.slotOwners = plan.cluster ? slotOwners(plan.cluster) : null;
   }
 
   /** The measured (or warmup) stream of a connection; unbounded when time ends the phase. */
-  runSource(connection: number, timeBound: boolean): RequestSource {
+  /** `node`: --cluster, the primary whose share of the stream this source sends (-1: all of it). */
+  runSource(connection: number, timeBound: boolean, node = -1): RequestSource {
     const count = timeBound ? Infinity : requestsForConnection(this.plan.requests, this.plan.connections, connection);
-    return new RequestSource(this, 'run', connection, count);
+    return new RequestSource(this, 'run', connection, count, node);
   }
 
-  preloadSource(connection: number): RequestSource {
+  preloadSource(connection: number, node = -1): RequestSource {
     const all = this.plan.keyspace <= this.plan.requests || this.plan.durationMs > 0 || this.plan.warmupMs > 0 || this.multiKeyRead();
     const count = requestsForConnection(this.preloadTotal, this.plan.connections, connection);
-    return new RequestSource(this, all ? 'preload-all' : 'preload-replay', connection, count);
+    return new RequestSource(this, all ? 'preload-all' : 'preload-replay', connection, count, node);
   }
 
   /** The command a draw `u` (a u32 of the key stream) picks: u % the total weight, then the first running sum above it. */

@@ -10,7 +10,7 @@ import { ConnectInterrupted, Connection, openConnection, Pacer, type Pace } from
 import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
 import { windowRefusal } from './limits.js';
-import { localConnections, rampOpenAtMs, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawResult } from './plan.js';
+import { localConnections, nodeLabel, rampOpenAtMs, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawNode, type RawResult } from './plan.js';
 import { DEFAULT_INTERVAL_MS, type Phase, type RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
 
@@ -51,6 +51,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
   let unanswered = 0;
   let intervals: RawInterval[] = [];
   let startedUnixMs = Date.now();
+  let nodes: RawNode[] | undefined;
   if (!failure) {
     const outcome = await runPhase(prepared, 'run', counters, histogram, serviceHistogram, options, lag);
     elapsedNs = outcome.elapsedNs;
@@ -58,6 +59,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     unanswered = outcome.unanswered ?? 0;
     intervals = outcome.intervals ?? [];
     startedUnixMs = outcome.startedUnixMs ?? startedUnixMs;
+    nodes = outcome.nodes;
   }
   // Field by field, in the order `--json` has always printed them.
   return {
@@ -94,6 +96,9 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     ...(plan.reconnect ? { lost: counters.lost, reconnects: counters.reconnects, downNs: Math.round(counters.downNs) } : {}),
     intervals,
     startedUnixMs,
+    ...(nodes ? { nodes } : {}),
+    // Only a --cluster run counts redirections.
+    ...(plan.cluster ? { redirections: { moved: counters.moved, ask: counters.asked, tryagain: counters.retried } } : {}),
   };
 }
 
@@ -211,20 +216,34 @@ interface PhaseOutcome {
   startedUnixMs?: number;
   /** Requests written whose replies had not come when an interrupt stopped the phase. */
   unanswered?: number;
+  /** --cluster, the measured phase: per primary. */
+  nodes?: RawNode[];
 }
 
 /**
- * Opens one socket per connection for a phase, one after another: those
- * that start with it (under --ramp-connections the measured phase's first
- * `start`; the rest open while it runs).
+ * The servers a phase's connections go to: the plan's one server, or under
+ * --cluster each primary (the plan with its host and port), in
+ * ClusterPlan.nodes order.
+ */
+export function targetPlans(plan: Plan): Plan[] {
+  if (!plan.cluster) return [plan];
+  return plan.cluster.nodes.map((n) => ({ ...plan, host: n.host, port: n.port, socket: null }));
+}
+
+/**
+ * Opens one socket per connection for a phase (per connection and primary
+ * under --cluster, connection-major), one after another: those that start
+ * with it (under --ramp-connections the measured phase's first `start`; the
+ * rest open while it runs).
  */
 async function openAll(plan: Plan, phase: Phase, signal: AbortSignal | undefined): Promise<net.Socket[] | Failure> {
   const sockets: net.Socket[] = [];
   const local = localConnections(plan);
+  const targets = targetPlans(plan);
   try {
     for (let n = 0; n < local.count; n++) {
       if (rampOpenAtMs(rampOf(plan, phase), local.first + n) > 0) break;
-      sockets.push(await openConnection(plan, signal));
+      for (const target of targets) sockets.push(await openConnection(target, signal));
     }
     return sockets;
   } catch (err) {
@@ -245,9 +264,9 @@ function paceFor(plan: Plan, phase: Phase, id: number, start: number): Pace {
   };
 }
 
-/** The connection ramp of a phase: the measured phase's only. */
+/** The connection ramp of a phase: the measured phase's only (the CLI refuses one with --cluster). */
 function rampOf(plan: Plan, phase: Phase): Plan['rampConnections'] {
-  return phase === 'run' ? plan.rampConnections : null;
+  return phase === 'run' && !plan.cluster ? plan.rampConnections : null;
 }
 
 /** A time-bound phase's length in ms; 0 when a request count bounds it. */
@@ -273,13 +292,15 @@ async function runPhase(
     const connections: Connection[] = [];
     // This machine's connections (all of them unless --client-count), ids as in a single run.
     const local = localConnections(plan);
-    let open = local.count;
+    const nodes = plan.cluster ? plan.cluster.nodes.length : 1;
+    let open = local.count * nodes;
     let failure: Failure | null = null;
     // Allocated before the clock starts.
     const phaseHistograms = histogram ? histogram.emptyLike() : null;
+    const nodeTallies = histogram && plan.cluster ? plan.cluster.nodes.map(() => ({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() })) : null;
     const start = performance.now();
     const startedUnixMs = Date.now();
-    const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval, () => connections.length, prepared.isMix) : null;
+    const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval, () => connections.length / nodes, prepared.isMix) : null;
     let timer: NodeJS.Timeout | null = null;
     // --ramp-connections: the timers that open the later steps' connections.
     const rampTimers: NodeJS.Timeout[] = [];
@@ -309,7 +330,10 @@ async function runPhase(
         if (timer) clearInterval(timer);
         clock?.finish(performance.now());
         options.signal?.removeEventListener('abort', onAbort);
-        resolve({ elapsedNs, failure, unanswered, ...(clock ? { intervals: clock.intervals, startedUnixMs } : {}) });
+        const nodeFigures = nodeTallies && plan.cluster
+          ? nodeTallies.map((t, i) => ({ node: nodeLabel(plan.cluster!.nodes[i]), requests: t.requests, errors: t.errors, redirections: t.redirections, histogram: t.histogram.toData() }))
+          : undefined;
+        resolve({ elapsedNs, failure, unanswered, ...(clock ? { intervals: clock.intervals, startedUnixMs } : {}), ...(nodeFigures ? { nodes: nodeFigures } : {}) });
       }
     };
     const stopAll = (f: Failure) => {
@@ -322,11 +346,16 @@ async function runPhase(
     };
     const pace = (id: number) => paceFor(plan, phase, id, start);
     const pacer = pace(0).intervalMs > 0 ? new Pacer(plan.connections) : null;
-    const connectionFor = (id: number, socket: net.Socket) =>
+    const targets = targetPlans(plan);
+    // node: --cluster, the primary this connection's socket goes to (-1: the one server).
+    const connectionFor = (id: number, socket: net.Socket, node: number) =>
       new Connection({
         id,
         socket,
-        source: phase === 'preload' ? prepared.preloadSource(id) : prepared.runSource(id, durationMs > 0),
+        source: phase === 'preload' ? prepared.preloadSource(id, node) : prepared.runSource(id, durationMs > 0, node),
+        node: node >= 0 && nodeTallies ? nodeTallies[node] : null,
+        target: targets[node >= 0 ? node : 0],
+        nodeIndex: node,
         prepared,
         counters,
         histogram,
@@ -337,13 +366,13 @@ async function runPhase(
         finish,
         signal: options.signal,
       });
-    for (let n = 0; n < sockets.length; n++) connections.push(connectionFor(local.first + n, sockets[n]));
+    for (let n = 0; n < sockets.length; n++) connections.push(connectionFor(local.first + Math.floor(n / nodes), sockets[n], plan.cluster ? n % nodes : -1));
     // --ramp-connections: each later step opens its connections (through
     // openConnection, as the first ones) when due and starts them; a step
     // due at or after the phase's end, or after a stop, opens none.
     const ramp = rampOf(plan, phase);
     const deadline = start + durationMs;
-    for (let n = sockets.length; n < local.count; ) {
+    for (let n = sockets.length / nodes; n < local.count; ) {
       const at = rampOpenAtMs(ramp, local.first + n);
       let last = n;
       while (last < local.count && rampOpenAtMs(ramp, local.first + last) === at) last++;
@@ -376,7 +405,7 @@ async function runPhase(
               finish(id, null);
               continue;
             }
-            const c = connectionFor(id, socket);
+            const c = connectionFor(id, socket, -1);
             connections.push(c);
             c.start();
           }

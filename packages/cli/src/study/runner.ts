@@ -248,7 +248,7 @@ export class StudyRunner {
           round,
           rounds,
         };
-        const raw = { ...targetCredentials(this.setup.rawOf(s), s.target), host: target.host, port: String(target.port), ...transportFlags(target), mode } as RawRunOptions;
+        const raw = { ...targetCredentials(this.setup.rawOf(s), s.target), host: target.host, port: String(target.port), ...transportFlags(target), ...(target.cluster ? { cluster: true } : {}), mode } as RawRunOptions;
         if (this.setup.capacity) {
           const go = await this.runSearch(s, target, pos, raw, this.setup.capacity);
           if (!go) return;

@@ -87,6 +87,16 @@ export type TargetSpec = (
       /** `cpus:`: the server runs on these CPUs (taskset -c). */
       cpus?: number[];
     }
+  /** A local Redis Cluster: `primaries` × (1 + `replicas`) redis-servers with a persistence preset, joined by redis-cli --cluster create. */
+  | {
+      kind: 'redis_cluster';
+      primaries: number;
+      replicas: number;
+      preset: RedisPreset;
+      binary: string;
+      readyTimeoutMs: number;
+      stopTimeoutMs: number;
+    }
   /** `respbench serve`, the built-in demo server, on a free port. */
   | { kind: 'embedded' }
 ) & { credentials?: TargetCredentials };
@@ -612,6 +622,9 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
     }
   }
   const capacity = reader.readCapacity(data);
+  // A capacity search paces with --rate, which --cluster does not take yet.
+  const clustered = capacity ? groups.flatMap((g) => g.scenarios).find((s) => s.target.kind === 'redis_cluster') : undefined;
+  if (clustered) throw errors.at(['mode'], `scenario "${clustered.name}": mode: capacity does not go with a redis_cluster target yet (a capacity search paces with --rate, which --cluster does not take)`);
   return {
     ...(capacity ? { capacity } : {}),
     file,
@@ -629,7 +642,7 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
   };
 }
 
-const TARGET_FORMS = "one of { redis: PRESET }, { address: 'HOST:PORT' }, { uri: 'redis://…' }, { socket: PATH }, { command: CMD, port: N }, { embedded: true }";
+const TARGET_FORMS = "one of { redis: PRESET }, { redis_cluster: { primaries: 3, replicas: 1, persistence: PRESET } }, { address: 'HOST:PORT' }, { uri: 'redis://…' }, { socket: PATH }, { command: CMD, port: N }, { embedded: true }";
 /** Keys every target but the embedded one takes: who to log in as, which database. */
 const CREDENTIAL_KEYS = ['user', 'pass', 'dbnum'];
 const TARGET_KEYS: Record<string, string[]> = {
@@ -640,6 +653,7 @@ const TARGET_KEYS: Record<string, string[]> = {
   socket: ['socket', ...CREDENTIAL_KEYS],
   command: ['command', 'host', 'port', 'cwd', 'env', 'readyTimeout', 'stopTimeout', 'cpus', ...CREDENTIAL_KEYS],
   embedded: ['embedded'],
+  redis_cluster: ['redis_cluster', 'binary', 'readyTimeout', 'stopTimeout'],
 };
 
 /** One target map's values, each read with the file and line of a bad one. */
@@ -728,7 +742,7 @@ class TargetFields {
 
 function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: string): TargetSpec {
   if (!isPlainObject(value)) throw errors.at(at, `target must be ${TARGET_FORMS}`);
-  const kind = ['redis', 'command', 'embedded', 'address', 'uri', 'port', 'socket'].find((k) => k in value);
+  const kind = ['redis_cluster', 'redis', 'command', 'embedded', 'address', 'uri', 'port', 'socket'].find((k) => k in value);
   if (!kind) throw errors.at(at, `target must be ${TARGET_FORMS} (got keys: ${Object.keys(value).join(', ') || 'none'})`);
   for (const key of Object.keys(value)) {
     if (!TARGET_KEYS[kind].includes(key)) {
@@ -737,6 +751,8 @@ function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: stri
   }
   const t = new TargetFields(value, at, errors);
   switch (kind) {
+    case 'redis_cluster':
+      return readClusterTarget(t);
     case 'redis':
       return withCredentials(readRedisTarget(t), t);
     case 'embedded':
@@ -800,6 +816,40 @@ export function transportFlags(target: { socket?: string | null; tls?: TargetTls
     if (tls.ciphersuites !== undefined) flags.tlsCiphersuites = tls.ciphersuites;
   }
   return flags;
+}
+
+/** Most nodes a redis_cluster target may start. */
+const MAX_CLUSTER_NODES = 64;
+
+/** `{ redis_cluster: { primaries: 3, replicas: 1, persistence: PRESET } }` */
+function readClusterTarget(t: TargetFields): TargetSpec {
+  const v = t.value.redis_cluster;
+  const at = [...t.at, 'redis_cluster'];
+  if (!isPlainObject(v)) throw t.errors.at(at, 'redis_cluster must be a map: { primaries: 3, replicas: 1, persistence: PRESET }');
+  for (const key of Object.keys(v)) {
+    if (!['primaries', 'replicas', 'persistence'].includes(key)) throw t.errors.at([...at, key], `unknown key "${key}" in redis_cluster (known: primaries, replicas, persistence)`);
+  }
+  const count = (key: string, fallback: number, min: number): number => {
+    const n = v[key] === undefined ? fallback : v[key];
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > MAX_CLUSTER_NODES) throw t.errors.at([...at, key], `${key} must be a whole number from ${min} to ${MAX_CLUSTER_NODES}`);
+    return n;
+  };
+  const primaries = count('primaries', 3, 3);
+  const replicas = count('replicas', 0, 0);
+  if (primaries * (1 + replicas) > MAX_CLUSTER_NODES) throw t.errors.at(at, `a redis_cluster target starts at most ${MAX_CLUSTER_NODES} servers`);
+  const preset = v.persistence === undefined ? 'none' : v.persistence;
+  if (typeof preset !== 'string' || !(preset in REDIS_PRESETS)) {
+    throw t.errors.at([...at, 'persistence'], `unknown redis preset ${JSON.stringify(preset)} (known: ${Object.keys(REDIS_PRESETS).join(', ')})`);
+  }
+  return {
+    kind: 'redis_cluster',
+    primaries,
+    replicas,
+    preset: preset as RedisPreset,
+    binary: t.value.binary === undefined ? 'redis-server' : String(t.value.binary),
+    readyTimeoutMs: t.duration('readyTimeout', 30_000),
+    stopTimeoutMs: t.duration('stopTimeout', 10_000),
+  };
 }
 
 function readRedisTarget(t: TargetFields): TargetSpec {
@@ -868,5 +918,7 @@ export function describeTarget(t: TargetSpec): string {
       return `redis preset ${t.preset}${t.tls ? ' (TLS)' : ''}${t.socket ? ' (unix socket)' : ''}${onCpus(t.cpus)}`;
     case 'embedded':
       return 'embedded demo server';
+    case 'redis_cluster':
+      return `redis cluster ${t.primaries} primaries × ${1 + t.replicas} (preset ${t.preset})`;
   }
 }

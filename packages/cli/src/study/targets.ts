@@ -41,6 +41,8 @@ export interface StartedTarget {
   socket?: string | null;
   /** TLS to host:port, with what to trust. */
   tls?: TargetTls | null;
+  /** A Redis Cluster: runs against it go with --cluster (host:port is a seed). */
+  cluster?: boolean;
   /** Stops what was started (nothing for an address) and removes its data directory. */
   stop(): Promise<void>;
   /** Immediate SIGKILL of anything started, for a second Ctrl-C. */
@@ -429,6 +431,90 @@ function writeCredentialsConf(dir: string, c: TargetCredentials | undefined): st
   return [file];
 }
 
+/**
+ * A local Redis Cluster: each node a redis-server (cluster-enabled yes, its
+ * bus on a port of its own, the persistence preset) launched as a redis
+ * target is, then `redis-cli --cluster create … --cluster-yes`, then ready
+ * when every node says cluster_state:ok. Stopping (or a failure on the way)
+ * stops every node and removes every data directory.
+ */
+async function startCluster(spec: Extract<TargetSpec, { kind: 'redis_cluster' }>, signal: AbortSignal | undefined, log: string | null): Promise<StartedTarget> {
+  const description = describeTarget(spec);
+  const nodes: StartedTarget[] = [];
+  const stopAll = () => Promise.all(nodes.map((n) => n.stop())).then(() => undefined);
+  const fail = async (message: string): Promise<never> => {
+    await stopAll();
+    throw new TargetError(message, description);
+  };
+  const deadline = Date.now() + spec.readyTimeoutMs;
+  try {
+    for (let i = 0; i < spec.primaries * (1 + spec.replicas); i++) {
+      const port = await freePort();
+      const bus = await freePort();
+      const dir = makeDataDir(`${spec.preset}-cluster`);
+      nodes.push(
+        await launch(
+          {
+            argv: [spec.binary, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(bus), ...REDIS_PRESETS[spec.preset]],
+            shell: false,
+            host: '127.0.0.1',
+            port,
+            readyTimeoutMs: Math.max(1000, deadline - Date.now()),
+            stopTimeoutMs: spec.stopTimeoutMs,
+            dir,
+            log,
+            description,
+            what: `redis-server (cluster node ${i + 1}, preset ${spec.preset})`,
+          },
+          signal,
+        ),
+      );
+    }
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
+  const create = await new Promise<{ code: number | null; out: string }>((resolve) => {
+    const child = spawn('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', String(spec.replicas), '--cluster-yes'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const onAbort = () => child.kill('SIGKILL');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (err) => resolve({ code: -1, out: err.message }));
+    child.on('close', (code) => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve({ code, out });
+    });
+  });
+  if (signal?.aborted) return fail('redis cluster: interrupted while creating the cluster');
+  if (create.code !== 0) return fail(`redis-cli --cluster create failed: ${create.out.trim().split('\n').slice(-2).join(' ')}`);
+  for (;;) {
+    const ok = nodes.every((n) => /cluster_state:ok/.test(spawnSync('redis-cli', ['-p', String(n.port), 'CLUSTER', 'INFO'], { encoding: 'utf8' }).stdout ?? ''));
+    if (ok) break;
+    if (signal?.aborted) return fail('redis cluster: interrupted while waiting for cluster_state:ok');
+    if (Date.now() > deadline) return fail(`redis cluster: not cluster_state:ok within ${spec.readyTimeoutMs / 1000} s (give the target a longer readyTimeout)`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    host: '127.0.0.1',
+    port: nodes[0].port,
+    cluster: true,
+    description,
+    log,
+    stop: stopAll,
+    kill: () => nodes.forEach((n) => n.kill()),
+    exitReason: () => {
+      for (const [i, n] of nodes.entries()) {
+        const why = n.exitReason();
+        if (why !== null) return `cluster node ${addresses[i]}: ${why}`;
+      }
+      return null;
+    },
+  };
+}
+
 export interface StartOptions {
   /** Abandons a start in progress. */
   signal?: AbortSignal;
@@ -485,6 +571,8 @@ export async function startTarget(spec: TargetSpec, options: StartOptions = {}):
       );
       return { ...started, ...extra };
     }
+    case 'redis_cluster':
+      return startCluster(spec, signal, log);
     case 'command': {
       const port = spec.port ?? (await freePort(spec.host));
       const text = typeof spec.command === 'string' ? spec.command : spec.command.join(' ');

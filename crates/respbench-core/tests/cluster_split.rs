@@ -1,0 +1,63 @@
+//! `--cluster`: a connection's per-primary sources, together, send exactly
+//! the requests of its single-server stream. A skipped request (another
+//! primary's) must take the same draws as a sent one: the command draw of a
+//! mix, its keys, its `__rand_int__`s; otherwise the later requests would
+//! differ from a single server's. As cluster-split.test.ts in the CLI.
+
+use respbench_core::keys::KeyPattern;
+use respbench_core::plan::{ClusterPlan, CommandSpec};
+use respbench_core::request_source::PreparedPlan;
+use respbench_core::{Mode, Plan};
+
+/// The requests' bytes of a source, each on its own.
+fn requests(prepared: &PreparedPlan, node: Option<u16>) -> Vec<Vec<u8>> {
+    let mut source = prepared.run_source(1, false, node);
+    let mut out = vec![0u8; prepared.max_request_bytes];
+    let mut all = Vec::new();
+    while source.remaining > 0 {
+        let r = source.next(prepared, &mut out);
+        if r.len == 0 {
+            break;
+        }
+        all.push(out[..r.len].to_vec());
+    }
+    all
+}
+
+#[test]
+fn the_node_sources_together_send_the_single_server_stream() {
+    let mix = vec![
+        CommandSpec { template: "GET __key__".into(), weight: 60, key_pattern: None },
+        CommandSpec { template: "SET __key__ __data__ __rand_int__".into(), weight: 20, key_pattern: None },
+        CommandSpec {
+            template: "INCRBY n:__key__ __rand_int__".into(),
+            weight: 10,
+            key_pattern: Some(KeyPattern::Zipf),
+        },
+        CommandSpec { template: "MGET __key__ __key__".into(), weight: 10, key_pattern: None },
+    ];
+    for (prefix, commands) in [("bench:key:", mix.clone()), ("{t}:", mix)] {
+        let cluster = ClusterPlan {
+            nodes: vec![("a".into(), 1), ("b".into(), 2), ("c".into(), 3)],
+            slots: vec![(0, 5460, 0), (5461, 10922, 1), (10923, 16383, 2)],
+        };
+        let plan = Plan {
+            mode: Mode::Mixed,
+            commands,
+            key_prefix: prefix.into(),
+            requests: 3_000,
+            connections: 2,
+            keyspace: 500,
+            seed: 9,
+            ..Plan::new("127.0.0.1", 1)
+        };
+        let single = requests(&PreparedPlan::new(plan.clone()).unwrap(), None);
+        let prepared = PreparedPlan::new(Plan { cluster: Some(cluster), ..plan }).unwrap();
+        let mut split: Vec<Vec<u8>> = (0..3).flat_map(|n| requests(&prepared, Some(n))).collect();
+        let mut expected = single.clone();
+        assert_eq!(expected.len(), 1_500);
+        expected.sort();
+        split.sort();
+        assert_eq!(split, expected, "prefix {prefix}");
+    }
+}

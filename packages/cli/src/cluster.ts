@@ -1,0 +1,216 @@
+/**
+ * --cluster: finding a Redis Cluster's primaries and who owns which slot,
+ * once, before the engine runs (both engines then only route; see
+ * docs/cluster.md and docs/design.md). The seeds are tried in order; the
+ * first that answers tells the topology: CLUSTER SHARDS (Redis 7+), else
+ * CLUSTER SLOTS. Each seed connection is opened through the engines' one
+ * place (openConnection), so TLS, AUTH and the rest of the handshake apply
+ * to it as to every node's connections.
+ */
+import type net from 'node:net';
+import { ConnectInterrupted, openConnection } from './engine-js/connection.js';
+import type { ClusterNode, ClusterPlan, Plan } from './engine-js/plan.js';
+import { SLOTS } from './engine-js/slot.js';
+
+/** A RESP reply as discovery reads it (not the hot path: plain values). */
+export type Resp = string | number | null | RespError | Resp[];
+
+export class RespError {
+  constructor(readonly text: string) {}
+}
+
+/** Parses one reply at `at`; null when incomplete. RESP2 and RESP3 (maps as flat arrays). */
+export function parseReply(buf: Buffer, at: number): { value: Resp; end: number } | null {
+  if (at >= buf.length) return null;
+  const eol = buf.indexOf('\r\n', at);
+  if (eol < 0) return null;
+  const type = String.fromCharCode(buf[at]);
+  const line = buf.toString('utf8', at + 1, eol);
+  const next = eol + 2;
+  switch (type) {
+    case '+':
+      return { value: line, end: next };
+    case '-':
+    case '!':
+      return { value: new RespError(line), end: next };
+    case ':':
+    case ',':
+      return { value: Number(line), end: next };
+    case '_':
+      return { value: null, end: next };
+    case '#':
+      return { value: line === 't' ? 1 : 0, end: next };
+    case '$':
+    case '=': {
+      const len = Number(line);
+      if (len < 0) return { value: null, end: next };
+      if (buf.length < next + len + 2) return null;
+      return { value: buf.toString('utf8', next, next + len), end: next + len + 2 };
+    }
+    case '*':
+    case '%':
+    case '~':
+    case '>': {
+      const n = Number(line);
+      if (n < 0) return { value: null, end: next };
+      const count = type === '%' ? n * 2 : n;
+      const items: Resp[] = [];
+      let pos = next;
+      for (let i = 0; i < count; i++) {
+        const item = parseReply(buf, pos);
+        if (!item) return null;
+        items.push(item.value);
+        pos = item.end;
+      }
+      return { value: items, end: pos };
+    }
+    default:
+      throw new Error(`unexpected reply type ${JSON.stringify(type)}`);
+  }
+}
+
+/** Sends one command on a ready socket and reads its reply, within `timeoutMs`. */
+export function command(socket: net.Socket, args: string[], timeoutMs: number): Promise<Resp> {
+  return new Promise((resolve, reject) => {
+    let buf = Buffer.alloc(0);
+    const done = (err: Error | null, value?: Resp) => {
+      clearTimeout(timer);
+      socket.off('data', onData);
+      socket.off('error', onError);
+      socket.off('close', onClose);
+      if (err) reject(err);
+      else resolve(value as Resp);
+    };
+    const onData = (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      try {
+        const r = parseReply(buf, 0);
+        if (r) done(null, r.value);
+      } catch (err) {
+        done(err as Error);
+      }
+    };
+    const onError = (err: Error) => done(err);
+    const onClose = () => done(new Error('the server closed the connection'));
+    const timer = setTimeout(() => done(new Error(`no reply to ${args.slice(0, 2).join(' ')} within ${timeoutMs} ms`)), timeoutMs);
+    socket.on('data', onData);
+    socket.on('error', onError);
+    socket.on('close', onClose);
+    socket.resume();
+    socket.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`);
+  });
+}
+
+/** A flat [k, v, k, v] array (RESP2 map) or a RESP3 map read as one: the value of `key`. */
+function field(entry: Resp, key: string): Resp | undefined {
+  if (!Array.isArray(entry)) return undefined;
+  for (let i = 0; i + 1 < entry.length; i += 2) if (entry[i] === key) return entry[i + 1];
+  return undefined;
+}
+
+/** Where a node is reached: its announced endpoint, or the seed's host when it announces none. */
+function nodeHost(announced: Resp | undefined, seedHost: string): string | null {
+  if (typeof announced !== 'string' || announced === '') return seedHost;
+  if (announced === '?') return null;
+  return announced;
+}
+
+/** The topology from a CLUSTER SHARDS reply: each shard's online primary and its slot ranges. */
+export function fromShards(reply: Resp, seedHost: string, tls: boolean): Omit<ClusterPlan, 'seeds'> {
+  if (!Array.isArray(reply)) throw new Error('CLUSTER SHARDS: not an array');
+  const nodes: ClusterNode[] = [];
+  const slots: [number, number, number][] = [];
+  for (const shard of reply) {
+    const ranges = field(shard, 'slots');
+    const members = field(shard, 'nodes');
+    if (!Array.isArray(ranges) || !Array.isArray(members) || ranges.length === 0) continue;
+    const primary = members.find((n) => field(n, 'role') === 'master' && field(n, 'health') !== 'fail');
+    if (!primary) continue;
+    const host = nodeHost(field(primary, 'endpoint') ?? field(primary, 'ip'), seedHost);
+    const port = Number(tls ? field(primary, 'tls-port') ?? field(primary, 'port') : field(primary, 'port') ?? field(primary, 'tls-port'));
+    if (host === null || !(port > 0)) continue;
+    const index = nodes.length;
+    nodes.push({ host, port });
+    for (let i = 0; i + 1 < ranges.length; i += 2) slots.push([Number(ranges[i]), Number(ranges[i + 1]), index]);
+  }
+  return { nodes, slots };
+}
+
+/** The topology from a CLUSTER SLOTS reply: [first, last, [host, port, id, …], replicas…] per range. */
+export function fromSlots(reply: Resp, seedHost: string): Omit<ClusterPlan, 'seeds'> {
+  if (!Array.isArray(reply)) throw new Error('CLUSTER SLOTS: not an array');
+  const nodes: ClusterNode[] = [];
+  const slots: [number, number, number][] = [];
+  for (const range of reply) {
+    if (!Array.isArray(range) || range.length < 3 || !Array.isArray(range[2])) continue;
+    const [host0, port0] = range[2];
+    const host = nodeHost(host0, seedHost);
+    const port = Number(port0);
+    if (host === null || !(port > 0)) continue;
+    let index = nodes.findIndex((n) => n.host === host && n.port === port);
+    if (index < 0) {
+      index = nodes.length;
+      nodes.push({ host, port });
+    }
+    slots.push([Number(range[0]), Number(range[1]), index]);
+  }
+  return { nodes, slots };
+}
+
+/** The first slot no range covers, or -1. */
+export function uncoveredSlot(slots: [number, number, number][]): number {
+  const covered = new Uint8Array(SLOTS);
+  for (const [first, last] of slots) covered.fill(1, first, last + 1);
+  return covered.indexOf(0);
+}
+
+/** `host:port` of a seed as given (for messages). */
+function seedText(s: { host: string; port: number }): string {
+  return s.host.includes(':') ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`;
+}
+
+/**
+ * The plan with its cluster topology filled in, from the first seed that
+ * answers (the plan's host:port when no --cluster-node was given). Rejects
+ * with one line naming every seed tried and why, or ConnectInterrupted.
+ */
+export async function discoverCluster(plan: Plan, signal?: AbortSignal): Promise<Plan> {
+  const cluster = plan.cluster;
+  if (!cluster) return plan;
+  const seeds = cluster.seeds.length > 0 ? cluster.seeds.map(parseSeed) : [{ host: plan.host, port: plan.port }];
+  const timeoutMs = plan.timeoutMs > 0 ? plan.timeoutMs : 10_000;
+  const why: string[] = [];
+  for (const seed of seeds) {
+    let socket: net.Socket | null = null;
+    try {
+      socket = await openConnection({ ...plan, host: seed.host, port: seed.port, socket: null, cluster: null }, signal);
+      let topology: Omit<ClusterPlan, 'seeds'>;
+      const shards = await command(socket, ['CLUSTER', 'SHARDS'], timeoutMs);
+      if (shards instanceof RespError) {
+        if (/cluster support disabled/i.test(shards.text)) throw new Error(`not in cluster mode (${shards.text}): leave out --cluster`);
+        if (/^NOAUTH\b/.test(shards.text)) throw new Error(`the server requires a password (${shards.text}): give it with -a/--pass or REDISCLI_AUTH`);
+        const slots = await command(socket, ['CLUSTER', 'SLOTS'], timeoutMs);
+        if (slots instanceof RespError) throw new Error(`CLUSTER SLOTS answered ${slots.text}`);
+        topology = fromSlots(slots, seed.host);
+      } else topology = fromShards(shards, seed.host, plan.tls !== null);
+      if (topology.nodes.length === 0) throw new Error('the cluster has no primary with slots');
+      const gap = uncoveredSlot(topology.slots);
+      if (gap >= 0) throw new Error(`slot ${gap} has no primary (is cluster_state ok? see CLUSTER INFO)`);
+      return { ...plan, cluster: { seeds: cluster.seeds, ...topology } };
+    } catch (err) {
+      if (err instanceof ConnectInterrupted) throw err;
+      const text = (err as Error).message;
+      why.push(text.startsWith(seedText(seed)) || text.includes(`to ${seedText(seed)}`) ? text : `${seedText(seed)}: ${text}`);
+    } finally {
+      socket?.destroy();
+    }
+  }
+  throw new Error(`--cluster: no seed node told the topology (${why.join('; ')})`);
+}
+
+/** `host:port` of a seed (validated by the CLI). */
+function parseSeed(text: string): { host: string; port: number } {
+  const m = /^\[([^\]]+)\]:(\d+)$/.exec(text) ?? /^([^[\]]+):(\d+)$/.exec(text);
+  if (!m) throw new Error(`--cluster-node must be HOST:PORT (got ${text})`);
+  return { host: m[1], port: Number(m[2]) };
+}

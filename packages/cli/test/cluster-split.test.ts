@@ -1,0 +1,47 @@
+/**
+ * --cluster: a connection's per-primary request sources, together, send
+ * exactly the requests of its single-server stream. A skipped request
+ * (another primary's) takes the same draws as a sent one: the command draw
+ * of a mix, its keys, its __rand_int__s. As crates/respbench-core/tests/cluster_split.rs.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Plan } from '../src/engine-js/plan.js';
+import { PreparedPlan } from '../src/engine-js/request-source.js';
+import { planOf } from './fixtures.js';
+
+/** The requests' bytes of a source, each as latin1 text. */
+function requests(prepared: PreparedPlan, node: number): string[] {
+  const source = prepared.runSource(1, false, node);
+  const out = Buffer.alloc(prepared.maxRequestBytes);
+  const all: string[] = [];
+  while (source.remaining > 0) {
+    const r = source.next(out, 0);
+    if (r.len === 0) break;
+    all.push(out.toString('latin1', 0, r.len));
+  }
+  return all;
+}
+
+describe('--cluster request sources', () => {
+  it.each(['bench:key:', '{t}:'])('prefix %s: the node sources together send the single-server stream, each request once', (prefix) => {
+    const plan: Plan = {
+      ...planOf(['-n', '3000', '-c', '2', '-r', '500', '--seed', '9', '--key-prefix', prefix]),
+      commands: [
+        { template: 'GET __key__', weight: 60, keyPattern: null },
+        { template: 'SET __key__ __data__ __rand_int__', weight: 20, keyPattern: null },
+        { template: 'INCRBY n:__key__ __rand_int__', weight: 10, keyPattern: 'zipf' },
+        { template: 'MGET __key__ __key__', weight: 10, keyPattern: null },
+      ],
+    };
+    const single = requests(new PreparedPlan(plan), -1);
+    expect(single).toHaveLength(1500);
+    const cluster = {
+      seeds: [],
+      nodes: [{ host: 'a', port: 1 }, { host: 'b', port: 2 }, { host: 'c', port: 3 }],
+      slots: [[0, 5460, 0], [5461, 10922, 1], [10923, 16383, 2]] as [number, number, number][],
+    };
+    const prepared = new PreparedPlan({ ...plan, cluster });
+    const split = [0, 1, 2].flatMap((n) => requests(prepared, n));
+    expect(split.sort()).toEqual([...single].sort());
+  });
+});

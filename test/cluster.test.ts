@@ -1,0 +1,382 @@
+/**
+ * --cluster against a real Redis Cluster (3 primaries + 3 replicas on
+ * loopback, started once for the file): hash slots agree with the server's
+ * CLUSTER KEYSLOT, every request reaches its slot's primary, the dataset is
+ * the one a single server gets from the same plan, and the seeds and a lost
+ * node behave as docs/cluster.md says. Through both engines.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keySlot } from '../packages/cli/src/engine-js/slot.js';
+import { startCluster, type TestCluster } from './helpers/cluster.js';
+import { engines } from './helpers/engines.js';
+import { CLI, liveProcesses, REPO, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+
+let cluster: TestCluster;
+let single: RedisServer;
+
+beforeAll(async () => {
+  [cluster, single] = await Promise.all([startCluster(3, 1), startRedis()]);
+});
+
+afterAll(async () => {
+  await Promise.all([cluster?.stop(), single?.stop()]);
+});
+
+/** Runs redis-cli with commands on stdin (one reply line each); keys quoted as redis-cli reads them. */
+function pipeCli(port: number, lines: string[]): string[] {
+  const r = spawnSync('redis-cli', ['-p', String(port)], { input: `${lines.join('\n')}\n`, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`redis-cli failed: ${r.stderr}`);
+  return r.stdout.split('\n').slice(0, lines.length);
+}
+
+/** Every key under the prefix and its value, on one server. */
+function dataset(port: number, prefix = 'bench:key:'): Map<string, string> {
+  const keys = spawnSync('redis-cli', ['-p', String(port), '--scan', '--pattern', `${prefix}*`], { encoding: 'utf8' }).stdout.split('\n').filter((k) => k !== '');
+  const values = keys.length > 0 ? pipeCli(port, keys.map((k) => `GET ${JSON.stringify(k)}`)) : [];
+  return new Map(keys.map((k, i) => [k, values[i]]));
+}
+
+/** Slot → primary port, from CLUSTER SLOTS. */
+function owners(port: number): Map<number, number> {
+  const rows = JSON.parse(spawnSync('redis-cli', ['-p', String(port), '--json', 'CLUSTER', 'SLOTS'], { encoding: 'utf8' }).stdout) as [number, number, [string, number]][];
+  const m = new Map<number, number>();
+  for (const [first, last, [, p]] of rows) for (let s = first; s <= last; s++) m.set(s, p);
+  return m;
+}
+
+function flushAll(): void {
+  for (const p of cluster.primaries()) spawnSync('redis-cli', ['-p', String(p), 'FLUSHALL']);
+  single.cli('FLUSHALL');
+}
+
+describe('hash slots', () => {
+  it('the shared vectors match the server\'s CLUSTER KEYSLOT, {hashtag} and UTF-8 keys included', () => {
+    const vectors = JSON.parse(readFileSync(`${REPO}/test/vectors/slots.json`, 'utf8')) as { slots: [string, number][] };
+    const replies = pipeCli(cluster.nodes[0].port, vectors.slots.map(([k]) => `CLUSTER KEYSLOT ${JSON.stringify(k)}`));
+    expect(replies.map(Number)).toEqual(vectors.slots.map(([, s]) => s));
+    for (const [k, s] of vectors.slots) {
+      const b = Buffer.from(k);
+      expect(keySlot(b, 0, b.length)).toBe(s);
+    }
+  });
+});
+
+describe.each(engines())('--cluster through the %s engine', (engine) => {
+  it('mixed with --verify-get: every request answered, per-primary figures add up, the header says nodes × connections', async () => {
+    flushAll();
+    const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--engine', engine, '-n', '6000', '-c', '2', '-P', '8', '-r', '3000', '--mode', 'mixed', '--verify-get', '--seed', '7']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/cluster: 3 primaries × 2 connections = 6 sockets/);
+    expect(result.requests).toBe(6000);
+    expect(result.mismatches + result.lostWrites + result.errors).toBe(0);
+    expect(result.plan.cluster.nodes).toHaveLength(3);
+    expect(result.perNode).toHaveLength(3);
+    expect(result.perNode.reduce((n: number, x: any) => n + x.requests, 0)).toBe(6000);
+    for (const n of result.perNode) {
+      expect(n.requests).toBeGreaterThan(1000);
+      expect(n.p99Us).toBeGreaterThan(0);
+    }
+    expect(result.perNode.map((n: any) => n.node).sort()).toEqual(cluster.primaries().map((p) => `127.0.0.1:${p}`).sort());
+  });
+
+  it('set: the dataset equals a single server\'s from the same plan, every key on its slot\'s primary', async () => {
+    flushAll();
+    const plan = ['--engine', engine, '-n', '3000', '-c', '3', '-P', '16', '-r', '2000', '--mode', 'set', '-d', '8-40', '--seed', '11'];
+    const a = await runCli(['--cluster', '-p', String(cluster.nodes[1].port), ...plan]);
+    expect(a.code, a.stderr).toBe(0);
+    const b = await runCli(['-p', String(single.port), ...plan]);
+    expect(b.code, b.stderr).toBe(0);
+    const slotOwner = owners(cluster.nodes[0].port);
+    const union = new Map<string, string>();
+    for (const p of cluster.primaries()) {
+      for (const [k, v] of dataset(p)) {
+        const kb = Buffer.from(k);
+        expect(slotOwner.get(keySlot(kb, 0, kb.length)), k).toBe(p);
+        union.set(k, v);
+      }
+    }
+    const expected = dataset(single.port);
+    expect(expected.size).toBeGreaterThan(1000);
+    expect(union.size).toBe(expected.size);
+    expect(new Map([...union].sort())).toEqual(new Map([...expected].sort()));
+  });
+
+  it('a weighted mix (80 GET / 20 SET / 5 INCR of another key): the dataset equals a single server\'s, every request sent to its owner at once', async () => {
+    flushAll();
+    // INCR's key argument has fixed text before the key: its slot is not the GET/SET key's, so routing must use the drawn command's encoder.
+    const mix = ['--command', 'GET __key__', '--weight', '80', '--command', 'SET', '--weight', '20', '--command', 'INCR n:__key__', '--weight', '5'];
+    const plan = ['--engine', engine, '-n', '4000', '-c', '2', '-P', '16', '-r', '1500', '-d', '8-40', '--seed', '13', ...mix];
+    const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[2].port), ...plan]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(result.requests).toBe(4000);
+    expect(result.errors).toBe(0);
+    // Each request went to its slot's owner first: nothing was redirected.
+    expect(result.redirections).toEqual({ moved: 0, ask: 0, tryagain: 0 });
+    expect(result.perNode.reduce((n: number, x: any) => n + x.requests, 0)).toBe(4000);
+    // The series counts connections (-c), not their sockets to each primary.
+    expect(result.series.length).toBeGreaterThan(0);
+    for (const s of result.series) expect(s.connections).toBe(2);
+    const b = await runCli(['-p', String(single.port), ...plan]);
+    expect(b.code, b.stderr).toBe(0);
+    const slotOwner = owners(cluster.nodes[0].port);
+    const union = new Map<string, string>();
+    for (const p of cluster.primaries()) {
+      for (const [k, v] of dataset(p, '')) {
+        const kb = Buffer.from(k);
+        expect(slotOwner.get(keySlot(kb, 0, kb.length)), k).toBe(p);
+        union.set(k, v);
+      }
+    }
+    const expected = dataset(single.port, '');
+    expect([...expected.keys()].filter((k) => k.startsWith('n:')).length).toBeGreaterThan(50);
+    expect(union.size).toBe(expected.size);
+    expect(new Map([...union].sort())).toEqual(new Map([...expected].sort()));
+  });
+
+  it('MSET/MGET of keys sharing a {tag} in --key-prefix: routed to the tag\'s primary, reads verified key by key (pinned with --cpus on Linux)', async () => {
+    flushAll();
+    // --cpus with --cluster: the workers pin themselves as without it (the last CPU this process may use).
+    const cpus = process.platform === 'linux' ? ['--cpus', (/^Cpus_allowed_list:\s*(.+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0').trim().split(/[,-]/).pop()!] : [];
+    const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--engine', engine, ...cpus, '-n', '1000', '-c', '2', '-P', '8', '-r', '200', '--seed', '17', '--key-prefix', '{mk}:', '--verify-get',
+      '--command', 'MSET __key__ __data__ __key__ __data__', '--command', 'MGET __key__ __key__ __key__', '--weight', '2']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(result.requests).toBe(1000);
+    expect(result.errors + result.mismatches + result.lostWrites).toBe(0);
+    expect(result.redirections).toEqual({ moved: 0, ask: 0, tryagain: 0 });
+    const tagOwner = owners(cluster.nodes[0].port).get(keySlot(Buffer.from('mk'), 0, 2));
+    expect(result.perNode.find((n: any) => n.node === `127.0.0.1:${tagOwner}`).requests).toBe(1000);
+    expect(dataset(tagOwner!, '{mk}:').size).toBeGreaterThan(100);
+    if (cpus.length > 0) expect(result.plan.cpus).toEqual([Number(cpus[1])]);
+  });
+
+  it('get with --verify-get from the seeds in order: one down, the next (a replica) tells the topology', async () => {
+    flushAll();
+    const replica = cluster.nodes.find((n) => !cluster.primaries().includes(n.port))!;
+    const { run, result } = await runJson(['--cluster', '--cluster-node', '127.0.0.1:1', '--cluster-node', `127.0.0.1:${replica.port}`, '--engine', engine, '-n', '2000', '-r', '1500', '-c', '2', '-P', '4', '--mode', 'get', '--verify-get', '--seed', '3']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(result.preloadRequests).toBe(1500);
+    expect(result.requests).toBe(2000);
+    expect(result.misses + result.mismatches + result.errors).toBe(0);
+    expect(result.plan.cluster.seeds).toEqual(['127.0.0.1:1', `127.0.0.1:${replica.port}`]);
+  });
+});
+
+/** Waits until `ok()` holds, polling; fails after `ms`. */
+async function until(what: string, ok: () => boolean, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function redis(port: number, ...args: string[]): string {
+  const r = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
+  return r.stdout.trim();
+}
+
+/** A counter from INFO (e.g. cmdstat_asking's calls), 0 when absent. */
+function commandCalls(port: number, command: string): number {
+  const m = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(redis(port, 'INFO', 'commandstats'));
+  return m ? Number(m[1]) : 0;
+}
+
+describe.each(engines())('topology changes during a --cluster run (%s engine)', (engine) => {
+  it('a failover (CLUSTER FAILOVER on a replica): the run finishes, MOVED counted, no acknowledged write lost', async () => {
+    flushAll();
+    await cluster.waitOk();
+    const slotOwner = owners(cluster.nodes[0].port);
+    // All keys in one slot ({fo}), so every request sees the failover.
+    const tag = Buffer.from('fo');
+    const primary = slotOwner.get(keySlot(tag, 0, tag.length))!;
+    const replica = cluster.nodes.find((n) => redis(n.port, 'ROLE').split('\n')[0] === 'slave' && redis(n.port, 'ROLE').split('\n')[2] === String(primary))!;
+    expect(replica).toBeDefined();
+    const running = runJson(['--cluster', '-p', String(primary), '--engine', engine, '--duration', '3s', '-c', '2', '-P', '4', '-r', '500', '--key-prefix', '{fo}:', '--mode', 'mixed', '--verify-get', '--seed', '5', '--timeout', '5s'], 30_000);
+    await until('load on the primary', () => Number(redis(primary, 'DBSIZE')) > 50);
+    expect(redis(replica.port, 'CLUSTER', 'FAILOVER')).toBe('OK');
+    await until('the replica to take over', () => redis(replica.port, 'ROLE').startsWith('master'));
+    const { run, result } = await running;
+    expect(run.code, `${run.stderr} first error: ${result.firstError}`).toBe(0);
+    expect(result.redirections.moved).toBeGreaterThan(0);
+    expect(result.mismatches + result.lostWrites + result.errors).toBe(0);
+    expect(result.perNode.find((n: any) => n.node === `127.0.0.1:${primary}`).redirections).toBeGreaterThan(0);
+    await cluster.waitOk();
+  });
+
+  it('resharding (a slot MIGRATING/IMPORTING, its keys MIGRATEd, then given away): ASK and MOVED counted, nothing lost', async () => {
+    flushAll();
+    await cluster.waitOk();
+    const tag = Buffer.from('rs');
+    const slot = keySlot(tag, 0, tag.length);
+    const source = owners(cluster.primaries()[0]).get(slot)!;
+    const dest = cluster.primaries().find((p) => p !== source)!;
+    const sourceId = redis(source, 'CLUSTER', 'MYID');
+    const destId = redis(dest, 'CLUSTER', 'MYID');
+    const asking = commandCalls(dest, 'asking');
+    const running = runJson(['--cluster', '-p', String(source), '--engine', engine, '--duration', '3s', '-c', '2', '-P', '4', '-r', '300', '--key-prefix', '{rs}:', '--mode', 'mixed', '--verify-get', '--seed', '9', '--timeout', '5s'], 30_000);
+    await until('load on the source', () => Number(redis(source, 'DBSIZE')) > 50);
+    expect(redis(dest, 'CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', sourceId)).toBe('OK');
+    expect(redis(source, 'CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', destId)).toBe('OK');
+    for (let round = 0; round < 5; round++) {
+      const keys = redis(source, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '1000').split('\n').filter((k) => k !== '');
+      if (keys.length > 0) redis(source, 'MIGRATE', '127.0.0.1', String(dest), '', '0', '5000', 'REPLACE', 'KEYS', ...keys);
+    }
+    // Keys no longer on the source: it answers ASK, and the run sends ASKING to the destination.
+    await until('ASKING on the destination', () => commandCalls(dest, 'asking') > asking + 10);
+    const keys = redis(source, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '1000').split('\n').filter((k) => k !== '');
+    if (keys.length > 0) redis(source, 'MIGRATE', '127.0.0.1', String(dest), '', '0', '5000', 'REPLACE', 'KEYS', ...keys);
+    // The destination first, then the source, then the rest (the order redis-cli --cluster reshard uses).
+    for (const p of [dest, source, ...cluster.primaries().filter((x) => x !== dest && x !== source)]) redis(p, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', destId);
+    const { run, result } = await running;
+    expect(run.code, `${run.stderr} first error: ${result.firstError}`).toBe(0);
+    expect(result.redirections.ask).toBeGreaterThan(0);
+    expect(result.redirections.moved).toBeGreaterThan(0);
+    expect(result.mismatches + result.lostWrites + result.errors).toBe(0);
+    await cluster.waitOk();
+  });
+});
+
+describe('a cluster that requires a password', () => {
+  it.each(engines())('the handshake runs on every node (%s engine): AUTH with -a, and a clear line without it', async (engine) => {
+    const own = await startCluster(3, 0, [], 'clu-pass');
+    try {
+      const { run, result } = await runJson(['--cluster', '-p', String(own.nodes[0].port), '-a', 'clu-pass', '--engine', engine, '-n', '3000', '-c', '2', '-P', '8', '-r', '1000', '--mode', 'mixed', '--verify-get', '--seed', '4']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(result.perNode.every((n: any) => n.requests > 0)).toBe(true);
+      expect(JSON.stringify(result)).not.toContain('clu-pass');
+      const bare = await runCli(['--cluster', '-p', String(own.nodes[0].port), '--engine', engine, '-n', '10']);
+      expect(bare.code).toBe(1);
+      expect(bare.stderr).toMatch(/requires a password.*-a\/--pass/);
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
+describe('--cluster refusals and failures', () => {
+  it('no seed answers: exit 1 naming each seed', async () => {
+    const r = await runCli(['--cluster', '--cluster-node', '127.0.0.1:1', '--cluster-node', '127.0.0.1:2', '-n', '10']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no seed node told the topology.*127\.0\.0\.1:1.*127\.0\.0\.1:2/);
+  });
+
+  it('a server not in cluster mode: exit 1 saying so', async () => {
+    const r = await runCli(['--cluster', '-p', String(single.port), '-n', '10']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/not in cluster mode.*leave out --cluster/);
+  });
+
+  it('a mix command or --multi-key-get whose keys would span slots, and --ramp-connections: usage errors, exit 2', async () => {
+    const seed = ['--cluster', '-p', String(cluster.nodes[0].port), '-n', '10'];
+    const mix = await runCli([...seed, '--command', 'GET', '--command', 'MGET __key__ __key__']);
+    expect(mix.code).toBe(2);
+    expect(mix.stderr).toMatch(/--command 2: under --cluster .*\{tag\} in --key-prefix/);
+    const mget = await runCli([...seed, '--mode', 'get', '--multi-key-get', '3']);
+    expect(mget.code).toBe(2);
+    expect(mget.stderr).toMatch(/--multi-key-get: under --cluster .*\{tag\} in --key-prefix/);
+    // The fixed text before the key (here a {tag} in the prefix that the template's text closes differently) must hold one whole tag.
+    const half = await runCli([...seed, '--key-prefix', '{a', '--command', 'MGET }__key__ __key__']);
+    expect(half.code).toBe(2);
+    const ramp = await runCli(['--cluster', '-p', String(cluster.nodes[0].port), '--duration', '1s', '-c', '4', '--ramp-connections', '2:2:1s']);
+    expect(ramp.code).toBe(2);
+    expect(ramp.stderr).toMatch(/--cluster does not go with --ramp-connections/);
+    expect(ramp.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('a command whose keys would span slots is a usage error naming {tag}', async () => {
+    const r = await runCli(['--cluster', '-p', String(cluster.nodes[0].port), '--mode', 'set', '--set-cmd', 'MSET a:__key__ __data__ b:__key__ __data__', '-n', '10']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/\{tag\}/);
+  });
+});
+
+describe('the redis_cluster study target', () => {
+  /** redis-server processes in cluster mode now (this file's own cluster included). */
+  const clusterProcesses = () => liveProcesses('[cluster]').filter((l) => l.includes('redis-server'));
+
+  function studyFile(): { file: string; out: string } {
+    const dir = mkdtempSync(path.join(tmpdir(), 'respbench-cluster-study-'));
+    const file = path.join(dir, 'study.yaml');
+    writeFileSync(
+      file,
+      ['name: cluster_study', 'rounds: 1', 'modes: [set, get]', 'defaults: { requests: 4000, pipeline: 8, keyspace: 2000, verifyGet: true }', 'groups:', '  - title: cluster', '    scenarios:', '      - name: c3', '        target:', '          redis_cluster: { primaries: 3, replicas: 1, persistence: aof_everysec }', ''].join('\n'),
+    );
+    return { file, out: path.join(dir, 'out') };
+  }
+
+  it('starts a 3 × 2 cluster, runs set and get through --cluster, stops every node', async () => {
+    const before = clusterProcesses().length;
+    const { file, out } = studyFile();
+    const run = await runCli(['study', file, '--out', out, '-q', '--engine', 'js'], 90_000);
+    expect(run.code, run.stderr).toBe(0);
+    const summary = readFileSync(path.join(out, readdirSync(out).find((f) => f.includes('_summary_'))!), 'utf8');
+    expect(summary).toMatch(/cluster,c3,c3,,set,1,0,/);
+    expect(summary).toMatch(/cluster,c3,c3,,get,1,0,/);
+    expect(clusterProcesses()).toHaveLength(before);
+    rmSync(path.dirname(file), { recursive: true, force: true });
+  });
+
+  it('interrupted while it runs: every node stopped', async () => {
+    const before = clusterProcesses().length;
+    const { file, out } = studyFile();
+    const child = spawn(process.execPath, [CLI, 'study', file, '--out', out, '-q', '--duration', '20s'], { stdio: 'ignore' });
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    await until('the cluster to start', () => clusterProcesses().length >= before + 6, 30_000);
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    await until('every node to stop', () => clusterProcesses().length === before, 15_000);
+    rmSync(path.dirname(file), { recursive: true, force: true });
+  });
+});
+
+describe('a node lost during a --cluster run', () => {
+  it.each(engines())('killed with --reconnect (%s engine): the run goes on after the failover, MOVED counted', async (engine) => {
+    // A cluster of its own: a failover per engine, each with a replica to fail over to.
+    const own = await startCluster(3, 1);
+    try {
+      const victim = own.primaries()[0];
+      const slotOwner = owners(victim);
+      let tag = '';
+      for (let i = 0; tag === ''; i++) {
+        const b = Buffer.from(`kr${i}`);
+        if (slotOwner.get(keySlot(b, 0, b.length)) === victim) tag = `kr${i}`;
+      }
+      const node = own.nodes.find((n) => n.port === victim)!;
+      const seed = own.primaries().find((p) => p !== victim)!;
+      // Its replica in sync (a replica that never synced does not fail over).
+      await until('the replica in sync', () =>
+        own.nodes.some((n) => {
+          const info = redis(n.port, 'INFO', 'replication');
+          return info.includes('role:slave') && info.includes(`master_port:${victim}`) && info.includes('master_link_status:up');
+        }),
+      );
+      const running = runJson(['--cluster', '-p', String(seed), '--engine', engine, '--duration', '5s', '-c', '1', '-P', '4', '-r', '300', '--key-prefix', `{${tag}}:`, '--mode', 'mixed', '--seed', '2', '--timeout', '10s', '--reconnect', '--reconnect-backoff', '100ms', '--reconnect-attempts', '1000'], 40_000);
+      await until('load on the node', () => Number(redis(victim, 'DBSIZE')) > 50);
+      node.process.kill('SIGKILL');
+      const { run, result } = await running;
+      expect(result.failure, `${run.stderr} ${JSON.stringify(result.failure)}`).toBeNull();
+      expect([0, 3]).toContain(run.code);
+      expect(result.reconnects).toBeGreaterThanOrEqual(1);
+      expect(result.redirections.moved).toBeGreaterThan(0);
+      expect(result.failure, run.stderr).toBeNull();
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('killed without --reconnect: exit 1, the message names the node', async () => {
+    const victim = cluster.primaries()[0];
+    const node = cluster.nodes.find((n) => n.port === victim)!;
+    const running = runCli(['--cluster', '-p', String(victim), '--duration', '5s', '-c', '1', '-P', '4', '--mode', 'set', '--seed', '1'], 30_000);
+    await until('load on the node', () => Number(redis(victim, 'DBSIZE')) > 50);
+    node.process.kill('SIGKILL');
+    const r = await running;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`127.0.0.1:${victim}`);
+  });
+});
