@@ -163,6 +163,9 @@ pub(crate) struct Connection {
     pub id: u32,
     /// `--cluster`: the primary this connection's socket goes to (its index).
     pub node: Option<u16>,
+    /// `--read-from`: this socket reads from this replica of `node` (READONLY);
+    /// a nil there for a written key is a stale read, and a reconnect opens it again.
+    pub replica: Option<(String, u16)>,
     pub stream: Stream,
     source: RequestSource,
     slots: Box<[Slot]>,
@@ -300,6 +303,7 @@ impl Connection {
         Connection {
             id,
             node: None,
+            replica: None,
             peer,
             stream_base: 0,
             stream,
@@ -765,7 +769,7 @@ impl Connection {
             if latency.0 != Some(slot.intended) {
                 latency = (Some(slot.intended), now.saturating_duration_since(slot.intended).as_nanos() as u64);
             }
-            count_reply(w, tally, &self.scanner, buf, &slot, now, latency.1);
+            count_reply(w, tally, &self.scanner, buf, &slot, now, latency.1, self.replica.is_some());
             if let Some(node) = self.node {
                 if tally.histogram.is_some() {
                     let n = &mut tally.nodes[node as usize];
@@ -1079,7 +1083,7 @@ impl Connection {
                 }
                 let latency = now.saturating_duration_since(r.slot.intended).as_nanos() as u64;
                 let errors_before = tally.counters.errors;
-                count_reply(w, tally, &d.scanner, &d.input[..end], &r.slot, now, latency);
+                count_reply(w, tally, &d.scanner, &d.input[..end], &r.slot, now, latency, self.replica.is_some());
                 if let (Some(node), true) = (self.node, tally.histogram.is_some()) {
                     let t = &mut tally.nodes[node as usize];
                     t.requests += 1;
@@ -1120,6 +1124,7 @@ fn count_reply(
     slot: &Slot,
     now: Instant,
     latency_ns: u64,
+    replica: bool,
 ) {
     let c = &mut tally.counters;
     if let Some(h) = tally.histogram.as_mut() {
@@ -1150,8 +1155,13 @@ fn count_reply(
         return;
     }
     if scanner.kind == ReplyKind::Nil {
+        // A replica may not have a write yet (replication lag): stale, not lost.
+        if replica && (slot.written_before || w.miss_fails_verify) {
+            c.stale_reads += 1;
+            c.ok += 1;
+        }
         // A key whose write was acknowledged before this read went out must be there.
-        if slot.written_before {
+        else if slot.written_before {
             c.lost_writes += 1;
         } else {
             c.misses += 1;

@@ -107,6 +107,9 @@ pub struct Plan {
     /// discovers the topology before the engine runs; the engine only
     /// routes. None = one server.
     pub cluster: Option<ClusterPlan>,
+    /// Internal, per socket: a `--read-from` connection to a cluster replica,
+    /// which sends `READONLY` in its handshake (as the TS `readOnly`).
+    pub read_only: bool,
 }
 
 /// A Redis Cluster's topology as the run uses it, as the TS `ClusterPlan`.
@@ -116,9 +119,40 @@ pub struct ClusterPlan {
     pub nodes: Vec<(String, u16)>,
     /// Slot ranges `(first, last, node)`, both ends included; every slot covered.
     pub slots: Vec<(u16, u16, u32)>,
+    /// `--read-from`: where the get side of the stream goes (writes always to the primary).
+    pub read_from: ReadFrom,
+    /// Each primary's replicas `(host, port)`, by index into `nodes` (empty: none known).
+    pub replicas: Vec<Vec<(String, u16)>>,
+}
+
+/// `--read-from`: the primary (default), a replica of it, or either (spread per connection).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadFrom {
+    #[default]
+    Primary,
+    Replica,
+    Any,
 }
 
 impl ClusterPlan {
+    /// `--read-from`: where connection `connection` sends its reads of
+    /// primary `node`: None = the primary itself (its one socket sends
+    /// everything), else the index of the replica in `replicas[node]`
+    /// (a second socket, opened with READONLY). `Replica`: replica
+    /// `connection mod R`; `Any`: member `connection mod (1 + R)` of
+    /// primary-then-replicas. The same rule as the TS `readTarget`.
+    pub fn read_target(&self, connection: u32, node: usize) -> Option<usize> {
+        let replicas = self.replicas.get(node).map_or(0, |r| r.len());
+        if replicas == 0 {
+            return None;
+        }
+        match self.read_from {
+            ReadFrom::Primary => None,
+            ReadFrom::Replica => Some(connection as usize % replicas),
+            ReadFrom::Any => (connection as usize % (1 + replicas)).checked_sub(1),
+        }
+    }
+
     /// Slot → node index (16384 entries).
     pub fn slot_owners(&self) -> Vec<u16> {
         let mut owner = vec![0u16; crate::slot::SLOTS as usize];
@@ -239,6 +273,7 @@ impl Plan {
             resp3: false,
             reconnect: None,
             client_tracking: false,
+            read_only: false,
             client_index: 0,
             client_count: 1,
             cluster: None,

@@ -180,6 +180,8 @@ export interface RawRunOptions {
   /** --cluster, and its seeds (--cluster-node, repeatable). */
   cluster?: boolean;
   clusterNode?: string[];
+  /** --read-from primary|replica|any (with --cluster). */
+  readFrom?: string;
 }
 
 /** --reconnect's attempts per drop and first backoff when not given. */
@@ -492,7 +494,12 @@ export function checkTemplates(plan: Plan): void {
  */
 export function readCluster(raw: RawRunOptions, plan: Plan): Plan['cluster'] {
   const seedsGiven = raw.clusterNode ?? [];
-  if (!raw.cluster && seedsGiven.length === 0) return null;
+  const readFrom = raw.readFrom ?? 'primary';
+  if (readFrom !== 'primary' && readFrom !== 'replica' && readFrom !== 'any') throw new UsageError(`--read-from must be primary, replica or any (got ${shown(String(readFrom))})`);
+  if (!raw.cluster && seedsGiven.length === 0) {
+    if (raw.readFrom !== undefined) throw new UsageError('--read-from goes with --cluster (a single server has no replicas to route reads to)');
+    return null;
+  }
   const seeds = seedsGiven.map((s) => {
     const { host, port } = parseHostPort(String(s), '--cluster-node');
     return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -514,7 +521,7 @@ export function readCluster(raw: RawRunOptions, plan: Plan): Plan['cluster'] {
       throw new UsageError(`${flag}: under --cluster the key argument may hold only __key__ and fixed text (its slot must follow from the key) (got ${shown(source)})`);
     }
   }
-  return { seeds, nodes: [], slots: [] };
+  return { seeds, nodes: [], slots: [], ...(readFrom !== 'primary' ? { readFrom } : {}) };
 }
 
 /**

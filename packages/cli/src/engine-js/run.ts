@@ -10,9 +10,9 @@ import { ConnectInterrupted, Connection, openConnection, Pacer, type Pace } from
 import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
 import { windowRefusal } from './limits.js';
-import { localConnections, nodeLabel, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawNode, type RawResult } from './plan.js';
+import { localConnections, nodeLabel, readTarget, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawNode, type RawResult } from './plan.js';
 import { DEFAULT_INTERVAL_MS, type Phase, type RunOptions } from './progress.js';
-import { PreparedPlan } from './request-source.js';
+import { PreparedPlan, SEND_ALL, SEND_READS, SEND_WRITES, type Side } from './request-source.js';
 
 /** Runs a Plan through every phase; a failure ends the run with the counters so far. */
 export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResult> {
@@ -72,6 +72,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     misses: counters.misses,
     mismatches: counters.mismatches,
     lostWrites: counters.lostWrites,
+    ...(plan.cluster?.readFrom && plan.cluster.readFrom !== 'primary' ? { staleReads: counters.staleReads } : {}),
     pushes: counters.pushes,
     bytesOut: counters.bytesOut,
     bytesIn: counters.bytesIn,
@@ -222,14 +223,50 @@ export function targetPlans(plan: Plan): Plan[] {
   return plan.cluster.nodes.map((n) => ({ ...plan, host: n.host, port: n.port, socket: null }));
 }
 
-/** Opens one socket per connection (per connection and primary under --cluster, connection-major) for a phase, one after another. */
-async function openAll(plan: Plan, signal: AbortSignal | undefined): Promise<net.Socket[] | Failure> {
-  const sockets: net.Socket[] = [];
+/** One socket of a phase: whose connection, which primary's share (-1: one server), which side of it, and where it goes. */
+export interface PhaseSocket {
+  id: number;
+  node: number;
+  side: Side;
+  target: Plan;
+}
+
+/**
+ * The sockets of a phase, in the order they are opened: per connection (this
+ * machine's), per primary under --cluster; with --read-from replica|any, a
+ * connection whose reads of a primary go to a replica has two for it: the
+ * writes to the primary, then the reads to the replica (READONLY). The
+ * preload only writes, and a set run has no reads: one socket per primary.
+ * Paired with phase_sockets in crates/respbench-core/src/run.rs.
+ */
+export function phaseSockets(plan: Plan, phase: Phase): PhaseSocket[] {
+  const local = localConnections(plan);
   const targets = targetPlans(plan);
-  try {
-    for (let c = 0; c < localConnections(plan).count; c++) {
-      for (const target of targets) sockets.push(await openConnection(target, signal));
+  const out: PhaseSocket[] = [];
+  for (let id = local.first; id < local.first + local.count; id++) {
+    if (!plan.cluster) {
+      out.push({ id, node: -1, side: SEND_ALL, target: targets[0] });
+      continue;
     }
+    for (let node = 0; node < targets.length; node++) {
+      const replica = phase === 'preload' || plan.mode === 'set' ? -1 : readTarget(plan.cluster, id, node);
+      if (replica < 0) {
+        out.push({ id, node, side: SEND_ALL, target: targets[node] });
+        continue;
+      }
+      const r = plan.cluster.replicas![node][replica];
+      out.push({ id, node, side: SEND_WRITES, target: targets[node] });
+      out.push({ id, node, side: SEND_READS, target: { ...targets[node], host: r.host, port: r.port, readOnly: true } });
+    }
+  }
+  return out;
+}
+
+/** Opens a phase's sockets (phaseSockets), one after another. */
+async function openAll(plan: Plan, phase: Phase, signal: AbortSignal | undefined): Promise<net.Socket[] | Failure> {
+  const sockets: net.Socket[] = [];
+  try {
+    for (const s of phaseSockets(plan, phase)) sockets.push(await openConnection(s.target, signal));
     return sockets;
   } catch (err) {
     for (const s of sockets) s.destroy();
@@ -266,14 +303,13 @@ async function runPhase(
 ): Promise<PhaseOutcome> {
   const plan = prepared.plan;
   const durationMs = phaseDurationMs(plan, phase);
-  const sockets = await openAll(plan, options.signal);
+  const layout = phaseSockets(plan, phase);
+  const sockets = await openAll(plan, phase, options.signal);
   if (!Array.isArray(sockets)) return { elapsedNs: 0, failure: sockets };
   return new Promise<PhaseOutcome>((resolve) => {
     const connections: Connection[] = [];
     // This machine's connections (all of them unless --client-count), ids as in a single run.
-    const local = localConnections(plan);
-    const nodes = plan.cluster ? plan.cluster.nodes.length : 1;
-    let open = local.count * nodes;
+    let open = layout.length;
     let failure: Failure | null = null;
     // Allocated before the clock starts.
     const phaseHistograms = histogram ? new OpHistograms() : null;
@@ -315,19 +351,18 @@ async function runPhase(
     };
     const pace = (id: number) => paceFor(plan, phase, id, start);
     const pacer = pace(0).intervalMs > 0 ? new Pacer(plan.connections) : null;
-    const targets = targetPlans(plan);
-    for (let n = 0; n < local.count * nodes; n++) {
-      const id = local.first + Math.floor(n / nodes);
-      const node = plan.cluster ? n % nodes : -1;
-      const source = phase === 'preload' ? prepared.preloadSource(id, node) : prepared.runSource(id, durationMs > 0, node);
+    for (let n = 0; n < layout.length; n++) {
+      const { id, node, side, target } = layout[n];
+      const source = phase === 'preload' ? prepared.preloadSource(id, node) : prepared.runSource(id, durationMs > 0, node, side);
       connections.push(
         new Connection({
           id,
           socket: sockets[n],
           source,
           node: node >= 0 && nodeTallies ? nodeTallies[node] : null,
-          target: targets[node >= 0 ? node : 0],
+          target,
           nodeIndex: node,
+          replica: side === SEND_READS,
           prepared,
           counters,
           histogram,
