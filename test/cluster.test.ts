@@ -137,6 +137,9 @@ function commandCalls(port: number, command: string): number {
   return m ? Number(m[1]) : 0;
 }
 
+/** --read-from: the per-node counts of the first engine's run, for the next engine to match. */
+const sameNodes: number[] = [];
+
 describe.each(engines())('--read-from through the %s engine', (engine) => {
   /** GETs and SETs each node served since its stats were reset, primaries and replicas apart. */
   function served(): { primaries: { get: number; set: number }[]; replicas: { get: number }[] } {
@@ -155,7 +158,7 @@ describe.each(engines())('--read-from through the %s engine', (engine) => {
     resetStats();
     const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--read-from', 'replica', '--engine', engine, '-n', '6000', '-c', '2', '-P', '8', '-r', '3000', '--mode', 'mixed', '--verify-get', '--seed', '7']);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/reads from replicas \(--read-from replica/);
+    expect(run.stderr).toMatch(/cluster: 3 primaries × 2 connections = 6 sockets \+ 6 READONLY to replicas \(--read-from replica\)/);
     expect(result.requests).toBe(6000);
     expect(result.mismatches + result.lostWrites + result.errors).toBe(0);
     expect(result.staleReads).toBeGreaterThanOrEqual(0);
@@ -168,6 +171,10 @@ describe.each(engines())('--read-from through the %s engine', (engine) => {
     expect(s.replicas.reduce((n, r) => n + r.get, 0)).toBe(result.gets);
     // Per shard: the replica's reads count in its primary's row.
     expect(result.perNode.reduce((n: number, x: any) => n + x.requests, 0)).toBe(6000);
+    // Both engines send the same requests to the same nodes.
+    const counts = [...s.primaries.map((p) => p.set), ...s.replicas.map((r) => r.get)];
+    if (sameNodes.length > 0) expect(counts).toEqual(sameNodes);
+    else sameNodes.push(...counts);
   });
 
   it('any, get --verify-get after the preload: connection 0 reads primaries, connection 1 replicas; passes or counts stale reads apart', async () => {
@@ -175,6 +182,7 @@ describe.each(engines())('--read-from through the %s engine', (engine) => {
     resetStats();
     const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--read-from', 'any', '--engine', engine, '-n', '3000', '-c', '2', '-P', '4', '-r', '1500', '--mode', 'get', '--verify-get', '--seed', '5']);
     expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/= 6 sockets \+ 3 READONLY to replicas \(--read-from any\)/);
     expect(result.requests).toBe(3000);
     expect(result.mismatches + result.errors).toBe(0);
     expect(result.misses).toBe(0);

@@ -4,7 +4,7 @@
  * user or the server goes through printable(): a control character in a
  * key prefix or an error reply never reaches the terminal raw.
  */
-import type { EngineName, Plan } from './engine-js/plan.js';
+import { readTarget, type EngineName, type Plan } from './engine-js/plan.js';
 import { tracksWrittenKeys } from './engine-js/request-source.js';
 import { WRITTEN_KEYS_MAX_KEYSPACE } from './engine-js/values.js';
 import { printable, printableTarget } from './printable.js';
@@ -79,8 +79,12 @@ function clusterText(plan: Plan): string {
   if (!c) return '';
   const n = c.nodes.length;
   const sockets = n * plan.connections;
-  const reads = c.readFrom && c.readFrom !== 'primary' && plan.mode !== 'set' ? `; reads from ${c.readFrom === 'replica' ? 'replicas' : 'primaries and replicas'} (--read-from ${c.readFrom}: a connection reading a primary's slots from a replica adds a READONLY socket to it)` : '';
-  return ` · cluster: ${n} primar${n === 1 ? 'y' : 'ies'} × ${plan.connections} connection${plan.connections === 1 ? '' : 's'} = ${sockets} sockets (${c.nodes.map((x) => printableTarget(x.host, x.port)).join(', ')})${reads}`;
+  let replicaSockets = 0;
+  if (c.readFrom && c.readFrom !== 'primary' && plan.mode !== 'set') {
+    for (let id = 0; id < plan.connections; id++) for (let i = 0; i < n; i++) if (readTarget(c, id, i) >= 0) replicaSockets++;
+  }
+  const reads = replicaSockets > 0 ? ` + ${replicaSockets} READONLY to replicas (--read-from ${c.readFrom})` : '';
+  return ` · cluster: ${n} primar${n === 1 ? 'y' : 'ies'} × ${plan.connections} connection${plan.connections === 1 ? '' : 's'} = ${sockets} sockets${reads} (${c.nodes.map((x) => printableTarget(x.host, x.port)).join(', ')})`;
 }
 
 /** --cluster: a row per primary (ops/s, errors, p50/p99), so a hot shard shows. */
