@@ -528,3 +528,27 @@ mod reconnect_tests {
         assert_eq!(r.delay_ms(u32::MAX), 5000);
     }
 }
+
+#[cfg(test)]
+mod read_from_tests {
+    use super::*;
+
+    /// The same table as packages/cli/test/read-from.test.ts.
+    #[test]
+    fn read_target_spreads_reads_per_connection() {
+        let n = |port: u16| ("127.0.0.1".to_string(), port);
+        let base = ClusterPlan {
+            nodes: vec![n(7000), n(7001)],
+            slots: vec![(0, 16383, 0)],
+            read_from: ReadFrom::Primary,
+            replicas: vec![vec![n(7002), n(7003)], vec![]],
+        };
+        let table = |read_from: ReadFrom| -> Vec<[Option<usize>; 2]> {
+            let c = ClusterPlan { read_from, ..base.clone() };
+            (0..4).map(|id| [c.read_target(id, 0), c.read_target(id, 1)]).collect()
+        };
+        assert_eq!(table(ReadFrom::Primary), vec![[None, None]; 4]);
+        assert_eq!(table(ReadFrom::Replica), vec![[Some(0), None], [Some(1), None], [Some(0), None], [Some(1), None]]);
+        assert_eq!(table(ReadFrom::Any), vec![[None, None], [Some(0), None], [Some(1), None], [None, None]]);
+    }
+}
