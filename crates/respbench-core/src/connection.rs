@@ -1115,7 +1115,9 @@ fn split_host_port(text: &str) -> Option<(String, u16)> {
 }
 
 /// Counts one reply against the request it answers, as the TS engine's onReply.
+/// `replica`: `--read-from`, the reply came from a replica (a nil may be stale).
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn count_reply(
     w: &PreparedPlan,
     tally: &mut Tally,
