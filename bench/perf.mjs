@@ -10,6 +10,14 @@
  *   pnpm perf --tests none --memory  # the memory cases only
  *   pnpm perf --tests large        # large replies only: JS vs native time per reply
  *   pnpm perf --transports tcp,tls,unix --pipeline 1 --connections 50
+ *   pnpm perf --tests cluster --requests 200000 --rounds 3
+ *
+ * `cluster` (only when named in --tests) starts a local Redis Cluster of 3
+ * primaries (no replicas) on free loopback ports, runs SET and GET at
+ * pipeline 16 and at pipeline 1, 48 sockets on each side
+ * (`redis-benchmark --cluster -c 48`; respbench `--cluster -c 16`, which is
+ * 16 sockets per primary), keyspace and value size as given, and stops and
+ * removes the cluster afterwards (also on an error).
  *
  * --memory adds peak RSS per engine: at 500,000 and 5,000,000 requests (no
  * growth with the run's length), and with a 1 GiB window (-P 1024 of 1 MiB
@@ -178,6 +186,93 @@ function makeCertificates(dir) {
   run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
 }
 
+/** A local cluster of `primaries` redis-servers (no replicas), joined and ready; `stop()` ends it and removes its files. */
+async function startCluster(primaries) {
+  const dirs = [];
+  const procs = [];
+  const ports = [];
+  const stop = () => {
+    for (const p of procs) p.kill('SIGKILL');
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < primaries; i++) {
+      const p = await freePort();
+      const bus = await freePort();
+      const d = mkdtempSync(path.join(tmpdir(), 'respbench-perf-cluster-'));
+      dirs.push(d);
+      ports.push(p);
+      procs.push(spawn('redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--dir', d, '--save', '', '--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(bus)], { stdio: 'ignore' }));
+    }
+    for (const p of ports) await waitPort(p);
+    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
+    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr}${create.stdout}`);
+    for (let i = 0; ; i++) {
+      const ok = ports.every((p) => /cluster_state:ok/.test(spawnSync('redis-cli', ['-p', String(p), 'CLUSTER', 'INFO'], { encoding: 'utf8' }).stdout));
+      if (ok) break;
+      if (i > 300) throw new Error('the cluster did not reach cluster_state:ok');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { ports, stop };
+  } catch (err) {
+    stop();
+    throw err;
+  }
+}
+
+/**
+ * The cluster rows: redis-benchmark --cluster against respbench --cluster
+ * (each engine that loads), SET and GET at -P 16 and -P 1, alternating,
+ * ROUNDS rounds; medians of ops/s and client CPU per request.
+ */
+async function clusterRows(engines) {
+  const cluster = await startCluster(3);
+  const seed = cluster.ports[0];
+  const perPrimary = 16;
+  const sockets = perPrimary * cluster.ports.length;
+  try {
+    const clients = ['redis-benchmark', ...engines.map((e) => `respbench ${e}`)];
+    console.log(`cluster: 3 primaries on 127.0.0.1 (seed ${seed}); ${N} requests, ${sockets} sockets each side, keyspace ${opts.keyspace}, ${opts['value-size']} B values, ${ROUNDS} rounds (medians)`);
+    const rows = [];
+    for (const pipeline of ['16', '1']) {
+      for (const test of ['set', 'get']) {
+        const samples = Object.fromEntries(clients.map((c) => [c, []]));
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const c of round % 2 === 0 ? clients : [...clients].reverse()) {
+            if (c === 'redis-benchmark') {
+              const r = measured('redis-benchmark', ['--cluster', '-p', String(seed), '-P', pipeline, '-c', String(sockets), '-n', String(N), '-r', opts.keyspace, '-d', opts['value-size'], '-t', test, '--csv']);
+              const line = r.out.trim().split('\n').find((l) => l.startsWith(`"${test.toUpperCase()}"`));
+              if (!line) throw new Error(`no figures from redis-benchmark --cluster: ${r.out}${r.err}`);
+              samples[c].push({ ops: Number(line.split(',')[1].replace(/"/g, '')), cpu: (r.cpu * 1e6) / N });
+            } else {
+              const engine = c.split(' ')[1];
+              const args = [CLI, '--cluster', '--engine', engine, '--port', String(seed), '--mode', test, '--requests', String(N), '--pipeline', pipeline, '-c', String(perPrimary), '--keyspace', opts.keyspace, '--value-size', opts['value-size'], '--seed', '1', '--json'];
+              if (test === 'get') args.push('--no-preload');
+              const r = measured(process.execPath, args);
+              if (r.code !== 0 && r.code !== 3) throw new Error(`respbench --cluster --engine ${engine} failed (${r.code}): ${r.err}`);
+              samples[c].push({ ops: JSON.parse(r.out).opsPerSec, cpu: (r.cpu * 1e6) / N });
+            }
+          }
+        }
+        const base = { ops: median(samples['redis-benchmark'].map((s) => s.ops)), cpu: median(samples['redis-benchmark'].map((s) => s.cpu)) };
+        for (const c of clients) {
+          const ops = median(samples[c].map((s) => s.ops));
+          const cpu = median(samples[c].map((s) => s.cpu));
+          rows.push([`P${pipeline}`, test.toUpperCase(), c, ops.toFixed(0), cpu.toFixed(3), `${((100 * ops) / base.ops).toFixed(0)}%`, (cpu / base.cpu).toFixed(2)]);
+        }
+      }
+    }
+    const head = ['pipeline', 'test', 'client', 'ops/s', 'CPU us/op', 'as % of redis-benchmark', 'CPU ratio'];
+    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+    const fmt = (r) => `| ${r.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
+    console.log(fmt(head));
+    console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
+    for (const r of rows) console.log(fmt(r));
+  } finally {
+    cluster.stop();
+  }
+}
+
 const transports = opts.transports.split(',');
 const port = await freePort();
 const tlsPort = transports.includes('tls') ? await freePort() : 0;
@@ -203,7 +298,7 @@ try {
   console.log(`redis-server on 127.0.0.1:${port}; ${N} requests, pipeline ${opts.pipeline}, ${opts.connections} connection(s), keyspace ${opts.keyspace}, ${opts['value-size']} B values, ${ROUNDS} rounds (medians); transports ${transports.join(', ')}`);
   const rows = [];
   for (const transport of transports)
-  for (const test of opts.tests === 'none' ? [] : opts.tests.split(',').filter((t) => t !== 'large')) {
+  for (const test of opts.tests === 'none' ? [] : opts.tests.split(',').filter((t) => t !== 'large' && t !== 'cluster')) {
     const samples = Object.fromEntries(clients.map((c) => [c, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? clients : [...clients].reverse();
@@ -229,6 +324,7 @@ try {
     for (const r of rows) console.log(fmt(r));
   }
   if (opts.tests.split(',').includes('large')) largeReplies(port, engines);
+  if (opts.tests.split(',').includes('cluster')) await clusterRows(engines);
   if (opts.memory) {
     // A window of 1 GiB (the limit): 1024 requests of 1 MiB in flight. 64 keys keep the server's own memory small.
     const window = { pipeline: '1024', valueSize: '1048576', keyspace: '64' };

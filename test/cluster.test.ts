@@ -185,6 +185,94 @@ function commandCalls(port: number, command: string): number {
   return m ? Number(m[1]) : 0;
 }
 
+/** --read-from: the per-node counts of the first engine's run, for the next engine to match. */
+const sameNodes: number[] = [];
+const sameMixNodes: number[] = [];
+
+describe.each(engines())('--read-from through the %s engine', (engine) => {
+  /** GETs and SETs each node served since its stats were reset, primaries and replicas apart. */
+  function served(): { primaries: { get: number; set: number }[]; replicas: { get: number }[] } {
+    const primaries = cluster.primaries();
+    return {
+      primaries: primaries.map((p) => ({ get: commandCalls(p, 'get'), set: commandCalls(p, 'set') })),
+      replicas: cluster.nodes.filter((n) => !primaries.includes(n.port)).map((n) => ({ get: commandCalls(n.port, 'get') })),
+    };
+  }
+  const resetStats = () => {
+    for (const n of cluster.nodes) redis(n.port, 'CONFIG', 'RESETSTAT');
+  };
+
+  it('replica, mixed --verify-get: every GET on a replica (READONLY), every SET on a primary; stale reads apart, never a mismatch', async () => {
+    flushAll();
+    resetStats();
+    const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--read-from', 'replica', '--engine', engine, '-n', '6000', '-c', '2', '-P', '8', '-r', '3000', '--mode', 'mixed', '--verify-get', '--seed', '7']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/cluster: 3 primaries × 2 connections = 6 sockets \+ 6 READONLY to replicas \(--read-from replica\)/);
+    expect(result.requests).toBe(6000);
+    expect(result.mismatches + result.lostWrites + result.errors).toBe(0);
+    expect(result.staleReads).toBeGreaterThanOrEqual(0);
+    expect(result.plan.cluster.readFrom).toBe('replica');
+    expect(result.plan.cluster.replicas.map((r: unknown[]) => r.length)).toEqual([1, 1, 1]);
+    const s = served();
+    expect(s.primaries.map((p) => p.get)).toEqual([0, 0, 0]);
+    expect(s.primaries.reduce((n, p) => n + p.set, 0)).toBe(result.sets);
+    for (const r of s.replicas) expect(r.get).toBeGreaterThan(200);
+    expect(s.replicas.reduce((n, r) => n + r.get, 0)).toBe(result.gets);
+    // Per shard: the replica's reads count in its primary's row.
+    expect(result.perNode.reduce((n: number, x: any) => n + x.requests, 0)).toBe(6000);
+    // Both engines send the same requests to the same nodes.
+    const counts = [...s.primaries.map((p) => p.set), ...s.replicas.map((r) => r.get)];
+    if (sameNodes.length > 0) expect(counts).toEqual(sameNodes);
+    else sameNodes.push(...counts);
+  });
+
+  it('any, get --verify-get after the preload: connection 0 reads primaries, connection 1 replicas; passes or counts stale reads apart', async () => {
+    flushAll();
+    resetStats();
+    const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--read-from', 'any', '--engine', engine, '-n', '3000', '-c', '2', '-P', '4', '-r', '1500', '--mode', 'get', '--verify-get', '--seed', '5']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/= 6 sockets \+ 3 READONLY to replicas \(--read-from any\)/);
+    expect(result.requests).toBe(3000);
+    expect(result.mismatches + result.errors).toBe(0);
+    expect(result.misses).toBe(0);
+    const s = served();
+    const onPrimaries = s.primaries.reduce((n, p) => n + p.get, 0);
+    const onReplicas = s.replicas.reduce((n, r) => n + r.get, 0);
+    expect(onPrimaries + onReplicas).toBe(3000);
+    expect(onPrimaries).toBeGreaterThan(500);
+    expect(onReplicas).toBeGreaterThan(500);
+  });
+
+  it('replica with a --command mix: the read commands (GET) on replicas, the rest (SET, INCR) on primaries; same nodes in both engines', async () => {
+    flushAll();
+    resetStats();
+    const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--read-from', 'replica', '--engine', engine, '-n', '3000', '-c', '2', '-P', '8', '-r', '1000', '--seed', '3',
+      '--command', 'SET __key__ __data__', '--weight', '2', '--command', 'GET __key__', '--weight', '3', '--command', 'INCR n:__key__', '--weight', '1']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/= 6 sockets \+ 6 READONLY to replicas \(--read-from replica\)/);
+    expect(result.requests).toBe(3000);
+    expect(result.errors).toBe(0);
+    const primaries = cluster.primaries();
+    const replicas = cluster.nodes.filter((n) => !primaries.includes(n.port)).map((n) => n.port);
+    const sum = (ports: number[], cmd: string) => ports.reduce((n, p) => n + commandCalls(p, cmd), 0);
+    expect(sum(primaries, 'get')).toBe(0);
+    expect(sum(primaries, 'set') + sum(primaries, 'incr') + sum(replicas, 'get')).toBe(3000);
+    expect(sum(replicas, 'get')).toBeGreaterThan(1000);
+    const counts = [...primaries.map((p) => commandCalls(p, 'set') + commandCalls(p, 'incr')), ...replicas.map((p) => commandCalls(p, 'get'))];
+    if (sameMixNodes.length > 0) expect(counts).toEqual(sameMixNodes);
+    else sameMixNodes.push(...counts);
+  });
+
+  it('--read-from without --cluster, or with a value other than primary|replica|any, is a usage error', async () => {
+    const bad = await runCli(['--cluster', '-p', String(cluster.nodes[0].port), '--read-from', 'nearest', '-n', '10', '--engine', engine]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--read-from must be primary, replica or any/);
+    const alone = await runCli(['-p', String(single.port), '--read-from', 'replica', '-n', '10', '--engine', engine]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(/--read-from goes with --cluster/);
+  });
+});
+
 describe.each(engines())('topology changes during a --cluster run (%s engine)', (engine) => {
   it('a failover (CLUSTER FAILOVER on a replica): the run finishes, MOVED counted, no acknowledged write lost', async () => {
     flushAll();
@@ -285,6 +373,22 @@ describe('--cluster refusals and failures', () => {
     expect(ramp.code).toBe(2);
     expect(ramp.stderr).toMatch(/--cluster does not go with --ramp-connections/);
     expect(ramp.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('--read-from replica against a cluster whose primaries have no replica: exit 2, one line naming the flag', async () => {
+    const bare = await startCluster(3, 0);
+    try {
+      const r = await runCli(['--cluster', '-p', String(bare.nodes[0].port), '--read-from', 'replica', '-n', '10']);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/--read-from replica: primary 127\.0\.0\.1:\d+ has no replica to read from/);
+      // any: reads stay on the primaries that have no replica.
+      const any = await runJson(['--cluster', '-p', String(bare.nodes[0].port), '--read-from', 'any', '-n', '300', '--mode', 'mixed', '--verify-get']);
+      expect(any.run.code, any.run.stderr).toBe(0);
+      expect(any.result.mismatches + any.result.lostWrites + any.result.staleReads).toBe(0);
+    } finally {
+      await bare.stop();
+    }
   });
 
   it('a command whose keys would span slots is a usage error naming {tag}', async () => {

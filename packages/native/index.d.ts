@@ -36,6 +36,10 @@ export interface NativeCluster {
   nodes: Array<NativeClusterNode>
   /** `[first, last, node]` each. */
   slots: Array<Array<number>>
+  /** Absent = "primary". */
+  readFrom?: string
+  /** Absent: no replicas known. */
+  replicas?: Array<Array<NativeClusterNode>>
 }
 
 /** `ClusterNode` from engine-js/plan.ts. */
@@ -236,6 +240,8 @@ export interface NativeResult {
   moved: number
   asked: number
   retried: number
+  /** `--read-from replica|any`: stale reads (the adapter passes them on only then). */
+  staleReads: number
 }
 
 /** `TlsPlan` from engine-js/plan.ts; null or absent strings are unset. */

@@ -166,6 +166,9 @@ pub(crate) struct Connection {
     pub id: u32,
     /// `--cluster`: the primary this connection's socket goes to (its index).
     pub node: Option<u16>,
+    /// `--read-from`: this socket reads from this replica of `node` (READONLY);
+    /// a nil there for a written key is a stale read, and a reconnect opens it again.
+    pub replica: Option<(String, u16)>,
     pub stream: Stream,
     source: RequestSource,
     slots: Box<[Slot]>,
@@ -312,6 +315,7 @@ impl Connection {
         Connection {
             id,
             node: None,
+            replica: None,
             peer,
             stream_base: 0,
             stream,
@@ -800,7 +804,7 @@ impl Connection {
             } else {
                 std::slice::from_ref(&slot.key_index)
             };
-            count_reply(w, tally, &self.scanner, buf, &slot, keys, now, latency.1);
+            count_reply(w, tally, &self.scanner, buf, &slot, keys, now, latency.1, self.replica.is_some());
             if let Some(node) = self.node {
                 if tally.histogram.is_some() {
                     let n = &mut tally.nodes[node as usize];
@@ -1117,7 +1121,7 @@ impl Connection {
                 let latency = now.saturating_duration_since(r.slot.intended).as_nanos() as u64;
                 let errors_before = tally.counters.errors;
                 let keys = if r.keys.is_empty() { std::slice::from_ref(&r.slot.key_index) } else { &r.keys[..] };
-                count_reply(w, tally, &d.scanner, &d.input[..end], &r.slot, keys, now, latency);
+                count_reply(w, tally, &d.scanner, &d.input[..end], &r.slot, keys, now, latency, self.replica.is_some());
                 if let (Some(node), true) = (self.node, tally.histogram.is_some()) {
                     let t = &mut tally.nodes[node as usize];
                     t.requests += 1;
@@ -1149,6 +1153,7 @@ fn split_host_port(text: &str) -> Option<(String, u16)> {
 }
 
 /// Counts one reply against the request it answers, as the TS engine's onReply.
+/// `replica`: `--read-from`, the reply came from a replica (a nil may be stale).
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn count_reply(
@@ -1160,6 +1165,7 @@ fn count_reply(
     keys: &[u64],
     now: Instant,
     latency_ns: u64,
+    replica: bool,
 ) {
     let c = &mut tally.counters;
     if let Some(h) = tally.histogram.as_mut() {
@@ -1194,12 +1200,17 @@ fn count_reply(
         return;
     }
     if command.array_reply {
-        count_array_reply(w, tally, scanner, buf, &keys[..command.encoder.key_count()], now);
+        count_array_reply(w, tally, scanner, buf, &keys[..command.encoder.key_count()], now, replica);
         return;
     }
     if scanner.kind == ReplyKind::Nil {
+        // A replica may not have a write yet (replication lag): stale, not lost.
+        if replica && (slot.written_before || w.miss_fails_verify) {
+            c.stale_reads += 1;
+            c.ok += 1;
+        }
         // A key whose write was acknowledged before this read went out must be there.
-        if slot.written_before {
+        else if slot.written_before {
             c.lost_writes += 1;
         } else {
             c.misses += 1;
@@ -1228,7 +1239,15 @@ fn count_reply(
 /// the TS engine: each element is checked against its key's value
 /// (`--verify-get`). The request counts once: a mismatch if any key's value
 /// differs (the first one described), else a miss if any key was nil, else ok.
-fn count_array_reply(w: &PreparedPlan, tally: &mut Tally, s: &ReplyScanner, buf: &[u8], keys: &[u64], now: Instant) {
+fn count_array_reply(
+    w: &PreparedPlan,
+    tally: &mut Tally,
+    s: &ReplyScanner,
+    buf: &[u8],
+    keys: &[u64],
+    now: Instant,
+    replica: bool,
+) {
     let c = &mut tally.counters;
     // The text is made for the first mismatch only: later ones allocate nothing.
     let mismatch = |tally_first: &mut FirstTexts, text: &dyn Fn() -> String| {
@@ -1319,6 +1338,10 @@ fn count_array_reply(w: &PreparedPlan, tally: &mut Tally, s: &ReplyScanner, buf:
         pos = p + len + 2;
     }
     if nils == 0 {
+        c.ok += 1;
+    } else if replica && w.miss_fails_verify {
+        // --read-from: a preloaded key a replica has not got yet (replication lag): stale, as a single read's nil.
+        c.stale_reads += 1;
         c.ok += 1;
     } else {
         c.misses += 1;

@@ -21,6 +21,10 @@ pub struct Counters {
     /// `--verify-get`, mixed mode: reads answered with nil for a key this
     /// run wrote, and the server acknowledged, before the read was sent.
     pub lost_writes: u64,
+    /// `--read-from replica|any`, `--verify-get`: reads a replica answered
+    /// with nil where the primary would have been a lost write or a failed
+    /// get-mode read: replication lag, counted apart (as the TS `staleReads`).
+    pub stale_reads: u64,
     /// RESP3 push frames (`>`): out-of-band data, skipped, never a reply.
     pub pushes: u64,
     /// `--reconnect`: requests written on a connection that dropped before
@@ -53,6 +57,7 @@ impl Counters {
             misses: self.misses - before.misses,
             mismatches: self.mismatches - before.mismatches,
             lost_writes: self.lost_writes - before.lost_writes,
+            stale_reads: self.stale_reads - before.stale_reads,
             pushes: self.pushes - before.pushes,
             lost: self.lost - before.lost,
             reconnects: self.reconnects - before.reconnects,
@@ -74,6 +79,7 @@ impl Counters {
         self.misses += other.misses;
         self.mismatches += other.mismatches;
         self.lost_writes += other.lost_writes;
+        self.stale_reads += other.stale_reads;
         self.pushes += other.pushes;
         self.lost += other.lost;
         self.reconnects += other.reconnects;

@@ -66,6 +66,10 @@ pub fn steps(plan: &Plan) -> Vec<Step> {
             optional: false,
         });
     }
+    // --read-from: a cluster replica serves reads of its primary's slots only after READONLY.
+    if plan.read_only {
+        steps.push(Step { args: vec!["READONLY".into()], what: "READONLY".into(), optional: false });
+    }
     if !steps.is_empty() {
         steps.push(Step {
             args: vec!["CLIENT".into(), "SETNAME".into(), CLIENT_NAME.into()],
@@ -319,6 +323,17 @@ mod tests {
         assert_eq!(
             String::from_utf8(bytes(&steps(&p))).unwrap(),
             "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n*3\r\n$6\r\nCLIENT\r\n$8\r\nTRACKING\r\n$2\r\non\r\n*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$9\r\nrespbench\r\n"
+        );
+    }
+
+    /// The same literal as packages/cli/test/handshake.test.ts.
+    #[test]
+    fn readonly_for_a_replica_socket_comes_before_the_name() {
+        let mut p = plan();
+        p.read_only = true;
+        assert_eq!(
+            String::from_utf8(bytes(&steps(&p))).unwrap(),
+            "*1\r\n$8\r\nREADONLY\r\n*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$9\r\nrespbench\r\n"
         );
     }
 

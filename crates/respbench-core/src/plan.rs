@@ -117,6 +117,9 @@ pub struct Plan {
     /// discovers the topology before the engine runs; the engine only
     /// routes. None = one server.
     pub cluster: Option<ClusterPlan>,
+    /// Internal, per socket: a `--read-from` connection to a cluster replica,
+    /// which sends `READONLY` in its handshake (as the TS `readOnly`).
+    pub read_only: bool,
 }
 
 /// Most commands in one mix, and the largest weight (as MIX_LIMITS in the
@@ -162,9 +165,40 @@ pub struct ClusterPlan {
     pub nodes: Vec<(String, u16)>,
     /// Slot ranges `(first, last, node)`, both ends included; every slot covered.
     pub slots: Vec<(u16, u16, u32)>,
+    /// `--read-from`: where the get side of the stream goes (writes always to the primary).
+    pub read_from: ReadFrom,
+    /// Each primary's replicas `(host, port)`, by index into `nodes` (empty: none known).
+    pub replicas: Vec<Vec<(String, u16)>>,
+}
+
+/// `--read-from`: the primary (default), a replica of it, or either (spread per connection).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadFrom {
+    #[default]
+    Primary,
+    Replica,
+    Any,
 }
 
 impl ClusterPlan {
+    /// `--read-from`: where connection `connection` sends its reads of
+    /// primary `node`: None = the primary itself (its one socket sends
+    /// everything), else the index of the replica in `replicas[node]`
+    /// (a second socket, opened with READONLY). `Replica`: replica
+    /// `connection mod R`; `Any`: member `connection mod (1 + R)` of
+    /// primary-then-replicas. The same rule as the TS `readTarget`.
+    pub fn read_target(&self, connection: u32, node: usize) -> Option<usize> {
+        let replicas = self.replicas.get(node).map_or(0, |r| r.len());
+        if replicas == 0 {
+            return None;
+        }
+        match self.read_from {
+            ReadFrom::Primary => None,
+            ReadFrom::Replica => Some(connection as usize % replicas),
+            ReadFrom::Any => (connection as usize % (1 + replicas)).checked_sub(1),
+        }
+    }
+
     /// Slot → node index (16384 entries).
     pub fn slot_owners(&self) -> Vec<u16> {
         let mut owner = vec![0u16; crate::slot::SLOTS as usize];
@@ -288,6 +322,7 @@ impl Plan {
             commands: Vec::new(),
             cpus: Vec::new(),
             ramp_connections: None,
+            read_only: false,
             client_index: 0,
             client_count: 1,
             cluster: None,
@@ -582,5 +617,29 @@ mod ramp_tests {
         let r = RampConnections { start: 2, step: 3, every_ms: 1500 };
         let at: Vec<u64> = [0, 1, 2, 4, 5, 7].iter().map(|&id| r.open_at(id).as_millis() as u64).collect();
         assert_eq!(at, [0, 0, 1500, 1500, 3000, 3000]);
+    }
+}
+
+#[cfg(test)]
+mod read_from_tests {
+    use super::*;
+
+    /// The same table as packages/cli/test/read-from.test.ts.
+    #[test]
+    fn read_target_spreads_reads_per_connection() {
+        let n = |port: u16| ("127.0.0.1".to_string(), port);
+        let base = ClusterPlan {
+            nodes: vec![n(7000), n(7001)],
+            slots: vec![(0, 16383, 0)],
+            read_from: ReadFrom::Primary,
+            replicas: vec![vec![n(7002), n(7003)], vec![]],
+        };
+        let table = |read_from: ReadFrom| -> Vec<[Option<usize>; 2]> {
+            let c = ClusterPlan { read_from, ..base.clone() };
+            (0..4).map(|id| [c.read_target(id, 0), c.read_target(id, 1)]).collect()
+        };
+        assert_eq!(table(ReadFrom::Primary), vec![[None, None]; 4]);
+        assert_eq!(table(ReadFrom::Replica), vec![[Some(0), None], [Some(1), None], [Some(0), None], [Some(1), None]]);
+        assert_eq!(table(ReadFrom::Any), vec![[None, None], [Some(0), None], [Some(1), None], [None, None]]);
     }
 }

@@ -250,13 +250,16 @@ impl PreparedPlan {
     /// The measured (or warmup) stream of a connection; unbounded when time
     /// ends the phase.
     /// `node`: `--cluster`, the primary whose share of the stream this source sends (None: all of it).
-    pub fn run_source(&self, connection: u32, time_bound: bool, node: Option<u16>) -> RequestSource {
+    /// `side`: `--read-from`, the writes or the reads of the node's share only.
+    pub fn run_source(&self, connection: u32, time_bound: bool, node: Option<u16>, side: Side) -> RequestSource {
         let count = if time_bound {
             u64::MAX
         } else {
             requests_for_connection(self.plan.requests, self.plan.connections as u64, connection as u64)
         };
-        RequestSource::new(self, Order::Run, connection, count, node)
+        let mut source = RequestSource::new(self, Order::Run, connection, count, node);
+        source.side = side;
+        source
     }
 
     pub fn preload_source(&self, connection: u32, node: Option<u16>) -> RequestSource {
@@ -303,6 +306,19 @@ pub fn tracks_written_keys(plan: &Plan) -> bool {
 /// not spin (as the TS engine).
 pub const MAX_SKIPS_PER_CALL: u32 = 4096;
 
+/// `--read-from replica|any`: which side of a node's share a source sends.
+/// A connection whose reads of a primary go to a replica has two sources
+/// for it, walking the same stream: the writes (to the primary) and the
+/// reads (to the replica); together they send the node's share once (as
+/// the TS `SEND_ALL` / `SEND_WRITES` / `SEND_READS`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Side {
+    #[default]
+    All,
+    Writes,
+    Reads,
+}
+
 /// One connection's sequence of requests for one phase. Under `--cluster`
 /// each connection has one source per primary (`node`), each walking the
 /// whole key stream of the connection and keeping only the requests whose
@@ -328,6 +344,8 @@ pub struct RequestSource {
     node: Option<u16>,
     /// `--cluster`: room to write a key argument whole, for its slot.
     slot_scratch: Vec<u8>,
+    /// `--read-from`: the writes or the reads of the node's share only (All: both).
+    side: Side,
 }
 
 impl RequestSource {
@@ -358,6 +376,7 @@ impl RequestSource {
             scratch: KeyScratch::new(w.max_keys),
             node,
             slot_scratch: vec![0u8; scratch],
+            side: Side::All,
         }
     }
 
@@ -403,8 +422,13 @@ impl RequestSource {
                     Some(slot) => w.slot_owners[slot as usize] == node,
                     None => true,
                 };
-                if !mine {
-                    // Another primary's request: its draws are taken, its bytes not written.
+                let sent = match self.side {
+                    Side::All => true,
+                    Side::Writes => c.op == Op::Set,
+                    Side::Reads => c.op == Op::Get,
+                };
+                if !(mine && sent) {
+                    // Another primary's request (or the other side's): its draws are taken, its bytes not written.
                     c.encoder.skip_draws(&mut self.rand_ints);
                     skipped += 1;
                     if self.remaining > u64::MAX / 2 && skipped == MAX_SKIPS_PER_CALL {

@@ -19,9 +19,11 @@ use mio::{Events, Interest, Poll, Token};
 use crate::connection::{self, ConnectError, Connection, NodeTally, Pace, Status, Tally};
 use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
-use crate::plan::{Failure, FailureKind, IntervalRecord, NodeRecord, Plan, PlanError, RawResult, merge_intervals};
+use crate::plan::{
+    Failure, FailureKind, IntervalRecord, Mode, NodeRecord, Plan, PlanError, RawResult, merge_intervals,
+};
 use crate::progress::{Phase, RunControl};
-use crate::request_source::{Op, PreparedPlan, RequestSource};
+use crate::request_source::{Op, PreparedPlan, RequestSource, Side};
 
 /// Longest a worker sleeps in epoll before it looks at the cancel flag and
 /// the other threads' failures again.
@@ -65,11 +67,12 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
         control.begin_phase(Phase::Run, total, plan.duration_ms * 1_000_000);
         let outcome = run_phase(&prepared, Phase::Run, control);
         result.intervals = merge_intervals(control.take_intervals());
-        if let Some(cluster) = &plan.cluster {
-            // The workers counted sockets, one per primary per connection: the series says connections (as the TS engine).
-            let nodes = cluster.nodes.len().max(1) as u64;
+        if plan.cluster.is_some() {
+            // The workers counted sockets, one per primary per connection (and a replica's
+            // with --read-from), all open from the start: the series says connections (as the TS engine).
+            let connections = plan.local_connections().len() as u64;
             for interval in &mut result.intervals {
-                interval.connections /= nodes;
+                interval.connections = connections;
             }
         }
         result.started_unix_ms = outcome.started_unix_ms;
@@ -298,40 +301,81 @@ fn connect_all(
     // connections take turns instead of firing together.
     let interval = (phase != Phase::Preload && plan.rate > 0.0).then(|| plan.connections as f64 / plan.rate);
     let mut groups: Vec<Group> = (0..threads).map(|_| Group { conns: Vec::new(), later: Vec::new() }).collect();
-    // The CLI refuses --ramp-connections with --cluster (a connection there is one socket per primary).
+    // The CLI refuses --ramp-connections with --cluster (a connection there is one socket per primary,
+    // and more with --read-from): a later connection is always one single-server socket.
     let ramp = if phase == Phase::Run && plan.cluster.is_none() { plan.ramp_connections } else { None };
-    let targets = target_plans(plan);
-    let mut n = 0;
-    for c in plan.local_connections() {
+    for (n, s) in phase_sockets(plan, phase).into_iter().enumerate() {
+        let c = s.id;
         let at = ramp.map_or(Duration::ZERO, |r| r.open_at(c));
         if !at.is_zero() {
-            let source = prepared.run_source(c, shape.length.is_some(), None);
+            let source = prepared.run_source(c, shape.length.is_some(), None, Side::All);
             groups[n % threads].later.push(Later { id: c, at, source, pace: Pace::default() });
-            n += 1;
             continue;
         }
-        for (i, target) in targets.iter().enumerate() {
-            if control.is_cancelled() {
-                return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
-            }
-            let stream = connection::open(target, control).map_err(|e| match e {
-                ConnectError::Interrupted => Failure::new(FailureKind::Interrupted, "interrupted while connecting"),
-                ConnectError::Failed(message) => Failure::new(FailureKind::Connect, message),
-            })?;
-            let node = plan.cluster.as_ref().map(|_| i as u16);
-            let source = match phase {
-                Phase::Preload => prepared.preload_source(c, node),
-                _ => prepared.run_source(c, shape.length.is_some(), node),
-            };
-            let offset = interval.map_or(0.0, |_| c as f64 / plan.rate);
-            let pace = Pace { deadline: None, interval, offset };
-            let mut conn = Connection::new(c, stream, source, prepared, pace);
-            conn.node = node;
-            groups[n % threads].conns.push(conn);
-            n += 1;
+        if control.is_cancelled() {
+            return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
         }
+        let stream = connection::open(&s.target, control).map_err(|e| match e {
+            ConnectError::Interrupted => Failure::new(FailureKind::Interrupted, "interrupted while connecting"),
+            ConnectError::Failed(message) => Failure::new(FailureKind::Connect, message),
+        })?;
+        let source = match phase {
+            Phase::Preload => prepared.preload_source(c, s.node),
+            _ => prepared.run_source(c, shape.length.is_some(), s.node, s.side),
+        };
+        let offset = interval.map_or(0.0, |_| c as f64 / plan.rate);
+        let pace = Pace { deadline: None, interval, offset };
+        let mut conn = Connection::new(c, stream, source, prepared, pace);
+        conn.node = s.node;
+        if s.side == Side::Reads {
+            conn.replica = Some((s.target.host.clone(), s.target.port));
+        }
+        groups[n % threads].conns.push(conn);
     }
     Ok(groups)
+}
+
+/// One socket of a phase: whose connection, which primary's share (None:
+/// one server), which side of it, and where it goes (as the TS `PhaseSocket`).
+struct PhaseSocket {
+    id: u32,
+    node: Option<u16>,
+    side: Side,
+    target: Plan,
+}
+
+/// The sockets of a phase, in the order they are opened: per connection
+/// (this machine's), per primary under `--cluster`; with `--read-from
+/// replica|any`, a connection whose reads of a primary go to a replica has
+/// two for it: the writes to the primary, then the reads to the replica
+/// (READONLY). The preload only writes, and a set run without a mix has no
+/// reads: one socket per primary. As the TS `phaseSockets`.
+fn phase_sockets(plan: &Plan, phase: Phase) -> Vec<PhaseSocket> {
+    let targets = target_plans(plan);
+    let mut out = Vec::new();
+    for id in plan.local_connections() {
+        let Some(cluster) = &plan.cluster else {
+            out.push(PhaseSocket { id, node: None, side: Side::All, target: targets[0].clone() });
+            continue;
+        };
+        for (node, target) in targets.iter().enumerate() {
+            let replica = if phase == Phase::Preload || (plan.mode == Mode::Set && plan.commands.is_empty()) {
+                None
+            } else {
+                cluster.read_target(id, node)
+            };
+            match replica {
+                None => out.push(PhaseSocket { id, node: Some(node as u16), side: Side::All, target: target.clone() }),
+                Some(r) => {
+                    let (host, port) = &cluster.replicas[node][r];
+                    out.push(PhaseSocket { id, node: Some(node as u16), side: Side::Writes, target: target.clone() });
+                    let reads = Plan { host: host.clone(), port: *port, read_only: true, ..target.clone() };
+                    out.push(PhaseSocket { id, node: Some(node as u16), side: Side::Reads, target: reads });
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The servers a phase's connections go to: the plan's one server, or under
@@ -821,6 +865,11 @@ impl EventLoop<'_> {
             // answers with MOVED to whoever took its slots over.
             let attempt = conn.down().map_or(0, |d| d.attempts) as usize;
             let target = match (conn.node, &plan.cluster) {
+                // --read-from: a replica's socket opens again to its replica (READONLY), as the TS engine's.
+                (Some(_), Some(_)) if conn.replica.is_some() && attempt % 2 == 0 => {
+                    let (host, port) = conn.replica.clone().unwrap_or_default();
+                    Plan { host, port, socket: None, read_only: true, ..plan.clone() }
+                }
                 (Some(n), Some(c)) => {
                     let count = c.nodes.len();
                     let index = if count < 2 || attempt % 2 == 0 {

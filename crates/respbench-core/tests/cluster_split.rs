@@ -6,12 +6,12 @@
 
 use respbench_core::keys::KeyPattern;
 use respbench_core::plan::{ClusterPlan, CommandSpec};
-use respbench_core::request_source::PreparedPlan;
+use respbench_core::request_source::{PreparedPlan, Side};
 use respbench_core::{Mode, Plan};
 
 /// The requests' bytes of a source, each on its own.
-fn requests(prepared: &PreparedPlan, node: Option<u16>) -> Vec<Vec<u8>> {
-    let mut source = prepared.run_source(1, false, node);
+fn requests(prepared: &PreparedPlan, node: Option<u16>, side: Side) -> Vec<Vec<u8>> {
+    let mut source = prepared.run_source(1, false, node, side);
     let mut out = vec![0u8; prepared.max_request_bytes];
     let mut all = Vec::new();
     while source.remaining > 0 {
@@ -40,6 +40,7 @@ fn the_node_sources_together_send_the_single_server_stream() {
         let cluster = ClusterPlan {
             nodes: vec![("a".into(), 1), ("b".into(), 2), ("c".into(), 3)],
             slots: vec![(0, 5460, 0), (5461, 10922, 1), (10923, 16383, 2)],
+            ..ClusterPlan::default()
         };
         let plan = Plan {
             mode: Mode::Mixed,
@@ -51,9 +52,24 @@ fn the_node_sources_together_send_the_single_server_stream() {
             seed: 9,
             ..Plan::new("127.0.0.1", 1)
         };
-        let single = requests(&PreparedPlan::new(plan.clone()).unwrap(), None);
+        let single = requests(&PreparedPlan::new(plan.clone()).unwrap(), None, Side::All);
         let prepared = PreparedPlan::new(Plan { cluster: Some(cluster), ..plan }).unwrap();
-        let mut split: Vec<Vec<u8>> = (0..3).flat_map(|n| requests(&prepared, Some(n))).collect();
+        let mut split: Vec<Vec<u8>> = (0..3).flat_map(|n| requests(&prepared, Some(n), Side::All)).collect();
+        // --read-from: a node's writes and reads sources (two sockets) split its share, each request once,
+        // the reads being the GET-like commands (GET, MGET) and the writes the rest.
+        for n in 0..3 {
+            let all = requests(&prepared, Some(n), Side::All);
+            let writes = requests(&prepared, Some(n), Side::Writes);
+            let reads = requests(&prepared, Some(n), Side::Reads);
+            assert_eq!(!writes.is_empty() && !reads.is_empty(), !all.is_empty());
+            assert!(reads.iter().all(|r| r.starts_with(b"*2\r\n$3\r\nGET") || r.starts_with(b"*3\r\n$4\r\nMGET")));
+            assert!(writes.iter().all(|r| !r.starts_with(b"*2\r\n$3\r\nGET") && !r.starts_with(b"*3\r\n$4\r\nMGET")));
+            let mut both: Vec<Vec<u8>> = writes.into_iter().chain(reads).collect();
+            let mut all_sorted = all.clone();
+            both.sort();
+            all_sorted.sort();
+            assert_eq!(both, all_sorted, "node {n}, prefix {prefix}");
+        }
         let mut expected = single.clone();
         assert_eq!(expected.len(), 1_500);
         expected.sort();

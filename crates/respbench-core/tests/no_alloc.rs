@@ -36,6 +36,7 @@ fn allocations_do_not_grow_with_the_number_of_requests() {
     let cluster = ClusterPlan {
         nodes: vec![("127.0.0.1".into(), port), ("127.0.0.1".into(), port)],
         slots: vec![(0, 8191, 0), (8192, 16383, 1)],
+        ..ClusterPlan::default()
     };
     for (mode, template, verify_get, commands, cluster) in [
         (Mode::Set, "SET", false, vec![], None),

@@ -179,7 +179,7 @@ fn key_patterns_draw_the_same_indexes() {
 /// A connection's first `count` requests through the engine's own RequestSource: (command, key index, bytes).
 fn requests_of(plan: Plan, connection: u32, count: usize) -> Vec<(u16, u64, String)> {
     let prepared = PreparedPlan::new(plan).expect("templates parse");
-    let mut source = prepared.run_source(connection, true, None);
+    let mut source = prepared.run_source(connection, true, None, respbench_core::request_source::Side::All);
     let mut out = vec![0u8; prepared.max_request_bytes];
     (0..count)
         .map(|_| {

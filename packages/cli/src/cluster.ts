@@ -9,8 +9,9 @@
  */
 import type net from 'node:net';
 import { ConnectInterrupted, openConnection } from './engine-js/connection.js';
-import type { ClusterNode, ClusterPlan, Plan } from './engine-js/plan.js';
+import { nodeLabel, type ClusterNode, type ClusterPlan, type Plan } from './engine-js/plan.js';
 import { SLOTS } from './engine-js/slot.js';
+import { UsageError } from './validate.js';
 
 /** A RESP reply as discovery reads it (not the hot path: plain values). */
 export type Resp = string | number | null | RespError | Resp[];
@@ -119,6 +120,7 @@ function nodeHost(announced: Resp | undefined, seedHost: string): string | null 
 export function fromShards(reply: Resp, seedHost: string, tls: boolean): Omit<ClusterPlan, 'seeds'> {
   if (!Array.isArray(reply)) throw new Error('CLUSTER SHARDS: not an array');
   const nodes: ClusterNode[] = [];
+  const replicas: ClusterNode[][] = [];
   const slots: [number, number, number][] = [];
   for (const shard of reply) {
     const ranges = field(shard, 'slots');
@@ -131,15 +133,25 @@ export function fromShards(reply: Resp, seedHost: string, tls: boolean): Omit<Cl
     if (host === null || !(port > 0)) continue;
     const index = nodes.length;
     nodes.push({ host, port });
+    const own: ClusterNode[] = [];
+    for (const m of members) {
+      // Not 'fail' (Redis 7.0 says 'loading' for a synced replica whose gossiped offset is still 0).
+      if (m === primary || field(m, 'role') !== 'replica' || field(m, 'health') === 'fail') continue;
+      const h = nodeHost(field(m, 'endpoint') ?? field(m, 'ip'), seedHost);
+      const p = Number(tls ? field(m, 'tls-port') ?? field(m, 'port') : field(m, 'port') ?? field(m, 'tls-port'));
+      if (h !== null && p > 0) own.push({ host: h, port: p });
+    }
+    replicas.push(own);
     for (let i = 0; i + 1 < ranges.length; i += 2) slots.push([Number(ranges[i]), Number(ranges[i + 1]), index]);
   }
-  return { nodes, slots };
+  return { nodes, slots, replicas };
 }
 
 /** The topology from a CLUSTER SLOTS reply: [first, last, [host, port, id, …], replicas…] per range. */
 export function fromSlots(reply: Resp, seedHost: string): Omit<ClusterPlan, 'seeds'> {
   if (!Array.isArray(reply)) throw new Error('CLUSTER SLOTS: not an array');
   const nodes: ClusterNode[] = [];
+  const replicas: ClusterNode[][] = [];
   const slots: [number, number, number][] = [];
   for (const range of reply) {
     if (!Array.isArray(range) || range.length < 3 || !Array.isArray(range[2])) continue;
@@ -151,10 +163,18 @@ export function fromSlots(reply: Resp, seedHost: string): Omit<ClusterPlan, 'see
     if (index < 0) {
       index = nodes.length;
       nodes.push({ host, port });
+      const own: ClusterNode[] = [];
+      for (const r of range.slice(3)) {
+        if (!Array.isArray(r)) continue;
+        const h = nodeHost(r[0], seedHost);
+        const p = Number(r[1]);
+        if (h !== null && p > 0) own.push({ host: h, port: p });
+      }
+      replicas.push(own);
     }
     slots.push([Number(range[0]), Number(range[1]), index]);
   }
-  return { nodes, slots };
+  return { nodes, slots, replicas };
 }
 
 /** The first slot no range covers, or -1. */
@@ -196,9 +216,13 @@ export async function discoverCluster(plan: Plan, signal?: AbortSignal): Promise
       if (topology.nodes.length === 0) throw new Error('the cluster has no primary with slots');
       const gap = uncoveredSlot(topology.slots);
       if (gap >= 0) throw new Error(`slot ${gap} has no primary (is cluster_state ok? see CLUSTER INFO)`);
-      return { ...plan, cluster: { seeds: cluster.seeds, ...topology } };
+      const lonely = topology.nodes.findIndex((_, i) => (topology.replicas?.[i]?.length ?? 0) === 0);
+      if (cluster.readFrom === 'replica' && lonely >= 0) {
+        throw new UsageError(`--read-from replica: primary ${nodeLabel(topology.nodes[lonely])} has no replica to read from (use --read-from any or primary)`);
+      }
+      return { ...plan, cluster: { seeds: cluster.seeds, ...topology, ...(cluster.readFrom ? { readFrom: cluster.readFrom } : {}) } };
     } catch (err) {
-      if (err instanceof ConnectInterrupted) throw err;
+      if (err instanceof ConnectInterrupted || err instanceof UsageError) throw err;
       const text = (err as Error).message;
       why.push(text.startsWith(seedText(seed)) || text.includes(`to ${seedText(seed)}`) ? text : `${seedText(seed)}: ${text}`);
     } finally {

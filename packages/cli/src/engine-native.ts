@@ -178,6 +178,7 @@ function toRawResult(r: NativeResult, plan: Plan): RawResult {
     misses: r.misses,
     mismatches: r.mismatches,
     lostWrites: r.lostWrites,
+    ...(plan.cluster?.readFrom && plan.cluster.readFrom !== 'primary' ? { staleReads: r.staleReads } : {}),
     pushes: r.pushes,
     bytesOut: r.bytesOut,
     bytesIn: r.bytesIn,

@@ -137,6 +137,7 @@ export function mergeResults(runs: RunResult[], names: string[], argv: readonly 
     misses: sum((r) => r.misses),
     mismatches: sum((r) => r.mismatches),
     lostWrites: sum((r) => r.lostWrites),
+    ...(runs.some((r) => r.staleReads !== undefined) ? { staleReads: sum((r) => r.staleReads) } : {}),
     pushes: sum((r) => r.pushes),
     bytesOut: sum((r) => r.bytesOut),
     bytesIn: sum((r) => r.bytesIn),

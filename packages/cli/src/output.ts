@@ -4,7 +4,7 @@
  * user or the server goes through printable(): a control character in a
  * key prefix or an error reply never reaches the terminal raw.
  */
-import type { EngineName, Plan } from './engine-js/plan.js';
+import { readTarget, type EngineName, type Plan } from './engine-js/plan.js';
 import { tracksWrittenKeys } from './engine-js/request-source.js';
 import { WRITTEN_KEYS_MAX_KEYSPACE } from './engine-js/values.js';
 import { printable, printableTarget } from './printable.js';
@@ -81,7 +81,12 @@ function clusterText(plan: Plan): string {
   if (!c) return '';
   const n = c.nodes.length;
   const sockets = n * plan.connections;
-  return ` · cluster: ${n} primar${n === 1 ? 'y' : 'ies'} × ${plan.connections} connection${plan.connections === 1 ? '' : 's'} = ${sockets} sockets (${c.nodes.map((x) => printableTarget(x.host, x.port)).join(', ')})`;
+  let replicaSockets = 0;
+  if (c.readFrom && c.readFrom !== 'primary' && !(plan.mode === 'set' && !plan.commands?.length)) {
+    for (let id = 0; id < plan.connections; id++) for (let i = 0; i < n; i++) if (readTarget(c, id, i) >= 0) replicaSockets++;
+  }
+  const reads = replicaSockets > 0 ? ` + ${replicaSockets} READONLY to replicas (--read-from ${c.readFrom})` : '';
+  return ` · cluster: ${n} primar${n === 1 ? 'y' : 'ies'} × ${plan.connections} connection${plan.connections === 1 ? '' : 's'} = ${sockets} sockets${reads} (${c.nodes.map((x) => printableTarget(x.host, x.port)).join(', ')})`;
 }
 
 /** --cluster: a row per primary (ops/s, errors, p50/p99), so a hot shard shows. */
@@ -141,7 +146,7 @@ export function formatFigures(r: RunResult): string {
   }
   lines.push(...clientLagLines(r));
   lines.push(
-    `requests ${r.requests}${r.plan.durationMs > 0 ? '' : `/${r.plan.requests}`} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches}${r.lostWrites > 0 ? ` · lost writes ${r.lostWrites}` : ''} · sets ${r.sets} · gets ${r.gets}${r.pushes > 0 ? ` · pushes ${r.pushes} (out-of-band, not replies)` : ''}`,
+    `requests ${r.requests}${r.plan.durationMs > 0 ? '' : `/${r.plan.requests}`} · ok ${r.ok} · errors ${r.errors} · misses ${r.misses} · mismatches ${r.mismatches}${r.lostWrites > 0 ? ` · lost writes ${r.lostWrites}` : ''}${(r.staleReads ?? 0) > 0 ? ` · stale reads ${r.staleReads}` : ''} · sets ${r.sets} · gets ${r.gets}${r.pushes > 0 ? ` · pushes ${r.pushes} (out-of-band, not replies)` : ''}`,
   );
   lines.push(`bytes out ${bytes(r.bytesOut)} · in ${bytes(r.bytesIn)} · latency = reply parsed - request written, per request`);
   if (r.reconnects !== undefined) lines.push(reconnectLine(r));
@@ -166,6 +171,9 @@ export function formatFigures(r: RunResult): string {
   if (r.lostWrites > 0) lines.push(`VERIFY FAILED: ${r.lostWrites} reads found no value for a key this run had written and the server had acknowledged (lost writes)`);
   else if (r.plan.verifyGet && r.plan.mode === 'mixed' && !tracksWrittenKeys(r.plan)) {
     lines.push(`note: lost writes were not looked for: the keyspace is above ${WRITTEN_KEYS_MAX_KEYSPACE} keys (one bit per key), so a nil read counts as a miss`);
+  }
+  if ((r.staleReads ?? 0) > 0) {
+    lines.push(`note: ${r.staleReads} stale reads: a replica answered nil for a key written (and acknowledged by its primary) earlier in the run; replication lag under --read-from ${r.plan.cluster?.readFrom}, not corruption: counted apart, not as lost writes or mismatches`);
   }
   if (missingCountsAsVerifyFailure(r)) lines.push(`VERIFY FAILED: ${r.misses} reads found no value for a key that should exist`);
   else if (r.misses > 0 && r.plan.mode === 'get') lines.push(`note: ${r.misses} reads found no value (nil)`);

@@ -173,7 +173,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
       stopListening();
       if (err instanceof ConnectInterrupted) throw new Exit(signalCode === EXIT.ok ? EXIT.sigint : signalCode);
       io.stderr(`respbench: ${printable((err as Error).message)}\n`);
-      throw new Exit(EXIT.failed);
+      throw new Exit(err instanceof UsageError ? EXIT.usage : EXIT.failed);
     }
   }
   // What will run, before it runs: with the human output on stdout, else on stderr (unless --quiet).

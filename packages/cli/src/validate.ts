@@ -188,6 +188,8 @@ export interface RawRunOptions {
   /** Set when a --weight or --command-key-pattern had no --command before it (run-options.ts). */
   orphanMixSetting?: string | false;
   rampConnections?: string;
+  /** --read-from primary|replica|any (with --cluster). */
+  readFrom?: string;
 }
 
 /** Most commands in one mix, and the largest --weight: their sum stays far below 2^32. */
@@ -570,7 +572,12 @@ export function checkTemplates(plan: Plan): void {
  */
 export function readCluster(raw: RawRunOptions, plan: Plan): Plan['cluster'] {
   const seedsGiven = raw.clusterNode ?? [];
-  if (!raw.cluster && seedsGiven.length === 0) return null;
+  const readFrom = raw.readFrom ?? 'primary';
+  if (readFrom !== 'primary' && readFrom !== 'replica' && readFrom !== 'any') throw new UsageError(`--read-from must be primary, replica or any (got ${shown(String(readFrom))})`);
+  if (!raw.cluster && seedsGiven.length === 0) {
+    if (raw.readFrom !== undefined) throw new UsageError('--read-from goes with --cluster (a single server has no replicas to route reads to)');
+    return null;
+  }
   const seeds = seedsGiven.map((s) => {
     const { host, port } = parseHostPort(String(s), '--cluster-node');
     return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -599,7 +606,7 @@ export function readCluster(raw: RawRunOptions, plan: Plan): Plan['cluster'] {
       throw new UsageError(`${flag}: under --cluster every key of a command must hash to one slot, and these keys can span slots; put a {tag} in --key-prefix (e.g. --key-prefix '{bench}:key:') so that all keys share a slot, or give one key argument (got ${shown(source)})`);
     }
   }
-  return { seeds, nodes: [], slots: [] };
+  return { seeds, nodes: [], slots: [], ...(readFrom !== 'primary' ? { readFrom } : {}) };
 }
 
 /**

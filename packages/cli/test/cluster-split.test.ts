@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Plan } from '../src/engine-js/plan.js';
-import { PreparedPlan } from '../src/engine-js/request-source.js';
+import { PreparedPlan, SEND_ALL, SEND_READS, SEND_WRITES, type Side } from '../src/engine-js/request-source.js';
 import { planOf } from './fixtures.js';
 
 /** The requests' bytes of a source, each as latin1 text. */
-function requests(prepared: PreparedPlan, node: number): string[] {
-  const source = prepared.runSource(1, false, node);
+function requests(prepared: PreparedPlan, node: number, side: Side = SEND_ALL): string[] {
+  const source = prepared.runSource(1, false, node, side);
   const out = Buffer.alloc(prepared.maxRequestBytes);
   const all: string[] = [];
   while (source.remaining > 0) {
@@ -43,5 +43,16 @@ describe('--cluster request sources', () => {
     const prepared = new PreparedPlan({ ...plan, cluster });
     const split = [0, 1, 2].flatMap((n) => requests(prepared, n));
     expect(split.sort()).toEqual([...single].sort());
+    // --read-from: a node's writes and reads sources (two sockets) split its share, each request once;
+    // the reads are the GET-like commands (GET, MGET), the writes the rest. As cluster_split.rs.
+    for (const n of [0, 1, 2]) {
+      const all = requests(prepared, n);
+      const writes = requests(prepared, n, SEND_WRITES);
+      const reads = requests(prepared, n, SEND_READS);
+      expect(writes.length > 0 && reads.length > 0).toBe(all.length > 0);
+      expect(reads.every((r) => r.startsWith('*2\r\n$3\r\nGET') || r.startsWith('*3\r\n$4\r\nMGET'))).toBe(true);
+      expect(writes.some((r) => r.startsWith('*2\r\n$3\r\nGET') || r.startsWith('*3\r\n$4\r\nMGET'))).toBe(false);
+      expect([...writes, ...reads].sort()).toEqual([...all].sort());
+    }
   });
 });

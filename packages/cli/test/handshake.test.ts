@@ -52,6 +52,10 @@ describe('handshake bytes', () => {
     );
   });
 
+  it('sends READONLY (a --read-from replica socket) before the name, alone when nothing else is asked, as the native engine', () => {
+    expect(handshakeBytes(handshakeSteps({ ...none, readOnly: true })).toString()).toBe('*1\r\n$8\r\nREADONLY\r\n*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$9\r\nrespbench\r\n');
+  });
+
   it('words failures as the native engine does, without the password', () => {
     const plan = { user: 'bench', password: 's3cret', dbnum: 3, resp3: false };
     const [auth, select] = handshakeSteps(plan);

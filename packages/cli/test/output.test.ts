@@ -58,6 +58,16 @@ describe('formatHuman', () => {
     expect(exitCodeFor(huge)).toBe(0);
   });
 
+  it('stale reads (--read-from replica) are a note, counted apart, and pass verification', () => {
+    const plan = { ...planOf(['--mode', 'mixed', '--verify-get']), cluster: { seeds: [], nodes: [{ host: '127.0.0.1', port: 7000 }], slots: [[0, 16383, 0]] as [number, number, number][], readFrom: 'replica' as const } };
+    const stale = finishResult(plan, rawResult({ staleReads: 4 }));
+    const text = formatHuman(stale);
+    expect(text).toContain('mismatches 0 · stale reads 4 · sets 500');
+    expect(text).toContain('note: 4 stale reads: a replica answered nil for a key written (and acknowledged by its primary) earlier in the run; replication lag under --read-from replica, not corruption');
+    expect(text).not.toContain('VERIFY FAILED');
+    expect(exitCodeFor(stale)).toBe(0);
+  });
+
   it('duration, warmup, preload and rate lines', () => {
     const r = finishResult(
       planOf(['--duration', '2s', '--warmup', '1s', '--rate', '1000', '--mode', 'get']),

@@ -104,6 +104,10 @@ pub struct NativeCluster {
     pub nodes: Vec<NativeClusterNode>,
     /// `[first, last, node]` each.
     pub slots: Vec<Vec<f64>>,
+    /// Absent = "primary".
+    pub read_from: Option<String>,
+    /// Absent: no replicas known.
+    pub replicas: Option<Vec<Vec<NativeClusterNode>>>,
 }
 
 /// `ClusterNode` from engine-js/plan.ts.
@@ -140,7 +144,22 @@ fn to_cluster(c: NativeCluster) -> Result<respbench_core::plan::ClusterPlan> {
             ))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(respbench_core::plan::ClusterPlan { nodes, slots })
+    use respbench_core::plan::ReadFrom;
+    let read_from = match c.read_from.as_deref() {
+        None | Some("primary") => ReadFrom::Primary,
+        Some("replica") => ReadFrom::Replica,
+        Some("any") => ReadFrom::Any,
+        Some(_) => return Err(Error::new(Status::InvalidArg, "plan.cluster.readFrom must be primary, replica or any")),
+    };
+    let replicas = c
+        .replicas
+        .unwrap_or_default()
+        .into_iter()
+        .map(|rs| {
+            rs.into_iter().map(|n| Ok((n.host, integer(n.port, limits::PORT)? as u16))).collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(respbench_core::plan::ClusterPlan { nodes, slots, read_from, replicas })
 }
 
 /// `Reconnect` from engine-js/plan.ts.
@@ -247,6 +266,8 @@ pub struct NativeResult {
     pub moved: f64,
     pub asked: f64,
     pub retried: f64,
+    /// `--read-from replica|any`: stale reads (the adapter passes them on only then).
+    pub stale_reads: f64,
 }
 
 /// `RawInterval` from engine-js/plan.ts.
@@ -417,6 +438,7 @@ fn to_plan(p: NativePlan) -> Result<Plan> {
             Some(Either::A(c)) => Some(to_cluster(c)?),
             _ => None,
         },
+        read_only: false,
     })
 }
 
@@ -491,6 +513,7 @@ fn to_js(r: RawResult) -> NativeResult {
         moved: n(c.moved),
         asked: n(c.asked),
         retried: n(c.retried),
+        stale_reads: n(c.stale_reads),
         nodes: r
             .nodes
             .iter()

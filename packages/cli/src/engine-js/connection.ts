@@ -213,6 +213,8 @@ export interface ConnectionOptions {
   target?: Plan;
   /** --cluster: the index of that primary in ClusterPlan.nodes (-1 without --cluster). */
   nodeIndex?: number;
+  /** --read-from: this socket reads from a replica (a nil there for a written key is a stale read). */
+  replica?: boolean;
 }
 
 /** --cluster: what the measured phase counts per primary (RawNode). */
@@ -243,6 +245,8 @@ export class Connection {
   /** Where --reconnect opens this connection again (its primary under --cluster). */
   private readonly target: Plan;
   private readonly nodeIndex: number;
+  /** --read-from: reads from a replica (nil for a written key: stale, not lost). */
+  private readonly replica: boolean;
   /** --cluster: connections opened where redirections sent requests, by host:port; null without --cluster. */
   private readonly detours: Map<string, Detour> | null;
   /** --cluster: requests redirected and not answered yet (on a detour, or waiting for a retry). */
@@ -325,6 +329,7 @@ export class Connection {
     this.node = o.node ?? null;
     this.target = o.target ?? o.prepared.plan;
     this.nodeIndex = o.nodeIndex ?? -1;
+    this.replica = o.replica ?? false;
     this.detours = o.prepared.plan.cluster ? new Map() : null;
     this.detourRand = new KeyStream((o.prepared.plan.seed ^ DETOUR_RAND_SALT) >>> 0, o.id);
     this.pacer = o.pacer;
@@ -758,8 +763,13 @@ export class Connection {
       return;
     }
     if (scanner.kind === ReplyKind.Nil) {
+      // A replica may not have a write yet (replication lag): stale, not lost.
+      if (this.replica && ((prepared.written !== null && writtenBefore) || prepared.missFailsVerify)) {
+        c.staleReads++;
+        c.ok++;
+      }
       // A key whose write was acknowledged before this read went out must be there.
-      if (prepared.written !== null && writtenBefore) c.lostWrites++;
+      else if (prepared.written !== null && writtenBefore) c.lostWrites++;
       else {
         c.misses++;
         if (!prepared.missFailsVerify) c.ok++;
@@ -994,7 +1004,11 @@ export class Connection {
       pos = p + len + 2;
     }
     if (nils === 0) c.ok++;
-    else {
+    else if (this.replica && prepared.missFailsVerify) {
+      // --read-from: a preloaded key a replica has not got yet (replication lag): stale, as a single read's nil.
+      c.staleReads++;
+      c.ok++;
+    } else {
       c.misses++;
       if (!prepared.missFailsVerify) c.ok++;
     }

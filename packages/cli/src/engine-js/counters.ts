@@ -21,6 +21,12 @@ export interface Counters {
    * wrote, and the server acknowledged, before the read was sent.
    */
   lostWrites: number;
+  /**
+   * --read-from replica|any, --verify-get: reads a replica answered with nil
+   * where the primary would have been a lost write or a failed get-mode read:
+   * replication lag, not corruption (counted apart, in neither of those).
+   */
+  staleReads: number;
   /** RESP3 push frames (`>`): out-of-band data, skipped, never a reply. */
   pushes: number;
   /**
@@ -45,5 +51,5 @@ export interface Counters {
 }
 
 export function newCounters(): Counters {
-  return { requests: 0, sets: 0, gets: 0, ok: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, pushes: 0, lost: 0, reconnects: 0, downNs: 0, moved: 0, asked: 0, retried: 0, bytesOut: 0, bytesIn: 0, firstError: null, firstMismatch: null };
+  return { requests: 0, sets: 0, gets: 0, ok: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, staleReads: 0, pushes: 0, lost: 0, reconnects: 0, downNs: 0, moved: 0, asked: 0, retried: 0, bytesOut: 0, bytesIn: 0, firstError: null, firstMismatch: null };
 }

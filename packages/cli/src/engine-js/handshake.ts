@@ -30,7 +30,7 @@ const PUSH = 0x3e;
 export const CLIENT_NAME = 'respbench';
 
 /** What the plan asks to send before the load; empty when nothing. */
-export function handshakeSteps(plan: Pick<Plan, 'user' | 'password' | 'dbnum' | 'resp3' | 'clientTracking'>): HandshakeStep[] {
+export function handshakeSteps(plan: Pick<Plan, 'user' | 'password' | 'dbnum' | 'resp3' | 'clientTracking' | 'readOnly'>): HandshakeStep[] {
   const steps: HandshakeStep[] = [];
   if (plan.resp3) {
     const auth = plan.password !== null ? ['AUTH', plan.user ?? 'default', plan.password] : [];
@@ -40,6 +40,8 @@ export function handshakeSteps(plan: Pick<Plan, 'user' | 'password' | 'dbnum' | 
   }
   if (plan.dbnum !== null) steps.push({ args: ['SELECT', String(plan.dbnum)], what: `SELECT ${plan.dbnum}`, optional: false });
   if (plan.clientTracking) steps.push({ args: ['CLIENT', 'TRACKING', 'on'], what: 'CLIENT TRACKING on', optional: false });
+  // --read-from: a cluster replica serves reads of its primary's slots only after READONLY.
+  if (plan.readOnly) steps.push({ args: ['READONLY'], what: 'READONLY', optional: false });
   if (steps.length > 0) steps.push({ args: ['CLIENT', 'SETNAME', CLIENT_NAME], what: 'CLIENT SETNAME', optional: true });
   return steps;
 }

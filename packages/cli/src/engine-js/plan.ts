@@ -123,6 +123,12 @@ export interface Plan {
    */
   rampConnections?: RampConnections | null;
   /**
+   * Internal, per socket (never set by the CLI on the plan it runs): a
+   * --read-from connection to a cluster replica, which sends READONLY in its
+   * handshake. Absent = false.
+   */
+  readOnly?: boolean;
+  /**
    * --cluster: a Redis Cluster. Each connection opens one socket per primary
    * and each request goes to its key's slot owner (docs/cluster.md). The
    * CLI discovers `nodes` and `slots` from the seeds before the engine runs
@@ -165,6 +171,31 @@ export interface ClusterPlan {
   nodes: ClusterNode[];
   /** Slot ranges `[first, last, node]`, both ends included; node indexes `nodes`. Every slot covered. */
   slots: [number, number, number][];
+  /**
+   * --read-from: where the get side of the stream (GET-like requests) goes:
+   * each slot's primary, a replica of it, or either (spread per connection,
+   * see readTarget). Writes always go to the primary. Absent = 'primary'.
+   */
+  readFrom?: ReadFrom;
+  /** Each primary's replicas, by index into `nodes`, as discovery found them (absent: none known). */
+  replicas?: ClusterNode[][];
+}
+
+export type ReadFrom = 'primary' | 'replica' | 'any';
+
+/**
+ * --read-from: where connection `connection` sends its reads of primary
+ * `node`: -1 the primary itself (its one socket sends everything), else the
+ * index of the replica in `replicas[node]` (a second socket, opened with
+ * READONLY, sends the reads; the primary's socket the writes). `replica`:
+ * replica `connection mod R`; `any`: member `connection mod (1 + R)` of
+ * primary-then-replicas. The same rule in Rust (plan.rs read_target).
+ */
+export function readTarget(cluster: ClusterPlan, connection: number, node: number): number {
+  const replicas = cluster.replicas?.[node]?.length ?? 0;
+  if (replicas === 0 || !cluster.readFrom || cluster.readFrom === 'primary') return -1;
+  if (cluster.readFrom === 'replica') return connection % replicas;
+  return (connection % (1 + replicas)) - 1;
 }
 
 export interface ClusterNode {
@@ -238,7 +269,7 @@ export interface Failure {
 }
 
 /** What an engine measured: counters and the histogram, nothing derived. */
-export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downNs' | 'moved' | 'asked' | 'retried'> {
+export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downNs' | 'moved' | 'asked' | 'retried' | 'staleReads'> {
   engine: EngineName;
   elapsedNs: number;
   histogram: HistogramData;
@@ -284,6 +315,13 @@ export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downN
   nodes?: RawNode[];
   /** --cluster: the measured phase's redirections by kind (absent without --cluster). */
   redirections?: Redirections;
+  /**
+   * --read-from replica|any with --verify-get: reads a replica answered with
+   * nil for a key written (and acknowledged) earlier in this run, or preloaded:
+   * replication lag, counted apart from misses, lost writes and mismatches.
+   * Absent unless reads go to replicas.
+   */
+  staleReads?: number;
 }
 
 /** --cluster: replies that sent a request elsewhere or again, by kind (Counters' moved, asked, retried). */

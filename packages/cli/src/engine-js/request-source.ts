@@ -52,6 +52,17 @@ type Order = 'run' | 'preload-all' | 'preload-replay';
 export const MAX_SKIPS_PER_CALL = 4096;
 
 /**
+ * --read-from replica|any: which side of a node's share a source sends.
+ * A connection whose reads of a primary go to a replica has two sources for
+ * it, walking the same stream: the writes (to the primary) and the reads
+ * (to the replica); together they send the node's share once.
+ */
+export const SEND_ALL = 0;
+export const SEND_WRITES = 1;
+export const SEND_READS = 2;
+export type Side = typeof SEND_ALL | typeof SEND_WRITES | typeof SEND_READS;
+
+/**
  * One connection's sequence of requests for one phase. Under --cluster each
  * connection has one source per primary (`node`), each walking the whole key
  * stream of the connection and keeping only the requests whose key's slot
@@ -79,6 +90,8 @@ export class RequestSource {
     count: number,
     /** --cluster: the primary this source sends to; -1 sends everything. */
     private readonly node = -1,
+    /** --read-from: the writes or the reads of the node's share only (SEND_ALL: both). */
+    private readonly side: Side = SEND_ALL,
   ) {
     const plan = prepared.plan;
     this.remaining = count;
@@ -129,10 +142,12 @@ export class RequestSource {
       if (owners === null) break;
       // The drawn command's key argument decides; a multi-key command's keys
       // share the first one's slot (the CLI refuses them otherwise).
-      const encoder = p.commands[command].encoder;
+      const c = p.commands[command];
+      const encoder = c.encoder;
       const slot = encoder.keySlot(keys[0]);
-      if (slot < 0 || owners[slot] === this.node) break;
-      // Another primary's request: its draws are taken, its bytes not written.
+      const mine = slot < 0 || owners[slot] === this.node;
+      if (mine && (this.side === SEND_ALL || (this.side === SEND_WRITES) === (c.op === OP_SET))) break;
+      // Another primary's request (or the other side's): its draws are taken, its bytes not written.
       encoder.skipDraws(this.randInts);
       if (this.remaining === Infinity && ++skipped === MAX_SKIPS_PER_CALL) {
         // A time-bound stream may hold no key of this node (a {tag} prefix): nothing now, ask later.
@@ -277,9 +292,9 @@ export class PreparedPlan {
 
   /** The measured (or warmup) stream of a connection; unbounded when time ends the phase. */
   /** `node`: --cluster, the primary whose share of the stream this source sends (-1: all of it). */
-  runSource(connection: number, timeBound: boolean, node = -1): RequestSource {
+  runSource(connection: number, timeBound: boolean, node = -1, side: Side = SEND_ALL): RequestSource {
     const count = timeBound ? Infinity : requestsForConnection(this.plan.requests, this.plan.connections, connection);
-    return new RequestSource(this, 'run', connection, count, node);
+    return new RequestSource(this, 'run', connection, count, node, side);
   }
 
   preloadSource(connection: number, node = -1): RequestSource {

@@ -10,9 +10,9 @@ import { ConnectInterrupted, Connection, openConnection, Pacer, type Pace } from
 import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
 import { windowRefusal } from './limits.js';
-import { localConnections, nodeLabel, rampOpenAtMs, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawNode, type RawResult } from './plan.js';
+import { localConnections, nodeLabel, rampOpenAtMs, readTarget, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawNode, type RawResult } from './plan.js';
 import { DEFAULT_INTERVAL_MS, type Phase, type RunOptions } from './progress.js';
-import { PreparedPlan } from './request-source.js';
+import { PreparedPlan, SEND_ALL, SEND_READS, SEND_WRITES, type Side } from './request-source.js';
 
 /** Runs a Plan through every phase; a failure ends the run with the counters so far. */
 export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResult> {
@@ -72,6 +72,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     misses: counters.misses,
     mismatches: counters.mismatches,
     lostWrites: counters.lostWrites,
+    ...(plan.cluster?.readFrom && plan.cluster.readFrom !== 'primary' ? { staleReads: counters.staleReads } : {}),
     pushes: counters.pushes,
     bytesOut: counters.bytesOut,
     bytesIn: counters.bytesIn,
@@ -230,20 +231,59 @@ export function targetPlans(plan: Plan): Plan[] {
   return plan.cluster.nodes.map((n) => ({ ...plan, host: n.host, port: n.port, socket: null }));
 }
 
+/** One socket of a phase: whose connection, which primary's share (-1: one server), which side of it, and where it goes. */
+export interface PhaseSocket {
+  id: number;
+  node: number;
+  side: Side;
+  target: Plan;
+}
+
 /**
- * Opens one socket per connection for a phase (per connection and primary
- * under --cluster, connection-major), one after another: those that start
- * with it (under --ramp-connections the measured phase's first `start`; the
- * rest open while it runs).
+ * The sockets of a phase, in the order they are opened: per connection (this
+ * machine's), per primary under --cluster; with --read-from replica|any, a
+ * connection whose reads of a primary go to a replica has two for it: the
+ * writes to the primary, then the reads to the replica (READONLY). The
+ * preload only writes, and a set run without a mix has no reads: one socket per
+ * primary (a mix's reads are its GET-like commands).
+ * Paired with phase_sockets in crates/respbench-core/src/run.rs.
  */
-async function openAll(plan: Plan, phase: Phase, signal: AbortSignal | undefined): Promise<net.Socket[] | Failure> {
-  const sockets: net.Socket[] = [];
+export function phaseSockets(plan: Plan, phase: Phase): PhaseSocket[] {
   const local = localConnections(plan);
   const targets = targetPlans(plan);
+  const out: PhaseSocket[] = [];
+  for (let id = local.first; id < local.first + local.count; id++) {
+    if (!plan.cluster) {
+      out.push({ id, node: -1, side: SEND_ALL, target: targets[0] });
+      continue;
+    }
+    for (let node = 0; node < targets.length; node++) {
+      const replica = phase === 'preload' || (plan.mode === 'set' && !plan.commands?.length) ? -1 : readTarget(plan.cluster, id, node);
+      if (replica < 0) {
+        out.push({ id, node, side: SEND_ALL, target: targets[node] });
+        continue;
+      }
+      const r = plan.cluster.replicas![node][replica];
+      out.push({ id, node, side: SEND_WRITES, target: targets[node] });
+      out.push({ id, node, side: SEND_READS, target: { ...targets[node], host: r.host, port: r.port, readOnly: true } });
+    }
+  }
+  return out;
+}
+
+/**
+ * Opens a phase's sockets (phaseSockets), one after another: those that start
+ * with it (under --ramp-connections the measured phase's first `start`; the
+ * rest open while it runs: the ramp is refused with --cluster, so each of those
+ * is one single-server socket).
+ */
+async function openAll(plan: Plan, phase: Phase, layout: PhaseSocket[], signal: AbortSignal | undefined): Promise<net.Socket[] | Failure> {
+  const sockets: net.Socket[] = [];
+  const ramp = rampOf(plan, phase);
   try {
-    for (let n = 0; n < local.count; n++) {
-      if (rampOpenAtMs(rampOf(plan, phase), local.first + n) > 0) break;
-      for (const target of targets) sockets.push(await openConnection(target, signal));
+    for (const s of layout) {
+      if (rampOpenAtMs(ramp, s.id) > 0) break;
+      sockets.push(await openConnection(s.target, signal));
     }
     return sockets;
   } catch (err) {
@@ -286,21 +326,20 @@ async function runPhase(
 ): Promise<PhaseOutcome> {
   const plan = prepared.plan;
   const durationMs = phaseDurationMs(plan, phase);
-  const sockets = await openAll(plan, phase, options.signal);
+  const layout = phaseSockets(plan, phase);
+  const sockets = await openAll(plan, phase, layout, options.signal);
   if (!Array.isArray(sockets)) return { elapsedNs: 0, failure: sockets };
   return new Promise<PhaseOutcome>((resolve) => {
     const connections: Connection[] = [];
     // This machine's connections (all of them unless --client-count), ids as in a single run.
-    const local = localConnections(plan);
-    const nodes = plan.cluster ? plan.cluster.nodes.length : 1;
-    let open = local.count * nodes;
+    let open = layout.length;
     let failure: Failure | null = null;
     // Allocated before the clock starts.
     const phaseHistograms = histogram ? histogram.emptyLike() : null;
     const nodeTallies = histogram && plan.cluster ? plan.cluster.nodes.map(() => ({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() })) : null;
     const start = performance.now();
     const startedUnixMs = Date.now();
-    const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval, () => connections.length / nodes, prepared.isMix) : null;
+    const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval, () => (plan.cluster ? localConnections(plan).count : connections.length), prepared.isMix) : null;
     let timer: NodeJS.Timeout | null = null;
     // --ramp-connections: the timers that open the later steps' connections.
     const rampTimers: NodeJS.Timeout[] = [];
@@ -346,16 +385,17 @@ async function runPhase(
     };
     const pace = (id: number) => paceFor(plan, phase, id, start);
     const pacer = pace(0).intervalMs > 0 ? new Pacer(plan.connections) : null;
-    const targets = targetPlans(plan);
-    // node: --cluster, the primary this connection's socket goes to (-1: the one server).
-    const connectionFor = (id: number, socket: net.Socket, node: number) =>
+    // One socket of the layout (phaseSockets): node is --cluster's primary (-1: the one server),
+    // side --read-from's share of it (SEND_READS: a replica's socket).
+    const connectionFor = ({ id, node, side, target }: PhaseSocket, socket: net.Socket) =>
       new Connection({
         id,
         socket,
-        source: phase === 'preload' ? prepared.preloadSource(id, node) : prepared.runSource(id, durationMs > 0, node),
+        source: phase === 'preload' ? prepared.preloadSource(id, node) : prepared.runSource(id, durationMs > 0, node, side),
         node: node >= 0 && nodeTallies ? nodeTallies[node] : null,
-        target: targets[node >= 0 ? node : 0],
+        target,
         nodeIndex: node,
+        replica: side === SEND_READS,
         prepared,
         counters,
         histogram,
@@ -366,13 +406,15 @@ async function runPhase(
         finish,
         signal: options.signal,
       });
-    for (let n = 0; n < sockets.length; n++) connections.push(connectionFor(local.first + Math.floor(n / nodes), sockets[n], plan.cluster ? n % nodes : -1));
+    for (let n = 0; n < sockets.length; n++) connections.push(connectionFor(layout[n], sockets[n]));
     // --ramp-connections: each later step opens its connections (through
     // openConnection, as the first ones) when due and starts them; a step
     // due at or after the phase's end, or after a stop, opens none.
     const ramp = rampOf(plan, phase);
     const deadline = start + durationMs;
-    for (let n = sockets.length / nodes; n < local.count; ) {
+    // The ramp (never with --cluster): the layout is one socket per connection, and the first unopened one's id is next.
+    const local = localConnections(plan);
+    for (let n = sockets.length < layout.length ? layout[sockets.length].id - local.first : local.count; n < local.count; ) {
       const at = rampOpenAtMs(ramp, local.first + n);
       let last = n;
       while (last < local.count && rampOpenAtMs(ramp, local.first + last) === at) last++;
@@ -405,7 +447,7 @@ async function runPhase(
               finish(id, null);
               continue;
             }
-            const c = connectionFor(id, socket, -1);
+            const c = connectionFor({ id, node: -1, side: SEND_ALL, target: plan }, socket);
             connections.push(c);
             c.start();
           }
