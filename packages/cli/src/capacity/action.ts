@@ -77,11 +77,12 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   report.slo.text = opts.slo;
   const answer = answerLine(report, slo);
   const limit = limitLine(report);
-  if (opts.json) {
-    io.stdout(`${formatCapacityJson(report)}\n`);
-    // The answer is what an interrupted search owes whoever stopped it, wherever the JSON goes.
+  if (opts.json) io.stdout(`${formatCapacityJson(report)}\n`);
+  if (opts.json && opts.quiet) {
+    // The answer is what an interrupted search owes whoever stopped it, even with --quiet.
     if (stoppedBy) io.stderr(`${answer}\n`);
   } else {
+    // With the other human lines: on stdout, or on stderr beside --json.
     say(answer);
     if (limit) say(printable(limit));
   }
