@@ -531,10 +531,7 @@ impl Connection {
 
     /// Names the connection in messages: which one, and to where.
     pub fn label(&self) -> String {
-        match &self.peer {
-            Some(peer) => format!("connection {} ({peer})", self.id),
-            None => format!("connection {}", self.id),
-        }
+        connection_label(self.id, self.peer.as_deref())
     }
 
     /// `--timeout`: the oldest request in flight has waited longer than it.
@@ -976,7 +973,6 @@ impl Connection {
     }
 
     fn write_detour(&mut self, w: &PreparedPlan, tally: &mut Tally, i: usize, now: Instant) -> Result<(), Failure> {
-        let label = self.label();
         let d = &mut self.detours[i];
         let Some(stream) = d.stream.as_mut() else { return Ok(()) };
         while d.waiting.front().is_some_and(|r| r.not_before <= now) {
@@ -996,13 +992,7 @@ impl Connection {
         while d.out_start < d.out.len() {
             match stream.write(&d.out[d.out_start..]) {
                 Ok(0) => {
-                    return Err(Failure::new(
-                        FailureKind::Closed,
-                        format!(
-                            "{label}: the connection to {} (where a redirection sent it) was closed by the server",
-                            d.target
-                        ),
-                    ));
+                    return Err(detour_failure(self.id, self.peer.as_deref(), &d.target, None));
                 }
                 Ok(n) => {
                     d.out_start += n;
@@ -1011,14 +1001,7 @@ impl Connection {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    return Err(Failure::new(
-                        FailureKind::Closed,
-                        format!(
-                            "{label}: the connection to {} (where a redirection sent it) failed: {}",
-                            d.target,
-                            io_text(&e)
-                        ),
-                    ));
+                    return Err(detour_failure(self.id, self.peer.as_deref(), &d.target, Some(&e)));
                 }
             }
         }
@@ -1031,7 +1014,6 @@ impl Connection {
     }
 
     fn read_detour(&mut self, w: &PreparedPlan, tally: &mut Tally, i: usize) -> Result<(), Failure> {
-        let label = self.label();
         loop {
             let d = &mut self.detours[i];
             let Some(stream) = d.stream.as_mut() else { return Ok(()) };
@@ -1044,26 +1026,13 @@ impl Connection {
                     if d.sent.is_empty() && d.waiting.is_empty() {
                         return Ok(());
                     }
-                    return Err(Failure::new(
-                        FailureKind::Closed,
-                        format!(
-                            "{label}: the connection to {} (where a redirection sent it) was closed by the server",
-                            d.target
-                        ),
-                    ));
+                    return Err(detour_failure(self.id, self.peer.as_deref(), &d.target, None));
                 }
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    return Err(Failure::new(
-                        FailureKind::Closed,
-                        format!(
-                            "{label}: the connection to {} (where a redirection sent it) failed: {}",
-                            d.target,
-                            io_text(&e)
-                        ),
-                    ));
+                    return Err(detour_failure(self.id, self.peer.as_deref(), &d.target, Some(&e)));
                 }
             };
             tally.counters.bytes_in += n as u64;
@@ -1083,8 +1052,11 @@ impl Connection {
                         return Err(Failure::new(
                             FailureKind::Protocol,
                             format!(
-                                "{label}: protocol error in a reply from {}: {}: \"{}\"",
-                                d.target, e.reason, e.bytes
+                                "{}: protocol error in a reply from {}: {}: \"{}\"",
+                                connection_label(self.id, self.peer.as_deref()),
+                                d.target,
+                                e.reason,
+                                e.bytes
                             ),
                         ));
                     }
@@ -1097,7 +1069,11 @@ impl Connection {
                 let Some(front) = d.sent.front_mut() else {
                     return Err(Failure::new(
                         FailureKind::Protocol,
-                        format!("{label}: protocol error: a reply no request asked for from {}", d.target),
+                        format!(
+                            "{}: protocol error: a reply no request asked for from {}",
+                            connection_label(self.id, self.peer.as_deref()),
+                            d.target
+                        ),
                     ));
                 };
                 if front.asking {
@@ -1374,5 +1350,27 @@ fn describe_mismatch(w: &PreparedPlan, s: &ReplyScanner, buf: &[u8], key_index: 
         got.len(),
         shown(&expected),
         shown(got)
+    )
+}
+
+/// Names a connection in messages: which one, and to where.
+fn connection_label(id: u32, peer: Option<&str>) -> String {
+    match peer {
+        Some(peer) => format!("connection {id} ({peer})"),
+        None => format!("connection {id}"),
+    }
+}
+
+/// A redirection's link to another node closed (`cause` None) or failed. Built
+/// only when it happens: servicing a link formats nothing.
+fn detour_failure(id: u32, peer: Option<&str>, target: &str, cause: Option<&io::Error>) -> Failure {
+    let label = connection_label(id, peer);
+    let what = match cause {
+        None => "was closed by the server".to_string(),
+        Some(e) => format!("failed: {}", io_text(e)),
+    };
+    Failure::new(
+        FailureKind::Closed,
+        format!("{label}: the connection to {target} (where a redirection sent it) {what}"),
     )
 }

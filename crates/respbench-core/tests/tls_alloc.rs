@@ -8,14 +8,13 @@
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use respbench_core::{Mode, Plan, RunControl, TlsPlan, run};
+use respbench_core::{Mode, Plan, TlsPlan};
 
 mod counting_alloc;
 
-use counting_alloc::ALLOCATIONS;
+use counting_alloc::allocations_for;
 
 fn openssl(dir: &Path, args: &[&str]) -> bool {
     Command::new("openssl")
@@ -38,16 +37,6 @@ impl Drop for Redis {
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn allocations_for(plan: &Plan) -> u64 {
-    let control = RunControl::new();
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    let r = run(plan.clone(), &control).unwrap();
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
-    assert_eq!(r.failure, None);
-    assert_eq!(r.counters.requests, plan.requests);
-    after - before
 }
 
 #[test]
@@ -153,9 +142,9 @@ fn tls_allocations_are_per_record_not_per_request() {
     plan.mode = Mode::Set;
     plan.pipeline = 64;
     plan.keyspace = 1000;
-    let _warm = allocations_for(&Plan { requests: 1000, ..plan.clone() });
-    let few = allocations_for(&Plan { requests: 20_000, ..plan.clone() });
-    let many = allocations_for(&Plan { requests: 200_000, ..plan.clone() });
+    let _warm = allocations_for(Plan { requests: 1000, ..plan.clone() });
+    let few = allocations_for(Plan { requests: 20_000, ..plan.clone() });
+    let many = allocations_for(Plan { requests: 200_000, ..plan.clone() });
     let per_request = (many.saturating_sub(few)) as f64 / 180_000.0;
     eprintln!(
         "TLS, pipeline 64, SET 32 B: {few} allocations for 20k requests, {many} for 200k: {per_request:.4} per request"
@@ -164,8 +153,8 @@ fn tls_allocations_are_per_record_not_per_request() {
     assert!(per_request < 0.25, "{per_request} allocations per request over TLS");
     // One request per record each way: the per-record cost shows whole.
     let p1 = Plan { pipeline: 1, ..plan.clone() };
-    let few = allocations_for(&Plan { requests: 2_000, ..p1.clone() });
-    let many = allocations_for(&Plan { requests: 12_000, ..p1 });
+    let few = allocations_for(Plan { requests: 2_000, ..p1.clone() });
+    let many = allocations_for(Plan { requests: 12_000, ..p1 });
     let per_request = (many.saturating_sub(few)) as f64 / 10_000.0;
     eprintln!("TLS, pipeline 1, SET 32 B: {per_request:.4} allocations per request");
     assert!(per_request < 4.0, "{per_request} allocations per request over TLS at pipeline 1");
