@@ -813,18 +813,23 @@ impl EventLoop<'_> {
             self.finished.push(false);
             self.closing.push(false);
             self.active += 1;
-            let registered = self.poll.registry().register(
-                &mut self.conns[i].stream,
-                Token(i),
-                Interest::READABLE | Interest::WRITABLE,
-            );
-            if let Err(e) = registered {
-                self.shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
+            if !self.register_at(i) {
                 return;
             }
             let outcome = self.conns[i].start(prepared, &mut self.tally);
             self.settle(i, outcome);
         }
+    }
+
+    /// Connection `i`'s socket into the poll (a later ramp step, a reconnect); false (the phase failed) if epoll refused.
+    fn register_at(&mut self, i: usize) -> bool {
+        let registered =
+            self.poll.registry().register(&mut self.conns[i].stream, Token(i), Interest::READABLE | Interest::WRITABLE);
+        if let Err(e) = registered {
+            self.shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
+            return false;
+        }
+        true
     }
 
     /// `--reconnect`: connection `i` dropped (`failure`): out of the poll,
@@ -887,13 +892,7 @@ impl EventLoop<'_> {
                 Ok(stream) => {
                     conn.reconnected(Some(stream), &mut self.tally);
                     self.active_down -= 1;
-                    let registered = self.poll.registry().register(
-                        &mut self.conns[i].stream,
-                        Token(i),
-                        Interest::READABLE | Interest::WRITABLE,
-                    );
-                    if let Err(e) = registered {
-                        self.shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
+                    if !self.register_at(i) {
                         return;
                     }
                     let outcome = self.conns[i].pump(prepared, &mut self.tally);
