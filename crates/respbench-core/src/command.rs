@@ -434,6 +434,17 @@ fn key_arg_of(template: &Template) -> Option<usize> {
     template.args.iter().position(|parts| parts.iter().any(|p| matches!(p, Part::Key)))
 }
 
+/// `$<len>\r\n`, a bulk string's header; returns its length. Shared by the
+/// single-key encoder (the common case, kept apart so it needs no scratch)
+/// and the multi-key one.
+#[inline]
+fn write_bulk_header(out: &mut [u8], len: usize) -> usize {
+    out[0] = b'$';
+    let n = 1 + write_decimal(&mut out[1..], len as u64);
+    out[n..n + 2].copy_from_slice(b"\r\n");
+    n + 2
+}
+
 impl CommandEncoder {
     pub fn new(template: Template, prefix: &[u8], keyspace: u64) -> Self {
         let mut statics = Vec::new();
@@ -604,11 +615,7 @@ impl CommandEncoder {
                 }
                 Piece::Length { fixed, keys, datas, rands, .. } => {
                     let len = fixed + keys * key_len + datas * data_len + rands * RAND_INT_DIGITS;
-                    out[pos] = b'$';
-                    pos += 1;
-                    pos += write_decimal(&mut out[pos..], len as u64);
-                    out[pos..pos + 2].copy_from_slice(b"\r\n");
-                    pos += 2;
+                    pos += write_bulk_header(&mut out[pos..], len);
                 }
                 Piece::Key(_) => {
                     out[pos..pos + self.prefix.len()].copy_from_slice(&self.prefix);
@@ -658,11 +665,7 @@ impl CommandEncoder {
                 Piece::Length { fixed, keys, datas, rands, slot } => {
                     let key_len = self.prefix.len() + scratch.ndigits[slot];
                     let len = fixed + keys * key_len + datas * scratch.data_lens[slot] + rands * RAND_INT_DIGITS;
-                    out[pos] = b'$';
-                    pos += 1;
-                    pos += write_decimal(&mut out[pos..], len as u64);
-                    out[pos..pos + 2].copy_from_slice(b"\r\n");
-                    pos += 2;
+                    pos += write_bulk_header(&mut out[pos..], len);
                 }
                 Piece::Key(slot) => {
                     out[pos..pos + self.prefix.len()].copy_from_slice(&self.prefix);
