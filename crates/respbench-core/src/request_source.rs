@@ -418,16 +418,16 @@ impl RequestSource {
             if let Some(node) = self.node {
                 // The drawn command's key argument decides; a multi-key command's
                 // keys share the first one's slot (the CLI refuses them otherwise).
-                let mine = match c.encoder.key_slot(self.keys[0], &mut self.slot_scratch) {
-                    Some(slot) => w.slot_owners[slot as usize] == node,
-                    None => true,
-                };
+                // The side first: it is a comparison, the slot a key written out and hashed.
                 let sent = match self.side {
                     Side::All => true,
                     Side::Writes => c.op == Op::Set,
                     Side::Reads => c.op == Op::Get,
+                } && match c.encoder.key_slot(self.keys[0], &mut self.slot_scratch) {
+                    Some(slot) => w.slot_owners[slot as usize] == node,
+                    None => true,
                 };
-                if !(mine && sent) {
+                if !sent {
                     // Another primary's request (or the other side's): its draws are taken, its bytes not written.
                     c.encoder.skip_draws(&mut self.rand_ints);
                     skipped += 1;

@@ -487,7 +487,8 @@ export class Connection {
   /** Sends what may go now; if the phase is over and nothing waits, completes. */
   private pump(): void {
     if (this.done || this.awaitingClose || this.downSince >= 0) return;
-    if (performance.now() >= this.deadline) this.source.remaining = 0;
+    // A counted phase has no deadline: no clock read here (sendBatch reads it once per batch).
+    if (this.deadline !== Infinity && performance.now() >= this.deadline) this.source.remaining = 0;
     if (this.source.remaining > 0) this.sendBatch();
     // (A --cluster source may find nothing more for its node while sending.)
     if (this.source.remaining === 0 && this.inflight === 0 && this.detoured === 0) this.complete();
@@ -730,14 +731,14 @@ export class Connection {
     this.received++;
     const c = this.counters;
     if (this.histogram !== null) {
-      const h = this.histogram.byCommand[commandIndex];
-      h.record((now - intended) * 1e6);
+      const latencyNs = (now - intended) * 1e6;
+      this.histogram.byCommand[commandIndex].record(latencyNs);
       if (this.intervalMs > 0) this.serviceHistogram?.record((now - sentAt) * 1e6);
       c.requests++;
       const node = this.node;
       if (node !== null) {
         node.requests++;
-        node.histogram.record((now - intended) * 1e6);
+        node.histogram.record(latencyNs);
         if (scanner.kind === ReplyKind.Error) node.errors++;
       }
     }

@@ -144,9 +144,11 @@ export class RequestSource {
       // share the first one's slot (the CLI refuses them otherwise).
       const c = p.commands[command];
       const encoder = c.encoder;
-      const slot = encoder.keySlot(keys[0]);
-      const mine = slot < 0 || owners[slot] === this.node;
-      if (mine && (this.side === SEND_ALL || (this.side === SEND_WRITES) === (c.op === OP_SET))) break;
+      // The side first: it is a comparison, the slot a key written out and hashed.
+      if (this.side === SEND_ALL || (this.side === SEND_WRITES) === (c.op === OP_SET)) {
+        const slot = encoder.keySlot(keys[0]);
+        if (slot < 0 || owners[slot] === this.node) break;
+      }
       // Another primary's request (or the other side's): its draws are taken, its bytes not written.
       encoder.skipDraws(this.randInts);
       if (this.remaining === Infinity && ++skipped === MAX_SKIPS_PER_CALL) {
