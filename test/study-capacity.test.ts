@@ -9,15 +9,12 @@
  * a search found 350/s for a 1000/s server.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, REPO, runCli } from './helpers/servers.js';
+import { CLI, runCli } from './helpers/servers.js';
+import { parse } from './helpers/study.js';
 
-const { parse } = createRequire(path.join(REPO, 'packages', 'report', 'package.json'))('csv-parse/sync') as {
-  parse: (text: string, options: { columns: true }) => Record<string, string>[];
-};
 
 const work = mkdtempSync(path.join(tmpdir(), 'respbench-study-capacity-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

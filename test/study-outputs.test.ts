@@ -6,18 +6,14 @@
  * verification and relative file names, `--only`, and the HTML table's
  * latency columns.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { outputPaths } from '../packages/cli/dist/study/outputs.js';
-import { REPO, runCli } from './helpers/servers.js';
+import { runCli } from './helpers/servers.js';
+import { parse, studyScratch } from './helpers/study.js';
 
-// csv-parse is a dev dependency of @respbench/report; the root has no copy.
-const { parse } = createRequire(path.join(REPO, 'packages', 'report', 'package.json'))('csv-parse/sync') as {
-  parse: (text: string, options: { columns: true }) => Record<string, string>[];
-};
 
 describe('study output names', () => {
   it('never reuse the files of a study started in the same second', () => {
@@ -35,15 +31,7 @@ describe('study output names', () => {
   });
 });
 
-const work = mkdtempSync(path.join(tmpdir(), 'respbench-study-outputs-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-let dirCount = 0;
-function studyDir(): string {
-  const dir = path.join(work, `s${++dirCount}`);
-  mkdirSync(dir);
-  return dir;
-}
+const { root: work, studyDir } = studyScratch('study-outputs');
 
 interface Outputs {
   detail: Record<string, string>[];

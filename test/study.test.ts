@@ -5,29 +5,17 @@
  * study, bad study files, and the HTML report rendered by headless Chromium.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { childPids } from './faults/harness.js';
 import { needChromium, renderPage } from './helpers/chromium.js';
 import { CLI, freePort, liveProcesses, REPO, runCli } from './helpers/servers.js';
+import { parse, studyScratch } from './helpers/study.js';
 
-// csv-parse is a dev dependency of @respbench/report; the root has no copy.
-const { parse } = createRequire(path.join(REPO, 'packages', 'report', 'package.json'))('csv-parse/sync') as {
-  parse: (text: string, options: { columns: true }) => Record<string, string>[];
-};
 
-const work = mkdtempSync(path.join(tmpdir(), 'respbench-study-test-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-let dirCount = 0;
-function studyDir(): string {
-  const dir = path.join(work, `s${++dirCount}`);
-  mkdirSync(dir);
-  return dir;
-}
+const { root: work, studyDir } = studyScratch('study-test');
 
 function writeStudy(dir: string, name: string, text: string): string {
   const file = path.join(dir, name);
