@@ -565,6 +565,12 @@ impl CommandEncoder {
         Some(key_slot(&scratch[..pos]))
     }
 
+    /// The parts of the argument holding `__key__` (None: no key): two
+    /// encoders with the same key argument give every key the same slot.
+    pub fn key_arg(&self) -> Option<&[Part]> {
+        self.key_arg.map(|a| &self.template.args[a][..])
+    }
+
     /// Takes the `__rand_int__` draws of a request not sent here (`--cluster`),
     /// so the stream stays the same.
     #[inline]

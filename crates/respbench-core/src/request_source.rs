@@ -11,6 +11,7 @@ use crate::command::{
 use crate::keys::{KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, requests_for_connection, write_key};
 use crate::plan::{Mode, Plan};
 use crate::values::{ValueFactory, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys};
+use std::sync::atomic::{AtomicU16, Ordering};
 
 /// Whether a request was a write or a read: decides how its reply counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +105,29 @@ pub struct PreparedPlan {
     pub preload_total: u64,
     /// `--cluster`: slot → index of the primary that owns it; empty for one server.
     pub slot_owners: Vec<u16>,
+    /// `--cluster`, keyspace up to [`SLOT_MEMO_MAX_KEYSPACE`]: one memo per
+    /// distinct key argument of the commands, key index → its slot.
+    slot_memos: Vec<SlotMemo>,
+    /// Which of `slot_memos` each command's key argument uses.
+    slot_memo_of: Vec<Option<usize>>,
+}
+
+/// `--cluster`: the largest keyspace whose slots are remembered per key
+/// index (2 bytes a key, 8 MiB per distinct key argument). Every source of a
+/// connection walks its whole stream and needs each key's slot; with the memo a
+/// key is written out and hashed once per run, not once per source and
+/// request. Larger keyspaces hash every time.
+pub const SLOT_MEMO_MAX_KEYSPACE: u64 = 1 << 22;
+
+/// Key index → its slot + 1 (0: not known yet). Shared by every worker
+/// thread: a key's slot never changes, so two threads that race write the
+/// same value.
+struct SlotMemo(Box<[AtomicU16]>);
+
+impl std::fmt::Debug for SlotMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SlotMemo({} keys)", self.0.len())
+    }
 }
 
 impl PreparedPlan {
@@ -205,6 +229,21 @@ impl PreparedPlan {
             plan.keyspace.min(plan.requests)
         };
         let preload_total = if plan.mode == Mode::Get && plan.preload && !is_mix { reads } else { 0 };
+        let mut slot_memos = Vec::new();
+        let mut slot_memo_of = vec![None; commands.len()];
+        if plan.cluster.is_some() && plan.keyspace <= SLOT_MEMO_MAX_KEYSPACE {
+            for i in 0..commands.len() {
+                let Some(arg) = commands[i].encoder.key_arg() else { continue };
+                let same = (0..i).find(|&j| commands[j].encoder.key_arg() == Some(arg));
+                slot_memo_of[i] = Some(match same.and_then(|j| slot_memo_of[j]) {
+                    Some(m) => m,
+                    None => {
+                        slot_memos.push(SlotMemo((0..plan.keyspace).map(|_| AtomicU16::new(0)).collect()));
+                        slot_memos.len() - 1
+                    }
+                });
+            }
+        }
         Ok(PreparedPlan {
             verify: plan.verify_get,
             miss_fails_verify: plan.verify_get && plan.mode == Mode::Get && !is_mix,
@@ -221,8 +260,29 @@ impl PreparedPlan {
             multi_key_read,
             preload_total,
             slot_owners: plan.cluster.as_ref().map(|c| c.slot_owners()).unwrap_or_default(),
+            slot_memos,
+            slot_memo_of,
             plan,
         })
+    }
+
+    /// `--cluster`: the hash slot of command `command`'s key argument for key
+    /// `key_index` (None: the command has no key), remembered per key index
+    /// when the keyspace allows. `scratch` holds at least the key argument.
+    #[inline]
+    pub fn key_slot(&self, command: usize, key_index: u64, scratch: &mut [u8]) -> Option<u16> {
+        let encoder = &self.commands[command].encoder;
+        let Some(cell) = self.slot_memo_of[command].and_then(|m| self.slot_memos[m].0.get(key_index as usize)) else {
+            return encoder.key_slot(key_index, scratch);
+        };
+        match cell.load(Ordering::Relaxed) {
+            0 => {
+                let slot = encoder.key_slot(key_index, scratch)?;
+                cell.store(slot + 1, Ordering::Relaxed);
+                Some(slot)
+            }
+            known => Some(known - 1),
+        }
     }
 
     /// The write command of `--mode` (preloads write with it).
@@ -423,7 +483,7 @@ impl RequestSource {
                     Side::All => true,
                     Side::Writes => c.op == Op::Set,
                     Side::Reads => c.op == Op::Get,
-                } && match c.encoder.key_slot(self.keys[0], &mut self.slot_scratch) {
+                } && match w.key_slot(command as usize, self.keys[0], &mut self.slot_scratch) {
                     Some(slot) => w.slot_owners[slot as usize] == node,
                     None => true,
                 };

@@ -7,6 +7,7 @@
 use respbench_core::keys::KeyPattern;
 use respbench_core::plan::{ClusterPlan, CommandSpec};
 use respbench_core::request_source::{PreparedPlan, Side};
+use respbench_core::slot::key_slot;
 use respbench_core::{Mode, Plan};
 
 /// The requests' bytes of a source, each on its own.
@@ -22,6 +23,20 @@ fn requests(prepared: &PreparedPlan, node: Option<u16>, side: Side) -> Vec<Vec<u
         all.push(out[..r.len].to_vec());
     }
     all
+}
+
+/// The second argument of a RESP array request (the key argument of every command here).
+fn second_arg(r: &[u8]) -> &[u8] {
+    let mut at = r.iter().position(|&b| b == b'\n').unwrap() + 1;
+    for i in 0..2 {
+        let eol = at + r[at..].iter().position(|&b| b == b'\r').unwrap();
+        let len: usize = std::str::from_utf8(&r[at + 1..eol]).unwrap().parse().unwrap();
+        if i == 1 {
+            return &r[eol + 2..eol + 2 + len];
+        }
+        at = eol + 2 + len + 2;
+    }
+    unreachable!()
 }
 
 #[test]
@@ -55,6 +70,15 @@ fn the_node_sources_together_send_the_single_server_stream() {
         let single = requests(&PreparedPlan::new(plan.clone()).unwrap(), None, Side::All);
         let prepared = PreparedPlan::new(Plan { cluster: Some(cluster), ..plan }).unwrap();
         let mut split: Vec<Vec<u8>> = (0..3).flat_map(|n| requests(&prepared, Some(n), Side::All)).collect();
+        // Each request went to the owner of its key argument's slot, hashed here from the bytes sent: the
+        // source's per-key memo of slots is per key argument (GET's `k` and INCRBY's `n:k` differ).
+        for n in 0..3u16 {
+            for r in requests(&prepared, Some(n), Side::All) {
+                let slot = key_slot(second_arg(&r));
+                let owner = [5460, 10922, 16383].iter().position(|&last| slot <= last).unwrap() as u16;
+                assert_eq!(owner, n, "{}", String::from_utf8_lossy(&r));
+            }
+        }
         // --read-from: a node's writes and reads sources (two sockets) split its share, each request once,
         // the reads being the GET-like commands (GET, MGET) and the writes the rest.
         for n in 0..3 {

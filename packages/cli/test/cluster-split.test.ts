@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Plan } from '../src/engine-js/plan.js';
 import { PreparedPlan, SEND_ALL, SEND_READS, SEND_WRITES, type Side } from '../src/engine-js/request-source.js';
+import { keySlot } from '../src/engine-js/slot.js';
 import { planOf } from './fixtures.js';
 
 /** The requests' bytes of a source, each as latin1 text. */
@@ -20,6 +21,11 @@ function requests(prepared: PreparedPlan, node: number, side: Side = SEND_ALL): 
     all.push(out.toString('latin1', 0, r.len));
   }
   return all;
+}
+
+/** The second argument of a RESP array request (the key argument of every command here). */
+function secondArg(r: string): string {
+  return r.split('\r\n')[4];
 }
 
 describe('--cluster request sources', () => {
@@ -43,6 +49,14 @@ describe('--cluster request sources', () => {
     const prepared = new PreparedPlan({ ...plan, cluster });
     const split = [0, 1, 2].flatMap((n) => requests(prepared, n));
     expect(split.sort()).toEqual([...single].sort());
+    // Each request went to the owner of its key argument's slot, hashed here from the bytes sent: the
+    // memo of slots per key index is per key argument (GET's `k` and INCRBY's `n:k` differ).
+    for (const n of [0, 1, 2]) {
+      for (const r of requests(prepared, n)) {
+        const key = Buffer.from(secondArg(r), 'latin1');
+        expect([5460, 10922, 16383].findIndex((last) => keySlot(key, 0, key.length) <= last), r).toBe(n);
+      }
+    }
     // --read-from: a node's writes and reads sources (two sockets) split its share, each request once;
     // the reads are the GET-like commands (GET, MGET), the writes the rest. As cluster_split.rs.
     for (const n of [0, 1, 2]) {

@@ -357,6 +357,12 @@ export class CommandEncoder {
     return keySlot(b, 0, pos);
   }
 
+  /** The argument holding __key__ as text (literal parts and a mark for the key; null: no key): two encoders with the same one give every key the same slot. */
+  keyArgSignature(): string | null {
+    if (this.keyArg < 0) return null;
+    return this.template.args[this.keyArg].map((p) => (p.kind === 'literal' ? `L${p.bytes.toString('hex')}` : p.kind)).join(' ');
+  }
+
   /** Takes the `__rand_int__` draws of a request not sent here (--cluster), so the stream stays the same. */
   skipDraws(stream: KeyStream): void {
     for (let i = 0; i < this.randDraws; i++) stream.nextKeyIndex(this.keyspace);

@@ -52,6 +52,16 @@ type Order = 'run' | 'preload-all' | 'preload-replay';
 export const MAX_SKIPS_PER_CALL = 4096;
 
 /**
+ * --cluster: the largest keyspace whose slots are remembered per key index
+ * (2 bytes a key, 8 MiB per distinct key argument). Every source of a
+ * connection walks its whole stream and needs each key's slot; with the memo
+ * a key is written out and hashed once per run, not once per source and
+ * request. Larger keyspaces hash every time. As SLOT_MEMO_MAX_KEYSPACE in
+ * request_source.rs.
+ */
+export const SLOT_MEMO_MAX_KEYSPACE = 2 ** 22;
+
+/**
  * --read-from replica|any: which side of a node's share a source sends.
  * A connection whose reads of a primary go to a replica has two sources for
  * it, walking the same stream: the writes (to the primary) and the reads
@@ -146,7 +156,7 @@ export class RequestSource {
       const encoder = c.encoder;
       // The side first: it is a comparison, the slot a key written out and hashed.
       if (this.side === SEND_ALL || (this.side === SEND_WRITES) === (c.op === OP_SET)) {
-        const slot = encoder.keySlot(keys[0]);
+        const slot = p.keySlot(command, keys[0]);
         if (slot < 0 || owners[slot] === this.node) break;
       }
       // Another primary's request (or the other side's): its draws are taken, its bytes not written.
@@ -218,6 +228,8 @@ export class PreparedPlan {
   readonly preloadTotal: number;
   /** --cluster: slot → index of the primary that owns it; null for one server. */
   readonly slotOwners: Uint16Array | null;
+  /** --cluster, keyspace up to SLOT_MEMO_MAX_KEYSPACE: per command, key index → its key argument's slot + 1 (0: not known yet); commands with the same key argument share one. */
+  private readonly slotMemos: (Uint16Array | null)[];
   private readonly prefix: Buffer;
 
   constructor(readonly plan: Plan) {
@@ -290,6 +302,25 @@ export class PreparedPlan {
     const reads = timeBound || this.multiKeyRead() ? plan.keyspace : Math.min(plan.keyspace, plan.requests);
     this.preloadTotal = plan.mode === 'get' && plan.preload && !this.isMix ? reads : 0;
     this.slotOwners = plan.cluster ? slotOwners(plan.cluster) : null;
+    const memos = new Map<string, Uint16Array>();
+    this.slotMemos = this.commands.map((c) => {
+      const signature = c.encoder.keyArgSignature();
+      if (!plan.cluster || plan.keyspace > SLOT_MEMO_MAX_KEYSPACE || signature === null) return null;
+      let memo = memos.get(signature);
+      if (!memo) memos.set(signature, (memo = new Uint16Array(plan.keyspace)));
+      return memo;
+    });
+  }
+
+  /** --cluster: the hash slot of command `command`'s key argument for key `keyIndex` (-1: the command has no key), remembered per key index when the keyspace allows. */
+  keySlot(command: number, keyIndex: number): number {
+    const memo = this.slotMemos[command];
+    if (memo === null || keyIndex >= memo.length) return this.commands[command].encoder.keySlot(keyIndex);
+    const known = memo[keyIndex];
+    if (known !== 0) return known - 1;
+    const slot = this.commands[command].encoder.keySlot(keyIndex);
+    memo[keyIndex] = slot + 1;
+    return slot;
   }
 
   /** The measured (or warmup) stream of a connection; unbounded when time ends the phase. */
