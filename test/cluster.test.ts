@@ -336,6 +336,11 @@ describe('a cluster that requires a password', () => {
       expect(run.code, run.stderr).toBe(0);
       expect(result.perNode.every((n: any) => n.requests > 0)).toBe(true);
       expect(JSON.stringify(result)).not.toContain('clu-pass');
+      // The same seed and password as one URI: redis+cluster:// is --cluster.
+      const viaUri = await runJson(['-u', `redis+cluster://clu-pass@127.0.0.1:${own.nodes[0].port}`, '--engine', engine, '-n', '2000', '-c', '1', '-P', '8', '-r', '1000', '--mode', 'mixed', '--verify-get']);
+      expect(viaUri.run.code, viaUri.run.stderr).toBe(0);
+      expect(viaUri.result.perNode).toHaveLength(3);
+      expect(viaUri.run.stderr + viaUri.run.stdout).not.toContain('clu-pass');
       const bare = await runCli(['--cluster', '-p', String(own.nodes[0].port), '--engine', engine, '-n', '10']);
       expect(bare.code).toBe(1);
       expect(bare.stderr).toMatch(/requires a password.*-a\/--pass/);

@@ -291,21 +291,23 @@ export interface ParsedUri {
   port: number | null;
   /** unix:///path: the socket path (host and port are then null). */
   socket: string | null;
-  /** rediss:// */
+  /** rediss:// (or rediss+cluster://) */
   tls: boolean;
+  /** redis+cluster:// or rediss+cluster://: a seed of a Redis Cluster (as --cluster). */
+  cluster: boolean;
   user: string | null;
   password: string | null;
   dbnum: number | null;
 }
 
-const URI_FORMS = 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS) or unix:///path[?db=N]';
+const URI_FORMS = 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS), redis+cluster:// or rediss+cluster:// (a cluster seed) or unix:///path[?db=N]';
 
 /**
  * A URI with its password replaced by *** (redis-cli's rule: in `user:pass@`
  * the part after the colon, in `pass@` all of it), for anything printed.
  */
 export function redactUri(uri: string): string {
-  const m = /^([a-z]+:\/\/)([^/]*)@/i.exec(uri) ?? /^([a-z]+:\/\/)(.*)@/i.exec(uri);
+  const m = /^([a-z+]+:\/\/)([^/]*)@/i.exec(uri) ?? /^([a-z+]+:\/\/)(.*)@/i.exec(uri);
   if (!m) return uri;
   const info = m[2];
   const colon = info.indexOf(':');
@@ -327,15 +329,18 @@ function decodeUriPart(text: string, raw: string, what: string): string {
 
 /**
  * `redis://[user[:pass]@]host[:port][/db]`, `rediss://…` and
- * `unix:///path[?db=N]`, as redis-cli reads them: `pass@` without a colon is
+ * `unix:///path[?db=N]`, as redis-cli reads them (and `redis+cluster://`,
+ * `rediss+cluster://` for a cluster seed, as Lettuce and go-redis name it): `pass@` without a colon is
  * a password, %-escapes are decoded, the port defaults to 6379. `what` names
  * the flag or key in messages, which never show the password.
  */
 export function parseUri(raw: string, what = '-u/--uri'): ParsedUri {
   const text = raw.trim();
-  const scheme = /^([a-z]+):\/\//i.exec(text);
-  const kind = scheme?.[1].toLowerCase();
-  if (!scheme || (kind !== 'redis' && kind !== 'rediss' && kind !== 'unix')) throw uriError(raw, what, 'unknown scheme');
+  const scheme = /^([a-z+]+):\/\//i.exec(text);
+  const named = scheme?.[1].toLowerCase() ?? '';
+  const cluster = named.endsWith('+cluster');
+  const kind = cluster ? named.slice(0, -'+cluster'.length) : named;
+  if (!scheme || (kind !== 'redis' && kind !== 'rediss' && (kind !== 'unix' || cluster))) throw uriError(raw, what, 'unknown scheme');
   let rest = text.slice(scheme[0].length);
   let user: string | null = null;
   let password: string | null = null;
@@ -360,7 +365,7 @@ export function parseUri(raw: string, what = '-u/--uri'): ParsedUri {
       if (!m) throw uriError(raw, what, 'the only query is ?db=N');
       dbnum = parseInteger(`${what} db`, m[1], [0, MAX_DBNUM]);
     }
-    return { host: null, port: null, socket, tls: false, user, password, dbnum };
+    return { host: null, port: null, socket, tls: false, cluster: false, user, password, dbnum };
   }
   const slash = rest.indexOf('/');
   const authority = slash >= 0 ? rest.slice(0, slash) : rest;
@@ -370,7 +375,7 @@ export function parseUri(raw: string, what = '-u/--uri'): ParsedUri {
   const port = m[2] ? parseInteger(`${what} port`, m[2], LIMITS.port) : 6379;
   if (path !== '' && !/^\d+$/.test(path)) throw uriError(raw, what, 'the path is a database number, /0 to /N');
   const dbnum = path === '' ? null : parseInteger(`${what} db`, path, [0, MAX_DBNUM]);
-  return { host: m[1], port, socket: null, tls: kind === 'rediss', user, password, dbnum };
+  return { host: m[1], port, socket: null, tls: kind === 'rediss', cluster, user, password, dbnum };
 }
 
 /** The plan's credentials and database, from the flags, then the URI, then REDISCLI_AUTH. */
@@ -440,7 +445,7 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
   if (raw.rampConnections !== undefined) plan.rampConnections = parseRamp(raw.rampConnections, plan);
   checkWindow(plan);
   checkTemplates(plan);
-  const cluster = readCluster(raw, plan);
+  const cluster = readCluster(uri?.cluster ? { ...raw, cluster: true } : raw, plan);
   if (cluster) plan.cluster = cluster;
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);
   return { plan, engine };

@@ -93,6 +93,19 @@ describe('credentials from flags, URI and REDISCLI_AUTH', () => {
     expect(parseUri('unix:///tmp/redis.sock?db=4')).toMatchObject({ socket: '/tmp/redis.sock', dbnum: 4, host: null });
   });
 
+  it('reads redis+cluster:// and rediss+cluster:// as a cluster seed (as --cluster)', () => {
+    const { plan } = buildPlan(raw(['-u', 'redis+cluster://bench:pw@10.0.0.5:7000']));
+    expect(plan).toMatchObject({ host: '10.0.0.5', port: 7000, user: 'bench', password: 'pw', tls: null });
+    expect(plan.cluster).toMatchObject({ seeds: [] });
+    expect(parseUri('REDISS+CLUSTER://h:7001')).toMatchObject({ tls: true, cluster: true, port: 7001 });
+    expect(parseUri('redis://h').cluster).toBe(false);
+    expect(buildPlan(raw(['-u', 'redis://h:7000'])).plan.cluster ?? null).toBeNull();
+    expect(redactUri('redis+cluster://bench:s3cret@h:1')).toBe('redis+cluster://bench:***@h:1');
+    expect(() => parseUri('unix+cluster:///tmp/s')).toThrow(/unknown scheme/);
+    // A cluster has database 0 only.
+    expect(() => buildPlan(raw(['-u', 'redis+cluster://h:7000/3']))).toThrow(/database 0 only/);
+  });
+
   it('shows a URI with its password as ***', () => {
     expect(redactUri('redis://bench:s3cret@h:1/2')).toBe('redis://bench:***@h:1/2');
     expect(redactUri('redis://s3cret@h')).toBe('redis://***@h');

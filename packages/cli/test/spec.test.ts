@@ -143,6 +143,26 @@ groups:
     expect(t.map(describeTarget)).toEqual(['10.0.0.1:6380 (TLS)', `unix socket ${path.join(dir, 'run/redis.sock')}`, 'redis preset none (TLS)', 'redis preset none (unix socket)', 'db:6380 (TLS)']);
   });
 
+  it('reads a running cluster as a seed: cluster: true on an address, or a redis+cluster:// uri', () => {
+    const spec = load(
+      'cluster-seed.yaml',
+      `name: t
+groups:
+  - title: G
+    scenarios:
+      - { name: a, target: { address: '10.0.0.5:7000', cluster: true, pass: pw } }
+      - { name: b, target: { uri: 'redis+cluster://bench:pw@10.0.0.6:7001' } }
+      - { name: c, target: { address: '10.0.0.7:7002', cluster: false } }
+`,
+    );
+    const t = spec.groups[0].scenarios.map((s) => s.target);
+    expect(t[0]).toMatchObject({ kind: 'address', host: '10.0.0.5', port: 7000, cluster: true });
+    expect(t[1]).toMatchObject({ kind: 'address', host: '10.0.0.6', port: 7001, cluster: true, credentials: { user: 'bench', password: 'pw' } });
+    expect(t[2]).not.toHaveProperty('cluster');
+    expect(t.map(describeTarget)).toEqual(['cluster seed 10.0.0.5:7000', 'cluster seed 10.0.0.6:7001', '10.0.0.7:7002']);
+    expect(errorOf('bad-cluster.yaml', `name: t\ngroups:\n  - title: G\n    scenarios:\n      - { name: a, target: { address: "h:1", cluster: yes } }\n`)).toBe('bad-cluster.yaml:5: cluster must be true or false (got "yes")');
+  });
+
   it('names the key of each mistake', () => {
     const one = (target: string) => errorOf('bad-transport.yaml', `name: t\ngroups:\n  - title: G\n    scenarios:\n      - { name: a, target: ${target} }\n`);
     expect(one('{ address: "h:1", tls: { cafile: x } }')).toBe('bad-transport.yaml:5: unknown key "cafile" in tls (known: cacert, cacertdir, cert, key, insecure, sni, ciphers, ciphersuites)');

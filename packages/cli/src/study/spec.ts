@@ -57,7 +57,7 @@ export interface TargetTls {
 
 export type TargetSpec = (
   /** A server already running: at host:port (over TLS with `tls`), or at a unix socket. */
-  | { kind: 'address'; host: string; port: number; socket?: string; tls?: TargetTls }
+  | { kind: 'address'; host: string; port: number; socket?: string; tls?: TargetTls; cluster?: boolean }
   /** A command to start; `{port}` in it (or a fixed port) says where it listens. */
   | {
       kind: 'command';
@@ -642,14 +642,14 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
   };
 }
 
-const TARGET_FORMS = "one of { redis: PRESET }, { redis_cluster: { primaries: 3, replicas: 1, persistence: PRESET } }, { address: 'HOST:PORT' }, { uri: 'redis://…' }, { socket: PATH }, { command: CMD, port: N }, { embedded: true }";
+const TARGET_FORMS = "one of { redis: PRESET }, { redis_cluster: { primaries: 3, replicas: 1, persistence: PRESET } }, { address: 'HOST:PORT' } (cluster: true for a cluster seed), { uri: 'redis://…' or 'redis+cluster://…' }, { socket: PATH }, { command: CMD, port: N }, { embedded: true }";
 /** Keys every target but the embedded one takes: who to log in as, which database. */
 const CREDENTIAL_KEYS = ['user', 'pass', 'dbnum'];
 const TARGET_KEYS: Record<string, string[]> = {
   redis: ['redis', 'binary', 'args', 'readyTimeout', 'stopTimeout', 'tls', 'socket', 'cpus', ...CREDENTIAL_KEYS],
-  address: ['address', 'tls', ...CREDENTIAL_KEYS],
+  address: ['address', 'tls', 'cluster', ...CREDENTIAL_KEYS],
   uri: ['uri', ...CREDENTIAL_KEYS],
-  port: ['host', 'port', 'tls', ...CREDENTIAL_KEYS],
+  port: ['host', 'port', 'tls', 'cluster', ...CREDENTIAL_KEYS],
   socket: ['socket', ...CREDENTIAL_KEYS],
   command: ['command', 'host', 'port', 'cwd', 'env', 'readyTimeout', 'stopTimeout', 'cpus', ...CREDENTIAL_KEYS],
   embedded: ['embedded'],
@@ -734,9 +734,17 @@ class TargetFields {
   uri(): TargetSpec {
     const u = this.placed('uri', () => parseUri(String(this.value.uri), 'target uri'));
     if (u.host === null || u.port === null || u.tls) {
-      throw this.errors.at([...this.at, 'uri'], 'a uri target takes redis://[user[:pass]@]host[:port][/db] here');
+      throw this.errors.at([...this.at, 'uri'], 'a uri target takes redis://[user[:pass]@]host[:port][/db] or redis+cluster://… here');
     }
-    return { kind: 'address', host: u.host, port: u.port, credentials: this.credentials({ user: u.user, password: u.password, dbnum: u.dbnum }) };
+    return { kind: 'address', host: u.host, port: u.port, ...(u.cluster ? { cluster: true } : {}), credentials: this.credentials({ user: u.user, password: u.password, dbnum: u.dbnum }) };
+  }
+
+  /** `cluster: true` on an address: a seed of a running Redis Cluster, measured with --cluster. */
+  cluster(): { cluster?: boolean } {
+    const v = this.value.cluster;
+    if (v === undefined || v === false) return {};
+    if (v !== true) throw this.errors.at([...this.at, 'cluster'], `cluster must be true or false (got ${JSON.stringify(v)})`);
+    return { cluster: true };
   }
 }
 
@@ -759,11 +767,11 @@ function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: stri
       if (value.embedded !== true) throw errors.at([...at, 'embedded'], 'embedded must be true');
       return { kind: 'embedded' };
     case 'address':
-      return withCredentials({ kind: 'address', ...t.address(), ...readTls(t, studyDir) }, t);
+      return withCredentials({ kind: 'address', ...t.address(), ...readTls(t, studyDir), ...t.cluster() }, t);
     case 'uri':
       return t.uri();
     case 'port':
-      return withCredentials({ kind: 'address', host: t.host(), port: t.port('port'), ...readTls(t, studyDir) }, t);
+      return withCredentials({ kind: 'address', host: t.host(), port: t.port('port'), ...readTls(t, studyDir), ...t.cluster() }, t);
     case 'socket': {
       const socket = value.socket;
       if (typeof socket !== 'string' || socket.trim().length === 0) throw errors.at([...at, 'socket'], 'socket must be the path of a unix socket');
@@ -911,7 +919,7 @@ export function describeTarget(t: TargetSpec): string {
   switch (t.kind) {
     case 'address':
       if (t.socket) return `unix socket ${t.socket}`;
-      return `${t.host}:${t.port}${t.tls ? ' (TLS)' : ''}`;
+      return `${t.cluster ? 'cluster seed ' : ''}${t.host}:${t.port}${t.tls ? ' (TLS)' : ''}`;
     case 'command':
       return `command: ${typeof t.command === 'string' ? t.command : t.command.join(' ')}${onCpus(t.cpus)}`;
     case 'redis':

@@ -528,7 +528,7 @@ export async function startTarget(spec: TargetSpec, options: StartOptions = {}):
   const log = options.log ?? null;
   switch (spec.kind) {
     case 'address':
-      return { host: spec.host, port: spec.port, socket: spec.socket ?? null, tls: spec.tls ?? null, description: describeTarget(spec), log: null, stop: async () => undefined, kill: () => undefined, exitReason: () => null };
+      return { host: spec.host, port: spec.port, socket: spec.socket ?? null, tls: spec.tls ?? null, ...(spec.cluster ? { cluster: true } : {}), description: describeTarget(spec), log: null, stop: async () => undefined, kill: () => undefined, exitReason: () => null };
     case 'embedded':
       return startEmbedded(spec, signal);
     case 'redis': {
