@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
+import { parse as parseCsv } from './helpers/study.js';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { engines } from './helpers/engines.js';
 import { CLI, liveProcesses, REPO, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
@@ -427,6 +428,29 @@ describe('the redis_cluster study target', () => {
     expect(summary).toMatch(/cluster,c3,c3,,get,1,0,/);
     expect(clusterProcesses()).toHaveLength(before);
     rmSync(path.dirname(file), { recursive: true, force: true });
+  });
+
+  it('a running cluster as a target (cluster: true, redis+cluster://): measured through --cluster, the detail CSV records the topology found', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'respbench-cluster-seed-'));
+    const file = path.join(dir, 'study.yaml');
+    const seed = cluster.nodes[0].port;
+    writeFileSync(
+      file,
+      ['name: seeds', 'rounds: 1', 'modes: [set]', 'defaults: { requests: 2000, pipeline: 8, keyspace: 1000 }', 'groups:', '  - title: g', '    scenarios:', `      - { name: a, target: { address: '127.0.0.1:${seed}', cluster: true } }`, `      - { name: b, target: { uri: 'redis+cluster://127.0.0.1:${seed}' } }`, ''].join('\n'),
+    );
+    try {
+      const run = await runCli(['study', file, '--out', path.join(dir, 'out'), '-q'], 60_000);
+      expect(run.code, run.stderr).toBe(0);
+      const name = readdirSync(path.join(dir, 'out')).find((f) => f.includes('_detail_'))!;
+      const rows: Record<string, string>[] = parseCsv(readFileSync(path.join(dir, 'out', name), 'utf8'), { columns: true });
+      expect(rows.map((r) => [r.scenario, r.target, r.status, r.errors])).toEqual([
+        ['a', `cluster seed 127.0.0.1:${seed}`, 'ok', '0'],
+        ['b', `cluster seed 127.0.0.1:${seed}`, 'ok', '0'],
+      ]);
+      for (const r of rows) expect(JSON.parse(r.cluster).nodes.map((n: { port: number }) => n.port).sort()).toEqual([...cluster.primaries()].sort());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('interrupted while it runs: every node stopped', async () => {

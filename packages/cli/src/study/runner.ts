@@ -282,7 +282,8 @@ export class StudyRunner {
           mismatches: result.mismatches,
           engine: result.engine,
           startedAt,
-          flags: planFlags(plan),
+          // The plan the run used: under --cluster, with the topology it found.
+          flags: planFlags(result.plan),
         };
         this.record(row);
         const figures = `${Math.round(result.opsPerSec)} ops/s · ${result.elapsedSec.toFixed(2)} s`;
