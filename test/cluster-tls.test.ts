@@ -6,14 +6,18 @@
  * a password. Discovery gives the TLS ports with --tls and the plain ones
  * without; every node's connection (the seed, the primaries, a node an ASK
  * names) is opened with TLS, --cacert, --sni and AUTH; a TLS port reached
- * without --tls is one line and exit 1. Through both engines.
+ * without --tls is one line and exit 1. Through both engines. And the
+ * study's redis_cluster target with tls: true.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
 import { startCluster, type ClusterTls, type TestCluster } from './helpers/cluster.js';
 import { engines } from './helpers/engines.js';
-import { runCli, runJson } from './helpers/servers.js';
+import { liveProcesses, runCli, runJson } from './helpers/servers.js';
 
 const PASS = 'tls-cluster-secret';
 let cluster: TestCluster;
@@ -107,6 +111,38 @@ describe.each(engines())('--cluster over TLS through the %s engine', (engine) =>
       expect(run.stderr).not.toMatch(/\n\s+at /);
       expect(run.stderr).not.toContain(PASS);
       expect(run.ms).toBeLessThan(10_000);
+    }
+  });
+});
+
+describe('the redis_cluster study target with tls: true', () => {
+  /** redis-server processes in cluster mode now (this file's own cluster included). */
+  const clusterProcesses = () => liveProcesses('[cluster]').filter((l) => l.includes('redis-server'));
+  const certDirs = () => readdirSync(tmpdir()).filter((f) => /^respbench-study-\d+-cluster-tls-/.test(f));
+
+  it('starts a TLS-only 3-primary cluster, runs set and get --verify-get over TLS through --cluster, stops every node and removes its certificate', async () => {
+    const before = clusterProcesses().length;
+    const dirsBefore = certDirs().length;
+    const dir = mkdtempSync(path.join(tmpdir(), 'respbench-cluster-tls-study-'));
+    try {
+      const file = path.join(dir, 'study.yaml');
+      const out = path.join(dir, 'out');
+      writeFileSync(
+        file,
+        ['name: cluster_tls', 'rounds: 1', 'modes: [set, get]', 'defaults: { requests: 3000, pipeline: 8, keyspace: 1000, verifyGet: true }', 'groups:', '  - title: cluster', '    scenarios:', '      - name: c3', '        target:', '          redis_cluster: { primaries: 3, replicas: 0 }', '          tls: true', ''].join('\n'),
+      );
+      const run = await runCli(['study', file, '--out', out, '-q'], 60_000);
+      expect(run.code, run.stderr).toBe(0);
+      const summary = readFileSync(path.join(out, readdirSync(out).find((f) => f.includes('_summary_'))!), 'utf8');
+      expect(summary).toMatch(/cluster,c3,c3,,set,1,0,/);
+      expect(summary).toMatch(/cluster,c3,c3,,get,1,0,/);
+      const detail = readFileSync(path.join(out, readdirSync(out).find((f) => f.includes('_detail_'))!), 'utf8');
+      expect(detail).toContain('redis cluster 3 primaries × 1 (preset none) (TLS)');
+      expect(detail).toMatch(/cacert"+:"+[^"]+ca\.pem/);
+      expect(clusterProcesses()).toHaveLength(before);
+      expect(certDirs()).toHaveLength(dirsBefore);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
