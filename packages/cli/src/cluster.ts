@@ -116,6 +116,20 @@ function nodeHost(announced: Resp | undefined, seedHost: string): string | null 
   return announced;
 }
 
+/**
+ * The port a CLUSTER SHARDS node entry is reached on: with --tls its
+ * `tls-port` (a node with tls-cluster yes announces it; its plain `port` is
+ * then absent when it has `port 0`), without --tls its `port`; the other one
+ * when that is absent or 0. 0 when it announces neither.
+ */
+function nodePort(entry: Resp, tls: boolean): number {
+  const named = (key: string) => {
+    const p = Number(field(entry, key));
+    return p > 0 ? p : 0;
+  };
+  return tls ? named('tls-port') || named('port') : named('port') || named('tls-port');
+}
+
 /** The topology from a CLUSTER SHARDS reply: each shard's online primary and its slot ranges. */
 export function fromShards(reply: Resp, seedHost: string, tls: boolean): Omit<ClusterPlan, 'seeds'> {
   if (!Array.isArray(reply)) throw new Error('CLUSTER SHARDS: not an array');
@@ -129,7 +143,7 @@ export function fromShards(reply: Resp, seedHost: string, tls: boolean): Omit<Cl
     const primary = members.find((n) => field(n, 'role') === 'master' && field(n, 'health') !== 'fail');
     if (!primary) continue;
     const host = nodeHost(field(primary, 'endpoint') ?? field(primary, 'ip'), seedHost);
-    const port = Number(tls ? field(primary, 'tls-port') ?? field(primary, 'port') : field(primary, 'port') ?? field(primary, 'tls-port'));
+    const port = nodePort(primary, tls);
     if (host === null || !(port > 0)) continue;
     const index = nodes.length;
     nodes.push({ host, port });
@@ -138,7 +152,7 @@ export function fromShards(reply: Resp, seedHost: string, tls: boolean): Omit<Cl
       // Not 'fail' (Redis 7.0 says 'loading' for a synced replica whose gossiped offset is still 0).
       if (m === primary || field(m, 'role') !== 'replica' || field(m, 'health') === 'fail') continue;
       const h = nodeHost(field(m, 'endpoint') ?? field(m, 'ip'), seedHost);
-      const p = Number(tls ? field(m, 'tls-port') ?? field(m, 'port') : field(m, 'port') ?? field(m, 'tls-port'));
+      const p = nodePort(m, tls);
       if (h !== null && p > 0) own.push({ host: h, port: p });
     }
     replicas.push(own);
@@ -223,13 +237,23 @@ export async function discoverCluster(plan: Plan, signal?: AbortSignal): Promise
       return { ...plan, cluster: { seeds: cluster.seeds, ...topology, ...(cluster.readFrom ? { readFrom: cluster.readFrom } : {}) } };
     } catch (err) {
       if (err instanceof ConnectInterrupted || err instanceof UsageError) throw err;
-      const text = (err as Error).message;
+      const text = plainToTls((err as Error).message, plan);
       why.push(text.startsWith(seedText(seed)) || text.includes(`to ${seedText(seed)}`) ? text : `${seedText(seed)}: ${text}`);
     } finally {
       socket?.destroy();
     }
   }
   throw new Error(`--cluster: no seed node told the topology (${why.join('; ')})`);
+}
+
+/**
+ * A seed that drops a plain connection before any reply is most often a TLS
+ * port (redis-server closes a connection whose first bytes are not TLS): say
+ * so, since the raw error (ECONNRESET) does not.
+ */
+function plainToTls(text: string, plan: Plan): string {
+  if (plan.tls || !/ECONNRESET|EPIPE|closed the connection/.test(text)) return text;
+  return `${text}; closed before any reply: if the cluster's nodes take TLS, add --tls (and --cacert FILE)`;
 }
 
 /** `host:port` of a seed (validated by the CLI). */

@@ -195,3 +195,18 @@ describe('a capacity study and a redis_cluster target', () => {
     expect(errorOf('capacity-cluster.yaml', text)).toMatch(/^capacity-cluster\.yaml:1: scenario "c": mode: capacity does not go with a redis_cluster target yet/);
   });
 });
+
+describe('a redis_cluster target with tls', () => {
+  const text = (tls: string) => `scenarios:\n  - name: c\n    target:\n      redis_cluster: { primaries: 3, replicas: 0 }\n      tls: ${tls}\n`;
+
+  it('tls: true makes every node TLS only, and the target says so', () => {
+    const target = load('cluster-tls.yaml', text('true')).groups[0].scenarios[0].target;
+    expect(target).toMatchObject({ kind: 'redis_cluster', tls: true });
+    expect(describeTarget(target)).toBe('redis cluster 3 primaries × 1 (preset none) (TLS)');
+    expect(load('cluster-plain.yaml', text('false')).groups[0].scenarios[0].target).not.toHaveProperty('tls');
+  });
+
+  it('tls other than true/false is refused with the file and line (the study makes the certificate)', () => {
+    expect(errorOf('cluster-tls-map.yaml', text('{ cacert: ca.pem }'))).toMatch(/^cluster-tls-map\.yaml:5: tls must be true or false/);
+  });
+});

@@ -96,6 +96,8 @@ export type TargetSpec = (
       binary: string;
       readyTimeoutMs: number;
       stopTimeoutMs: number;
+      /** `tls: true`: every node TLS only (tls-cluster yes), measured with --tls on a CA the study makes. */
+      tls?: boolean;
     }
   /** `respbench serve`, the built-in demo server, on a free port. */
   | { kind: 'embedded' }
@@ -653,7 +655,7 @@ const TARGET_KEYS: Record<string, string[]> = {
   socket: ['socket', ...CREDENTIAL_KEYS],
   command: ['command', 'host', 'port', 'cwd', 'env', 'readyTimeout', 'stopTimeout', 'cpus', ...CREDENTIAL_KEYS],
   embedded: ['embedded'],
-  redis_cluster: ['redis_cluster', 'binary', 'readyTimeout', 'stopTimeout'],
+  redis_cluster: ['redis_cluster', 'binary', 'readyTimeout', 'stopTimeout', 'tls'],
 };
 
 /** One target map's values, each read with the file and line of a bad one. */
@@ -857,6 +859,7 @@ function readClusterTarget(t: TargetFields): TargetSpec {
     binary: t.value.binary === undefined ? 'redis-server' : String(t.value.binary),
     readyTimeoutMs: t.duration('readyTimeout', 30_000),
     stopTimeoutMs: t.duration('stopTimeout', 10_000),
+    ...t.flag('tls'),
   };
 }
 
@@ -927,6 +930,6 @@ export function describeTarget(t: TargetSpec): string {
     case 'embedded':
       return 'embedded demo server';
     case 'redis_cluster':
-      return `redis cluster ${t.primaries} primaries × ${1 + t.replicas} (preset ${t.preset})`;
+      return `redis cluster ${t.primaries} primaries × ${1 + t.replicas} (preset ${t.preset})${t.tls ? ' (TLS)' : ''}`;
   }
 }

@@ -410,7 +410,8 @@ function makeCertificates(dir: string): { ca: string; cert: string; key: string 
     if (r.status !== 0) throw new TargetError(`openssl ${args[0]} failed while making the TLS certificate: ${(r.stderr ?? '').trim().split('\n').pop()}`, 'redis-server (TLS)');
   };
   run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=respbench study CA');
-  writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+  // clientAuth too: the nodes of a tls: true cluster present it to each other on the TLS bus.
+  writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
   run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
   run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
   return { ca: path.join(dir, 'ca.pem'), cert: path.join(dir, 'server.pem'), key: path.join(dir, 'server.key') };
@@ -436,26 +437,47 @@ function writeCredentialsConf(dir: string, c: TargetCredentials | undefined): st
  * bus on a port of its own, the persistence preset) launched as a redis
  * target is, then `redis-cli --cluster create … --cluster-yes`, then ready
  * when every node says cluster_state:ok. Stopping (or a failure on the way)
- * stops every node and removes every data directory.
+ * stops every node and removes every data directory. With `tls: true` every
+ * node is TLS only (its port the TLS port; tls-cluster and tls-replication
+ * yes, so the nodes announce their TLS ports) on one certificate the study
+ * makes, and redis-cli goes over TLS too.
  */
 async function startCluster(spec: Extract<TargetSpec, { kind: 'redis_cluster' }>, signal: AbortSignal | undefined, log: string | null): Promise<StartedTarget> {
   const description = describeTarget(spec);
   const nodes: StartedTarget[] = [];
-  const stopAll = () => Promise.all(nodes.map((n) => n.stop())).then(() => undefined);
+  let certDir: string | null = null;
+  const removeCerts = () => {
+    if (certDir) rmSync(certDir, { recursive: true, force: true });
+  };
+  const stopAll = () => Promise.all(nodes.map((n) => n.stop())).then(removeCerts);
   const fail = async (message: string): Promise<never> => {
     await stopAll();
     throw new TargetError(message, description);
   };
+  let files: { ca: string; cert: string; key: string } | null = null;
+  if (spec.tls) {
+    certDir = makeDataDir('cluster-tls');
+    try {
+      files = makeCertificates(certDir);
+    } catch (err) {
+      removeCerts();
+      throw err;
+    }
+  }
+  const cliTls = files ? ['--tls', '--cacert', files.ca] : [];
   const deadline = Date.now() + spec.readyTimeoutMs;
   try {
     for (let i = 0; i < spec.primaries * (1 + spec.replicas); i++) {
       const port = await freePort();
       const bus = await freePort();
       const dir = makeDataDir(`${spec.preset}-cluster`);
+      const transport = files
+        ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', files.cert, '--tls-key-file', files.key, '--tls-ca-cert-file', files.ca, '--tls-auth-clients', 'no', '--tls-cluster', 'yes', '--tls-replication', 'yes']
+        : ['--port', String(port)];
       nodes.push(
         await launch(
           {
-            argv: [spec.binary, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(bus), ...REDIS_PRESETS[spec.preset]],
+            argv: [spec.binary, ...transport, '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(bus), ...REDIS_PRESETS[spec.preset]],
             shell: false,
             host: '127.0.0.1',
             port,
@@ -464,7 +486,7 @@ async function startCluster(spec: Extract<TargetSpec, { kind: 'redis_cluster' }>
             dir,
             log,
             description,
-            what: `redis-server (cluster node ${i + 1}, preset ${spec.preset})`,
+            what: `redis-server (cluster node ${i + 1}, preset ${spec.preset}${files ? ', TLS' : ''})`,
           },
           signal,
         ),
@@ -476,7 +498,7 @@ async function startCluster(spec: Extract<TargetSpec, { kind: 'redis_cluster' }>
   }
   const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
   const create = await new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', String(spec.replicas), '--cluster-yes'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('redis-cli', [...cliTls, '--cluster', 'create', ...addresses, '--cluster-replicas', String(spec.replicas), '--cluster-yes'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -491,7 +513,7 @@ async function startCluster(spec: Extract<TargetSpec, { kind: 'redis_cluster' }>
   if (signal?.aborted) return fail('redis cluster: interrupted while creating the cluster');
   if (create.code !== 0) return fail(`redis-cli --cluster create failed: ${create.out.trim().split('\n').slice(-2).join(' ')}`);
   for (;;) {
-    const ok = nodes.every((n) => /cluster_state:ok/.test(spawnSync('redis-cli', ['-p', String(n.port), 'CLUSTER', 'INFO'], { encoding: 'utf8' }).stdout ?? ''));
+    const ok = nodes.every((n) => /cluster_state:ok/.test(spawnSync('redis-cli', [...cliTls, '-p', String(n.port), 'CLUSTER', 'INFO'], { encoding: 'utf8' }).stdout ?? ''));
     if (ok) break;
     if (signal?.aborted) return fail('redis cluster: interrupted while waiting for cluster_state:ok');
     if (Date.now() > deadline) return fail(`redis cluster: not cluster_state:ok within ${spec.readyTimeoutMs / 1000} s (give the target a longer readyTimeout)`);
@@ -501,10 +523,14 @@ async function startCluster(spec: Extract<TargetSpec, { kind: 'redis_cluster' }>
     host: '127.0.0.1',
     port: nodes[0].port,
     cluster: true,
+    ...(files ? { tls: { cacert: files.ca } } : {}),
     description,
     log,
     stop: stopAll,
-    kill: () => nodes.forEach((n) => n.kill()),
+    kill: () => {
+      nodes.forEach((n) => n.kill());
+      removeCerts();
+    },
     exitReason: () => {
       for (const [i, n] of nodes.entries()) {
         const why = n.exitReason();
