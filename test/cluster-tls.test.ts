@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
 import { startCluster, type ClusterTls, type TestCluster } from './helpers/cluster.js';
 import { engines } from './helpers/engines.js';
-import { liveProcesses, runCli, runJson } from './helpers/servers.js';
+import { clusterNodePids, newClusterNodes, runCli, runJson } from './helpers/servers.js';
 
 const PASS = 'tls-cluster-secret';
 let cluster: TestCluster;
@@ -116,12 +116,10 @@ describe.each(engines())('--cluster over TLS through the %s engine', (engine) =>
 });
 
 describe('the redis_cluster study target with tls: true', () => {
-  /** redis-server processes in cluster mode now (this file's own cluster included). */
-  const clusterProcesses = () => liveProcesses('[cluster]').filter((l) => l.includes('redis-server'));
   const certDirs = () => readdirSync(tmpdir()).filter((f) => /^respbench-study-\d+-cluster-tls-/.test(f));
 
   it('starts a TLS-only 3-primary cluster, runs set and get --verify-get over TLS through --cluster, stops every node and removes its certificate', async () => {
-    const before = clusterProcesses().length;
+    const before = clusterNodePids();
     const dirsBefore = certDirs().length;
     const dir = mkdtempSync(path.join(tmpdir(), 'respbench-cluster-tls-study-'));
     try {
@@ -139,7 +137,7 @@ describe('the redis_cluster study target with tls: true', () => {
       const detail = readFileSync(path.join(out, readdirSync(out).find((f) => f.includes('_detail_'))!), 'utf8');
       expect(detail).toContain('redis cluster 3 primaries × 1 (preset none) (TLS)');
       expect(detail).toMatch(/cacert"+:"+[^"]+ca\.pem/);
-      expect(clusterProcesses()).toHaveLength(before);
+      expect(newClusterNodes(before)).toEqual([]);
       expect(certDirs()).toHaveLength(dirsBefore);
     } finally {
       rmSync(dir, { recursive: true, force: true });

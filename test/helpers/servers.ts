@@ -127,6 +127,16 @@ export function liveProcesses(needle: string): string[] {
   return r.stdout.split('\n').filter((l) => l.includes(needle) && !l.includes('ps -eo'));
 }
 
+/** Pids of the redis-server processes in cluster mode now (every test file's and every study's). */
+export function clusterNodePids(): Set<number> {
+  return new Set(liveProcesses('[cluster]').filter((l) => l.includes('redis-server')).map((l) => Number(l.trim().split(/\s+/)[0])));
+}
+
+/** Cluster-mode redis-servers alive now that were not in `before`: what a study started and left behind. */
+export function newClusterNodes(before: Set<number>): number[] {
+  return [...clusterNodePids()].filter((pid) => !before.has(pid));
+}
+
 /**
  * One redis-server for the test file: started before its tests, stopped
  * after. Read `.current` inside tests (it is set once beforeAll has run).

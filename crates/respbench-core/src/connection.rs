@@ -22,7 +22,7 @@ use crate::keys::KeyStream;
 use crate::plan::{Failure, FailureKind, Plan};
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, Scan, escape_bytes};
-use crate::request_source::{Op, PreparedPlan, RequestSource};
+use crate::request_source::{Op, PreparedPlan, Request, RequestSource};
 use crate::transport::{self, OpenError, Stream, io_text};
 use crate::values::first_difference;
 
@@ -195,8 +195,15 @@ pub(crate) struct Connection {
     pub received: u64,
     pace: Pace,
     started_at: Instant,
-    /// `--rate`: requests given a due time so far.
-    scheduled: u64,
+    /// `--rate` under `--cluster`: this node's next request, drawn before it
+    /// was due (the stream's requests between were other primaries'), held
+    /// with its bytes in `held_bytes` and its keys in `held_keys` until its
+    /// time comes. Request k of the connection's stream is due at
+    /// `due_at(k)` whichever primary it goes to, so the connection keeps the
+    /// schedule it has without `--cluster` (as the TS engine's `held`).
+    held: Option<Held>,
+    held_bytes: Box<[u8]>,
+    held_keys: Box<[u64]>,
     /// When its share was answered (and its side was closed); the phase ends at
     /// the latest of these.
     pub answered_at: Option<Instant>,
@@ -215,6 +222,14 @@ pub(crate) struct Connection {
     /// node, and the growing wait (as the TS engine).
     idle_retry: Option<Instant>,
     idle_wait: Duration,
+}
+
+/// `--rate` under `--cluster`: a request drawn before it was due.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    request: Request,
+    /// Its number in the connection's stream (`RequestSource::walked - 1` when drawn).
+    ordinal: u64,
 }
 
 /// `--cluster`: longest wait before looking again at a stream that had nothing for this node.
@@ -312,6 +327,7 @@ impl Connection {
         let batch_limit = pipeline.min((MAX_BATCH_BYTES / per_request).max(1));
         let now = Instant::now();
         let peer = stream.peer_label();
+        let holds = pace.interval.is_some() && prepared.plan.cluster.is_some();
         Connection {
             id,
             node: None,
@@ -348,7 +364,9 @@ impl Connection {
             received: 0,
             pace,
             started_at: now,
-            scheduled: 0,
+            held: None,
+            held_bytes: vec![0u8; if holds { per_request } else { 0 }].into_boxed_slice(),
+            held_keys: vec![0; if holds { prepared.max_keys } else { 0 }].into_boxed_slice(),
             answered_at: None,
             down: None,
             detours: Vec::new(),
@@ -396,9 +414,15 @@ impl Connection {
     /// when the phase's time is up or its share is all handed out.
     pub fn wants_reconnect(&mut self, now: Instant) -> bool {
         if self.pace.deadline.is_some_and(|d| now >= d) {
-            self.source.remaining = 0;
+            self.end_stream();
         }
-        self.source.remaining > 0
+        self.source.remaining > 0 || self.held.is_some()
+    }
+
+    /// Time is up: nothing more is sent (a held request included: it was not due before the end).
+    fn end_stream(&mut self) {
+        self.source.remaining = 0;
+        self.held = None;
     }
 
     /// `--reconnect`: up again on `stream` (from [`open`]), or given up on
@@ -454,10 +478,10 @@ impl Connection {
             return Ok(Status::Busy);
         }
         if self.pace.deadline.is_some_and(|d| Instant::now() >= d) {
-            self.source.remaining = 0;
+            self.end_stream();
         }
         self.idle_retry = None;
-        if self.source.remaining > 0 {
+        if self.source.remaining > 0 || self.held.is_some() {
             self.send(w, tally)?;
         }
         if self.source.remaining > 0
@@ -470,7 +494,12 @@ impl Connection {
             self.idle_retry = Some(Instant::now() + self.idle_wait);
         }
         // (A `--cluster` source may find nothing more for its node while sending.)
-        if self.source.remaining == 0 && self.inflight == 0 && self.detoured == 0 && self.out_start == self.out_end {
+        if self.source.remaining == 0
+            && self.held.is_none()
+            && self.inflight == 0
+            && self.detoured == 0
+            && self.out_start == self.out_end
+        {
             return Ok(self.close_our_side());
         }
         Ok(Status::Busy)
@@ -501,11 +530,13 @@ impl Connection {
     /// When this connection next needs a turn that no socket event will give
     /// it: the next due request under `--rate`, or the end of a time-bound phase.
     pub fn next_wake(&self) -> Option<Instant> {
-        if self.source.remaining == 0 || self.down.is_some() {
+        if (self.source.remaining == 0 && self.held.is_none()) || self.down.is_some() {
             return None;
         }
+        // The held request, else the stream's next (no earlier one can be this node's).
+        let next = self.held.map_or(self.source.walked, |h| h.ordinal);
         let due = match self.pace.interval {
-            Some(interval) if self.inflight < self.slots.len() => Some(self.due_at(self.scheduled, interval)),
+            Some(interval) if self.inflight < self.slots.len() => Some(self.due_at(next, interval)),
             _ => None,
         };
         let at = match (due, self.pace.deadline) {
@@ -584,59 +615,64 @@ impl Connection {
     /// Fills the window: encodes as many requests as it has room for into one
     /// buffer and writes them with one call, at most MAX_BATCH_BYTES' worth
     /// (256 KiB): a window larger than that goes out in several writes.
-    /// Requests in one write share a send time.
+    /// Requests in one write share a send time. Under `--rate` only the
+    /// requests of the connection's stream due by now go; under `--cluster`
+    /// one of this node's drawn past them is held for its time ([`Held`]).
     fn send(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<(), Failure> {
         let pipeline = self.slots.len();
         while self.out_start == self.out_end {
             let free = (pipeline - self.inflight) as u64;
-            let mut count = free.min(self.source.remaining).min(self.batch_limit as u64) as usize;
+            if free == 0 {
+                return Ok(());
+            }
+            let held = u64::from(self.held.is_some());
+            // Requests to draw from the stream (a held one goes first, drawn already).
+            let mut count = (free - held).min(self.source.remaining);
             let now = Instant::now();
+            // `--rate`: requests of the connection's stream due by now (all of them without a rate).
+            let mut due_count = u64::MAX;
             if let Some(interval) = self.pace.interval {
                 // Open loop: only what is due by now.
                 let into = now.saturating_duration_since(self.started_at).as_secs_f64() - self.pace.offset;
-                let due = if into < 0.0 { 0 } else { (into / interval).floor() as u64 + 1 };
-                count = count.min(due.saturating_sub(self.scheduled) as usize);
+                due_count = if into < 0.0 { 0 } else { (into / interval).floor() as u64 + 1 };
+                if self.held.is_some_and(|h| h.ordinal >= due_count) {
+                    return Ok(());
+                }
+                count = count.min(due_count.saturating_sub(self.source.walked));
             }
+            let count = (count + held).min(self.batch_limit as u64) as usize;
             if count == 0 {
                 return Ok(());
             }
             let mut pos = 0;
             let mut sent = 0;
-            for _ in 0..count {
+            if let Some(h) = self.held.take() {
+                // Drawn earlier, due now: first in the write, as it is in the stream.
+                let len = h.request.len;
+                self.out[..len].copy_from_slice(&self.held_bytes[..len]);
+                pos = len;
+                self.place(w, tally, h.request, true, h.ordinal, now);
+                sent = 1;
+            }
+            while sent < count {
                 let r = self.source.next(w, &mut self.out[pos..]);
                 if r.len == 0 {
                     // `--cluster`: the rest of the stream is other primaries'.
                     break;
                 }
-                sent += 1;
-                pos += r.len;
-                let intended = match self.pace.interval {
-                    Some(interval) => {
-                        let at = self.due_at(self.scheduled, interval);
-                        self.scheduled += 1;
-                        if let Some(lag) = tally.lag.as_mut() {
-                            lag.record(now.saturating_duration_since(at).as_nanos() as u64);
-                        }
-                        at
-                    }
-                    None => now,
-                };
-                if self.max_keys > 1 {
-                    let at = self.tail * self.max_keys;
-                    let n = r.key_count as usize;
-                    self.slot_keys[at..at + n].copy_from_slice(&self.source.keys()[..n]);
+                // Its number in the connection's stream: `--rate`'s schedule.
+                let ordinal = self.source.walked - 1;
+                if ordinal >= due_count {
+                    // `--rate` under `--cluster`: this node's next request is not due yet; it waits, encoded, for its time.
+                    self.held_bytes[..r.len].copy_from_slice(&self.out[pos..pos + r.len]);
+                    let n = (r.key_count as usize).min(self.held_keys.len());
+                    self.held_keys[..n].copy_from_slice(&self.source.keys()[..n]);
+                    self.held = Some(Held { request: r, ordinal });
+                    break;
                 }
-                let written_before = r.op == Op::Get && w.written.as_ref().is_some_and(|k| k.has(r.key_index));
-                self.slots[self.tail] = Slot {
-                    sent_at: now,
-                    intended,
-                    key_index: r.key_index,
-                    key_hash: r.key_hash,
-                    op: r.op,
-                    command: r.command,
-                    written_before,
-                };
-                self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
+                pos += r.len;
+                self.place(w, tally, r, false, ordinal, now);
+                sent += 1;
             }
             if sent == 0 {
                 return Ok(());
@@ -648,6 +684,41 @@ impl Connection {
             self.flush(tally)?;
         }
         Ok(())
+    }
+
+    /// Takes the next ring slot for request `r`, written now; its keys are
+    /// the held ones (`held`) or the source's. `ordinal`: its number in the
+    /// connection's stream (`--rate`: when it was due).
+    #[inline]
+    fn place(&mut self, w: &PreparedPlan, tally: &mut Tally, r: Request, held: bool, ordinal: u64, now: Instant) {
+        let pipeline = self.slots.len();
+        let intended = match self.pace.interval {
+            Some(interval) => {
+                let at = self.due_at(ordinal, interval);
+                if let Some(lag) = tally.lag.as_mut() {
+                    lag.record(now.saturating_duration_since(at).as_nanos() as u64);
+                }
+                at
+            }
+            None => now,
+        };
+        if self.max_keys > 1 {
+            let at = self.tail * self.max_keys;
+            let n = r.key_count as usize;
+            let keys = if held { &self.held_keys[..n] } else { &self.source.keys()[..n] };
+            self.slot_keys[at..at + n].copy_from_slice(keys);
+        }
+        let written_before = r.op == Op::Get && w.written.as_ref().is_some_and(|k| k.has(r.key_index));
+        self.slots[self.tail] = Slot {
+            sent_at: now,
+            intended,
+            key_index: r.key_index,
+            key_hash: r.key_hash,
+            op: r.op,
+            command: r.command,
+            written_before,
+        };
+        self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
     }
 
     /// Writes what is pending; stops at WouldBlock (the writable event

@@ -390,6 +390,10 @@ pub enum Side {
 pub struct RequestSource {
     /// Requests of the connection's stream not yet walked.
     pub remaining: u64,
+    /// Requests of the connection's stream walked so far, this source's and
+    /// (under `--cluster`) the other primaries' alike: the request `next`
+    /// just returned is number `walked - 1` of the stream (`--rate`'s schedule).
+    pub walked: u64,
     order: Order,
     key_stream: KeyStream,
     /// The run's key pattern at 0, then one per mix command with a pattern of
@@ -427,6 +431,7 @@ impl RequestSource {
         choosers.extend(w.commands.iter().filter_map(|c| c.key_pattern).map(chooser));
         RequestSource {
             remaining: count,
+            walked: 0,
             order,
             key_stream: KeyStream::new(plan.seed, connection),
             choosers,
@@ -457,6 +462,7 @@ impl RequestSource {
                 return Request { len: 0, op: Op::Set, command: 0, key_hash: 0, key_index: 0, key_count: 0 };
             }
             self.remaining -= 1;
+            self.walked += 1;
             let command = match self.order {
                 // Replays a get run's stream (get mode: no command draws) with the write command.
                 Order::PreloadAll | Order::PreloadReplay => 0,

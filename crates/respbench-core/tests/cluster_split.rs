@@ -94,6 +94,24 @@ fn the_node_sources_together_send_the_single_server_stream() {
             all_sorted.sort();
             assert_eq!(both, all_sorted, "node {n}, prefix {prefix}");
         }
+        // --rate: each request a node's source yields knows its number in the connection's stream
+        // (`walked - 1`), so it is due when it would be on one server: put at those numbers, the
+        // nodes' requests are the single-server stream in order. As cluster-split.test.ts.
+        let mut by_ordinal: Vec<Option<Vec<u8>>> = vec![None; single.len()];
+        for n in 0..3 {
+            let mut source = prepared.run_source(1, false, Some(n), Side::All);
+            let mut out = vec![0u8; prepared.max_request_bytes];
+            loop {
+                let r = source.next(&prepared, &mut out);
+                if r.len == 0 {
+                    break;
+                }
+                let at = (source.walked - 1) as usize;
+                assert!(by_ordinal[at].is_none(), "request {at} yielded twice");
+                by_ordinal[at] = Some(out[..r.len].to_vec());
+            }
+        }
+        assert_eq!(by_ordinal.into_iter().map(Option::unwrap).collect::<Vec<_>>(), single, "prefix {prefix}");
         let mut expected = single.clone();
         assert_eq!(expected.len(), 1_500);
         expected.sort();

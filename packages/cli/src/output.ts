@@ -76,7 +76,7 @@ export function formatHeader(engine: EngineName, plan: Plan): string {
 }
 
 /** --cluster: how many primaries and sockets, after the target. */
-function clusterText(plan: Plan): string {
+export function clusterText(plan: Plan): string {
   const c = plan.cluster;
   if (!c) return '';
   const n = c.nodes.length;

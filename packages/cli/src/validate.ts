@@ -588,7 +588,6 @@ export function readCluster(raw: RawRunOptions, plan: Plan): Plan['cluster'] {
     return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   });
   if (plan.socket !== null) throw new UsageError('--cluster does not go with -s/--socket (cluster nodes are reached over TCP at the addresses they announce)');
-  if (plan.rate > 0) throw new UsageError('--cluster does not go with --rate yet (each connection has one socket per primary; the schedule is per connection)');
   if (plan.dbnum !== null && plan.dbnum !== 0) throw new UsageError(`--cluster: a cluster has database 0 only (got --dbnum ${plan.dbnum})`);
   // Each connection has one socket per primary, opened together before the clock starts; adding connections mid-run is not done for a cluster yet.
   if (plan.rampConnections) throw new UsageError('--cluster does not go with --ramp-connections yet (each connection opens one socket per primary before the run starts)');

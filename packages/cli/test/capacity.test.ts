@@ -156,6 +156,15 @@ describe('who was the limit', () => {
     expect(decideLimit(step({ targetRate: 6000, achievedRate: 5000, serviceUs: { mean: 1600, p50: 1600, p99: 2000 } }), 290, { connections: 8, pipeline: 1 }).limit).toBe('server');
   });
 
+  it('--cluster: the window is -c × -P per primary (each connection has a socket, and a window, per primary)', () => {
+    // One connection, one request in flight per primary, three primaries at 100 us: at most ~30k/s.
+    const d = decideLimit(step({ targetRate: 200_000, achievedRate: 29_000, serviceUs: { mean: 102, p50: 100, p99: 150 } }), 100, { connections: 1, pipeline: 1, primaries: 3 });
+    expect(d.limit).toBe('client');
+    expect(d.reason).toMatch(/window of 3 requests in flight \(-c 1 × -P 1 × 3 primaries\) at 100 us each .* carries at most about 30000\/s/);
+    // 20k/s is within three primaries' window, not one's.
+    expect(decideLimit(step({ targetRate: 20_000, achievedRate: 15_000, serviceUs: { mean: 300, p50: 300, p99: 900 } }), 100, { connections: 1, pipeline: 1, primaries: 3 }).limit).toBe('server');
+  });
+
   it('the client, when requests went out late with the server as fast as ever; the server when they went out on time', () => {
     const late = decideLimit(step({ scheduleLagP99Us: 5000, latencyUs: { p50: 100, p99: 5200, p999: 6000, max: 7000 }, sloLatencyUs: { p99: 5200 } }), 100, window);
     expect(late.limit).toBe('client');

@@ -57,6 +57,19 @@ describe('--cluster request sources', () => {
         expect([5460, 10922, 16383].findIndex((last) => keySlot(key, 0, key.length) <= last), r).toBe(n);
       }
     }
+    // --rate: each request a node's source yields knows its number in the connection's stream
+    // (walked - 1), so it is due when it would be on one server: put at those numbers, the
+    // nodes' requests are the single-server stream in order. As cluster_split.rs.
+    const byOrdinal: string[] = [];
+    for (const n of [0, 1, 2]) {
+      const source = prepared.runSource(1, false, n, SEND_ALL);
+      const out = Buffer.alloc(prepared.maxRequestBytes);
+      for (let r = source.next(out, 0); r.len > 0; r = source.next(out, 0)) {
+        expect(byOrdinal[source.walked - 1]).toBeUndefined();
+        byOrdinal[source.walked - 1] = out.toString('latin1', 0, r.len);
+      }
+    }
+    expect(byOrdinal).toEqual(single);
     // --read-from: a node's writes and reads sources (two sockets) split its share, each request once;
     // the reads are the GET-like commands (GET, MGET), the writes the rest. As cluster_split.rs.
     for (const n of [0, 1, 2]) {

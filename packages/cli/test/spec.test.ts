@@ -190,9 +190,11 @@ describe('percentiles: (issue 14)', () => {
 });
 
 describe('a capacity study and a redis_cluster target', () => {
-  it('is refused at load, naming the scenario (a capacity search paces with --rate, which --cluster does not take)', () => {
+  it('loads: a capacity search paces with --rate, which --cluster takes', () => {
     const text = "mode: capacity\nslo: 'p99<=1ms'\nscenarios:\n  - name: c\n    target: { redis_cluster: { primaries: 3, replicas: 0 } }\n";
-    expect(errorOf('capacity-cluster.yaml', text)).toMatch(/^capacity-cluster\.yaml:1: scenario "c": mode: capacity does not go with a redis_cluster target yet/);
+    const spec = load('capacity-cluster.yaml', text);
+    expect(spec.capacity).toBeDefined();
+    expect(spec.groups[0].scenarios[0].target.kind).toBe('redis_cluster');
   });
 });
 

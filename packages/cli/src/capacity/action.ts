@@ -4,6 +4,7 @@
  * bracket so far, and the JSON and HTML written. Loaded by command.ts when
  * a search runs.
  */
+import { discoverCluster } from '../cluster.js';
 import { engineForCommand } from '../engines.js';
 import { Exit, EXIT } from '../exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from '../interrupt.js';
@@ -33,7 +34,9 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   const startRate = opts.startRate === undefined ? null : parsePositive('--start-rate', opts.startRate, 100_000_000);
   const built = buildPlan({ ...opts, warmup: undefined, duration: undefined, rate: undefined }, process.env);
   const engine = engineForCommand(built.engine, io.stderr);
-  const plan = { ...built.plan, threads: engine.name === 'js' ? 1 : Math.min(built.plan.threads, built.plan.connections) };
+  let plan = { ...built.plan, threads: engine.name === 'js' ? 1 : Math.min(built.plan.threads, built.plan.connections) };
+  // --cluster: the topology once, for the header and every step (each run would otherwise ask again).
+  if (plan.cluster) plan = await discoverCluster(plan);
   const settings = { slo, startRate, stepDurationMs, warmupMs, precision, probeMs: Math.min(stepDurationMs, PROBE_MS), retry: opts.retry !== false };
 
   // The human lines go to stdout; with --json they go to stderr (unless --quiet), the JSON alone to stdout.

@@ -6,11 +6,13 @@
  */
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { discoverCluster } from '../cluster.js';
+import { ConnectInterrupted } from '../engine-js/connection.js';
 import type { Engine, Plan } from '../engine-js/plan.js';
 import type { RunOptions } from '../engine-js/progress.js';
 import { redactPlan, runPlan, type RunResult } from '../run.js';
 import { CapacitySearch, roundRate, type Bracket, type SearchEnd } from './search.js';
-import { decideLimit, measureStep, type CapacityStep, type Limit } from './step.js';
+import { decideLimit, measureStep, type CapacityStep, type Limit, type Window } from './step.js';
 import type { Slo } from './slo.js';
 
 /** Share of the closed-loop probe's throughput the ramp starts at. */
@@ -97,7 +99,7 @@ async function measuredRun(engine: Engine, plan: Plan, hooks: CapacityHooks): Pr
  * time (the lowest target rate measured; it changes as a ramp down finds
  * lower ones, so this runs over all steps each time).
  */
-export function assignLimits(steps: CapacityStep[], window: { connections: number; pipeline: number }): void {
+export function assignLimits(steps: CapacityStep[], window: Window): void {
   const measured = steps.filter((s) => s.serviceUs !== null && s.requests > 0);
   const least = measured.reduce<CapacityStep | null>((a, s) => (a === null || s.targetRate < a.targetRate ? s : a), null);
   const baseline = least?.serviceUs?.mean ?? null;
@@ -119,8 +121,19 @@ export function limitOf(steps: CapacityStep[], bracket: Bracket): CapacityReport
   return s && s.limit && s.limitReason ? { by: s.limit, atRate: s.targetRate, reason: s.limitReason } : null;
 }
 
-export async function runCapacity(engine: Engine, plan: Plan, settings: CapacitySettings, hooks: CapacityHooks = {}): Promise<CapacityReport> {
-  const window = { connections: plan.connections, pipeline: plan.pipeline };
+export async function runCapacity(engine: Engine, given: Plan, settings: CapacitySettings, hooks: CapacityHooks = {}): Promise<CapacityReport> {
+  let plan = given;
+  // --cluster (or a redis_cluster study target): the topology once, for every step and the window, unless the caller found it.
+  let discovery: unknown = null;
+  if (plan.cluster && plan.cluster.nodes.length === 0) {
+    try {
+      plan = await discoverCluster(plan, hooks.signal);
+    } catch (err) {
+      discovery = err;
+    }
+  }
+  // --cluster: each connection has a window of -P per primary.
+  const window: Window = { connections: plan.connections, pipeline: plan.pipeline, primaries: Math.max(1, plan.cluster?.nodes.length ?? 1) };
   const stepPlan: Plan = { ...plan, durationMs: settings.stepDurationMs, warmupMs: settings.warmupMs, rate: 0 };
   const report: CapacityReport = {
     kind: 'capacity',
@@ -152,6 +165,10 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
     return report;
   };
 
+  if (discovery !== null) {
+    if (discovery instanceof ConnectInterrupted) return finish('interrupted', null);
+    return finish('failed', null, (discovery as Error)?.message ?? String(discovery));
+  }
   let startRate = settings.startRate;
   if (startRate === null) {
     const probePlan: Plan = { ...plan, rate: 0, durationMs: settings.probeMs, warmupMs: 0, preload };

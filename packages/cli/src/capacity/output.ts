@@ -5,7 +5,7 @@
  */
 import { capacityHtml, type CapacityPage } from '@respbench/report';
 import type { EngineName, Plan } from '../engine-js/plan.js';
-import { describeWorkload } from '../output.js';
+import { clusterText, describeWorkload } from '../output.js';
 import { printable, printableTarget } from '../printable.js';
 import type { CapacityReport, Probe } from './driver.js';
 import { describeSlo, formatShare, type Slo } from './slo.js';
@@ -39,7 +39,7 @@ function workloadText(plan: Plan): string {
 
 export function capacityHeader(engine: EngineName, plan: Plan, slo: Slo, s: { stepDurationMs: number; warmupMs: number; precision: number; retry: boolean }): string {
   return [
-    `respbench capacity · engine ${engine} · target ${printableTarget(plan.host, plan.port)}`,
+    `respbench capacity · engine ${engine} · target ${printableTarget(plan.host, plan.port)}${clusterText(plan)}`,
     `workload: ${workloadText(plan)}`,
     `SLO: ${describeSlo(slo)} (latency from when each request was due)`,
     `steps: ${seconds(s.stepDurationMs)} each after ${seconds(s.warmupMs)} warmup, open loop; until the bracket is within ${Number((s.precision * 100).toPrecision(4))}%${s.retry ? '; a step that kept its rate but broke the SLO runs once more' : ''}`,

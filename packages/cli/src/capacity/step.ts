@@ -23,6 +23,14 @@ export const WINDOW_MARGIN = 0.05;
 
 export type Limit = 'client' | 'server';
 
+/** What a run holds in flight at most: -c × -P, times the primaries under --cluster (a window per primary). */
+export interface Window {
+  connections: number;
+  pipeline: number;
+  /** --cluster: the primaries (each connection has a socket, and a window, per primary); 1 without. */
+  primaries?: number;
+}
+
 export function rateKept(achievedRate: number, targetRate: number): boolean {
   return achievedRate >= RATE_KEPT_SHARE * targetRate;
 }
@@ -140,7 +148,7 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo): CapacitySte
  * `baselineServiceMeanUs`: the mean service time of the least loaded step
  * (null when no step measured one).
  */
-export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | null, window: { connections: number; pipeline: number }): { limit: Limit; reason: string } {
+export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | null, window: Window): { limit: Limit; reason: string } {
   const cpu = Math.round(s.clientCpu * 100);
   if (s.failedOn.length > 0 && s.failedOn.every((k) => k === 'errors')) {
     return { limit: 'server', reason: `it answered ${s.errors} request${s.errors === 1 ? '' : 's'} with error replies${s.firstError ? ` (first: ${s.firstError})` : ''}` };
@@ -157,12 +165,14 @@ export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | nul
   if (service && baselineServiceMeanUs !== null && baselineServiceMeanUs > 0) {
     const from = `service time (reply − actual send) mean ${formatUs(baselineServiceMeanUs)} at the least loaded step, ${formatUs(service.mean)} here`;
     // Even at the service time of low load, c × P in flight carry at most this many per second.
-    const inFlight = window.connections * window.pipeline;
+    const primaries = window.primaries ?? 1;
+    const inFlight = window.connections * window.pipeline * primaries;
+    const shape = `-c ${window.connections} × -P ${window.pipeline}${primaries > 1 ? ` × ${primaries} primaries` : ''}`;
     const windowRate = (inFlight / baselineServiceMeanUs) * 1e6;
     if (windowRate * (1 + WINDOW_MARGIN) < s.targetRate) {
       return {
         limit: 'client',
-        reason: `its window of ${inFlight} request${inFlight === 1 ? '' : 's'} in flight (-c ${window.connections} × -P ${window.pipeline}) at ${formatUs(baselineServiceMeanUs)} each (the server's time at low load) carries at most about ${Math.round(windowRate)}/s: raise -c or -P; client CPU ${cpu}%`,
+        reason: `its window of ${inFlight} request${inFlight === 1 ? '' : 's'} in flight (${shape}) at ${formatUs(baselineServiceMeanUs)} each (the server's time at low load) carries at most about ${Math.round(windowRate)}/s: raise -c or -P; client CPU ${cpu}%`,
       };
     }
     if (service.mean >= SERVICE_GROWTH * baselineServiceMeanUs) return { limit: 'server', reason: `requests queued at the server: ${from}; client CPU ${cpu}%` };

@@ -108,28 +108,29 @@ const SPIN_MS = 1.25;
 export class Pacer {
   /** Connections waiting for a due time, in no order. */
   private readonly waiting: Connection[] = [];
-  /** Each waiting connection's due time, by id; Infinity when not waiting. */
+  /** Each waiting connection's due time, by its socket index; Infinity when not waiting. */
   private readonly dueAt: Float64Array;
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
   private immediate: NodeJS.Immediate | null = null;
 
-  constructor(connections: number) {
-    this.dueAt = new Float64Array(connections).fill(Infinity);
+  /** `sockets`: the phase's sockets (phaseSockets; under --cluster a connection has one per primary, or more). */
+  constructor(sockets: number) {
+    this.dueAt = new Float64Array(sockets).fill(Infinity);
   }
 
   /** Calls `c.onDue()` at `when` (performance.now() time) or as soon after as the event loop allows. */
   wake(c: Connection, when: number): void {
-    const due = this.dueAt[c.id];
+    const due = this.dueAt[c.socketIndex];
     if (due === Infinity) this.waiting.push(c);
-    if (when < due) this.dueAt[c.id] = when;
+    if (when < due) this.dueAt[c.socketIndex] = when;
     this.arm(when);
   }
 
   /** A connection that ended waits no more; with none left, nothing keeps the event loop alive. */
   forget(c: Connection): void {
-    if (this.dueAt[c.id] === Infinity) return;
-    this.dueAt[c.id] = Infinity;
+    if (this.dueAt[c.socketIndex] === Infinity) return;
+    this.dueAt[c.socketIndex] = Infinity;
     const i = this.waiting.indexOf(c);
     this.waiting[i] = this.waiting[this.waiting.length - 1];
     this.waiting.pop();
@@ -169,14 +170,14 @@ export class Pacer {
     let next = Infinity;
     for (let i = 0; i < waiting.length; ) {
       const c = waiting[i];
-      const due = this.dueAt[c.id];
+      const due = this.dueAt[c.socketIndex];
       if (due > now) {
         if (due < next) next = due;
         i++;
         continue;
       }
       // Out of the list before its turn: the turn may ask for the next wake-up.
-      this.dueAt[c.id] = Infinity;
+      this.dueAt[c.socketIndex] = Infinity;
       waiting[i] = waiting[waiting.length - 1];
       waiting.pop();
       c.onDue();
@@ -188,6 +189,8 @@ export class Pacer {
 export interface ConnectionOptions {
   /** Which connection of the phase, 0-based (for messages). */
   id: number;
+  /** Which socket of the phase (its place in phaseSockets), 0-based: the pacer's index. Under --cluster a connection has several. */
+  socketIndex: number;
   /** An open socket, from openConnection. */
   socket: net.Socket;
   source: RequestSource;
@@ -228,6 +231,7 @@ export interface NodeTally {
 /** Drives one connection through its share of one phase. */
 export class Connection {
   readonly id: number;
+  readonly socketIndex: number;
   /** The open socket; replaced by a new one after a drop (--reconnect). */
   private socket: net.Socket;
   private readonly signal: AbortSignal | undefined;
@@ -277,8 +281,24 @@ export class Connection {
   private readonly writtenBefore: Uint8Array;
   /** --rate: when each request was due; latency counts from here. */
   private readonly intendedAt: Float64Array;
-  /** --rate: requests given a due time so far. */
-  private scheduled = 0;
+  /**
+   * --rate under --cluster: this node's next request, drawn before it was
+   * due (the stream's requests between were other primaries'), held here
+   * with what its ring slot needs until its time comes; heldLen 0: none.
+   * Request k of the connection's stream is due at dueAt(k) whichever
+   * primary it goes to, so the connection keeps the schedule it has
+   * without --cluster. Allocated with the connection, reused.
+   */
+  private readonly held: Buffer;
+  private heldLen = 0;
+  /** Its number in the connection's stream (RequestSource.walked - 1 when drawn). */
+  private heldOrdinal = 0;
+  private heldOp: Op = OP_SET;
+  private heldCommand = 0;
+  private heldKeyHash = 0;
+  private heldKeyIndex = 0;
+  private heldKeyCount = 1;
+  private readonly heldKeys: Float64Array;
   private startedAt = 0;
   /** Requests per write at most, and the one write buffer (made at the first write, then reused). */
   private readonly batchRequests: number;
@@ -318,6 +338,7 @@ export class Connection {
 
   constructor(o: ConnectionOptions) {
     this.id = o.id;
+    this.socketIndex = o.socketIndex;
     this.socket = o.socket;
     this.signal = o.signal;
     this.source = o.source;
@@ -342,6 +363,9 @@ export class Connection {
     const perRequest = o.prepared.maxRequestBytes;
     this.batchRequests = Math.max(1, Math.min(pipeline, Math.floor(MAX_BATCH_BYTES / perRequest)));
     this.intendedAt = new Float64Array(this.intervalMs > 0 ? pipeline : 0);
+    const holds = this.intervalMs > 0 && !!o.prepared.plan.cluster;
+    this.held = Buffer.allocUnsafe(holds ? perRequest : 0);
+    this.heldKeys = new Float64Array(holds ? o.prepared.maxKeys : 0);
     this.ops = new Uint8Array(pipeline);
     this.commands = new Uint16Array(pipeline);
     this.keyHashes = new Uint32Array(pipeline);
@@ -406,8 +430,8 @@ export class Connection {
     const go = () => {
       this.retryTimer = null;
       if (this.done) return;
-      if (performance.now() >= this.deadline) this.source.remaining = 0;
-      if (this.source.remaining === 0) {
+      if (performance.now() >= this.deadline) this.endStream();
+      if (this.source.remaining === 0 && this.heldLen === 0) {
         // Nothing left to send: no need to be up again.
         this.up();
         this.answeredAt = performance.now();
@@ -488,10 +512,10 @@ export class Connection {
   private pump(): void {
     if (this.done || this.awaitingClose || this.downSince >= 0) return;
     // A counted phase has no deadline: no clock read here (sendBatch reads it once per batch).
-    if (this.deadline !== Infinity && performance.now() >= this.deadline) this.source.remaining = 0;
-    if (this.source.remaining > 0) this.sendBatch();
+    if (this.deadline !== Infinity && performance.now() >= this.deadline) this.endStream();
+    if (this.source.remaining > 0 || this.heldLen > 0) this.sendBatch();
     // (A --cluster source may find nothing more for its node while sending.)
-    if (this.source.remaining === 0 && this.inflight === 0 && this.detoured === 0) this.complete();
+    if (this.source.remaining === 0 && this.heldLen === 0 && this.inflight === 0 && this.detoured === 0) this.complete();
     else if (this.source.remaining > 0 && this.inflight === 0 && !this.writing && this.idleTimer === null && this.intervalMs === 0) {
       // --cluster: nothing of this node's in the stream just now; look again later (backing off), or at the deadline.
       this.idleWaitMs = Math.min(IDLE_WAIT_CAP_MS, this.idleWaitMs * 2 || 1);
@@ -501,6 +525,12 @@ export class Connection {
         this.pump();
       }, wait);
     }
+  }
+
+  /** Time is up: nothing more is sent (a held request included: it was not due before the end). */
+  private endStream(): void {
+    this.source.remaining = 0;
+    this.heldLen = 0;
   }
 
   /** Send time of the oldest request still waiting, or -1. */
@@ -529,20 +559,31 @@ export class Connection {
     const source = this.source;
     while (!this.writing) {
       const free = this.pipeline - this.inflight;
-      let count = free < source.remaining ? free : source.remaining;
+      if (free <= 0) break;
+      const held = this.heldLen > 0 ? 1 : 0;
+      // Requests to draw from the stream (a held one goes first, drawn already).
+      let count = free - held < source.remaining ? free - held : source.remaining;
       const now = performance.now();
+      // --rate: requests of the connection's stream due by now (all of them without a rate).
+      let dueCount = Infinity;
       if (this.intervalMs > 0) {
-        // Open loop: only what is due by now.
-        const due = Math.floor((now - this.startedAt - this.offsetMs) / this.intervalMs) + 1 - this.scheduled;
+        // Open loop: only what is due by now. Under --cluster the stream's
+        // requests are walked by every primary's source: one of this node's
+        // drawn early is held until its time (writeRequests).
+        dueCount = Math.floor((now - this.startedAt - this.offsetMs) / this.intervalMs) + 1;
+        if (held === 1 && this.heldOrdinal >= dueCount) break;
+        const due = dueCount - source.walked;
         if (due < count) count = due;
       }
+      if (count < 0) count = 0;
+      count += held;
       if (count <= 0) break;
-      // --cluster: nothing of this node's in the stream just now.
-      if (!this.writeRequests(count < this.batchRequests ? count : this.batchRequests, now)) break;
+      // --cluster: nothing of this node's in the stream just now (or not due yet).
+      if (!this.writeRequests(count < this.batchRequests ? count : this.batchRequests, now, dueCount)) break;
     }
-    if (this.intervalMs > 0 && !this.writing && source.remaining > 0 && this.inflight < this.pipeline) {
-      // Wake up when the next one is due.
-      this.wakeAt(this.dueAt(this.scheduled));
+    if (this.intervalMs > 0 && !this.writing && (source.remaining > 0 || this.heldLen > 0) && this.inflight < this.pipeline) {
+      // Wake up when the next one is due: the held one, else the stream's next (no earlier one can be this node's).
+      this.wakeAt(this.dueAt(this.heldLen > 0 ? this.heldOrdinal : source.walked));
     }
   }
 
@@ -554,35 +595,47 @@ export class Connection {
   /**
    * Encodes n requests into the write buffer and hands them to the kernel in
    * one write; their latency counts from here (nothing of this connection
-   * waits in user space before them). Bytes out count what the kernel took.
+   * waits in user space before them), or under --rate from when each was
+   * due. Bytes out count what the kernel took. `dueCount`: --rate, the
+   * requests of the connection's stream due by now; a request drawn past
+   * them (--cluster) is held for later, not sent.
    */
-  private writeRequests(n: number, now: number): boolean {
+  private writeRequests(n: number, now: number, dueCount: number): boolean {
     const source = this.source;
     const out = this.out ?? (this.out = Buffer.allocUnsafe(this.batchRequests * this.prepared.maxRequestBytes));
     let pos = 0;
-    for (let i = 0; i < n; i++) {
-      const slot = this.tail;
+    let i = 0;
+    if (this.heldLen > 0) {
+      // Drawn earlier, due now: first in the write, as it is in the stream.
+      this.held.copy(out, 0, 0, this.heldLen);
+      pos = this.heldLen;
+      this.heldLen = 0;
+      this.place(this.heldOp, this.heldCommand, this.heldKeyHash, this.heldKeyIndex, this.heldKeys, this.heldKeyCount, this.heldOrdinal, now);
+      i = 1;
+    }
+    for (; i < n; i++) {
       const request = source.next(out, pos);
-      if (request.len === 0) {
-        // --cluster: the rest of the stream is other primaries'.
-        n = i;
+      // --cluster: the rest of the stream is other primaries'.
+      if (request.len === 0) break;
+      // Its number in the connection's stream: --rate's schedule.
+      const ordinal = source.walked - 1;
+      if (ordinal >= dueCount) {
+        // --rate under --cluster: this node's next request is not due yet; it waits, encoded, for its time.
+        out.copy(this.held, 0, pos, pos + request.len);
+        this.heldLen = request.len;
+        this.heldOrdinal = ordinal;
+        this.heldOp = request.op;
+        this.heldCommand = request.command;
+        this.heldKeyHash = request.keyHash;
+        this.heldKeyIndex = request.keyIndex;
+        this.heldKeyCount = request.keyCount;
+        for (let k = 0; k < this.heldKeys.length && k < request.keyCount; k++) this.heldKeys[k] = request.keys[k];
         break;
       }
       pos += request.len;
-      this.ops[slot] = request.op;
-      this.commands[slot] = request.command;
-      this.keyHashes[slot] = request.keyHash;
-      this.keyIndexes[slot] = request.keyIndex;
-      if (this.maxKeys > 1) for (let k = 0; k < request.keyCount; k++) this.slotKeys[slot * this.maxKeys + k] = request.keys[k];
-      this.sentAt[slot] = now;
-      if (this.prepared.written !== null) this.writtenBefore[slot] = request.op === OP_GET && this.prepared.written.has(request.keyIndex) ? 1 : 0;
-      if (this.intervalMs > 0) {
-        const due = this.dueAt(this.scheduled++);
-        this.intendedAt[slot] = due;
-        this.lagHistogram?.record((now - due) * 1e6);
-      }
-      this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
+      this.place(request.op, request.command, request.keyHash, request.keyIndex, request.keys, request.keyCount, ordinal, now);
     }
+    n = i;
     if (n === 0) return false;
     this.idleWaitMs = 0;
     this.inflight += n;
@@ -599,6 +652,24 @@ export class Connection {
       this.pendingBytes = pos;
     }
     return true;
+  }
+
+  /** Takes the next ring slot for a request written now; `ordinal`: its number in the connection's stream (--rate: when it was due). */
+  private place(op: Op, command: number, keyHash: number, keyIndex: number, keys: Float64Array, keyCount: number, ordinal: number, now: number): void {
+    const slot = this.tail;
+    this.ops[slot] = op;
+    this.commands[slot] = command;
+    this.keyHashes[slot] = keyHash;
+    this.keyIndexes[slot] = keyIndex;
+    if (this.maxKeys > 1) for (let k = 0; k < keyCount; k++) this.slotKeys[slot * this.maxKeys + k] = keys[k];
+    this.sentAt[slot] = now;
+    if (this.prepared.written !== null) this.writtenBefore[slot] = op === OP_GET && this.prepared.written.has(keyIndex) ? 1 : 0;
+    if (this.intervalMs > 0) {
+      const due = this.dueAt(ordinal);
+      this.intendedAt[slot] = due;
+      this.lagHistogram?.record((now - due) * 1e6);
+    }
+    this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
   }
 
   /** Write callbacks come in order: the last one issued completes the pending write. Made per socket (attach). */

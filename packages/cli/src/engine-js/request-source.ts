@@ -84,6 +84,12 @@ export type Side = typeof SEND_ALL | typeof SEND_WRITES | typeof SEND_READS;
 export class RequestSource {
   /** Requests of the connection's stream not yet walked (the node's share of them under --cluster). */
   remaining: number;
+  /**
+   * Requests of the connection's stream walked so far, this source's and
+   * (under --cluster) the other primaries' alike: the request `next` just
+   * returned is number `walked - 1` of the stream (--rate's schedule).
+   */
+  walked = 0;
   private readonly request: Request;
   /** The keys of the request being encoded (a multi-key command draws several). */
   private readonly keyBuf: Float64Array;
@@ -134,6 +140,7 @@ export class RequestSource {
         return this.request;
       }
       this.remaining--;
+      this.walked++;
       if (this.order === 'preload-all') {
         command = 0;
         keyCount = p.commands[0].encoder.keyCount;

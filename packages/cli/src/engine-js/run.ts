@@ -384,12 +384,14 @@ async function runPhase(
       for (const c of connections) c.stop(f);
     };
     const pace = (id: number) => paceFor(plan, phase, id, start);
-    const pacer = pace(0).intervalMs > 0 ? new Pacer(plan.connections) : null;
+    const pacer = pace(0).intervalMs > 0 ? new Pacer(layout.length) : null;
     // One socket of the layout (phaseSockets): node is --cluster's primary (-1: the one server),
     // side --read-from's share of it (SEND_READS: a replica's socket).
-    const connectionFor = ({ id, node, side, target }: PhaseSocket, socket: net.Socket) =>
+    // `socketIndex`: its place in the layout (the pacer's index).
+    const connectionFor = ({ id, node, side, target }: PhaseSocket, socketIndex: number, socket: net.Socket) =>
       new Connection({
         id,
+        socketIndex,
         socket,
         source: phase === 'preload' ? prepared.preloadSource(id, node) : prepared.runSource(id, durationMs > 0, node, side),
         node: node >= 0 && nodeTallies ? nodeTallies[node] : null,
@@ -406,7 +408,7 @@ async function runPhase(
         finish,
         signal: options.signal,
       });
-    for (let n = 0; n < sockets.length; n++) connections.push(connectionFor(layout[n], sockets[n]));
+    for (let n = 0; n < sockets.length; n++) connections.push(connectionFor(layout[n], n, sockets[n]));
     // --ramp-connections: each later step opens its connections (through
     // openConnection, as the first ones) when due and starts them; a step
     // due at or after the phase's end, or after a stop, opens none.
@@ -447,7 +449,7 @@ async function runPhase(
               finish(id, null);
               continue;
             }
-            const c = connectionFor({ id, node: -1, side: SEND_ALL, target: plan }, socket);
+            const c = connectionFor({ id, node: -1, side: SEND_ALL, target: plan }, id - local.first, socket);
             connections.push(c);
             c.start();
           }

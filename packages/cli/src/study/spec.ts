@@ -624,9 +624,6 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
     }
   }
   const capacity = reader.readCapacity(data);
-  // A capacity search paces with --rate, which --cluster does not take yet.
-  const clustered = capacity ? groups.flatMap((g) => g.scenarios).find((s) => s.target.kind === 'redis_cluster') : undefined;
-  if (clustered) throw errors.at(['mode'], `scenario "${clustered.name}": mode: capacity does not go with a redis_cluster target yet (a capacity search paces with --rate, which --cluster does not take)`);
   return {
     ...(capacity ? { capacity } : {}),
     file,
