@@ -186,15 +186,31 @@ function makeCertificates(dir) {
   run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
 }
 
+/**
+ * What to stop if the script is interrupted (Ctrl-C, SIGTERM, SIGHUP): every
+ * server it started, before it exits. A measurement in progress (spawnSync)
+ * finishes first; then the handler runs.
+ */
+const cleanups = new Set();
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+  process.on(signal, () => {
+    for (const c of cleanups) c();
+    console.error(`perf: interrupted (${signal}); stopped the servers it started`);
+    process.exit(code);
+  });
+}
+
 /** A local cluster of `primaries` redis-servers (no replicas), joined and ready; `stop()` ends it and removes its files. */
 async function startCluster(primaries) {
   const dirs = [];
   const procs = [];
   const ports = [];
   const stop = () => {
+    cleanups.delete(stop);
     for (const p of procs) p.kill('SIGKILL');
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   };
+  cleanups.add(stop);
   try {
     for (let i = 0; i < primaries; i++) {
       const p = await freePort();
@@ -290,6 +306,12 @@ if (transports.includes('unix')) {
   transportArgs.unix = { bench: ['-s', socket], respbench: ['-s', socket] };
 }
 const server = spawn('redis-server', serverArgs, { stdio: 'ignore' });
+const stopServer = () => {
+  cleanups.delete(stopServer);
+  server.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+};
+cleanups.add(stopServer);
 try {
   await waitPort(port);
   if (tlsPort) await waitPort(tlsPort);
@@ -340,6 +362,5 @@ try {
     }
   }
 } finally {
-  server.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
+  stopServer();
 }
