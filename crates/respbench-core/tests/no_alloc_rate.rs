@@ -10,7 +10,8 @@
 mod counting_alloc;
 
 use counting_alloc::{allocations_for, ok_server};
-use respbench_core::Plan;
+use respbench_core::plan::ClusterPlan;
+use respbench_core::{Mode, Plan};
 
 #[test]
 fn a_rate_run_allocates_nothing_per_request_either() {
@@ -22,4 +23,17 @@ fn a_rate_run_allocates_nothing_per_request_either() {
     let many = allocations_for(Plan { requests: 40_000, ..plan.clone() });
     eprintln!("--rate: {few} allocations for 2,000 requests, {many} for 40,000");
     assert!(many <= few + 8, "--rate: {few} allocations for 2,000 requests, {many} for 40,000");
+    // --rate with --cluster (two "primaries", both this server): each primary's socket holds a request of its
+    // share drawn before it is due in a buffer made with the connection; still nothing per request.
+    let cluster = ClusterPlan {
+        nodes: vec![("127.0.0.1".into(), port), ("127.0.0.1".into(), port)],
+        slots: vec![(0, 8191, 0), (8192, 16383, 1)],
+        ..ClusterPlan::default()
+    };
+    let plan = Plan { mode: Mode::Mixed, cluster: Some(cluster), ..plan };
+    allocations_for(Plan { requests: 1_000, ..plan.clone() });
+    let few = allocations_for(Plan { requests: 2_000, ..plan.clone() });
+    let many = allocations_for(Plan { requests: 40_000, ..plan.clone() });
+    eprintln!("--rate --cluster: {few} allocations for 2,000 requests, {many} for 40,000");
+    assert!(many <= few + 8, "--rate --cluster: {few} allocations for 2,000 requests, {many} for 40,000");
 }
