@@ -397,7 +397,15 @@ impl RequestSource {
             let mut routed = None;
             if self.remaining == 0 {
                 // `--cluster`: an earlier request of this batch walked to the stream's end.
-                return Request { len: 0, op: Op::Set, command: 0, key_hash: 0, key_index: 0, key_count: 0, slot: None };
+                return Request {
+                    len: 0,
+                    op: Op::Set,
+                    command: 0,
+                    key_hash: 0,
+                    key_index: 0,
+                    key_count: 0,
+                    slot: None,
+                };
             }
             self.remaining -= 1;
             let command = match self.order {
@@ -439,7 +447,15 @@ impl RequestSource {
                     skipped += 1;
                     if self.remaining > u64::MAX / 2 && skipped == MAX_SKIPS_PER_CALL {
                         // A time-bound stream may hold no key of this node (a {tag} prefix): nothing now, ask later.
-                        return Request { len: 0, op: Op::Set, command: 0, key_hash: 0, key_index: 0, key_count: 0, slot: None };
+                        return Request {
+                            len: 0,
+                            op: Op::Set,
+                            command: 0,
+                            key_hash: 0,
+                            key_index: 0,
+                            key_count: 0,
+                            slot: None,
+                        };
                     }
                     continue;
                 }
