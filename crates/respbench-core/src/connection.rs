@@ -1075,14 +1075,17 @@ impl Connection {
     }
 
     /// `--cluster`: one turn of every detour: opens the ones not open yet
-    /// (blocking this worker as a reconnect does), writes what is due, reads
-    /// and counts what came. Called by the worker on each loop turn while
-    /// [`Connection::has_detours`].
+    /// (blocking this worker as a reconnect does) and registers them in the
+    /// worker's poll under `token` (so a reply wakes it), writes what is due,
+    /// reads and counts what came. Called by the worker on each loop turn
+    /// while [`Connection::has_detours`].
     pub fn service_detours(
         &mut self,
         w: &PreparedPlan,
         tally: &mut Tally,
         control: &RunControl,
+        registry: &mio::Registry,
+        token: mio::Token,
     ) -> Result<Status, Failure> {
         let now = Instant::now();
         let mut i = 0;
@@ -1105,7 +1108,12 @@ impl Connection {
                     ..w.plan.clone()
                 };
                 match open(&plan, control) {
-                    Ok(stream) => self.detours[i].stream = Some(stream),
+                    Ok(mut stream) => {
+                        // Not registered: the worker's turns while requests wait still service it.
+                        let _ =
+                            registry.register(&mut stream, token, mio::Interest::READABLE | mio::Interest::WRITABLE);
+                        self.detours[i].stream = Some(stream);
+                    }
                     Err(ConnectError::Interrupted) => {
                         return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
                     }
