@@ -1010,8 +1010,14 @@ impl Connection {
                 c.retried += 1;
                 r.asking = false;
                 r.not_before = now + backoff(r.hops);
-                let own = self.peer.clone().unwrap_or_else(|| format!("{}:{}", w.plan.host, w.plan.port));
-                self.detour_to(w, own.as_bytes())
+                // This connection's own node (its peer's text is lent, not copied).
+                let own = self.peer.take();
+                let index = match own.as_deref() {
+                    Some(peer) => self.detour_to(w, peer.as_bytes()),
+                    None => self.detour_to(w, format!("{}:{}", w.plan.host, w.plan.port).as_bytes()),
+                };
+                self.peer = own;
+                index
             }
         };
         self.redirect_text = text;

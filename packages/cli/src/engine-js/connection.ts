@@ -261,6 +261,8 @@ export class Connection {
    * such a slot is sent straight there, not to this connection's node first.
    */
   private slotDetour: Int16Array | null = null;
+  /** --cluster: host:port of this connection's socket (made at the first TRYAGAIN on it). */
+  private ownTarget: Buffer | null = null;
   /** --cluster, the measured phase: every primary's figures (a reply counts in the row of the node that answered it). */
   private readonly nodes: NodeTally[] | null;
   /** --cluster: a look again at a stream that had nothing for this node, and its growing wait. */
@@ -373,6 +375,7 @@ export class Connection {
   /** Takes over an open socket from openConnection; events of a socket it has left are ignored. */
   private attach(socket: net.Socket): void {
     this.socket = socket;
+    this.ownTarget = null;
     this.onWritten = (err?: Error | null) => this.written(socket, err);
     socket.on('data', (chunk: Buffer) => {
       if (socket === this.socket) this.onData(chunk);
@@ -915,7 +918,7 @@ export class Connection {
       c.retried++;
       R.asking[r] = 0;
       R.notBefore[r] = now + backoffMs(hops);
-      const own = Buffer.from(peerLabel(this.socket) ?? this.peer ?? `${this.target.host}:${this.target.port}`, 'latin1');
+      const own = (this.ownTarget ??= Buffer.from(peerLabel(this.socket) ?? this.peer ?? `${this.target.host}:${this.target.port}`, 'latin1'));
       index = this.detourTo(own, 0, own.length);
     }
     const d = this.detours![index];
