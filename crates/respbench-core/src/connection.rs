@@ -210,10 +210,22 @@ pub(crate) struct Connection {
     /// `--reconnect`: set while the connection is down after a drop.
     down: Option<Down>,
     /// `--cluster`: connections opened where redirections sent requests
-    /// (the TS engine's detours); empty without redirections.
+    /// (the TS engine's detours), and where a MOVED slot's requests then go
+    /// straight; empty without redirections.
     detours: Vec<Detour>,
-    /// `--cluster`: requests redirected and not answered yet.
+    /// `--cluster`: requests on detours and not answered yet; they count in the window.
     detoured: usize,
+    /// `--cluster`: slot → index in `detours` of the node a MOVED named for
+    /// it (-1: where the source routes it). Made at the first MOVED (empty
+    /// before): a request of such a slot is sent straight there.
+    slot_detour: Vec<i16>,
+    /// `--cluster`: a multi-key request's keys while it is on a detour,
+    /// `max_keys` a record, `pipeline` records (made at the first
+    /// redirection), and the free ones: nothing allocated per request.
+    resend_keys: Vec<u64>,
+    free_keys: Vec<u32>,
+    /// `--cluster`: the text of the redirection being handled (reused).
+    redirect_text: Vec<u8>,
     /// `--cluster`: `__rand_int__` draws of requests sent again (not the key stream's).
     detour_rand: KeyStream,
     /// `--cluster`: a multi-key request's scratch when it is sent again.
@@ -222,6 +234,15 @@ pub(crate) struct Connection {
     /// node, and the growing wait (as the TS engine).
     idle_retry: Option<Instant>,
     idle_wait: Duration,
+}
+
+/// Where a request sent straight to a moved slot's owner was encoded: in
+/// the connection's output buffer at an offset, or in the held request's
+/// buffer (`--rate` under `--cluster`).
+#[derive(Clone, Copy)]
+enum Encoded {
+    Out(usize),
+    Held,
 }
 
 /// `--rate` under `--cluster`: a request drawn before it was due.
@@ -235,13 +256,14 @@ struct Held {
 /// `--cluster`: longest wait before looking again at a stream that had nothing for this node.
 const IDLE_WAIT_CAP: Duration = Duration::from_millis(50);
 
-/// `--cluster`: a request answered with a redirection, on its way again.
-#[derive(Clone, Debug)]
+/// `--cluster`: a request on a detour: answered with a redirection and on
+/// its way again, or sent straight to the new owner of a moved slot.
+#[derive(Clone, Copy, Debug)]
 struct Resend {
     slot: Slot,
-    /// A multi-key command's keys (empty for one key: `slot.key_index`).
-    /// Made per redirection, not per request.
-    keys: Box<[u64]>,
+    /// A multi-key command's keys: `Connection::resend_keys[keys_at..]`
+    /// (`NO_KEYS` for one key: `slot.key_index`).
+    keys_at: u32,
     /// ASK: sent after ASKING, whose +OK comes first.
     asking: bool,
     hops: u32,
@@ -258,10 +280,14 @@ struct Resend {
 struct Detour {
     /// `host:port`
     target: String,
+    /// The row of the per-node table its replies count in (index into
+    /// `ClusterPlan::nodes`): the primary it is, or whose replica it is.
+    row: Option<u16>,
     stream: Option<Stream>,
-    /// Requests not written yet (the connection is opening, or a retry's backoff runs).
+    /// Requests waiting for a backoff to end (TRYAGAIN, a third hop).
     waiting: VecDeque<Resend>,
-    /// Requests written, in order, waiting for their replies.
+    /// Requests encoded into `out` or written, in order, waiting for their
+    /// replies. Both queues hold the window at most (made that size).
     sent: VecDeque<Resend>,
     out: Vec<u8>,
     out_start: usize,
@@ -286,6 +312,10 @@ const RETRY_BACKOFF_CAP: Duration = Duration::from_millis(500);
 /// Salt of the `__rand_int__` stream of requests sent again (as the TS engine's).
 const DETOUR_RAND_SALT: u32 = 0x5bd1_e995;
 const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
+/// Hash slots of a cluster.
+const SLOTS: usize = 16384;
+/// `Resend::keys_at` of a one-key request.
+const NO_KEYS: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Redirect {
@@ -371,6 +401,10 @@ impl Connection {
             down: None,
             detours: Vec::new(),
             detoured: 0,
+            slot_detour: Vec::new(),
+            resend_keys: Vec::new(),
+            free_keys: Vec::new(),
+            redirect_text: Vec::new(),
             detour_rand: KeyStream::new(prepared.plan.seed ^ DETOUR_RAND_SALT, id),
             detour_scratch: KeyScratch::new(prepared.max_keys),
             idle_retry: None,
@@ -486,6 +520,7 @@ impl Connection {
         }
         if self.source.remaining > 0
             && self.inflight == 0
+            && self.detoured == 0
             && self.out_start == self.out_end
             && self.pace.interval.is_none()
         {
@@ -536,7 +571,7 @@ impl Connection {
         // The held request, else the stream's next (no earlier one can be this node's).
         let next = self.held.map_or(self.source.walked, |h| h.ordinal);
         let due = match self.pace.interval {
-            Some(interval) if self.inflight < self.slots.len() => Some(self.due_at(next, interval)),
+            Some(interval) if self.inflight + self.detoured < self.slots.len() => Some(self.due_at(next, interval)),
             _ => None,
         };
         let at = match (due, self.pace.deadline) {
@@ -621,7 +656,8 @@ impl Connection {
     fn send(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<(), Failure> {
         let pipeline = self.slots.len();
         while self.out_start == self.out_end {
-            let free = (pipeline - self.inflight) as u64;
+            // Requests on detours (`--cluster`) are in the window too.
+            let free = pipeline.saturating_sub(self.inflight + self.detoured) as u64;
             if free == 0 {
                 return Ok(());
             }
@@ -646,15 +682,22 @@ impl Connection {
             }
             let mut pos = 0;
             let mut sent = 0;
+            let mut straight = 0;
             if let Some(h) = self.held.take() {
                 // Drawn earlier, due now: first in the write, as it is in the stream.
                 let len = h.request.len;
-                self.out[..len].copy_from_slice(&self.held_bytes[..len]);
-                pos = len;
-                self.place(w, tally, h.request, true, h.ordinal, now);
-                sent = 1;
+                if let Some(d) = self.moved_to(&h.request) {
+                    let intended = self.intended(h.ordinal, now, tally);
+                    self.send_straight(w, d, &h.request, Encoded::Held, now, intended);
+                    straight = 1;
+                } else {
+                    self.out[..len].copy_from_slice(&self.held_bytes[..len]);
+                    pos = len;
+                    self.place(w, tally, h.request, true, h.ordinal, now);
+                    sent = 1;
+                }
             }
-            while sent < count {
+            while sent + straight < count {
                 let r = self.source.next(w, &mut self.out[pos..]);
                 if r.len == 0 {
                     // `--cluster`: the rest of the stream is other primaries'.
@@ -670,11 +713,27 @@ impl Connection {
                     self.held = Some(Held { request: r, ordinal });
                     break;
                 }
+                if let Some(d) = self.moved_to(&r) {
+                    // `--cluster`: its slot moved (a MOVED said where): straight to the new owner, its bytes as encoded.
+                    let intended = self.intended(ordinal, now, tally);
+                    self.send_straight(w, d, &r, Encoded::Out(pos), now, intended);
+                    straight += 1;
+                    continue;
+                }
                 pos += r.len;
                 self.place(w, tally, r, false, ordinal, now);
                 sent += 1;
             }
+            if straight > 0 {
+                self.idle_wait = Duration::ZERO;
+                for i in 0..self.detours.len() {
+                    self.write_detour(w, tally, i, now)?;
+                }
+            }
             if sent == 0 {
+                if straight > 0 {
+                    continue;
+                }
                 return Ok(());
             }
             self.idle_wait = Duration::ZERO;
@@ -686,13 +745,15 @@ impl Connection {
         Ok(())
     }
 
-    /// Takes the next ring slot for request `r`, written now; its keys are
-    /// the held ones (`held`) or the source's. `ordinal`: its number in the
-    /// connection's stream (`--rate`: when it was due).
-    #[inline]
-    fn place(&mut self, w: &PreparedPlan, tally: &mut Tally, r: Request, held: bool, ordinal: u64, now: Instant) {
-        let pipeline = self.slots.len();
-        let intended = match self.pace.interval {
+    /// `--cluster`: the detour a request goes straight to, when a MOVED said its slot's new owner.
+    fn moved_to(&self, r: &crate::request_source::Request) -> Option<usize> {
+        r.slot.and_then(|s| self.slot_detour.get(s as usize)).filter(|&&d| d >= 0).map(|&d| d as usize)
+    }
+
+    /// When request `ordinal` of the connection's stream was due (`--rate`,
+    /// its schedule lag recorded), or now without a rate.
+    fn intended(&self, ordinal: u64, now: Instant, tally: &mut Tally) -> Instant {
+        match self.pace.interval {
             Some(interval) => {
                 let at = self.due_at(ordinal, interval);
                 if let Some(lag) = tally.lag.as_mut() {
@@ -701,7 +762,16 @@ impl Connection {
                 at
             }
             None => now,
-        };
+        }
+    }
+
+    /// Takes the next ring slot for request `r`, written now; its keys are
+    /// the held ones (`held`) or the source's. `ordinal`: its number in the
+    /// connection's stream (`--rate`: when it was due).
+    #[inline]
+    fn place(&mut self, w: &PreparedPlan, tally: &mut Tally, r: Request, held: bool, ordinal: u64, now: Instant) {
+        let pipeline = self.slots.len();
+        let intended = self.intended(ordinal, now, tally);
         if self.max_keys > 1 {
             let at = self.tail * self.max_keys;
             let n = r.key_count as usize;
@@ -846,18 +916,19 @@ impl Connection {
             self.inflight -= 1;
             if w.plan.cluster.is_some() && self.scanner.kind == ReplyKind::Error {
                 if let Some(kind) = redirect_kind(self.scanner.payload(buf)) {
-                    let text = String::from_utf8_lossy(self.scanner.payload(buf)).into_owned();
+                    self.redirect_text.clear();
+                    self.redirect_text.extend_from_slice(self.scanner.payload(buf));
                     if let (Some(node), true) = (self.node, tally.histogram.is_some()) {
                         tally.nodes[node as usize].redirections += 1;
                     }
-                    let keys: Box<[u64]> = if self.max_keys > 1 {
-                        let at = slot_index * self.max_keys;
-                        self.slot_keys[at..at + w.commands[slot.command as usize].encoder.key_count()].into()
-                    } else {
-                        Box::default()
-                    };
-                    let r = Resend { slot, keys, asking: false, hops: 0, first_try: now, not_before: now };
-                    self.detour(w, tally, r, kind, &text, now);
+                    let keys_at = self.take_keys(w);
+                    if keys_at != NO_KEYS {
+                        let (to, from) = (keys_at as usize, slot_index * self.max_keys);
+                        self.resend_keys[to..to + self.max_keys]
+                            .copy_from_slice(&self.slot_keys[from..from + self.max_keys]);
+                    }
+                    let r = Resend { slot, keys_at, asking: false, hops: 0, first_try: now, not_before: now };
+                    self.detour(w, tally, r, kind, now);
                     pos = reply_end;
                     continue;
                 }
@@ -921,14 +992,84 @@ impl Connection {
 }
 
 impl Connection {
+    /// `--cluster`: room for a request's keys while it is on a detour
+    /// (`NO_KEYS` when every command names one key). The pool is made at the
+    /// first redirection, the window's size: nothing allocated per request.
+    fn take_keys(&mut self, w: &PreparedPlan) -> u32 {
+        if self.max_keys <= 1 {
+            return NO_KEYS;
+        }
+        if self.resend_keys.is_empty() {
+            let pipeline = w.plan.pipeline.max(1) as usize;
+            self.resend_keys = vec![0; pipeline * self.max_keys];
+            self.free_keys = (0..pipeline).rev().map(|i| (i * self.max_keys) as u32).collect();
+        }
+        self.free_keys.pop().expect("more requests on detours than the window holds")
+    }
+
+    fn give_keys(&mut self, at: u32) {
+        if at != NO_KEYS {
+            self.free_keys.push(at);
+        }
+    }
+
+    /// `--cluster`: a request of a slot a MOVED moved, sent straight to the
+    /// new owner over this connection's detour there, once: its bytes as the
+    /// source encoded them (`out[pos..]`) go to that detour's buffer, and
+    /// its reply counts in the row of the node that answers it.
+    fn send_straight(
+        &mut self,
+        w: &PreparedPlan,
+        index: usize,
+        r: &crate::request_source::Request,
+        encoded: Encoded,
+        now: Instant,
+        intended: Instant,
+    ) {
+        let keys_at = self.take_keys(w);
+        if keys_at != NO_KEYS {
+            let at = keys_at as usize;
+            let n = r.key_count as usize;
+            let keys = match encoded {
+                Encoded::Held => &self.held_keys[..n],
+                Encoded::Out(_) => &self.source.keys()[..n],
+            };
+            self.resend_keys[at..at + n].copy_from_slice(keys);
+        }
+        let written_before = r.op == Op::Get && w.written.as_ref().is_some_and(|k| k.has(r.key_index));
+        let slot = Slot {
+            sent_at: now,
+            intended,
+            key_index: r.key_index,
+            key_hash: r.key_hash,
+            op: r.op,
+            command: r.command,
+            written_before,
+        };
+        let d = &mut self.detours[index];
+        let bytes = match encoded {
+            Encoded::Held => &self.held_bytes[..r.len],
+            Encoded::Out(pos) => &self.out[pos..pos + r.len],
+        };
+        d.out.extend_from_slice(bytes);
+        d.sent.push_back(Resend { slot, keys_at, asking: false, hops: 0, first_try: now, not_before: now });
+        self.detoured += 1;
+    }
+
     /// `--cluster`: a reply said the request belongs elsewhere or later
     /// (the TS engine's `detour`): MOVED and ASK send it again to the node
-    /// named (ASK after ASKING) on a detour opened there on first use;
-    /// TRYAGAIN and CLUSTERDOWN send it again to this node after a backoff,
-    /// until `--timeout` has passed since its first answer. Its latency
-    /// counts from its first send, hops included.
-    fn detour(&mut self, w: &PreparedPlan, tally: &mut Tally, mut r: Resend, kind: Redirect, text: &str, now: Instant) {
+    /// named (ASK after ASKING) on a detour opened there on first use, and a
+    /// MOVED sends the slot's later requests straight there; TRYAGAIN and
+    /// CLUSTERDOWN send it again to this node after a backoff, until
+    /// `--timeout` has passed since its first answer. Its latency counts
+    /// from its first send, hops included. The reply's text is in
+    /// `redirect_text`. Nothing is allocated per request (a new detour, the
+    /// slot map and a given-up request's text are made once each).
+    fn detour(&mut self, w: &PreparedPlan, tally: &mut Tally, mut r: Resend, kind: Redirect, now: Instant) {
         let c = &mut tally.counters;
+        if r.hops == 0 {
+            r.first_try = now;
+        }
         r.hops += 1;
         let timeout = Duration::from_millis(if w.plan.timeout_ms > 0 { w.plan.timeout_ms } else { 10_000 });
         if r.hops > MAX_HOPS || now.saturating_duration_since(r.first_try) > timeout {
@@ -945,66 +1086,126 @@ impl Connection {
             tally.unreported_replies += 1;
             tally.unreported_errors += 1;
             if tally.first.error.is_none() {
+                let text = String::from_utf8_lossy(&self.redirect_text[..self.redirect_text.len().min(300)]);
                 tally.first.error = Some((now, format!("{text} (after {} redirections or retries)", r.hops - 1)));
             }
+            self.give_keys(r.keys_at);
             return;
         }
         self.detoured += 1;
-        let target = match kind {
+        let text = std::mem::take(&mut self.redirect_text);
+        let index = match kind {
             Redirect::Moved | Redirect::Ask => {
+                // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381"
+                let space = text.iter().rposition(|&b| b == b' ').unwrap_or(0);
+                let index = self.detour_to(w, &text[(space + 1).min(text.len())..]);
                 if kind == Redirect::Moved {
                     c.moved += 1;
+                    let slot =
+                        text[6.min(space)..space].iter().fold(0usize, |n, &b| n * 10 + b.wrapping_sub(b'0') as usize);
+                    self.slot_moved(slot, index);
                 } else {
                     c.asked += 1;
                 }
                 r.asking = kind == Redirect::Ask;
                 // Two nodes sending a request to each other while a slot changes hands: wait before the third hop.
                 r.not_before = if r.hops <= FREE_HOPS { now } else { now + backoff(r.hops - FREE_HOPS) };
-                // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381"
-                text.rsplit(' ').next().unwrap_or("").to_string()
+                index
             }
             Redirect::Retry => {
                 c.retried += 1;
                 r.asking = false;
                 r.not_before = now + backoff(r.hops);
-                self.peer.clone().unwrap_or_else(|| format!("{}:{}", w.plan.host, w.plan.port))
+                // This connection's own node (its peer's text is lent, not copied).
+                let own = self.peer.take();
+                let index = match own.as_deref() {
+                    Some(peer) => self.detour_to(w, peer.as_bytes()),
+                    None => self.detour_to(w, format!("{}:{}", w.plan.host, w.plan.port).as_bytes()),
+                };
+                self.peer = own;
+                index
             }
         };
-        let d = match self.detours.iter().position(|d| d.target == target) {
-            Some(i) => i,
-            None => {
-                self.detours.push(Detour {
-                    target,
-                    stream: None,
-                    waiting: VecDeque::new(),
-                    sent: VecDeque::new(),
-                    out: Vec::new(),
-                    out_start: 0,
-                    input: vec![0u8; 4096],
-                    input_len: 0,
-                    scanner: ReplyScanner::new(),
-                });
-                self.detours.len() - 1
-            }
-        };
-        self.detours[d].waiting.push_back(r);
+        self.redirect_text = text;
+        self.detours[index].waiting.push_back(r);
+    }
+
+    /// `--cluster`: MOVED said `slot` is at detour `index` now: its later
+    /// requests go straight there (back to the source's routing when that is
+    /// this connection's own node).
+    fn slot_moved(&mut self, slot: usize, index: usize) {
+        if slot >= SLOTS {
+            return;
+        }
+        if self.slot_detour.is_empty() {
+            self.slot_detour = vec![-1; SLOTS];
+        }
+        let own = self.peer.as_deref() == Some(self.detours[index].target.as_str());
+        self.slot_detour[slot] = if own { -1 } else { index as i16 };
+    }
+
+    /// `--cluster`: the index of this connection's detour to the node
+    /// `target` names (`host:port`), made on first use with its queues the
+    /// window's size.
+    fn detour_to(&mut self, w: &PreparedPlan, target: &[u8]) -> usize {
+        if let Some(i) = self.detours.iter().position(|d| d.target.as_bytes() == target) {
+            return i;
+        }
+        let target = String::from_utf8_lossy(target).into_owned();
+        // The row its replies count in: the primary it is, or whose replica it is
+        // (a failover promotes one: the shard's row), else this connection's own.
+        let row = w
+            .plan
+            .cluster
+            .as_ref()
+            .and_then(|c| {
+                (0..c.nodes.len()).find(|&i| {
+                    c.node_label(i) == target
+                        || c.replicas.get(i).is_some_and(|rs| {
+                            rs.iter().any(|(h, p)| {
+                                (if h.contains(':') { format!("[{h}]:{p}") } else { format!("{h}:{p}") }) == target
+                            })
+                        })
+                })
+            })
+            .map(|i| i as u16)
+            .or(self.node);
+        let pipeline = w.plan.pipeline.max(1) as usize;
+        self.detours.push(Detour {
+            target,
+            row,
+            stream: None,
+            waiting: VecDeque::with_capacity(pipeline),
+            sent: VecDeque::with_capacity(pipeline),
+            out: Vec::with_capacity((w.max_request_bytes + ASKING.len()) * pipeline.min(16)),
+            out_start: 0,
+            input: vec![0u8; 4096],
+            input_len: 0,
+            scanner: ReplyScanner::new(),
+        });
+        self.detours.len() - 1
     }
 
     /// `--cluster`: one turn of every detour: opens the ones not open yet
-    /// (blocking this worker as a reconnect does), writes what is due, reads
-    /// and counts what came. Called by the worker on each loop turn while
-    /// [`Connection::has_detours`].
+    /// (blocking this worker as a reconnect does) and registers them in the
+    /// worker's poll under `token` (so a reply wakes it), writes what is due,
+    /// reads and counts what came. Called by the worker on each loop turn
+    /// while [`Connection::has_detours`].
     pub fn service_detours(
         &mut self,
         w: &PreparedPlan,
         tally: &mut Tally,
         control: &RunControl,
+        registry: &mio::Registry,
+        token: mio::Token,
     ) -> Result<Status, Failure> {
         let now = Instant::now();
         let mut i = 0;
         while i < self.detours.len() {
-            if self.detours[i].stream.is_none() && !self.detours[i].waiting.is_empty() {
-                let target = self.detours[i].target.clone();
+            let d = &self.detours[i];
+            let due = d.waiting.front().is_some_and(|r| r.not_before <= now);
+            if d.stream.is_none() && (due || !d.sent.is_empty()) {
+                let target = d.target.clone();
                 let Some((host, port)) = split_host_port(&target) else {
                     return Err(Failure::new(
                         FailureKind::Protocol,
@@ -1019,19 +1220,35 @@ impl Connection {
                     ..w.plan.clone()
                 };
                 match open(&plan, control) {
-                    Ok(stream) => self.detours[i].stream = Some(stream),
+                    Ok(mut stream) => {
+                        // Not registered: the worker's turns while requests wait still service it.
+                        let _ =
+                            registry.register(&mut stream, token, mio::Interest::READABLE | mio::Interest::WRITABLE);
+                        self.detours[i].stream = Some(stream);
+                    }
                     Err(ConnectError::Interrupted) => {
                         return Err(Failure::new(FailureKind::Interrupted, "interrupted"));
                     }
                     Err(ConnectError::Failed(m)) => {
-                        // A node that just died (a failover under way): ask this
+                        // A node that just died (a failover under way): its slots go
+                        // back to the source's routing, and what was for it asks this
                         // connection's own node again after a backoff, until --timeout.
-                        let d = self.detours.remove(i);
-                        let text = format!("redirected to {target}: {m}");
-                        for r in d.waiting {
-                            self.detoured -= 1;
-                            self.detour(w, tally, r, Redirect::Retry, &text, now);
+                        for s in self.slot_detour.iter_mut().filter(|s| **s == i as i16) {
+                            *s = -1;
                         }
+                        self.redirect_text.clear();
+                        self.redirect_text.extend_from_slice(format!("redirected to {target}: {m}").as_bytes());
+                        let d = &mut self.detours[i];
+                        d.out.clear();
+                        d.out_start = 0;
+                        let n = d.sent.len() + d.waiting.len();
+                        for _ in 0..n {
+                            let d = &mut self.detours[i];
+                            let r = d.sent.pop_front().or_else(|| d.waiting.pop_front()).expect("a request");
+                            self.detoured -= 1;
+                            self.detour(w, tally, r, Redirect::Retry, now);
+                        }
+                        i += 1;
                         continue;
                     }
                 }
@@ -1045,7 +1262,6 @@ impl Connection {
 
     fn write_detour(&mut self, w: &PreparedPlan, tally: &mut Tally, i: usize, now: Instant) -> Result<(), Failure> {
         let d = &mut self.detours[i];
-        let Some(stream) = d.stream.as_mut() else { return Ok(()) };
         while d.waiting.front().is_some_and(|r| r.not_before <= now) {
             let r = d.waiting.pop_front().expect("a waiting request");
             if r.asking {
@@ -1054,12 +1270,18 @@ impl Connection {
             let at = d.out.len();
             d.out.resize(at + w.max_request_bytes, 0);
             let encoder = &w.commands[r.slot.command as usize].encoder;
-            let keys = if r.keys.is_empty() { std::slice::from_ref(&r.slot.key_index) } else { &r.keys[..] };
+            let keys = if r.keys_at == NO_KEYS {
+                std::slice::from_ref(&r.slot.key_index)
+            } else {
+                let k = r.keys_at as usize;
+                &self.resend_keys[k..k + encoder.key_count()]
+            };
             let (len, _) =
                 encoder.encode_keys(&mut d.out[at..], keys, &mut self.detour_scratch, &mut self.detour_rand, &w.values);
             d.out.truncate(at + len);
             d.sent.push_back(r);
         }
+        let Some(stream) = d.stream.as_mut() else { return Ok(()) };
         while d.out_start < d.out.len() {
             match stream.write(&d.out[d.out_start..]) {
                 Ok(0) => {
@@ -1159,17 +1381,26 @@ impl Connection {
                 let payload = d.scanner.payload(&d.input[..end]);
                 if d.scanner.kind == ReplyKind::Error {
                     if let Some(kind) = redirect_kind(payload) {
-                        let text = String::from_utf8_lossy(payload).into_owned();
+                        self.redirect_text.clear();
+                        self.redirect_text.extend_from_slice(payload);
+                        if let (Some(row), true) = (d.row, tally.histogram.is_some()) {
+                            tally.nodes[row as usize].redirections += 1;
+                        }
                         pos = reply_end;
-                        self.detour(w, tally, r, kind, &text, now);
+                        self.detour(w, tally, r, kind, now);
                         continue;
                     }
                 }
                 let latency = now.saturating_duration_since(r.slot.intended).as_nanos() as u64;
                 let errors_before = tally.counters.errors;
-                let keys = if r.keys.is_empty() { std::slice::from_ref(&r.slot.key_index) } else { &r.keys[..] };
+                let keys = if r.keys_at == NO_KEYS {
+                    std::slice::from_ref(&r.slot.key_index)
+                } else {
+                    &self.resend_keys[r.keys_at as usize..r.keys_at as usize + self.max_keys]
+                };
                 count_reply(w, tally, &d.scanner, &d.input[..end], &r.slot, keys, now, latency, self.replica.is_some());
-                if let (Some(node), true) = (self.node, tally.histogram.is_some()) {
+                // The row of the node that answered (docs/cluster.md).
+                if let (Some(node), true) = (d.row, tally.histogram.is_some()) {
                     let t = &mut tally.nodes[node as usize];
                     t.requests += 1;
                     t.histogram.record(latency);
@@ -1180,6 +1411,7 @@ impl Connection {
                 self.received += 1;
                 tally.unreported_replies += 1;
                 tally.unreported_errors += tally.counters.errors - errors_before;
+                self.give_keys(r.keys_at);
                 pos = reply_end;
             }
             let d = &mut self.detours[i];

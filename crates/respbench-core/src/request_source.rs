@@ -45,6 +45,8 @@ pub struct Request {
     /// Keys the request names: 1, or k for a multi-key command (the source's
     /// [`RequestSource::keys`] holds them until the next request).
     pub key_count: u16,
+    /// `--cluster`: the key's hash slot, as the source routed it (None without `--cluster`).
+    pub slot: Option<u16>,
 }
 
 /// One command as a run sends it: its encoder, how its replies count, which
@@ -457,9 +459,18 @@ impl RequestSource {
         let plan = &w.plan;
         let mut skipped = 0;
         loop {
+            let mut routed = None;
             if self.remaining == 0 {
                 // `--cluster`: an earlier request of this batch walked to the stream's end.
-                return Request { len: 0, op: Op::Set, command: 0, key_hash: 0, key_index: 0, key_count: 0 };
+                return Request {
+                    len: 0,
+                    op: Op::Set,
+                    command: 0,
+                    key_hash: 0,
+                    key_index: 0,
+                    key_count: 0,
+                    slot: None,
+                };
             }
             self.remaining -= 1;
             self.walked += 1;
@@ -490,7 +501,10 @@ impl RequestSource {
                     Side::Writes => c.op == Op::Set,
                     Side::Reads => c.op == Op::Get,
                 } && match w.key_slot(command as usize, self.keys[0], &mut self.slot_scratch) {
-                    Some(slot) => w.slot_owners[slot as usize] == node,
+                    Some(slot) => {
+                        routed = Some(slot);
+                        w.slot_owners[slot as usize] == node
+                    }
                     None => true,
                 };
                 if !sent {
@@ -499,14 +513,30 @@ impl RequestSource {
                     skipped += 1;
                     if self.remaining > u64::MAX / 2 && skipped == MAX_SKIPS_PER_CALL {
                         // A time-bound stream may hold no key of this node (a {tag} prefix): nothing now, ask later.
-                        return Request { len: 0, op: Op::Set, command: 0, key_hash: 0, key_index: 0, key_count: 0 };
+                        return Request {
+                            len: 0,
+                            op: Op::Set,
+                            command: 0,
+                            key_hash: 0,
+                            key_index: 0,
+                            key_count: 0,
+                            slot: None,
+                        };
                     }
                     continue;
                 }
             }
             let (len, key_hash) =
                 c.encoder.encode_keys(out, &self.keys, &mut self.scratch, &mut self.rand_ints, &w.values);
-            return Request { len, op: c.op, command, key_hash, key_index: self.keys[0], key_count: key_count as u16 };
+            return Request {
+                len,
+                op: c.op,
+                command,
+                key_hash,
+                key_index: self.keys[0],
+                key_count: key_count as u16,
+                slot: routed,
+            };
         }
     }
 }

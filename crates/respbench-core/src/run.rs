@@ -30,8 +30,13 @@ use crate::request_source::{Op, PreparedPlan, RequestSource, Side};
 const POLL_SLICE: Duration = Duration::from_millis(20);
 
 /// `--cluster`: longest epoll sleep while redirected requests wait (their
-/// detour connections are serviced between polls, not woken by them).
+/// detour connections are serviced after each poll; a reply on one wakes it,
+/// a backoff's end does not).
 const DETOUR_SLICE: Duration = Duration::from_micros(200);
+
+/// `--cluster`: the poll token of connection `i`'s detours is this + `i`
+/// (an event there only wakes the worker, which services every detour).
+const DETOUR_TOKEN_BASE: usize = 1 << 30;
 
 /// Refuses a plan that cannot run (bad template, zero keyspace, …) without
 /// touching the network, so a caller can report it before starting.
@@ -729,7 +734,14 @@ impl EventLoop<'_> {
             if detours {
                 for i in 0..self.conns.len() {
                     if !self.finished[i] && !self.conns[i].is_down() && self.conns[i].has_detours() {
-                        let outcome = self.conns[i].service_detours(prepared, &mut self.tally, control);
+                        let token = Token(DETOUR_TOKEN_BASE + i);
+                        let outcome = self.conns[i].service_detours(
+                            prepared,
+                            &mut self.tally,
+                            control,
+                            self.poll.registry(),
+                            token,
+                        );
                         self.settle(i, outcome);
                     }
                 }
@@ -972,7 +984,8 @@ impl EventLoop<'_> {
     fn on_event(&mut self, event: &Event) {
         let prepared = self.shared.prepared;
         let i = event.token().0;
-        if self.finished[i] || self.conns[i].is_down() {
+        // A detour's event: its connection's detours are serviced after the poll.
+        if i >= DETOUR_TOKEN_BASE || self.finished[i] || self.conns[i].is_down() {
             return;
         }
         let closing = event.is_read_closed() || event.is_error();

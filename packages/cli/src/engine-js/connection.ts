@@ -16,10 +16,10 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Counters } from './counters.js';
 import type { LatencyHistogram, OpHistograms } from './histogram.js';
-import { reconnectDelayMs, type Failure, type Plan } from './plan.js';
+import { nodeLabel, reconnectDelayMs, type Failure, type Plan } from './plan.js';
 import { fatalReplyText, HandshakeError, runHandshake } from './handshake.js';
 import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './reply.js';
-import { OP_GET, OP_SET, type Op, type PreparedPlan, type RequestSource } from './request-source.js';
+import { OP_GET, OP_SET, type Op, type PreparedPlan, type Request, type RequestSource } from './request-source.js';
 import { KeyStream } from './keys.js';
 import { firstDifference } from './values.js';
 import { ConnectInterrupted, connectTransport, earlyErrors, peerLabel } from './transport.js';
@@ -218,6 +218,8 @@ export interface ConnectionOptions {
   nodeIndex?: number;
   /** --read-from: this socket reads from a replica (a nil there for a written key is a stale read). */
   replica?: boolean;
+  /** --cluster, the measured phase: every primary's figures (ClusterPlan.nodes order), for replies from the nodes redirections name. */
+  nodes?: NodeTally[] | null;
 }
 
 /** --cluster: what the measured phase counts per primary (RawNode). */
@@ -251,16 +253,29 @@ export class Connection {
   private readonly nodeIndex: number;
   /** --read-from: reads from a replica (nil for a written key: stale, not lost). */
   private readonly replica: boolean;
-  /** --cluster: connections opened where redirections sent requests, by host:port; null without --cluster. */
-  private readonly detours: Map<string, Detour> | null;
-  /** --cluster: requests redirected and not answered yet (on a detour, or waiting for a retry). */
+  /** --cluster: connections opened where redirections sent requests (and, after a MOVED, the moved slots' requests); null without --cluster. */
+  private readonly detours: Detour[] | null;
+  /** --cluster: requests on detours and not answered yet (sent there, or waiting for a retry); they count in the window. */
   private detoured = 0;
-  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** --cluster: what each request on a detour needs when its reply comes (made at the first redirection, `pipeline` records). */
+  private records: Records | null = null;
+  /**
+   * --cluster: slot → index in `detours` of the node a MOVED named for it
+   * (-1: where the source routes it). Made at the first MOVED. A request of
+   * such a slot is sent straight there, not to this connection's node first.
+   */
+  private slotDetour: Int16Array | null = null;
+  /** --cluster: host:port of this connection's socket (made at the first TRYAGAIN on it). */
+  private ownTarget: Buffer | null = null;
+  /** --cluster, the measured phase: every primary's figures (a reply counts in the row of the node that answered it). */
+  private readonly nodes: NodeTally[] | null;
   /** --cluster: a look again at a stream that had nothing for this node, and its growing wait. */
   private idleTimer: NodeJS.Timeout | null = null;
   private idleWaitMs = 0;
   /** --cluster: __rand_int__ draws of requests sent again (not the key stream's). */
   private readonly detourRand: KeyStream;
+  /** --cluster: a multi-key request's keys when it is encoded again. */
+  private readonly detourKeys: Float64Array;
   private readonly pipeline: number;
   private readonly finish: (id: number, failure: Failure | null) => void;
   /** When this connection may send: the fields of its Pace. */
@@ -293,12 +308,8 @@ export class Connection {
   private heldLen = 0;
   /** Its number in the connection's stream (RequestSource.walked - 1 when drawn). */
   private heldOrdinal = 0;
-  private heldOp: Op = OP_SET;
-  private heldCommand = 0;
-  private heldKeyHash = 0;
-  private heldKeyIndex = 0;
-  private heldKeyCount = 1;
-  private readonly heldKeys: Float64Array;
+  /** What its ring slot (or a detour, if its slot moves meanwhile) needs; its keys in heldRequest.keys. */
+  private readonly heldRequest: Request;
   private startedAt = 0;
   /** Requests per write at most, and the one write buffer (made at the first write, then reused). */
   private readonly batchRequests: number;
@@ -351,7 +362,8 @@ export class Connection {
     this.target = o.target ?? o.prepared.plan;
     this.nodeIndex = o.nodeIndex ?? -1;
     this.replica = o.replica ?? false;
-    this.detours = o.prepared.plan.cluster ? new Map() : null;
+    this.detours = o.prepared.plan.cluster ? [] : null;
+    this.nodes = o.nodes ?? null;
     this.detourRand = new KeyStream((o.prepared.plan.seed ^ DETOUR_RAND_SALT) >>> 0, o.id);
     this.pacer = o.pacer;
     this.finish = o.finish;
@@ -365,12 +377,13 @@ export class Connection {
     this.intendedAt = new Float64Array(this.intervalMs > 0 ? pipeline : 0);
     const holds = this.intervalMs > 0 && !!o.prepared.plan.cluster;
     this.held = Buffer.allocUnsafe(holds ? perRequest : 0);
-    this.heldKeys = new Float64Array(holds ? o.prepared.maxKeys : 0);
+    this.heldRequest = { len: 0, op: OP_SET, command: 0, keyHash: 0, keyIndex: 0, keyCount: 1, keys: new Float64Array(holds ? o.prepared.maxKeys : 0), slot: -1 };
     this.ops = new Uint8Array(pipeline);
     this.commands = new Uint16Array(pipeline);
     this.keyHashes = new Uint32Array(pipeline);
     this.keyIndexes = new Float64Array(pipeline);
     this.maxKeys = o.prepared.maxKeys;
+    this.detourKeys = new Float64Array(this.maxKeys);
     this.slotKeys = new Float64Array(this.maxKeys > 1 ? pipeline * this.maxKeys : 0);
     this.sentAt = new Float64Array(pipeline);
     this.writtenBefore = new Uint8Array(o.prepared.written !== null ? pipeline : 0);
@@ -382,6 +395,7 @@ export class Connection {
   /** Takes over an open socket from openConnection; events of a socket it has left are ignored. */
   private attach(socket: net.Socket): void {
     this.socket = socket;
+    this.ownTarget = null;
     this.onWritten = (err?: Error | null) => this.written(socket, err);
     socket.on('data', (chunk: Buffer) => {
       if (socket === this.socket) this.onData(chunk);
@@ -516,7 +530,7 @@ export class Connection {
     if (this.source.remaining > 0 || this.heldLen > 0) this.sendBatch();
     // (A --cluster source may find nothing more for its node while sending.)
     if (this.source.remaining === 0 && this.heldLen === 0 && this.inflight === 0 && this.detoured === 0) this.complete();
-    else if (this.source.remaining > 0 && this.inflight === 0 && !this.writing && this.idleTimer === null && this.intervalMs === 0) {
+    else if (this.source.remaining > 0 && this.inflight === 0 && this.detoured === 0 && !this.writing && this.idleTimer === null && this.intervalMs === 0) {
       // --cluster: nothing of this node's in the stream just now; look again later (backing off), or at the deadline.
       this.idleWaitMs = Math.min(IDLE_WAIT_CAP_MS, this.idleWaitMs * 2 || 1);
       const wait = Math.min(this.idleWaitMs, Math.max(0, this.deadline - performance.now()));
@@ -537,9 +551,10 @@ export class Connection {
   oldestSentAt(): number {
     let oldest = this.inflight > 0 ? this.sentAt[this.head] : -1;
     if (this.detours !== null && this.detoured > 0) {
-      for (const d of this.detours.values()) {
-        const r = d.sent[0] ?? d.waiting[0];
-        if (r !== undefined && (oldest < 0 || r.sentAt < oldest)) oldest = r.sentAt;
+      const sentAt = this.records!.sentAt;
+      for (const d of this.detours) {
+        const r = d.sent.len > 0 ? d.sent.peek() : d.waiting.len > 0 ? d.waiting.peek() : -1;
+        if (r >= 0 && (oldest < 0 || sentAt[r] < oldest)) oldest = sentAt[r];
       }
     }
     return oldest;
@@ -558,7 +573,8 @@ export class Connection {
   private sendBatch(): void {
     const source = this.source;
     while (!this.writing) {
-      const free = this.pipeline - this.inflight;
+      // Requests on detours (--cluster) are in the window too.
+      const free = this.pipeline - this.inflight - this.detoured;
       if (free <= 0) break;
       const held = this.heldLen > 0 ? 1 : 0;
       // Requests to draw from the stream (a held one goes first, drawn already).
@@ -581,7 +597,7 @@ export class Connection {
       // --cluster: nothing of this node's in the stream just now (or not due yet).
       if (!this.writeRequests(count < this.batchRequests ? count : this.batchRequests, now, dueCount)) break;
     }
-    if (this.intervalMs > 0 && !this.writing && (source.remaining > 0 || this.heldLen > 0) && this.inflight < this.pipeline) {
+    if (this.intervalMs > 0 && !this.writing && (source.remaining > 0 || this.heldLen > 0) && this.inflight + this.detoured < this.pipeline) {
       // Wake up when the next one is due: the held one, else the stream's next (no earlier one can be this node's).
       this.wakeAt(this.dueAt(this.heldLen > 0 ? this.heldOrdinal : source.walked));
     }
@@ -603,15 +619,27 @@ export class Connection {
   private writeRequests(n: number, now: number, dueCount: number): boolean {
     const source = this.source;
     const out = this.out ?? (this.out = Buffer.allocUnsafe(this.batchRequests * this.prepared.maxRequestBytes));
+    const slotDetour = this.slotDetour;
     let pos = 0;
     let i = 0;
+    let sent = 0;
+    let straight = 0;
     if (this.heldLen > 0) {
       // Drawn earlier, due now: first in the write, as it is in the stream.
-      this.held.copy(out, 0, 0, this.heldLen);
-      pos = this.heldLen;
+      const h = this.heldRequest;
+      h.len = this.heldLen;
       this.heldLen = 0;
-      this.place(this.heldOp, this.heldCommand, this.heldKeyHash, this.heldKeyIndex, this.heldKeys, this.heldKeyCount, this.heldOrdinal, now);
       i = 1;
+      if (slotDetour !== null && h.slot >= 0 && slotDetour[h.slot] >= 0) {
+        // --cluster: its slot moved while it waited: straight to the new owner.
+        this.sendStraight(slotDetour[h.slot], h, this.held, 0, now, this.intendedFor(this.heldOrdinal, now));
+        straight++;
+      } else {
+        this.held.copy(out, 0, 0, h.len);
+        pos = h.len;
+        this.place(h.op, h.command, h.keyHash, h.keyIndex, h.keys, h.keyCount, this.heldOrdinal, now);
+        sent++;
+      }
     }
     for (; i < n; i++) {
       const request = source.next(out, pos);
@@ -624,19 +652,32 @@ export class Connection {
         out.copy(this.held, 0, pos, pos + request.len);
         this.heldLen = request.len;
         this.heldOrdinal = ordinal;
-        this.heldOp = request.op;
-        this.heldCommand = request.command;
-        this.heldKeyHash = request.keyHash;
-        this.heldKeyIndex = request.keyIndex;
-        this.heldKeyCount = request.keyCount;
-        for (let k = 0; k < this.heldKeys.length && k < request.keyCount; k++) this.heldKeys[k] = request.keys[k];
+        const h = this.heldRequest;
+        h.op = request.op;
+        h.command = request.command;
+        h.keyHash = request.keyHash;
+        h.keyIndex = request.keyIndex;
+        h.keyCount = request.keyCount;
+        h.slot = request.slot;
+        for (let k = 0; k < h.keys.length && k < request.keyCount; k++) h.keys[k] = request.keys[k];
         break;
+      }
+      if (slotDetour !== null && request.slot >= 0 && slotDetour[request.slot] >= 0) {
+        // --cluster: its slot moved (a MOVED said where): straight to the new owner, its bytes as encoded.
+        this.sendStraight(slotDetour[request.slot], request, out, pos, now, this.intendedFor(ordinal, now));
+        straight++;
+        continue;
       }
       pos += request.len;
       this.place(request.op, request.command, request.keyHash, request.keyIndex, request.keys, request.keyCount, ordinal, now);
+      sent++;
     }
-    n = i;
-    if (n === 0) return false;
+    if (straight > 0) {
+      this.idleWaitMs = 0;
+      this.flushDetours();
+    }
+    if (sent === 0) return straight > 0;
+    n = sent;
     this.idleWaitMs = 0;
     this.inflight += n;
     this.writesIssued++;
@@ -664,12 +705,16 @@ export class Connection {
     if (this.maxKeys > 1) for (let k = 0; k < keyCount; k++) this.slotKeys[slot * this.maxKeys + k] = keys[k];
     this.sentAt[slot] = now;
     if (this.prepared.written !== null) this.writtenBefore[slot] = op === OP_GET && this.prepared.written.has(keyIndex) ? 1 : 0;
-    if (this.intervalMs > 0) {
-      const due = this.dueAt(ordinal);
-      this.intendedAt[slot] = due;
-      this.lagHistogram?.record((now - due) * 1e6);
-    }
+    if (this.intervalMs > 0) this.intendedAt[slot] = this.intendedFor(ordinal, now);
     this.tail = slot + 1 === this.pipeline ? 0 : slot + 1;
+  }
+
+  /** When request `ordinal` of the connection's stream was due (--rate, its schedule lag recorded), or `now` without a rate. */
+  private intendedFor(ordinal: number, now: number): number {
+    if (this.intervalMs === 0) return now;
+    const due = this.dueAt(ordinal);
+    this.lagHistogram?.record((now - due) * 1e6);
+    return due;
   }
 
   /** Write callbacks come in order: the last one issued completes the pending write. Made per socket (attach). */
@@ -731,6 +776,7 @@ export class Connection {
         return;
       }
       reader.keepRest();
+      if (this.detoured > 0) this.flushDetours();
       this.pump();
     } catch (err) {
       if (err instanceof ProtocolError) {
@@ -777,16 +823,24 @@ export class Connection {
       const kind = redirectKind(buf, scanner.payloadStart, scanner.payloadLen);
       if (kind !== REDIRECT_NONE) {
         if (this.node !== null) this.node.redirections++;
-        const command = this.commands[slot];
-        const keyCount = this.prepared.commands[command].encoder.keyCount;
-        // A multi-key command's keys go with it (redirections are the exception path: a copy each).
-        const keys = keyCount > 1 ? this.slotKeys.slice(slot * this.maxKeys, slot * this.maxKeys + keyCount) : null;
-        const r: Resend = { op: this.ops[slot] as Op, command, keys, keyHash: this.keyHashes[slot], keyIndex: this.keyIndexes[slot], sentAt: this.sentAt[slot], intended, writtenBefore, asking: false, hops: 0, firstTry: now };
-        this.detour(r, kind, buf.toString('latin1', scanner.payloadStart, scanner.payloadStart + Math.min(scanner.payloadLen, 300)), now);
+        // Out of the ring into a record (made once per connection: nothing allocated per request).
+        const R = this.recordsFor();
+        const r = R.take();
+        R.op[r] = this.ops[slot];
+        R.command[r] = this.commands[slot];
+        R.keyHash[r] = this.keyHashes[slot];
+        R.keyIndex[r] = this.keyIndexes[slot];
+        for (let k = 0; k < this.maxKeys && this.maxKeys > 1; k++) R.keys[r * this.maxKeys + k] = this.slotKeys[slot * this.maxKeys + k];
+        R.sentAt[r] = this.sentAt[slot];
+        R.intended[r] = intended;
+        R.written[r] = writtenBefore ? 1 : 0;
+        R.asking[r] = 0;
+        R.hops[r] = 0;
+        this.detour(r, kind, buf, scanner.payloadStart, scanner.payloadLen, now, null);
         return;
       }
     }
-    this.count(buf, this.reader, now, this.commands[slot], this.keyHashes[slot], this.keyIndexes[slot], this.slotKeys, slot * this.maxKeys, this.sentAt[slot], intended, writtenBefore);
+    this.count(buf, this.reader, now, this.commands[slot], this.keyHashes[slot], this.keyIndexes[slot], this.slotKeys, slot * this.maxKeys, this.sentAt[slot], intended, writtenBefore, this.node);
   }
 
   /**
@@ -794,7 +848,7 @@ export class Connection {
    * again after a redirection). A multi-key command's keys are
    * `keys[keysAt..keysAt + keyCount)`.
    */
-  private count(buf: Buffer, reader: ReplyReader, now: number, commandIndex: number, keyHash: number, keyIndex: number, keys: Float64Array, keysAt: number, sentAt: number, intended: number, writtenBefore: boolean): void {
+  private count(buf: Buffer, reader: ReplyReader, now: number, commandIndex: number, keyHash: number, keyIndex: number, keys: Float64Array, keysAt: number, sentAt: number, intended: number, writtenBefore: boolean, node: NodeTally | null): void {
     const scanner = reader.scanner;
     const prepared = this.prepared;
     const command = prepared.commands[commandIndex];
@@ -806,7 +860,6 @@ export class Connection {
       this.histogram.byCommand[commandIndex].record(latencyNs);
       if (this.intervalMs > 0) this.serviceHistogram?.record((now - sentAt) * 1e6);
       c.requests++;
-      const node = this.node;
       if (node !== null) {
         node.requests++;
         node.histogram.record(latencyNs);
@@ -861,78 +914,216 @@ export class Connection {
     if (c.firstMismatch === null) c.firstMismatch = this.describeMismatch(buf, scanner, keyIndex);
   }
 
+  /** --cluster: the records of requests on detours, made at the first redirection (the window's size: a request on a detour is one of its `pipeline`). */
+  private recordsFor(): Records {
+    return this.records ?? (this.records = new Records(this.pipeline, this.maxKeys));
+  }
+
   /**
-   * --cluster: a reply said the request belongs elsewhere or later. MOVED
-   * and ASK send it again to the node named (ASK after ASKING), on a
-   * connection of this one opened there on first use (openConnection:
-   * handshake and all); TRYAGAIN and CLUSTERDOWN send it again to this
+   * --cluster: a request of a slot a MOVED moved, sent straight to the new
+   * owner over this connection's detour there, once: its bytes as the source
+   * encoded them are copied to that detour's buffer, and its reply counts in
+   * the row of the node that answers it. Its latency counts from now.
+   */
+  private sendStraight(index: number, request: Request, out: Buffer, at: number, now: number, intended: number): void {
+    const R = this.recordsFor();
+    const r = R.take();
+    R.op[r] = request.op;
+    R.command[r] = request.command;
+    R.keyHash[r] = request.keyHash;
+    R.keyIndex[r] = request.keyIndex;
+    if (this.maxKeys > 1) for (let k = 0; k < request.keyCount; k++) R.keys[r * this.maxKeys + k] = request.keys[k];
+    R.sentAt[r] = now;
+    R.intended[r] = intended;
+    const written = this.prepared.written;
+    R.written[r] = written !== null && request.op === OP_GET && written.has(request.keyIndex) ? 1 : 0;
+    R.asking[r] = 0;
+    R.hops[r] = 0;
+    const d = this.detours![index];
+    d.reserve(request.len);
+    out.copy(d.out, d.outLen, at, at + request.len);
+    d.outLen += request.len;
+    d.sent.push(r);
+    this.detoured++;
+    if (d.socket === null && !d.opening) this.openDetour(index);
+  }
+
+  /**
+   * --cluster: a reply said the request (record `r`) belongs elsewhere or
+   * later. MOVED and ASK send it again to the node named (ASK after ASKING),
+   * on a detour of this connection opened there on first use
+   * (openConnection: handshake and all); a MOVED also sends the slot's later
+   * requests straight there. TRYAGAIN and CLUSTERDOWN send it again to this
    * node after a backoff, until --timeout has passed since its first
    * answer. Its latency counts from its first send, hops included. The key
    * stream is not touched: the request is the same key and value (a
-   * __rand_int__ in it is drawn again). Redirections are the exception
-   * path: each allocates a little.
+   * __rand_int__ in it is drawn again). The reply's text is `buf[start,
+   * start + len)`, or `why` when that is set. Nothing is allocated per
+   * request (a new detour, a MOVED's slot map and a given-up request's text
+   * are made once each).
    */
-  private detour(r: Resend, kind: number, text: string, now: number): void {
+  private detour(r: number, kind: number, buf: Buffer, start: number, len: number, now: number, why: string | null): void {
     const c = this.counters;
-    r.hops++;
+    const R = this.records!;
+    if (R.hops[r] === 0) R.firstTry[r] = now;
+    const hops = ++R.hops[r];
     const timeoutMs = this.prepared.plan.timeoutMs > 0 ? this.prepared.plan.timeoutMs : DEFAULT_CONNECT_TIMEOUT_MS;
-    if (r.hops > MAX_HOPS || now - r.firstTry > timeoutMs) {
+    if (hops > MAX_HOPS || now - R.firstTry[r] > timeoutMs) {
       // Given up: the last answer counts as the error reply it is.
       c.errors++;
       if (this.histogram !== null) c.requests++;
-      if (r.op === OP_SET) c.sets++;
+      if (R.op[r] === OP_SET) c.sets++;
       else c.gets++;
       this.received++;
-      if (c.firstError === null) c.firstError = `${text} (after ${r.hops - 1} redirections or retries)`;
+      if (c.firstError === null) c.firstError = `${why ?? buf.toString('latin1', start, start + Math.min(len, 300))} (after ${hops - 1} redirections or retries)`;
+      R.give(r);
       return;
     }
     this.detoured++;
+    let index: number;
     if (kind === REDIRECT_MOVED || kind === REDIRECT_ASK) {
-      if (kind === REDIRECT_MOVED) c.moved++;
-      else c.asked++;
-      r.asking = kind === REDIRECT_ASK;
       // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381"
-      const target = text.slice(text.lastIndexOf(' ') + 1);
+      const end = start + len;
+      let space = end - 1;
+      while (space > start && buf[space] !== 32) space--;
+      index = this.detourTo(buf, space + 1, end);
+      if (kind === REDIRECT_MOVED) {
+        c.moved++;
+        let slot = 0;
+        for (let i = start + 6; i < space; i++) slot = slot * 10 + buf[i] - 48;
+        this.slotMoved(slot, index);
+      } else c.asked++;
+      R.asking[r] = kind === REDIRECT_ASK ? 1 : 0;
       // Two nodes sending a request to each other while a slot changes hands: wait before the third hop.
-      if (r.hops <= FREE_HOPS) this.sendVia(target, r);
-      else this.sendLater(target, r, backoffMs(r.hops - FREE_HOPS));
-      return;
+      R.notBefore[r] = hops <= FREE_HOPS ? 0 : now + backoffMs(hops - FREE_HOPS);
+    } else {
+      c.retried++;
+      R.asking[r] = 0;
+      R.notBefore[r] = now + backoffMs(hops);
+      const own = (this.ownTarget ??= Buffer.from(peerLabel(this.socket) ?? this.peer ?? `${this.target.host}:${this.target.port}`, 'latin1'));
+      index = this.detourTo(own, 0, own.length);
     }
-    c.retried++;
-    r.asking = false;
-    this.sendLater(peerLabel(this.socket) ?? this.peer ?? `${this.target.host}:${this.target.port}`, r, backoffMs(r.hops));
+    const d = this.detours![index];
+    if (R.notBefore[r] > now) {
+      d.waiting.push(r);
+      if (d.timer === null) this.armDetour(index);
+    } else this.encodeOn(index, r);
   }
 
-  private sendLater(target: string, r: Resend, wait: number): void {
-    const timer = setTimeout(() => {
-      this.retryTimers.delete(timer);
-      if (!this.done) this.sendVia(target, r);
-    }, wait);
-    this.retryTimers.add(timer);
+  /** --cluster: MOVED said `slot` is at detour `index` now: its later requests go straight there (back to the source's routing when that is this connection's own node). */
+  private slotMoved(slot: number, index: number): void {
+    if (slot < 0 || slot >= SLOTS) return;
+    const map = this.slotDetour ?? (this.slotDetour = new Int16Array(SLOTS).fill(-1));
+    map[slot] = this.detours![index].target === this.peer ? -1 : index;
   }
 
-  /** Sends a redirected request on this connection's detour to `target` (host:port), opened on first use. */
-  private sendVia(target: string, r: Resend): void {
+  /** --cluster: the index of this connection's detour to the node `buf[start, end)` names (host:port), made on first use. */
+  private detourTo(buf: Buffer, start: number, end: number): number {
     const detours = this.detours!;
-    let d = detours.get(target);
-    if (d === undefined) {
-      d = { target, socket: null, waiting: [], sent: [], reader: new ReplyReader() };
-      detours.set(target, d);
-      this.openDetour(d);
+    for (let i = 0; i < detours.length; i++) {
+      const t = detours[i].targetBytes;
+      if (t.length === end - start && buf.compare(t, 0, t.length, start, end) === 0) return i;
     }
-    if (d.socket === null) d.waiting.push(r);
-    else this.writeDetour(d, r);
+    const target = buf.toString('latin1', start, end);
+    const index = detours.length;
+    detours.push(new Detour(target, this.rowOf(target), this.pipeline, this.prepared.maxRequestBytes + ASKING.length, (err) => this.detourWritten(index, err)));
+    return index;
   }
 
-  private openDetour(d: Detour): void {
+  /**
+   * --cluster: the row of the per-node table a reply from `target` counts in:
+   * the primary's it is, or the primary's it is a replica of (a failover
+   * promotes one: the shard's row), else this connection's own.
+   */
+  private rowOf(target: string): number {
+    const cluster = this.prepared.plan.cluster;
+    if (cluster) {
+      for (let i = 0; i < cluster.nodes.length; i++) {
+        if (nodeLabel(cluster.nodes[i]) === target) return i;
+        for (const r of cluster.replicas?.[i] ?? []) if (nodeLabel(r) === target) return i;
+      }
+    }
+    return this.nodeIndex;
+  }
+
+  /** --cluster: a backoff's end for the first request waiting on detour `index`. */
+  private armDetour(index: number): void {
+    const d = this.detours![index];
+    const wait = Math.max(0, this.records!.notBefore[d.waiting.peek()] - performance.now());
+    d.timer = setTimeout(() => {
+      d.timer = null;
+      if (this.done) return;
+      const now = performance.now();
+      while (d.waiting.len > 0 && this.records!.notBefore[d.waiting.peek()] <= now) this.encodeOn(index, d.waiting.shift());
+      if (d.waiting.len > 0) this.armDetour(index);
+      this.flushDetours();
+    }, wait);
+  }
+
+  /** --cluster: encodes record `r` into detour `index`'s buffer (ASKING first for ASK); opens the detour if it is not. */
+  private encodeOn(index: number, r: number): void {
+    const d = this.detours![index];
+    const R = this.records!;
+    const p = this.prepared;
+    d.reserve(ASKING.length + p.maxRequestBytes);
+    let len = d.outLen;
+    if (R.asking[r] === 1) len += ASKING.copy(d.out, len);
+    const encoder = p.commands[R.command[r]].encoder;
+    if (encoder.keyCount > 1) {
+      const keys = this.detourKeys;
+      for (let k = 0; k < encoder.keyCount; k++) keys[k] = R.keys[r * this.maxKeys + k];
+      len += encoder.encodeKeys(d.out, len, keys, this.detourRand);
+    } else len += encoder.encode(d.out, len, R.keyIndex[r], this.detourRand);
+    d.outLen = len;
+    d.sent.push(r);
+    if (d.socket === null && !d.opening) this.openDetour(index);
+  }
+
+  /** --cluster: hands every open detour's encoded requests to the kernel, one write each (as the main socket: a write it takes only part of is waited for). */
+  private flushDetours(): void {
+    const detours = this.detours;
+    if (detours === null) return;
+    for (const d of detours) {
+      if (d.socket === null || d.writing || d.outLen === 0) continue;
+      const len = d.outLen;
+      d.issued++;
+      d.socket.write(len === d.out.length ? d.out : d.out.subarray(0, len), d.onWritten);
+      if (d.socket.writableLength === 0) {
+        this.counters.bytesOut += len;
+        d.outLen = 0;
+      } else {
+        d.writing = true;
+        d.writingLen = len;
+      }
+    }
+  }
+
+  /** A detour's write callback: the pending write done, what was encoded behind it goes next. */
+  private detourWritten(index: number, err?: Error | null): void {
+    const d = this.detours![index];
+    d.done++;
+    if (!d.writing || d.done !== d.issued) return;
+    d.writing = false;
+    if (err || this.done) return;
+    this.counters.bytesOut += d.writingLen;
+    d.out.copyWithin(0, d.writingLen, d.outLen);
+    d.outLen -= d.writingLen;
+    d.writingLen = 0;
+    this.flushDetours();
+  }
+
+  private openDetour(index: number): void {
+    const d = this.detours![index];
     const m = /^\[?(.*?)\]?:(\d+)$/.exec(d.target);
     if (!m) {
       this.fail({ kind: 'protocol', message: `${this.label()}: a redirection to "${d.target}", which is no host:port` });
       return;
     }
+    d.opening = true;
     const plan = { ...this.prepared.plan, host: m[1] === '' ? this.prepared.plan.host : m[1], port: Number(m[2]), socket: null, cluster: null };
     openConnection(plan, this.signal).then(
       (socket) => {
+        d.opening = false;
         if (this.done) {
           socket.destroy();
           return;
@@ -946,39 +1137,30 @@ export class Connection {
         socket.on('error', closed);
         socket.on('close', () => closed(null));
         socket.resume();
-        for (const r of d.waiting) this.writeDetour(d, r);
-        d.waiting.length = 0;
+        this.flushDetours();
       },
       (err: unknown) => {
+        d.opening = false;
         if (this.done) return;
         if (err instanceof ConnectInterrupted) {
           this.fail({ kind: 'interrupted', message: 'interrupted' });
           return;
         }
-        // A node that just died (a failover under way): ask this connection's own node again after a backoff, until --timeout.
-        this.detours?.delete(d.target);
+        // A node that just died (a failover under way): its slots go back to the
+        // source's routing, and what was for it asks this connection's own node
+        // again after a backoff, until --timeout.
+        if (this.slotDetour !== null) for (let s = 0; s < SLOTS; s++) if (this.slotDetour[s] === index) this.slotDetour[s] = -1;
         const text = `redirected to ${d.target}: ${(err as Error)?.message ?? String(err)}`;
         const now = performance.now();
-        for (const r of d.waiting) {
+        d.outLen = 0;
+        for (let n = d.sent.len; n > 0; n--) {
           this.detoured--;
-          this.detour(r, REDIRECT_RETRY, text, now);
+          this.detour(d.sent.shift(), REDIRECT_RETRY, EMPTY, 0, 0, now, text);
         }
-        d.waiting.length = 0;
+        this.flushDetours();
         this.pump();
       },
     );
-  }
-
-  private writeDetour(d: Detour, r: Resend): void {
-    const p = this.prepared;
-    const buf = Buffer.allocUnsafe(ASKING.length + p.maxRequestBytes);
-    let len = 0;
-    if (r.asking) len += ASKING.copy(buf, 0);
-    const encoder = p.commands[r.command].encoder;
-    len += r.keys !== null ? encoder.encodeKeys(buf, len, r.keys, this.detourRand) : encoder.encode(buf, len, r.keyIndex, this.detourRand);
-    d.sent.push(r);
-    d.socket!.write(buf.subarray(0, len));
-    this.counters.bytesOut += len;
   }
 
   private onDetourData(d: Detour, chunk: Buffer): void {
@@ -986,6 +1168,8 @@ export class Connection {
     const now = performance.now();
     this.counters.bytesIn += chunk.length;
     const reader = d.reader;
+    const R = this.records!;
+    const row = this.nodes !== null && d.row >= 0 ? this.nodes[d.row] : null;
     reader.push(chunk);
     try {
       while (reader.pending() && reader.next()) {
@@ -994,24 +1178,30 @@ export class Connection {
           this.counters.pushes++;
           continue;
         }
-        const r = d.sent[0];
-        if (r === undefined) {
+        if (d.sent.len === 0) {
           this.fail({ kind: 'protocol', message: `${this.label()}: protocol error: a reply no request asked for from ${d.target}` });
           return;
         }
-        if (r.asking) {
+        const r = d.sent.peek();
+        if (R.asking[r] === 1) {
           // ASKING's own +OK; the request's reply comes next.
-          r.asking = false;
+          R.asking[r] = 0;
           continue;
         }
         d.sent.shift();
         this.detoured--;
         const kind = s.kind === ReplyKind.Error ? redirectKind(reader.buf, s.payloadStart, s.payloadLen) : REDIRECT_NONE;
-        if (kind !== REDIRECT_NONE) this.detour(r, kind, reader.buf.toString('latin1', s.payloadStart, s.payloadStart + Math.min(s.payloadLen, 300)), now);
-        else this.count(reader.buf, reader, now, r.command, r.keyHash, r.keyIndex, r.keys ?? this.slotKeys, 0, r.sentAt, r.intended, r.writtenBefore);
+        if (kind !== REDIRECT_NONE) {
+          if (row !== null) row.redirections++;
+          this.detour(r, kind, reader.buf, s.payloadStart, s.payloadLen, now, null);
+        } else {
+          this.count(reader.buf, reader, now, R.command[r], R.keyHash[r], R.keyIndex[r], R.keys, r * this.maxKeys, R.sentAt[r], R.intended[r], R.written[r] === 1, row);
+          R.give(r);
+        }
         if (this.done) return;
       }
       reader.keepRest();
+      this.flushDetours();
       this.pump();
     } catch (err) {
       if (err instanceof ProtocolError) {
@@ -1139,7 +1329,7 @@ export class Connection {
     this.answeredAt = performance.now();
     this.pacer?.forget(this);
     this.socket.end();
-    if (this.detours) for (const d of this.detours.values()) d.socket?.end();
+    if (this.detours) for (const d of this.detours) d.socket?.end();
     this.closeWaitTimer = setTimeout(() => this.end(null), CLOSE_WAIT_MS);
   }
 
@@ -1156,10 +1346,13 @@ export class Connection {
     this.awaitingClose = false;
     if (this.closeWaitTimer) clearTimeout(this.closeWaitTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    for (const t of this.retryTimers) clearTimeout(t);
     if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.retryTimers.clear();
-    if (this.detours) for (const d of this.detours.values()) d.socket?.destroy();
+    if (this.detours) {
+      for (const d of this.detours) {
+        if (d.timer) clearTimeout(d.timer);
+        d.socket?.destroy();
+      }
+    }
     this.up();
     // After the close wait every request was answered, so nothing unsent is lost.
     if (failure || waited) this.socket.destroy();
@@ -1169,35 +1362,141 @@ export class Connection {
 }
 
 
-/** --cluster: a request answered with a redirection, on its way again. */
-interface Resend {
-  op: Op;
+/** Hash slots of a cluster. */
+const SLOTS = 16384;
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * --cluster: what each request on a detour needs when its reply comes, one
+ * record each, `capacity` of them (the window: a request on a detour is one
+ * of its `pipeline`) made once, in typed arrays, with a stack of the free
+ * ones: sending a request over a detour allocates nothing.
+ */
+class Records {
+  readonly op: Uint8Array;
   /** Which of PreparedPlan.commands it is. */
-  command: number;
-  /** A multi-key command's keys (null for one key: keyIndex). */
-  keys: Float64Array | null;
-  keyHash: number;
-  keyIndex: number;
-  sentAt: number;
+  readonly command: Uint16Array;
+  readonly keyHash: Uint32Array;
+  readonly keyIndex: Float64Array;
+  /** A multi-key command's keys, maxKeys a record (empty when every command names one key). */
+  readonly keys: Float64Array;
+  readonly sentAt: Float64Array;
   /** When it was due: its latency counts from here (the first send, or --rate's schedule). */
-  intended: number;
-  writtenBefore: boolean;
+  readonly intended: Float64Array;
+  readonly written: Uint8Array;
   /** ASK: sent after ASKING, whose +OK comes first. */
-  asking: boolean;
-  hops: number;
+  readonly asking: Uint8Array;
+  readonly hops: Uint8Array;
   /** When the first redirection came: retries stop --timeout after it. */
-  firstTry: number;
+  readonly firstTry: Float64Array;
+  /** A backoff: not sent again before this (performance.now()). */
+  readonly notBefore: Float64Array;
+  private readonly free: Int32Array;
+  private top: number;
+
+  constructor(capacity: number, maxKeys: number) {
+    this.op = new Uint8Array(capacity);
+    this.command = new Uint16Array(capacity);
+    this.keyHash = new Uint32Array(capacity);
+    this.keyIndex = new Float64Array(capacity);
+    this.keys = new Float64Array(maxKeys > 1 ? capacity * maxKeys : 0);
+    this.sentAt = new Float64Array(capacity);
+    this.intended = new Float64Array(capacity);
+    this.written = new Uint8Array(capacity);
+    this.asking = new Uint8Array(capacity);
+    this.hops = new Uint8Array(capacity);
+    this.firstTry = new Float64Array(capacity);
+    this.notBefore = new Float64Array(capacity);
+    this.free = new Int32Array(capacity);
+    for (let i = 0; i < capacity; i++) this.free[i] = capacity - 1 - i;
+    this.top = capacity;
+  }
+
+  take(): number {
+    if (this.top === 0) throw new Error('more requests on detours than the window holds');
+    return this.free[--this.top];
+  }
+
+  give(r: number): void {
+    this.free[this.top++] = r;
+  }
 }
 
-/** --cluster: a connection of a Connection to a node where redirections sent requests. */
-interface Detour {
-  target: string;
-  socket: net.Socket | null;
-  /** Requests waiting for the connection to open. */
-  waiting: Resend[];
-  /** Requests written, in order, waiting for their replies. */
-  sent: Resend[];
-  reader: ReplyReader;
+/** A first-in first-out ring of record indexes, its size fixed (the window). */
+class Ring {
+  private readonly items: Int32Array;
+  private head = 0;
+  len = 0;
+
+  constructor(capacity: number) {
+    this.items = new Int32Array(capacity);
+  }
+
+  push(r: number): void {
+    let at = this.head + this.len;
+    if (at >= this.items.length) at -= this.items.length;
+    this.items[at] = r;
+    this.len++;
+  }
+
+  peek(): number {
+    return this.items[this.head];
+  }
+
+  shift(): number {
+    const r = this.items[this.head];
+    this.head = this.head + 1 === this.items.length ? 0 : this.head + 1;
+    this.len--;
+    return r;
+  }
+}
+
+/**
+ * --cluster: a connection of a Connection to a node where redirections sent
+ * requests (and where a MOVED slot's requests then go straight), opened on
+ * first use. Its rings and write buffer are made once and reused: requests
+ * are encoded into the buffer and go out in one write per turn.
+ */
+class Detour {
+  readonly targetBytes: Buffer;
+  socket: net.Socket | null = null;
+  opening = false;
+  /** Requests encoded (into `out`) or written, in order, waiting for their replies. */
+  readonly sent: Ring;
+  /** Requests waiting for a backoff to end (TRYAGAIN, a third hop). */
+  readonly waiting: Ring;
+  timer: NodeJS.Timeout | null = null;
+  /** Encoded requests not handed to the kernel yet, from 0 (grows when a turn needs more, then reused). */
+  out: Buffer;
+  outLen = 0;
+  /** A write the kernel has not wholly taken yet: `out[0, writingLen)`; what comes behind waits for it. */
+  writing = false;
+  writingLen = 0;
+  issued = 0;
+  done = 0;
+  readonly reader = new ReplyReader();
+
+  constructor(
+    readonly target: string,
+    /** The row of the per-node table its replies count in (index into ClusterPlan.nodes). */
+    readonly row: number,
+    capacity: number,
+    perRequest: number,
+    readonly onWritten: (err?: Error | null) => void,
+  ) {
+    this.targetBytes = Buffer.from(target, 'latin1');
+    this.sent = new Ring(capacity);
+    this.waiting = new Ring(capacity);
+    this.out = Buffer.allocUnsafe(perRequest * Math.min(capacity, 16));
+  }
+
+  /** Room for `len` more bytes in `out` (a larger buffer keeps what is there; a write under way keeps the old one). */
+  reserve(len: number): void {
+    if (this.outLen + len <= this.out.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.outLen + len));
+    this.out.copy(bigger, 0, 0, this.outLen);
+    this.out = bigger;
+  }
 }
 
 const REDIRECT_NONE = 0;

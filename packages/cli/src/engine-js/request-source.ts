@@ -34,6 +34,8 @@ export interface Request {
   keyCount: number;
   /** The source's key buffer: valid until the next call. */
   keys: Float64Array;
+  /** --cluster: the key's hash slot, as the source routed it (-1 without --cluster). */
+  slot: number;
 }
 
 /**
@@ -112,7 +114,7 @@ export class RequestSource {
     const plan = prepared.plan;
     this.remaining = count;
     this.keyBuf = new Float64Array(prepared.maxKeys);
-    this.request = { len: 0, op: OP_SET, command: 0, keyHash: 0, keyIndex: 0, keyCount: 1, keys: this.keyBuf };
+    this.request = { len: 0, op: OP_SET, command: 0, keyHash: 0, keyIndex: 0, keyCount: 1, keys: this.keyBuf, slot: -1 };
     this.keys = new KeyStream(plan.seed, connection);
     this.choosers = [plan, ...prepared.commands.filter((c) => c.keyPattern !== null).map((c) => ({ ...plan, keyPattern: c.keyPattern as KeyPattern }))].map(
       (spec) => new KeyChooser(spec, plan.keyspace, connection, plan.connections),
@@ -133,6 +135,7 @@ export class RequestSource {
     let command: number;
     let keyCount: number;
     let skipped = 0;
+    let slot = -1;
     for (;;) {
       if (this.remaining <= 0) {
         // --cluster: an earlier request of this batch walked to the stream's end.
@@ -163,7 +166,7 @@ export class RequestSource {
       const encoder = c.encoder;
       // The side first: it is a comparison, the slot a key written out and hashed.
       if (this.side === SEND_ALL || (this.side === SEND_WRITES) === (c.op === OP_SET)) {
-        const slot = p.keySlot(command, keys[0]);
+        slot = p.keySlot(command, keys[0]);
         if (slot < 0 || owners[slot] === this.node) break;
       }
       // Another primary's request (or the other side's): its draws are taken, its bytes not written.
@@ -182,6 +185,7 @@ export class RequestSource {
     r.keyHash = c.encoder.lastKeyHash;
     r.keyIndex = keys[0];
     r.keyCount = keyCount;
+    r.slot = slot;
     return r;
   }
 }

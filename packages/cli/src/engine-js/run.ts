@@ -395,6 +395,7 @@ async function runPhase(
         socket,
         source: phase === 'preload' ? prepared.preloadSource(id, node) : prepared.runSource(id, durationMs > 0, node, side),
         node: node >= 0 && nodeTallies ? nodeTallies[node] : null,
+        nodes: nodeTallies,
         target,
         nodeIndex: node,
         replica: side === SEND_READS,
