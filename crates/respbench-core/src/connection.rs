@@ -119,6 +119,21 @@ struct Slot {
     written_before: bool,
 }
 
+impl Slot {
+    /// What the ring (or a detour) keeps of request `r`, sent at `now` and due at `intended`.
+    fn of(w: &PreparedPlan, r: &Request, now: Instant, intended: Instant) -> Slot {
+        Slot {
+            sent_at: now,
+            intended,
+            key_index: r.key_index,
+            key_hash: r.key_hash,
+            op: r.op,
+            command: r.command,
+            written_before: r.op == Op::Get && w.written.as_ref().is_some_and(|k| k.has(r.key_index)),
+        }
+    }
+}
+
 /// Why a connection could not be opened.
 #[derive(Debug)]
 pub enum ConnectError {
@@ -746,7 +761,7 @@ impl Connection {
     }
 
     /// `--cluster`: the detour a request goes straight to, when a MOVED said its slot's new owner.
-    fn moved_to(&self, r: &crate::request_source::Request) -> Option<usize> {
+    fn moved_to(&self, r: &Request) -> Option<usize> {
         r.slot.and_then(|s| self.slot_detour.get(s as usize)).filter(|&&d| d >= 0).map(|&d| d as usize)
     }
 
@@ -778,16 +793,7 @@ impl Connection {
             let keys = if held { &self.held_keys[..n] } else { &self.source.keys()[..n] };
             self.slot_keys[at..at + n].copy_from_slice(keys);
         }
-        let written_before = r.op == Op::Get && w.written.as_ref().is_some_and(|k| k.has(r.key_index));
-        self.slots[self.tail] = Slot {
-            sent_at: now,
-            intended,
-            key_index: r.key_index,
-            key_hash: r.key_hash,
-            op: r.op,
-            command: r.command,
-            written_before,
-        };
+        self.slots[self.tail] = Slot::of(w, &r, now, intended);
         self.tail = if self.tail + 1 == pipeline { 0 } else { self.tail + 1 };
     }
 
@@ -1021,7 +1027,7 @@ impl Connection {
         &mut self,
         w: &PreparedPlan,
         index: usize,
-        r: &crate::request_source::Request,
+        r: &Request,
         encoded: Encoded,
         now: Instant,
         intended: Instant,
@@ -1036,16 +1042,7 @@ impl Connection {
             };
             self.resend_keys[at..at + n].copy_from_slice(keys);
         }
-        let written_before = r.op == Op::Get && w.written.as_ref().is_some_and(|k| k.has(r.key_index));
-        let slot = Slot {
-            sent_at: now,
-            intended,
-            key_index: r.key_index,
-            key_hash: r.key_hash,
-            op: r.op,
-            command: r.command,
-            written_before,
-        };
+        let slot = Slot::of(w, r, now, intended);
         let d = &mut self.detours[index];
         let bytes = match encoded {
             Encoded::Held => &self.held_bytes[..r.len],

@@ -49,6 +49,12 @@ pub struct Request {
     pub slot: Option<u16>,
 }
 
+impl Request {
+    /// Nothing (length 0): the stream has no more requests for this source now.
+    pub const NONE: Request =
+        Request { len: 0, op: Op::Set, command: 0, key_hash: 0, key_index: 0, key_count: 0, slot: None };
+}
+
 /// One command as a run sends it: its encoder, how its replies count, which
 /// key chooser it draws from. As `PreparedCommand` in request-source.ts.
 #[derive(Debug)]
@@ -462,15 +468,7 @@ impl RequestSource {
             let mut routed = None;
             if self.remaining == 0 {
                 // `--cluster`: an earlier request of this batch walked to the stream's end.
-                return Request {
-                    len: 0,
-                    op: Op::Set,
-                    command: 0,
-                    key_hash: 0,
-                    key_index: 0,
-                    key_count: 0,
-                    slot: None,
-                };
+                return Request::NONE;
             }
             self.remaining -= 1;
             self.walked += 1;
@@ -513,15 +511,7 @@ impl RequestSource {
                     skipped += 1;
                     if self.remaining > u64::MAX / 2 && skipped == MAX_SKIPS_PER_CALL {
                         // A time-bound stream may hold no key of this node (a {tag} prefix): nothing now, ask later.
-                        return Request {
-                            len: 0,
-                            op: Op::Set,
-                            command: 0,
-                            key_hash: 0,
-                            key_index: 0,
-                            key_count: 0,
-                            slot: None,
-                        };
+                        return Request::NONE;
                     }
                     continue;
                 }
