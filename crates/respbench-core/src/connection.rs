@@ -586,7 +586,10 @@ impl Connection {
         // The held request, else the stream's next (no earlier one can be this node's).
         let next = self.held.map_or(self.source.walked, |h| h.ordinal);
         let due = match self.pace.interval {
-            Some(interval) if self.inflight + self.detoured < self.slots.len() => Some(self.due_at(next, interval)),
+            // Room in the window, and no write pending (its writable event resumes it), as the JS engine's `!writing`.
+            Some(interval) if self.inflight + self.detoured < self.slots.len() && self.out_start == self.out_end => {
+                Some(self.due_at(next, interval))
+            }
             _ => None,
         };
         let at = match (due, self.pace.deadline) {
@@ -739,22 +742,20 @@ impl Connection {
                 self.place(w, tally, r, false, ordinal, now);
                 sent += 1;
             }
+            if sent == 0 && straight == 0 {
+                return Ok(());
+            }
+            self.idle_wait = Duration::ZERO;
+            // The ring's requests are in flight before any write can fail (a failed
+            // write under --reconnect then counts them lost, as it counts the others).
+            self.inflight += sent;
+            self.out_start = 0;
+            self.out_end = pos;
             if straight > 0 {
-                self.idle_wait = Duration::ZERO;
                 for i in 0..self.detours.len() {
                     self.write_detour(w, tally, i, now)?;
                 }
             }
-            if sent == 0 {
-                if straight > 0 {
-                    continue;
-                }
-                return Ok(());
-            }
-            self.idle_wait = Duration::ZERO;
-            self.inflight += sent;
-            self.out_start = 0;
-            self.out_end = pos;
             self.flush(tally)?;
         }
         Ok(())
@@ -1218,7 +1219,8 @@ impl Connection {
                 };
                 match open(&plan, control) {
                     Ok(mut stream) => {
-                        // Not registered: the worker's turns while requests wait still service it.
+                        // In the worker's poll, so its replies wake the worker; if registering
+                        // fails, the worker's turns while requests wait still service it.
                         let _ =
                             registry.register(&mut stream, token, mio::Interest::READABLE | mio::Interest::WRITABLE);
                         self.detours[i].stream = Some(stream);

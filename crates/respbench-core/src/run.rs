@@ -718,7 +718,7 @@ impl EventLoop<'_> {
             }
             let next_open = self.later.front().map(|l| self.started_at + l.at);
             let wake = [next_turn, self.next_retry, next_open].into_iter().flatten().min();
-            // --cluster: redirected requests are serviced each turn (their detours are not in the poll).
+            // --cluster: redirected requests are serviced each turn too (a detour in backoff has no socket event to wake it).
             let detours = self.shared.prepared.plan.cluster.is_some() && self.conns.iter().any(|c| c.has_detours());
             let wait = poll_wait(wake, next_timeout_check);
             let wait = if detours { wait.min(DETOUR_SLICE) } else { wait };

@@ -923,7 +923,8 @@ export class Connection {
    * --cluster: a request of a slot a MOVED moved, sent straight to the new
    * owner over this connection's detour there, once: its bytes as the source
    * encoded them are copied to that detour's buffer, and its reply counts in
-   * the row of the node that answers it. Its latency counts from now.
+   * the row of the node that answers it. Its latency counts from `intended`:
+   * now, or under --rate when it was due.
    */
   private sendStraight(index: number, request: Request, out: Buffer, at: number, now: number, intended: number): void {
     const R = this.recordsFor();
@@ -1153,9 +1154,14 @@ export class Connection {
         const text = `redirected to ${d.target}: ${(err as Error)?.message ?? String(err)}`;
         const now = performance.now();
         d.outLen = 0;
-        for (let n = d.sent.len; n > 0; n--) {
+        // What was sent there and what waits for a backoff to go there alike, as the native engine does.
+        if (d.timer !== null) {
+          clearTimeout(d.timer);
+          d.timer = null;
+        }
+        for (let n = d.sent.len + d.waiting.len; n > 0; n--) {
           this.detoured--;
-          this.detour(d.sent.shift(), REDIRECT_RETRY, EMPTY, 0, 0, now, text);
+          this.detour(d.sent.len > 0 ? d.sent.shift() : d.waiting.shift(), REDIRECT_RETRY, EMPTY, 0, 0, now, text);
         }
         this.flushDetours();
         this.pump();
