@@ -460,6 +460,35 @@ describe.each(engines())('topology changes during a --cluster run (%s engine)', 
     expect(new Map([...union].sort())).toEqual(new Map([...expected].sort()));
     await cluster.waitOk();
   });
+  it('a node reached only through a detour drops its connections under --reconnect: the run ends at once, exit 1, naming it, as without --reconnect', async () => {
+    flushAll();
+    await cluster.waitOk();
+    const tag = Buffer.from('dk');
+    const slot = keySlot(tag, 0, tag.length);
+    const source = owners(cluster.primaries()[0]).get(slot)!;
+    const dest = cluster.primaries().find((p) => p !== source)!;
+    const sourceId = redis(source, 'CLUSTER', 'MYID');
+    const destId = redis(dest, 'CLUSTER', 'MYID');
+    const gets = commandCalls(dest, 'get');
+    const before = commandCalls(source, 'get');
+    const started = Date.now();
+    const running = runJson(['--cluster', '-p', String(source), '--engine', engine, '--duration', '20s', '-c', '2', '-P', '4', '-r', '300', '--key-prefix', '{dk}:', '--mode', 'get', '--no-preload', '--timeout', '5s', '--reconnect', '--reconnect-backoff', '100ms'], 40_000);
+    // Reads only (no key is written), so the slot can be given away at once: SETSLOT NODE refuses while the source holds keys of it.
+    await until('load on the source', () => commandCalls(source, 'get') > before + 50);
+    for (const p of [dest, source, ...cluster.primaries().filter((x) => x !== dest && x !== source)]) redis(p, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', destId);
+    // The slot's requests now go straight to the destination, over detours (its own sockets carry none of them).
+    await until('GETs on the destination', () => commandCalls(dest, 'get') > gets + 20);
+    redis(dest, 'CLIENT', 'KILL', 'TYPE', 'normal');
+    const { run, result } = await running;
+    expect(run.code, run.stderr).toBe(1);
+    expect(result.failure.kind).toBe('closed');
+    expect(result.failure.message).toContain(`127.0.0.1:${dest} (where a redirection sent it)`);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    // Not the 20 s of the run, nor the --timeout: at once.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    for (const p of [source, dest, ...cluster.primaries().filter((x) => x !== dest && x !== source)]) redis(p, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', sourceId);
+    await cluster.waitOk();
+  });
 });
 
 describe('a cluster that requires a password', () => {

@@ -230,6 +230,10 @@ pub(crate) struct Connection {
     detours: Vec<Detour>,
     /// `--cluster`: requests on detours and not answered yet; they count in the window.
     detoured: usize,
+    /// `--cluster`: a detour's socket failed mid-run. That ends the run, as in
+    /// the TS engine, even under `--reconnect` (which reopens a connection's
+    /// own socket, not a detour: reopening the healthy one would not help).
+    detour_failed: bool,
     /// `--cluster`: slot → index in `detours` of the node a MOVED named for
     /// it (-1: where the source routes it). Made at the first MOVED (empty
     /// before): a request of such a slot is sent straight there.
@@ -414,6 +418,7 @@ impl Connection {
             held_keys: vec![0; if holds { prepared.max_keys } else { 0 }].into_boxed_slice(),
             answered_at: None,
             down: None,
+            detour_failed: false,
             detours: Vec::new(),
             detoured: 0,
             slot_detour: Vec::new(),
@@ -457,6 +462,16 @@ impl Connection {
 
     pub fn is_down(&self) -> bool {
         self.down.is_some()
+    }
+
+    /// Whether its failure came from a detour's socket (see `detour_failed`).
+    pub fn detour_failed(&self) -> bool {
+        self.detour_failed
+    }
+
+    fn detour_lost(&mut self, f: Failure) -> Failure {
+        self.detour_failed = true;
+        f
     }
 
     /// `--reconnect`: whether there is anything left to reconnect for: not
@@ -753,7 +768,7 @@ impl Connection {
             self.out_end = pos;
             if straight > 0 {
                 for i in 0..self.detours.len() {
-                    self.write_detour(w, tally, i, now)?;
+                    self.write_detour(w, tally, i, now).map_err(|f| self.detour_lost(f))?;
                 }
             }
             self.flush(tally)?;
@@ -1252,8 +1267,8 @@ impl Connection {
                     }
                 }
             }
-            self.write_detour(w, tally, i, now)?;
-            self.read_detour(w, tally, i)?;
+            self.write_detour(w, tally, i, now).map_err(|f| self.detour_lost(f))?;
+            self.read_detour(w, tally, i).map_err(|f| self.detour_lost(f))?;
             i += 1;
         }
         self.pump(w, tally)

@@ -972,7 +972,11 @@ impl EventLoop<'_> {
                 self.active -= 1;
                 let _ = self.poll.registry().deregister(&mut self.conns[i].stream);
             }
-            Err(f) if f.kind == FailureKind::Closed && self.shared.prepared.plan.reconnect.is_some() => {
+            Err(f)
+                if f.kind == FailureKind::Closed
+                    && self.shared.prepared.plan.reconnect.is_some()
+                    && !self.conns[i].detour_failed() =>
+            {
                 if !self.conns[i].is_down() {
                     self.drop_connection(i, f);
                 }
