@@ -1088,7 +1088,7 @@ export class Connection {
       if (d.socket === null || d.writing || d.outLen === 0) continue;
       const len = d.outLen;
       d.issued++;
-      d.socket.write(len === d.out.length ? d.out : d.out.subarray(0, len), d.onWritten);
+      d.socket.write(d.viewOf(len), d.onWritten);
       if (d.socket.writableLength === 0) {
         this.counters.bytesOut += len;
         d.outLen = 0;
@@ -1475,6 +1475,8 @@ class Detour {
   /** Encoded requests not handed to the kernel yet, from 0 (grows when a turn needs more, then reused). */
   out: Buffer;
   outLen = 0;
+  /** The last view of `out` written (viewOf). */
+  private view: Buffer | null = null;
   /** A write the kernel has not wholly taken yet: `out[0, writingLen)`; what comes behind waits for it. */
   writing = false;
   writingLen = 0;
@@ -1497,11 +1499,20 @@ class Detour {
   }
 
   /** Room for `len` more bytes in `out` (a larger buffer keeps what is there; a write under way keeps the old one). */
+  /** `out[0, len)` for a write: the last view again when its length is the same (as the main socket's), so a steady flow of equal batches makes none. */
+  viewOf(len: number): Buffer {
+    if (len === this.out.length) return this.out;
+    let view = this.view;
+    if (view === null || view.length !== len) view = this.view = this.out.subarray(0, len);
+    return view;
+  }
+
   reserve(len: number): void {
     if (this.outLen + len <= this.out.length) return;
     const bigger = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.outLen + len));
     this.out.copy(bigger, 0, 0, this.outLen);
     this.out = bigger;
+    this.view = null;
   }
 }
 
