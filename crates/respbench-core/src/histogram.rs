@@ -6,7 +6,7 @@
 
 use hdrhistogram::Histogram;
 
-use crate::request_source::Op;
+use crate::command_kind::Op;
 
 /// Values at or above this are counted at the top (2^40 - 1 ns, as the TS engine does).
 pub const HIGHEST_TRACKABLE_NS: u64 = 1 << 40;

@@ -16,6 +16,7 @@
 
 pub mod affinity;
 pub mod command;
+pub mod command_kind;
 pub mod connection;
 pub mod counters;
 pub mod handshake;
@@ -28,6 +29,7 @@ pub mod reply;
 pub mod request_source;
 pub mod run;
 pub mod slot;
+pub mod template;
 pub mod transport;
 pub mod values;
 

@@ -4,21 +4,16 @@
 //! request's bytes and gets back what it must remember about that request
 //! (kind, key hash, key index) for when the reply comes.
 
-use crate::command::{
-    ARRAY_READS, CommandEncoder, CommandKind, KeyScratch, Role, TemplateError, command_kind, inline_form, mix_role,
-    parse_template, rand_int_as_text, template_name,
-};
+use crate::command::{CommandEncoder, KeyScratch};
+use crate::command_kind::{ARRAY_READS, CommandKind, command_kind, mix_role, template_name};
 use crate::keys::{KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, requests_for_connection, write_key};
 use crate::plan::{Mode, Plan};
+use crate::template::{Role, TemplateError, inline_form, parse_template, rand_int_as_text};
 use crate::values::{ValueFactory, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys};
 use std::sync::atomic::{AtomicU16, Ordering};
 
-/// Whether a request was a write or a read: decides how its reply counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    Set,
-    Get,
-}
+// Kept so `crate::request_source::Op` still names it (the connection and the run use it).
+pub use crate::command_kind::Op;
 
 /// The order a source walks keys in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
