@@ -29,7 +29,10 @@ pub mod reply;
 pub mod request_source;
 pub mod run;
 pub mod slot;
+pub mod socket;
 pub mod template;
+pub mod tls;
+pub mod tls_config;
 pub mod transport;
 pub mod values;
 

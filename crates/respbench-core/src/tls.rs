@@ -1,0 +1,278 @@
+//! TLS over the connection's own mio socket, driven by rustls without a
+//! thread per connection (the shape of rustls's `tlsclient-mio` example).
+//! [`TlsStream::open`] runs the handshake to the end before it returns (with
+//! its own timeout), so the run loop only sees application bytes. After it, a
+//! read pulls TLS records off the socket (`read_tls` → `process_new_packets`)
+//! and hands back plaintext, a write hands plaintext to rustls and pushes the
+//! records out (`write_tls`) until the socket would block. Error texts match
+//! the TS engine's.
+
+use std::io::{self, Read, Write};
+use std::net::Shutdown;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use rustls::ClientConnection;
+use rustls::pki_types::ServerName;
+
+use crate::plan::TlsPlan;
+use crate::progress::RunControl;
+use crate::socket::{OpenError, SLICE};
+use crate::tls_config::tls_config;
+
+pub struct TlsStream {
+    sock: TcpStream,
+    tls: ClientConnection,
+}
+
+impl TlsStream {
+    /// TLS over a connected socket to `host:port`, the handshake done:
+    /// `tls.sni` (else `host`) is the name sent and checked.
+    pub(crate) fn open(
+        sock: TcpStream,
+        host: &str,
+        port: u16,
+        tls: &TlsPlan,
+        timeout: Duration,
+        control: &RunControl,
+    ) -> Result<TlsStream, OpenError> {
+        let config = tls_config(tls).map_err(OpenError::Failed)?;
+        let name = tls.sni.as_deref().unwrap_or(host);
+        let server_name = ServerName::try_from(name.to_string())
+            .map_err(|_| OpenError::Failed(format!("TLS: \"{name}\" is not a valid server name")))?;
+        let conn = ClientConnection::new(config, server_name)
+            .map_err(|e| OpenError::Failed(format!("TLS handshake with {host}:{port} failed: {e}")))?;
+        let mut stream = TlsStream { sock, tls: conn };
+        handshake(&mut stream, &format!("{host}:{port}"), name, tls, timeout, control)?;
+        Ok(stream)
+    }
+
+    /// The TCP socket under the records.
+    pub(crate) fn socket(&self) -> &TcpStream {
+        &self.sock
+    }
+
+    pub(crate) fn socket_mut(&mut self) -> &mut TcpStream {
+        &mut self.sock
+    }
+
+    /// Queues a close_notify alert, pushes it as far as the socket takes it,
+    /// then closes the sending side.
+    pub(crate) fn close_write(&mut self) -> io::Result<()> {
+        self.tls.send_close_notify();
+        self.push_records()?;
+        self.sock.shutdown(Shutdown::Write)
+    }
+
+    /// Encrypted bytes are waiting for the socket to take them.
+    pub(crate) fn wants_write(&self) -> bool {
+        self.tls.wants_write()
+    }
+}
+
+impl TlsStream {
+    /// Writes pending TLS records to the socket until none is left or it
+    /// would block.
+    pub(crate) fn push_records(&mut self) -> io::Result<()> {
+        while self.tls.wants_write() {
+            match self.tls.write_tls(&mut self.sock) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Plaintext into rustls, records out to the socket. Never Ok(0) for a
+    /// non-empty `buf`: when rustls's buffer is full (the socket would
+    /// block), WouldBlock, so the caller waits for the writable event.
+    pub(crate) fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.push_records()?;
+        let n = self.tls.writer().write(buf)?;
+        self.push_records()?;
+        if n == 0 && !buf.is_empty() {
+            return Err(io::Error::from(io::ErrorKind::WouldBlock));
+        }
+        Ok(n)
+    }
+
+    /// Fills `buf` with plaintext, reading records until `buf` is full or
+    /// the socket would block, so a short read means the socket is empty (as
+    /// with plain TCP, which the edge-triggered loop relies on). Ok(0) = the
+    /// server closed (with or without close_notify).
+    pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut filled = 0;
+        loop {
+            while filled < buf.len() {
+                match self.tls.reader().read(&mut buf[filled..]) {
+                    Ok(0) => return Ok(filled),
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(filled),
+                    Err(e) => return if filled > 0 { Ok(filled) } else { Err(e) },
+                }
+            }
+            if filled == buf.len() {
+                return Ok(filled);
+            }
+            match self.tls.read_tls(&mut self.sock) {
+                Ok(0) => return Ok(filled),
+                Ok(_) => {
+                    if let Err(e) = self.tls.process_new_packets() {
+                        // Send the alert rustls queued, then report.
+                        let _ = self.push_records();
+                        return Err(io::Error::new(io::ErrorKind::InvalidData, tls_run_text(&e)));
+                    }
+                    // A key update or an alert to answer.
+                    if self.tls.wants_write() {
+                        self.push_records()?;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return if filled > 0 { Ok(filled) } else { Err(e) };
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return if filled > 0 { Ok(filled) } else { Err(e) },
+            }
+        }
+    }
+}
+
+/// Runs the TLS handshake on a connected socket: poll for what rustls wants
+/// (wants_read / wants_write), feed it, until it is done and its last
+/// records are out. Its own timeout; cancel is looked at every slice.
+fn handshake(
+    s: &mut TlsStream,
+    peer: &str,
+    name: &str,
+    tls: &TlsPlan,
+    timeout: Duration,
+    control: &RunControl,
+) -> Result<(), OpenError> {
+    let failed = |e: &dyn std::fmt::Display| OpenError::Failed(format!("TLS handshake with {peer} failed: {e}"));
+    let mut poll = Poll::new().map_err(|e| failed(&e))?;
+    let deadline = Instant::now() + timeout;
+    let mut events = Events::with_capacity(4);
+    let mut registered: Option<Interest> = None;
+    loop {
+        if !s.tls.is_handshaking() && !s.tls.wants_write() {
+            break;
+        }
+        // Write what is pending first; then wait for whatever rustls needs.
+        if s.tls.wants_write() {
+            s.push_records().map_err(|e| failed(&e))?;
+        }
+        if !s.tls.is_handshaking() && !s.tls.wants_write() {
+            break;
+        }
+        let interest = match (s.tls.wants_read(), s.tls.wants_write()) {
+            (_, true) if s.tls.wants_read() => Interest::READABLE | Interest::WRITABLE,
+            (_, true) => Interest::WRITABLE,
+            _ => Interest::READABLE,
+        };
+        if registered != Some(interest) {
+            let r = match registered {
+                None => poll.registry().register(&mut s.sock, Token(0), interest),
+                Some(_) => poll.registry().reregister(&mut s.sock, Token(0), interest),
+            };
+            r.map_err(|e| failed(&e))?;
+            registered = Some(interest);
+        }
+        if control.is_cancelled() {
+            return Err(OpenError::Interrupted);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(OpenError::Failed(format!(
+                "TLS handshake with {peer} failed: handshake timeout after {} ms (is that port speaking TLS?)",
+                timeout.as_millis()
+            )));
+        }
+        if let Err(e) = poll.poll(&mut events, Some(SLICE.min(deadline - now))) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(failed(&e));
+            }
+        }
+        if events.is_empty() || !s.tls.wants_read() {
+            continue;
+        }
+        loop {
+            match s.tls.read_tls(&mut s.sock) {
+                Ok(0) => {
+                    return Err(OpenError::Failed(format!(
+                        "TLS handshake with {peer} failed: the server closed the connection during the handshake{}",
+                        if tls.cert.is_none() { " (does it require a client certificate? --cert/--key)" } else { "" }
+                    )));
+                }
+                Ok(_) => {
+                    if let Err(e) = s.tls.process_new_packets() {
+                        let _ = s.push_records();
+                        return Err(OpenError::Failed(format!(
+                            "TLS handshake with {peer} failed: {}",
+                            tls_reason(&e, name)
+                        )));
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(failed(&e)),
+            }
+        }
+    }
+    if registered.is_some() {
+        poll.registry().deregister(&mut s.sock).map_err(|e| failed(&e))?;
+    }
+    Ok(())
+}
+
+/// A rustls handshake error as the user reads it, with the same leading
+/// words as the TS engine's (certificate not trusted, hostname mismatch, …).
+fn tls_reason(e: &rustls::Error, name: &str) -> String {
+    use rustls::{AlertDescription, CertificateError, Error};
+    match e {
+        Error::InvalidCertificate(c) => match c {
+            CertificateError::UnknownIssuer => "certificate not trusted (not signed by a CA in --cacert/--cacertdir or the system's roots; --insecure skips the check)".into(),
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+                format!("hostname mismatch (the server's certificate is not valid for \"{name}\"; --sni sets the name checked)")
+            }
+            CertificateError::Expired | CertificateError::ExpiredContext { .. } => "certificate expired".into(),
+            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => "certificate not valid yet".into(),
+            other => format!("certificate not accepted ({other:?})"),
+        },
+        Error::AlertReceived(AlertDescription::CertificateRequired)
+        | Error::AlertReceived(AlertDescription::HandshakeFailure)
+        | Error::AlertReceived(AlertDescription::BadCertificate)
+        | Error::AlertReceived(AlertDescription::UnknownCA) => {
+            format!("the server refused the handshake (alert: {e}; does it require a client certificate? --cert/--key)")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A TLS error after the handshake (a TLS 1.3 server refuses a client
+/// certificate only then), worded as the TS engine words it.
+fn tls_run_text(e: &rustls::Error) -> String {
+    match e {
+        rustls::Error::AlertReceived(alert) => format!(
+            "TLS alert \"{}\" from the server (does it require a client certificate? --cert/--key)",
+            alert_words(&format!("{alert:?}"))
+        ),
+        other => format!("TLS error: {other}"),
+    }
+}
+
+/// `CertificateRequired` → `certificate required`, as OpenSSL names alerts.
+fn alert_words(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}

@@ -1,0 +1,207 @@
+//! The rustls client configuration a TLS plan asks for: trusted roots
+//! (`--cacert`, `--cacertdir`, the system's), the client certificate
+//! (`--cert`/`--key`), the ciphers offered (`--tls-ciphers`,
+//! `--tls-ciphersuites`) and `--insecure`. Built once per run and shared by
+//! its connections ([`forget_tls_config`] when a run starts).
+
+use std::fs;
+use std::sync::{Arc, Mutex};
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+use crate::plan::TlsPlan;
+
+/// The TLS 1.2 suites rustls (ring) has, by the OpenSSL names `--tls-ciphers`
+/// takes (as redis-cli's), and the TLS 1.3 ones `--tls-ciphersuites` takes.
+/// The CLI checks names against the same lists (validate.ts).
+const TLS12_NAMES: &[(&str, &str)] = &[
+    ("ECDHE-ECDSA-AES128-GCM-SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+    ("ECDHE-ECDSA-AES256-GCM-SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"),
+    ("ECDHE-ECDSA-CHACHA20-POLY1305", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"),
+    ("ECDHE-RSA-AES128-GCM-SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+    ("ECDHE-RSA-AES256-GCM-SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"),
+    ("ECDHE-RSA-CHACHA20-POLY1305", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"),
+];
+const TLS13_NAMES: &[(&str, &str)] = &[
+    ("TLS_AES_128_GCM_SHA256", "TLS13_AES_128_GCM_SHA256"),
+    ("TLS_AES_256_GCM_SHA384", "TLS13_AES_256_GCM_SHA384"),
+    ("TLS_CHACHA20_POLY1305_SHA256", "TLS13_CHACHA20_POLY1305_SHA256"),
+];
+
+/// One config per TLS settings, shared by a run's connections: loading the
+/// system's roots is not done per connection. A new run builds it anew
+/// ([`forget_tls_config`]), so a certificate file changed between runs counts.
+static TLS_CONFIG: Mutex<Option<(TlsPlan, Arc<ClientConfig>)>> = Mutex::new(None);
+
+/// Drops the cached TLS config; called when a run starts.
+pub fn forget_tls_config() {
+    *TLS_CONFIG.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+pub(crate) fn tls_config(tls: &TlsPlan) -> Result<Arc<ClientConfig>, String> {
+    let mut cache = TLS_CONFIG.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((key, config)) = cache.as_ref() {
+        if key == tls {
+            return Ok(config.clone());
+        }
+    }
+    let config = Arc::new(build_tls_config(tls)?);
+    *cache = Some((tls.clone(), config.clone()));
+    Ok(config)
+}
+
+fn pick_suites(
+    all: &[rustls::SupportedCipherSuite],
+    list: Option<&str>,
+    names: &[(&str, &str)],
+    flag: &str,
+    tls13: bool,
+) -> Result<Vec<rustls::SupportedCipherSuite>, String> {
+    let of_version = |s: &rustls::SupportedCipherSuite| matches!(s, rustls::SupportedCipherSuite::Tls13(_)) == tls13;
+    let Some(list) = list else {
+        return Ok(all.iter().filter(|s| of_version(s)).copied().collect());
+    };
+    let mut out = Vec::new();
+    for name in list.split(':').map(str::trim).filter(|n| !n.is_empty()) {
+        let Some((_, rustls_name)) = names.iter().find(|(n, _)| *n == name) else {
+            return Err(format!("{flag}: the native engine's TLS library does not have the cipher \"{name}\""));
+        };
+        if let Some(s) = all.iter().find(|s| s.suite().as_str() == Some(rustls_name)) {
+            out.push(*s);
+        }
+    }
+    Ok(out)
+}
+
+fn build_tls_config(tls: &TlsPlan) -> Result<ClientConfig, String> {
+    let base = rustls::crypto::ring::default_provider();
+    let mut suites =
+        pick_suites(&base.cipher_suites, tls.ciphersuites.as_deref(), TLS13_NAMES, "--tls-ciphersuites", true)?;
+    suites.extend(pick_suites(&base.cipher_suites, tls.ciphers.as_deref(), TLS12_NAMES, "--tls-ciphers", false)?);
+    if suites.is_empty() {
+        return Err("TLS: --tls-ciphers/--tls-ciphersuites leave no cipher to offer".into());
+    }
+    let provider = Arc::new(CryptoProvider { cipher_suites: suites, ..base });
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?;
+    let builder = if tls.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerification(provider.signature_verification_algorithms)))
+    } else {
+        builder.with_root_certificates(root_store(tls)?)
+    };
+    let config = match (tls.cert.as_deref(), tls.key.as_deref()) {
+        (Some(cert), Some(key)) => {
+            let certs = read_certs(cert, "--cert")?;
+            if certs.is_empty() {
+                return Err(format!("--cert {cert}: no PEM certificate in it"));
+            }
+            let key = PrivateKeyDer::from_pem_file(key)
+                .map_err(|e| format!("--key {key}: no PEM private key in it ({e})"))?;
+            builder.with_client_auth_cert(certs, key).map_err(|e| format!("--cert/--key: {e}"))?
+        }
+        (None, None) => builder.with_no_client_auth(),
+        _ => return Err("--cert and --key go together".into()),
+    };
+    Ok(config)
+}
+
+fn read_certs(path: &str, flag: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let iter = CertificateDer::pem_file_iter(path).map_err(|e| format!("{flag} {path}: cannot read it ({e})"))?;
+    iter.collect::<Result<Vec<_>, _>>().map_err(|e| format!("{flag} {path}: not a PEM certificate file ({e})"))
+}
+
+/// The system's roots plus --cacert and every PEM certificate in --cacertdir.
+fn root_store(tls: &TlsPlan) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    let native = rustls_native_certs::load_native_certs();
+    roots.add_parsable_certificates(native.certs);
+    if let Some(path) = tls.cacert.as_deref() {
+        let certs = read_certs(path, "--cacert")?;
+        if certs.is_empty() {
+            return Err(format!("--cacert {path}: no PEM certificate in it"));
+        }
+        for cert in certs {
+            roots.add(cert).map_err(|e| format!("--cacert {path}: {e}"))?;
+        }
+    }
+    if let Some(dir) = tls.cacertdir.as_deref() {
+        let entries = fs::read_dir(dir).map_err(|e| format!("--cacertdir {dir}: cannot read it ({e})"))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if !path.is_file() {
+                continue;
+            }
+            if let Ok(certs) = read_certs(&path.to_string_lossy(), "--cacertdir") {
+                roots.add_parsable_certificates(certs);
+            }
+        }
+    }
+    Ok(roots)
+}
+
+/// `--insecure`: accepts any server certificate (the handshake signatures
+/// are still checked, so the session keys are the server's).
+#[derive(Debug)]
+struct NoVerification(WebPkiSupportedAlgorithms);
+
+impl ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cipher_name_is_one_rustls_has() {
+        let all = rustls::crypto::ring::default_provider().cipher_suites;
+        for (_, name) in TLS12_NAMES.iter().chain(TLS13_NAMES) {
+            assert!(all.iter().any(|s| s.suite().as_str() == Some(name)), "{name}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_cipher_is_named() {
+        let tls = TlsPlan { ciphers: Some("RC4-MD5".into()), ..TlsPlan::default() };
+        let e = build_tls_config(&tls).unwrap_err();
+        assert!(e.contains("--tls-ciphers") && e.contains("RC4-MD5"), "{e}");
+    }
+}
