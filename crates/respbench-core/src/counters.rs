@@ -1,7 +1,7 @@
 //! What a phase counts. [`Counters`] is the one shape of those counts: each
 //! worker thread owns a set and never shares it while the phase runs, so
 //! counting is plain integer adds; the sets are merged when the threads
-//! join, and [`crate::plan::RawResult`] carries the merged set as it is.
+//! join, and [`crate::result::RawResult`] carries the merged set as it is.
 
 use std::time::Instant;
 

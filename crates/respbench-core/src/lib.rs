@@ -15,6 +15,7 @@
 //! thread may watch or cancel).
 
 pub mod affinity;
+pub mod cluster_plan;
 pub mod command;
 pub mod command_kind;
 pub mod connection;
@@ -27,6 +28,7 @@ pub mod plan;
 pub mod progress;
 pub mod reply;
 pub mod request_source;
+pub mod result;
 pub mod run;
 pub mod slot;
 pub mod socket;
@@ -37,6 +39,7 @@ pub mod transport;
 pub mod values;
 
 pub use counters::Counters;
-pub use plan::{Failure, FailureKind, Mode, Plan, PlanError, RawResult, TlsPlan};
+pub use plan::{Mode, Plan, PlanError, TlsPlan};
 pub use progress::{Phase, ProgressSnapshot, RunControl};
+pub use result::{Failure, FailureKind, RawResult};
 pub use run::run;

@@ -1,13 +1,17 @@
-//! The contract the engine takes and gives back, mirroring
-//! `packages/cli/src/engine-js/plan.ts`: a [`Plan`] in, a [`RawResult`] out. The napi
+//! The contract the engine takes, mirroring `packages/cli/src/engine-js/plan.ts`:
+//! a [`Plan`] in ([`crate::result::RawResult`] is what comes out). The napi
 //! binding only converts these field by field.
 
 use std::fmt;
 
-use crate::counters::Counters;
 use crate::keys::KeyPattern;
 use crate::limits::{self, Limit};
 use crate::values::VERIFY_MIN_VALUE_SIZE;
+
+// Kept so `crate::plan::{ClusterPlan, RawResult, Failure, …}` still name them
+// (the connection and the run, being rebuilt for issue 19, import them here).
+pub use crate::cluster_plan::{ClusterPlan, ReadFrom};
+pub use crate::result::{Failure, FailureKind, IntervalRecord, NodeRecord, RawResult, merge_intervals};
 
 /// Which commands a run sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,78 +160,6 @@ impl RampConnections {
         let steps = u64::from((id - self.start) / self.step.max(1)) + 1;
         std::time::Duration::from_millis(steps.saturating_mul(self.every_ms))
     }
-}
-
-/// A Redis Cluster's topology as the run uses it, as the TS `ClusterPlan`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ClusterPlan {
-    /// The primaries `(host, port)`, in discovery (slot) order.
-    pub nodes: Vec<(String, u16)>,
-    /// Slot ranges `(first, last, node)`, both ends included; every slot covered.
-    pub slots: Vec<(u16, u16, u32)>,
-    /// `--read-from`: where the get side of the stream goes (writes always to the primary).
-    pub read_from: ReadFrom,
-    /// Each primary's replicas `(host, port)`, by index into `nodes` (empty: none known).
-    pub replicas: Vec<Vec<(String, u16)>>,
-}
-
-/// `--read-from`: the primary (default), a replica of it, or either (spread per connection).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ReadFrom {
-    #[default]
-    Primary,
-    Replica,
-    Any,
-}
-
-impl ClusterPlan {
-    /// `--read-from`: where connection `connection` sends its reads of
-    /// primary `node`: None = the primary itself (its one socket sends
-    /// everything), else the index of the replica in `replicas[node]`
-    /// (a second socket, opened with READONLY). `Replica`: replica
-    /// `connection mod R`; `Any`: member `connection mod (1 + R)` of
-    /// primary-then-replicas. The same rule as the TS `readTarget`.
-    pub fn read_target(&self, connection: u32, node: usize) -> Option<usize> {
-        let replicas = self.replicas.get(node).map_or(0, |r| r.len());
-        if replicas == 0 {
-            return None;
-        }
-        match self.read_from {
-            ReadFrom::Primary => None,
-            ReadFrom::Replica => Some(connection as usize % replicas),
-            ReadFrom::Any => (connection as usize % (1 + replicas)).checked_sub(1),
-        }
-    }
-
-    /// Slot → node index (16384 entries).
-    pub fn slot_owners(&self) -> Vec<u16> {
-        let mut owner = vec![0u16; crate::slot::SLOTS as usize];
-        for &(first, last, node) in &self.slots {
-            for s in first..=last.min(crate::slot::SLOTS - 1) {
-                owner[s as usize] = node as u16;
-            }
-        }
-        owner
-    }
-
-    /// `host:port` of node `i`, as messages and per-node figures name it.
-    pub fn node_label(&self, i: usize) -> String {
-        let (host, port) = &self.nodes[i];
-        if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
-    }
-}
-
-/// What the timed phase counted on one cluster primary, as the TS `RawNode`.
-#[derive(Clone, Debug, Default)]
-pub struct NodeRecord {
-    /// `host:port`
-    pub node: String,
-    pub requests: u64,
-    pub errors: u64,
-    /// Replies from it that redirected a request (MOVED, ASK, TRYAGAIN, CLUSTERDOWN).
-    pub redirections: u64,
-    /// `[lowest equivalent ns, count]` buckets, as `RawResult::histogram`.
-    pub histogram: Vec<(u64, u64)>,
 }
 
 /// How a dropped connection is opened again (`--reconnect`), as the TS `Reconnect`.
@@ -452,145 +384,6 @@ impl fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-/// Why a run ended early.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FailureKind {
-    Connect,
-    Closed,
-    Protocol,
-    Timeout,
-    Interrupted,
-    Preload,
-    Internal,
-    /// The server said NOAUTH or NOPERM during the run.
-    Auth,
-}
-
-impl FailureKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureKind::Connect => "connect",
-            FailureKind::Closed => "closed",
-            FailureKind::Protocol => "protocol",
-            FailureKind::Timeout => "timeout",
-            FailureKind::Interrupted => "interrupted",
-            FailureKind::Preload => "preload",
-            FailureKind::Internal => "internal",
-            FailureKind::Auth => "auth",
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
-    pub kind: FailureKind,
-    pub message: String,
-}
-
-impl Failure {
-    pub fn new(kind: FailureKind, message: impl Into<String>) -> Failure {
-        Failure { kind, message: message.into() }
-    }
-}
-
-/// What the engine measured: counters and the histogram, nothing derived.
-#[derive(Clone, Debug, Default)]
-pub struct RawResult {
-    /// The timed phase's counts (the preload's and warmup's are apart below).
-    pub counters: Counters,
-    pub elapsed_ns: u64,
-    /// `[lowest equivalent ns, count]` for each non-empty bucket, ascending.
-    pub histogram: Vec<(u64, u64)>,
-    /// The timed SET-side requests' latencies (the op kind; for `-t` or a
-    /// command on the line, its command), as `histogram`; with
-    /// `get_histogram` it adds up to `histogram`.
-    pub set_histogram: Vec<(u64, u64)>,
-    /// The timed GET-side requests' latencies, as `set_histogram`.
-    pub get_histogram: Vec<(u64, u64)>,
-    /// A command mix: each command's latencies, in the mix's order (empty otherwise).
-    pub command_histograms: Vec<Vec<(u64, u64)>>,
-    pub preload_requests: u64,
-    pub preload_elapsed_ns: u64,
-    /// Requests sent and answered during the warmup, in no figure.
-    pub warmup_requests: u64,
-    pub warmup_elapsed_ns: u64,
-    /// With a rate: latency from the actual send (the main histogram counts
-    /// from the intended send). None without a rate.
-    pub service_histogram: Option<Vec<(u64, u64)>>,
-    /// With a rate: how late each timed request went out against its
-    /// schedule (actual send − intended send), as `histogram`. None without
-    /// a rate.
-    pub schedule_lag_histogram: Option<Vec<(u64, u64)>>,
-    /// Text of the first error reply, if any.
-    pub first_error: Option<String>,
-    /// Text of the first mismatching value, escaped, if any.
-    pub first_mismatch: Option<String>,
-    pub failure: Option<Failure>,
-    /// Requests of the timed phase written whose replies had not come when
-    /// it stopped (0 when it ran to the end).
-    pub unanswered: u64,
-    /// The timed phase interval by interval ([`crate::RunControl::set_interval`]),
-    /// in order, every thread's counts added.
-    pub intervals: Vec<IntervalRecord>,
-    /// Wall clock (ms since the Unix epoch) when the timed phase started: interval
-    /// `i` began `start_ns` after it.
-    pub started_unix_ms: u64,
-    /// `--cluster`: the timed phase per primary, in `ClusterPlan::nodes`
-    /// order; empty without `--cluster`.
-    pub nodes: Vec<NodeRecord>,
-}
-
-/// What the timed phase counted in one interval, as the TS engine's RawInterval.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IntervalRecord {
-    /// 0 for the first interval of the phase.
-    pub index: u64,
-    /// From the phase start, ns.
-    pub start_ns: u64,
-    /// From the phase start, ns: `start_ns` + the interval, or earlier for the last one.
-    pub end_ns: u64,
-    /// Replies counted in this interval (by when they came).
-    pub counters: Counters,
-    /// Latencies of the interval's replies per op kind, as `RawResult::set_histogram`.
-    pub set_histogram: Vec<(u64, u64)>,
-    pub get_histogram: Vec<(u64, u64)>,
-    /// A command mix: each command's latencies in the interval, in the mix's order (empty otherwise).
-    pub command_histograms: Vec<Vec<(u64, u64)>>,
-    /// Connections open at the interval's end (this thread's; added up over threads).
-    pub connections: u64,
-}
-
-impl IntervalRecord {
-    /// Adds another thread's record of the same interval.
-    pub fn merge(&mut self, other: &IntervalRecord) {
-        self.start_ns = self.start_ns.min(other.start_ns);
-        self.end_ns = self.end_ns.max(other.end_ns);
-        self.counters.merge(&other.counters);
-        self.connections += other.connections;
-        self.set_histogram = crate::histogram::add_buckets(&self.set_histogram, &other.set_histogram);
-        self.get_histogram = crate::histogram::add_buckets(&self.get_histogram, &other.get_histogram);
-        if self.command_histograms.len() < other.command_histograms.len() {
-            self.command_histograms.resize(other.command_histograms.len(), Vec::new());
-        }
-        for (mine, theirs) in self.command_histograms.iter_mut().zip(&other.command_histograms) {
-            *mine = crate::histogram::add_buckets(mine, theirs);
-        }
-    }
-}
-
-/// Every thread's records, one per interval index, in order.
-pub fn merge_intervals(mut records: Vec<IntervalRecord>) -> Vec<IntervalRecord> {
-    records.sort_by_key(|r| r.index);
-    let mut out: Vec<IntervalRecord> = Vec::new();
-    for r in records {
-        match out.last_mut() {
-            Some(last) if last.index == r.index => last.merge(&r),
-            _ => out.push(r),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod reconnect_tests {
     use super::*;
@@ -617,29 +410,5 @@ mod ramp_tests {
         let r = RampConnections { start: 2, step: 3, every_ms: 1500 };
         let at: Vec<u64> = [0, 1, 2, 4, 5, 7].iter().map(|&id| r.open_at(id).as_millis() as u64).collect();
         assert_eq!(at, [0, 0, 1500, 1500, 3000, 3000]);
-    }
-}
-
-#[cfg(test)]
-mod read_from_tests {
-    use super::*;
-
-    /// The same table as packages/cli/test/read-from.test.ts.
-    #[test]
-    fn read_target_spreads_reads_per_connection() {
-        let n = |port: u16| ("127.0.0.1".to_string(), port);
-        let base = ClusterPlan {
-            nodes: vec![n(7000), n(7001)],
-            slots: vec![(0, 16383, 0)],
-            read_from: ReadFrom::Primary,
-            replicas: vec![vec![n(7002), n(7003)], vec![]],
-        };
-        let table = |read_from: ReadFrom| -> Vec<[Option<usize>; 2]> {
-            let c = ClusterPlan { read_from, ..base.clone() };
-            (0..4).map(|id| [c.read_target(id, 0), c.read_target(id, 1)]).collect()
-        };
-        assert_eq!(table(ReadFrom::Primary), vec![[None, None]; 4]);
-        assert_eq!(table(ReadFrom::Replica), vec![[Some(0), None], [Some(1), None], [Some(0), None], [Some(1), None]]);
-        assert_eq!(table(ReadFrom::Any), vec![[None, None], [Some(0), None], [Some(1), None], [None, None]]);
     }
 }

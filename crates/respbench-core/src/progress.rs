@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::plan::IntervalRecord;
+use crate::result::IntervalRecord;
 
 /// The time series' default interval.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
