@@ -2,17 +2,22 @@
 //! (`docs/workload.md`), sent from Rust worker threads.
 //!
 //! Reading order, as data flows: [`plan`] (the contract with the CLI: a
-//! [`Plan`] in, a [`RawResult`] out) and [`limits`] (what a Plan may ask
-//! for); [`keys`] (PRNG streams, key patterns, key bytes) and [`values`]
-//! (the value derived from a key); [`command`] (request bytes);
-//! [`request_source`] (what each connection sends next, from a
-//! [`request_source::PreparedPlan`]); [`reply`] (RESP scanning);
-//! [`transport`] (the byte stream: TCP, unix socket or TLS);
-//! [`connection`] (opening a connection, and one socket's window) with
-//! [`handshake`] (AUTH, HELLO, SELECT before the load);
-//! [`counters`] and [`histogram`] (what is counted); [`run`] (phases and
-//! threads, pinned to CPUs by [`affinity`]); [`progress`] (what another
-//! thread may watch or cancel).
+//! [`Plan`] in, with its [`cluster_plan`]) and [`limits`] (what a Plan may ask
+//! for); [`result`] (a [`RawResult`] out); [`keys`] (PRNG streams, key
+//! patterns, key bytes) and [`values`] (the value derived from a key);
+//! [`template`] (parsing a command template), [`command_kind`] (how its
+//! replies count) and [`command`] (its request bytes); [`request_source`]
+//! (what each connection sends next, from a
+//! [`request_source::PreparedPlan`]); [`reply`] (RESP scanning); [`socket`],
+//! [`tls`] with [`tls_config`], and [`transport`] (the byte stream: TCP, unix
+//! socket or TLS); [`connection`] (opening a connection, and one socket's
+//! window) with [`handshake`] (AUTH, HELLO, SELECT before the load);
+//! [`slot`] (a key's cluster hash slot); [`counters`] and [`histogram`]
+//! (what is counted); [`run`] (phases and threads, pinned to CPUs by
+//! [`affinity`]); [`progress`] (what another thread may watch or cancel).
+//!
+//! Modules depend on each other one way only: `tests/module_graph.rs` fails
+//! on a cycle.
 
 pub mod affinity;
 pub mod cluster_plan;
