@@ -32,7 +32,7 @@ pub fn template_name(template: &Template) -> String {
     name
 }
 
-/// Which role a bare name in a `--command` mix takes: see [`WRITE_NAMES`].
+/// Which role a bare name in a `--command` mix takes: see `WRITE_NAMES`.
 pub fn mix_role(source: &str) -> Role {
     let word = source.trim_matches([' ', '\t']).split([' ', '\t']).next().unwrap_or("");
     if WRITE_NAMES.iter().any(|w| w.eq_ignore_ascii_case(word)) { Role::Set } else { Role::Get }

@@ -13,7 +13,7 @@
 //! socket or TLS); [`connection`] (opening a connection, and one socket's
 //! window) with [`handshake`] (AUTH, HELLO, SELECT before the load);
 //! [`slot`] (a key's cluster hash slot); [`counters`] and [`histogram`]
-//! (what is counted); [`run`] (phases and threads, pinned to CPUs by
+//! (what is counted); [`run`](mod@run) (phases and threads, pinned to CPUs by
 //! [`affinity`]); [`progress`] (what another thread may watch or cancel).
 //!
 //! Modules depend on each other one way only: `tests/module_graph.rs` fails

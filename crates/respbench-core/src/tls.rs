@@ -1,6 +1,6 @@
 //! TLS over the connection's own mio socket, driven by rustls without a
 //! thread per connection (the shape of rustls's `tlsclient-mio` example).
-//! [`TlsStream::open`] runs the handshake to the end before it returns (with
+//! `TlsStream::open` runs the handshake to the end before it returns (with
 //! its own timeout), so the run loop only sees application bytes. After it, a
 //! read pulls TLS records off the socket (`read_tls` → `process_new_packets`)
 //! and hands back plaintext, a write hands plaintext to rustls and pushes the
