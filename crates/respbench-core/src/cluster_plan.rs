@@ -59,8 +59,13 @@ impl ClusterPlan {
     /// `host:port` of node `i`, as messages and per-node figures name it.
     pub fn node_label(&self, i: usize) -> String {
         let (host, port) = &self.nodes[i];
-        if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
+        endpoint_label(host, *port)
     }
+}
+
+/// `host:port`, an IPv6 host in brackets, as messages name a node.
+pub fn endpoint_label(host: &str, port: u16) -> String {
+    if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
 }
 
 #[cfg(test)]

@@ -12,7 +12,8 @@
 //! [`tls`] with [`tls_config`], and [`transport`] (the byte stream: TCP, unix
 //! socket or TLS); [`connection`] (opening a connection, and one socket's
 //! window) with [`handshake`] (AUTH, HELLO, SELECT before the load);
-//! [`slot`] (a key's cluster hash slot); [`counters`] and [`histogram`]
+//! [`slot`] (a key's cluster hash slot) and [`topology`] (the slot map from
+//! a CLUSTER SHARDS or SLOTS reply); [`counters`] and [`histogram`]
 //! (what is counted); [`run`](mod@run) (phases and threads, pinned to CPUs by
 //! [`affinity`]); [`progress`] (what another thread may watch or cancel).
 //!
@@ -40,6 +41,7 @@ pub mod socket;
 pub mod template;
 pub mod tls;
 pub mod tls_config;
+pub mod topology;
 pub mod transport;
 pub mod values;
 
