@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzz the Rust reply scanner and template parser with cargo-fuzz (libFuzzer).
+# Fuzz the Rust reply scanner, template parser and topology parser with cargo-fuzz (libFuzzer).
 #   scripts/fuzz.sh [seconds per target, default 60]
 #   FUZZ_FORK=2 scripts/fuzz.sh 300     # libFuzzer's fork mode: N processes at once
 # Needs a nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`); when
@@ -16,7 +16,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "fuzz: skipped (cargo-fuzz is not installed: cargo install cargo-fuzz)"
   exit 0
 fi
-mkdir -p corpus/reply_scanner corpus/template_parser
+mkdir -p corpus/reply_scanner corpus/template_parser corpus/topology
 # Seeds: a few well-formed replies and templates.
 printf '+OK\r\n' > corpus/reply_scanner/simple
 printf '\x03$5\r\nhello\r\n*2\r\n:1\r\n$-1\r\n' > corpus/reply_scanner/mixed
@@ -24,7 +24,9 @@ printf '\x01%%1\r\n+a\r\n|1\r\n+k\r\n+v\r\n_\r\n' > corpus/reply_scanner/resp3
 printf 'HSET __key__ field __data__' > corpus/template_parser/hset
 printf 'SET user:__rand_int__ __key__ __data__' > corpus/template_parser/mixed
 printf '%s' "HSET \"k:__key__\" \"f \\x41\\\"\" 'it\\'s' __data__" > corpus/template_parser/quoted
-for target in reply_scanner template_parser; do
+# The topology parser starts from redis 7.0's own CLUSTER SHARDS / SLOTS replies.
+cp ../crates/respbench-core/tests/fixtures/topology/*.bin corpus/topology/
+for target in reply_scanner template_parser topology; do
   log=$(mktemp)
   fork=()
   if [ -n "${FUZZ_FORK:-}" ]; then fork=(-fork="$FUZZ_FORK"); fi
