@@ -214,7 +214,7 @@ pub fn parse_slots(buf: &[u8], seed_host: &str) -> Result<Parsed, TopologyError>
 }
 
 /// A `[host, port, id, …]` node of a CLUSTER SLOTS range; None when its
-/// host is `?` (an endpoint the server does not know).
+/// host is `?` (an endpoint the server does not know) or its port 0.
 fn slots_endpoint<'a>(
     reader: &mut Reader<'a>,
     item: Item<'a>,
@@ -231,6 +231,8 @@ fn slots_endpoint<'a>(
         _ => return Err(invalid(format!("{what} has a host that is not text"))),
     };
     let port = match port {
+        // No port of the kind that asked (a node with `port 0` seen from a plain connection).
+        Item::Int(0) => return Ok(None),
         Item::Int(p) if (1..=65535).contains(&p) => p as u16,
         _ => return Err(invalid(format!("{what} has a port that is not a port number"))),
     };

@@ -278,7 +278,8 @@ fn slots_replies_built_wrong_are_refused_in_one_line() {
     let cases = [
         (V::List(vec![range(0, 8191, 7000), range(8192, 16384, 7001)]), "node 127.0.0.1:7001: slot range 8192-16384"),
         (V::List(vec![range(0, 9000, 7000), range(8192, 16383, 7001)]), "overlaps a range of node 127.0.0.1:7000"),
-        (V::List(vec![range(0, 8191, 7000), range(8192, 16383, 0)]), "slots 8192-16383: the primary has a port"),
+        (V::List(vec![range(0, 8191, 7000), range(8192, 16383, 65536)]), "slots 8192-16383: the primary has a port"),
+        (V::List(vec![range(0, 8191, 7000), range(8192, 16383, 0)]), "slots 8192-16383: the primary has no known"),
         (V::List(vec![range(0, 8191, 7000)]), "slots 8192-16383 have no primary"),
         (V::List(vec![V::List(vec![V::Int(0), V::Int(16383)])]), "CLUSTER SLOTS: range 0 has no primary"),
     ];
