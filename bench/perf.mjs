@@ -64,7 +64,7 @@
  * machine compare only the ratios measured in one run.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -182,18 +182,6 @@ async function clientsFor(target) {
 
 const onSample = (shape, client, s) => say(`${shapeName(shape)}: ${client.label} ${s.ops.toFixed(0)} ops/s, ${s.cpuUsPerOp.toFixed(3)} us CPU/req`);
 
-/** A CA and a server certificate for 127.0.0.1 signed by it, for the tls transport. */
-function makeCertificates(dir) {
-  const run = (...args) => {
-    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${r.stderr}`);
-  };
-  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=respbench perf CA');
-  writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
-  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
-}
-
 const port = await freePort();
 const tlsPort = transports.includes('tls') ? await freePort() : 0;
 const dir = mkdtempSync(path.join(tmpdir(), 'respbench-perf-'));
@@ -201,9 +189,10 @@ const socket = path.join(dir, 'redis.sock');
 const serverArgs = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'];
 const cacert = path.join(dir, 'ca.pem');
 if (transports.includes('tls')) {
-  makeCertificates(dir);
-  const f = (n) => path.join(dir, n);
-  serverArgs.push('--tls-port', String(tlsPort), '--tls-cert-file', f('server.pem'), '--tls-key-file', f('server.key'), '--tls-ca-cert-file', cacert, '--tls-auth-clients', 'no');
+  // The project's certificate maker (the working tree's build), as the study and the tests use it.
+  const { makeCertificates } = await import('../packages/cli/dist/certificates.js');
+  const c = makeCertificates(dir);
+  serverArgs.push('--tls-port', String(tlsPort), '--tls-cert-file', c.cert, '--tls-key-file', c.key, '--tls-ca-cert-file', c.ca, '--tls-auth-clients', 'no');
 }
 if (transports.includes('unix')) serverArgs.push('--unixsocket', socket, '--unixsocketperm', '700');
 const server = spawn('redis-server', serverArgs, { stdio: 'ignore' });
