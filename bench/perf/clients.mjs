@@ -34,13 +34,12 @@ export async function redisBenchmark(target, shape, w) {
 /**
  * memtier_benchmark on one thread (as redis-benchmark and respbench run by
  * default). Its -n is per connection, so each of the `connections` gets
- * requests ÷ connections (rounded up; the CPU per request divides by what it
- * really sent). Keys uniform over [1, keyspace] (--key-pattern R:R), the
+ * requests ÷ connections (rounded up; the CPU per request divides by the
+ * count it reports sending). Keys uniform over [1, keyspace] (--key-pattern R:R), the
  * whole run SETs (--ratio 1:0) or GETs (0:1).
  */
 export async function memtier(target, shape, w) {
   const perConnection = Math.ceil(w.requests / shape.connections);
-  const sent = perConnection * shape.connections;
   const dir = mkdtempSync(path.join(tmpdir(), 'respbench-perf-memtier-'));
   const json = path.join(dir, 'result.json');
   try {
@@ -56,7 +55,8 @@ export async function memtier(target, shape, w) {
     if (r.code !== 0) throw new Error(`memtier_benchmark failed (${r.code}): ${r.err.trim().split('\n').slice(-3).join(' ')}`);
     const totals = JSON.parse(readFileSync(json, 'utf8'))['ALL STATS']?.Totals;
     if (!totals || typeof totals['Ops/sec'] !== 'number') throw new Error(`no Totals in memtier_benchmark's JSON: ${r.out.slice(-500)}`);
-    return { ops: totals['Ops/sec'], ...perRequest(r, sent) };
+    // Count: what memtier says it sent (in --cluster-mode too), the divisor of its CPU per request.
+    return { ops: totals['Ops/sec'], ...perRequest(r, totals.Count || perConnection * shape.connections) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
