@@ -64,7 +64,7 @@
  * machine compare only the ratios measured in one run.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,12 +107,19 @@ try {
       connections: { type: 'string' },
       baseline: { type: 'string' },
       shapes: { type: 'string' },
+      help: { type: 'boolean', default: false },
     },
   });
 } catch (err) {
   usage(err.message.split('\n')[0]);
 }
 const opts = parsed.values;
+if (opts.help) {
+  // The usage is the header comment of this file: print it rather than keep a second copy.
+  const header = /\/\*\*\n([\s\S]*?)\*\//.exec(readFileSync(fileURLToPath(import.meta.url), 'utf8'))[1];
+  console.log(header.replace(/^ \* ?/gm, '').trimEnd());
+  process.exit(0);
+}
 
 function positive(flag, raw) {
   if (!/^[1-9][0-9]*$/.test(raw)) usage(`--${flag} must be a whole number above 0, not "${raw}"`);
