@@ -1,23 +1,50 @@
 #!/usr/bin/env node
 /**
- * Side by side on one redis-server: redis-benchmark and respbench (each
- * engine that loads) with the same workload, one after another, alternating,
- * several rounds. Prints median ops/s and client CPU per request (user+sys of
- * the whole client process / requests) with ratios to redis-benchmark.
+ * Side by side on one redis-server: respbench (each engine that loads) from
+ * this working tree's build, optionally the same engines built at an earlier
+ * revision (--baseline), redis-benchmark, and memtier_benchmark when it is on
+ * the PATH, with the same workload, alternating, several rounds. Prints, per
+ * shape and client, median ops/s and median client CPU per request (user +
+ * sys of the whole client process ÷ requests), and the ratios: this row as a
+ * share of the baseline build of the same engine, of redis-benchmark and of
+ * memtier (ops/s as a percentage, CPU per request as a factor).
  *
- *   pnpm perf                      # 2,000,000 requests, 3 rounds
+ *   pnpm perf                      # 2,000,000 requests, 3 rounds, SET and GET at -P 128 -c 1, large replies
+ *   pnpm perf --baseline 404c66c   # that revision built too (cached), the issue-19 shapes (below)
+ *   pnpm perf --baseline main --shapes set:128:1,get:1:50 --requests 500000
  *   pnpm perf --requests 500000 --rounds 5 --pipeline 128 --keyspace 100000 --memory
  *   pnpm perf --tests none --memory  # the memory cases only
  *   pnpm perf --tests large        # large replies only: JS vs native time per reply
  *   pnpm perf --transports tcp,tls,unix --pipeline 1 --connections 50
- *   pnpm perf --tests cluster --requests 200000 --rounds 3
+ *   pnpm perf --tests cluster --requests 200000 --rounds 3 [--baseline 404c66c]
+ *
+ * Run it on the working tree's build (`pnpm build` first).
+ *
+ * --baseline <rev> (any git revision: a commit, a branch, main~3) builds that
+ * commit in a temporary git worktree (`pnpm install --frozen-lockfile`:
+ * TypeScript and the Rust addon), kept under the OS temp directory per
+ * resolved commit (respbench-perf-baseline/<commit>) so the next run against
+ * it reuses it; the worktree's registration is removed once it is built, and
+ * a build that fails or is interrupted is removed whole. Its engines then run
+ * in the same rounds as everything else, against the same server.
+ *
+ * Shapes: --shapes issue19 is the list issue 19's "Done when" is measured on
+ * (SET and GET at P128 c1, SET at P16 c50, SET and GET at P1 c50, SET at P1
+ * c1); --shapes also takes TEST:PIPELINE:CONNECTIONS items (set:16:50,...).
+ * Without --shapes it is issue19 under --baseline, unless --pipeline or
+ * --connections is given, and otherwise each of --tests' set/get at
+ * --pipeline and --connections (the script's shapes before --baseline).
+ * --tests still chooses the tests: shapes of tests it does not name are left
+ * out. Every shape runs --requests requests in total, whichever the client
+ * (memtier's -n is per connection: it gets requests ÷ connections each).
  *
  * `cluster` (only when named in --tests) starts a local Redis Cluster of 3
  * primaries (no replicas) on free loopback ports, runs SET and GET at
  * pipeline 16 and at pipeline 1, 48 sockets on each side
- * (`redis-benchmark --cluster -c 48`; respbench `--cluster -c 16`, which is
- * 16 sockets per primary), keyspace and value size as given, and stops and
- * removes the cluster afterwards (also on an error).
+ * (`redis-benchmark --cluster -c 48`; respbench `--cluster -c 16` and
+ * memtier `--cluster-mode -c 16`, which are 16 sockets per primary; the
+ * baseline too if its build knows --cluster), keyspace and value size as
+ * given, and stops and removes the cluster afterwards (also on an error).
  *
  * --memory adds peak RSS per engine: at 500,000 and 5,000,000 requests (no
  * growth with the run's length), and with a 1 GiB window (-P 1024 of 1 MiB
@@ -31,333 +58,191 @@
  * certificate made here with openssl; redis-benchmark --tls --cacert), unix
  * (its unix socket; redis-benchmark -s). Every client uses the same one.
  *
- * Figures only: nothing here passes or fails. The machine is shared and
- * noisy, so compare the ratios measured in one run.
+ * An interrupt (Ctrl-C, SIGTERM, SIGHUP) stops the client running, every
+ * server and cluster started here, and removes a baseline worktree being
+ * built. Figures only: nothing here passes or fails. On a shared, noisy
+ * machine compare only the ratios measured in one run.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { baselineBuild, resolveCommit } from './perf/baseline.mjs';
+import { memtier, redisBenchmark, respbench, engineRuns } from './perf/clients.mjs';
+import { compareRounds, printComparison, shapeName } from './perf/compare.mjs';
+import { largeReplies } from './perf/large-replies.mjs';
+import { freePort, onInterrupt, waitPort } from './perf/processes.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, '..', 'packages', 'cli', 'dist', 'bin.js');
+const REPO = path.join(here, '..');
+const CLI = path.join(REPO, 'packages', 'cli', 'dist', 'bin.js');
 
-const { values: opts } = parseArgs({
-  options: {
-    requests: { type: 'string', default: '2000000' },
-    rounds: { type: 'string', default: '3' },
-    pipeline: { type: 'string', default: '128' },
-    keyspace: { type: 'string', default: '100000' },
-    'value-size': { type: 'string', default: '32' },
-    tests: { type: 'string', default: 'set,get,large' },
-    engines: { type: 'string', default: 'native,js' },
-    memory: { type: 'boolean', default: false },
-    transports: { type: 'string', default: 'tcp' },
-    connections: { type: 'string', default: '1' },
-  },
+// A failure is one line (the servers are stopped by the finally blocks on the way out).
+process.on('uncaughtException', (err) => {
+  console.error(`perf: ${err.message}`);
+  process.exit(1);
 });
-const N = Number(opts.requests);
-const ROUNDS = Number(opts.rounds);
 
-/** Runs a command, returns stdout and the child's CPU seconds and peak RSS (from getrusage). */
-function measured(cmd, args) {
-  const wrapper = [
-    'import json, resource, subprocess, sys',
-    'p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)',
-    'r = resource.getrusage(resource.RUSAGE_CHILDREN)',
-    'print(json.dumps({"code": p.returncode, "cpu": r.ru_utime + r.ru_stime, "user": r.ru_utime, "sys": r.ru_stime, "maxrssKb": r.ru_maxrss, "out": p.stdout.decode(), "err": p.stderr.decode()}))',
-  ].join('\n');
-  const r = spawnSync('python3', ['-c', wrapper, cmd, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (r.status !== 0) throw new Error(`measuring ${cmd} failed: ${r.stderr}`);
-  return JSON.parse(r.stdout);
+/** Bad input: one line naming the flag, exit 2. */
+function usage(message) {
+  console.error(`perf: ${message}`);
+  process.exit(2);
 }
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
+let parsed;
+try {
+  parsed = parseArgs({
+    options: {
+      requests: { type: 'string', default: '2000000' },
+      rounds: { type: 'string', default: '3' },
+      pipeline: { type: 'string' },
+      keyspace: { type: 'string', default: '100000' },
+      'value-size': { type: 'string', default: '32' },
+      tests: { type: 'string', default: 'set,get,large' },
+      engines: { type: 'string', default: 'native,js' },
+      memory: { type: 'boolean', default: false },
+      transports: { type: 'string', default: 'tcp' },
+      connections: { type: 'string' },
+      baseline: { type: 'string' },
+      shapes: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
   });
+} catch (err) {
+  usage(err.message.split('\n')[0]);
+}
+const opts = parsed.values;
+if (opts.help) {
+  // The usage is the header comment of this file: print it rather than keep a second copy.
+  const header = /\/\*\*\n([\s\S]*?)\*\//.exec(readFileSync(fileURLToPath(import.meta.url), 'utf8'))[1];
+  console.log(header.replace(/^ \* ?/gm, '').trimEnd());
+  process.exit(0);
 }
 
-async function waitPort(port) {
-  for (let i = 0; i < 200; i++) {
-    const ok = await new Promise((res) => {
-      const c = net.connect(port, '127.0.0.1');
-      c.once('connect', () => (c.destroy(), res(true)));
-      c.once('error', () => res(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('redis-server did not start');
+function positive(flag, raw) {
+  if (!/^[1-9][0-9]*$/.test(raw)) usage(`--${flag} must be a whole number above 0, not "${raw}"`);
+  return Number(raw);
 }
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-/** How each client reaches the server over a transport: redis-benchmark's flags and respbench's. */
-let transportArgs = { tcp: { bench: [], respbench: [] } };
-
-function redisBenchmark(port, test, transport) {
-  const where = transport === 'unix' ? [] : ['-p', String(transport === 'tls' ? tlsPort : port)];
-  const r = measured('redis-benchmark', [...where, ...transportArgs[transport].bench, '-P', opts.pipeline, '-c', opts.connections, '-n', String(N), '-r', opts.keyspace, '-d', opts['value-size'], '-t', test, '--csv']);
-  const line = r.out.trim().split('\n').find((l) => l.startsWith(`"${test.toUpperCase()}"`));
-  if (!line) throw new Error(`no figures from redis-benchmark: ${r.out}${r.err}`);
-  return { ops: Number(line.split(',')[1].replace(/"/g, '')), cpuUsPerOp: (r.cpu * 1e6) / N, userUsPerOp: (r.user * 1e6) / N, sysUsPerOp: (r.sys * 1e6) / N, maxrssKb: r.maxrssKb };
-}
-
-function respbench(port, engine, test, requests = N, shape = {}, transport = 'tcp') {
-  const pipeline = shape.pipeline ?? opts.pipeline;
-  const keyspace = shape.keyspace ?? opts.keyspace;
-  const valueSize = shape.valueSize ?? opts['value-size'];
-  const where = ['--port', String(transport === 'tls' ? tlsPort : port), ...transportArgs[transport].respbench];
-  const args = [CLI, '--engine', engine, ...where, '--mode', test, '--requests', String(requests), '--pipeline', pipeline, '-c', opts.connections, '--keyspace', keyspace, '--value-size', valueSize, '--seed', '1', '--json'];
-  if (test === 'get') args.push('--no-preload');
-  const r = measured(process.execPath, args);
-  if (r.code !== 0 && r.code !== 3) throw new Error(`respbench --engine ${engine} failed (${r.code}): ${r.err}`);
-  const result = JSON.parse(r.out);
-  return { ops: result.opsPerSec, p50Us: result.latencyUs.p50, p99Us: result.latencyUs.p99, bytesOut: result.bytesOut, cpuUsPerOp: (r.cpu * 1e6) / requests, userUsPerOp: (r.user * 1e6) / requests, sysUsPerOp: (r.sys * 1e6) / requests, maxrssKb: r.maxrssKb, engine: result.engine };
-}
-
-function engineLoads(port, engine) {
-  const r = spawnSync(process.execPath, [CLI, '--engine', engine, '--port', String(port), '--requests', '10', '--json'], { encoding: 'utf8' });
-  return r.status === 0;
-}
-
-/**
- * Large replies: each list is built once (RPUSH through respbench itself),
- * then read with LRANGE key 0 -1 by each engine, alternating, ROUNDS times;
- * prints the median time per reply and the JS/native ratio.
- */
-function largeReplies(port, engines) {
-  const lists = [
-    { name: 'LRANGE 2,000,000 elements (8 B each)', prefix: 'perf:large:2m:', elements: 2_000_000, size: 8 },
-    { name: '16 MiB flat array (1 B elements)', prefix: 'perf:large:16m:', elements: Math.floor((16 << 20) / 7), size: 1 },
-  ];
-  const builder = engines.includes('native') ? 'native' : engines[0];
-  const rows = [];
-  for (const list of lists) {
-    const fill = spawnSync(process.execPath, [CLI, '--engine', builder, '--port', String(port), '--mode', 'set', '--set-cmd', 'RPUSH __key__ __data__', '--keyspace', '1', '--key-prefix', list.prefix, '--requests', String(list.elements), '--pipeline', '1000', '--value-size', String(list.size), '--seed', '1', '-q'], { encoding: 'utf8' });
-    if (fill.status !== 0) throw new Error(`building ${list.name} failed: ${fill.stderr}`);
-    const samples = Object.fromEntries(engines.map((e) => [e, []]));
-    let replyBytes = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const e of round % 2 === 0 ? engines : [...engines].reverse()) {
-        const args = [CLI, '--engine', e, '--port', String(port), '--mode', 'get', '--get-cmd', 'LRANGE __key__ 0 -1', '--keyspace', '1', '--key-prefix', list.prefix, '--requests', '1', '--pipeline', '1', '--no-preload', '--timeout', '5m', '--json'];
-        const r = measured(process.execPath, args);
-        if (r.code !== 0) throw new Error(`respbench --engine ${e} on ${list.name} failed (${r.code}): ${r.err}`);
-        const result = JSON.parse(r.out);
-        replyBytes = result.bytesIn;
-        samples[e].push({ sec: result.elapsedSec, maxrssKb: r.maxrssKb });
-      }
-    }
-    const native = samples.native ? median(samples.native.map((s) => s.sec)) : null;
-    for (const e of engines) {
-      const sec = median(samples[e].map((s) => s.sec));
-      rows.push([list.name, e, `${(replyBytes / 2 ** 20).toFixed(1)} MiB`, sec.toFixed(3), native ? (sec / native).toFixed(2) : '-', String(Math.round(median(samples[e].map((s) => s.maxrssKb)) / 1024))]);
-    }
-  }
-  const head = ['reply', 'engine', 'reply size', 's per reply', 'vs native', 'peak RSS MiB'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const fmt = (r) => `| ${r.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
-  console.log(`large replies (one request each, ${ROUNDS} rounds, medians):`);
-  console.log(fmt(head));
-  console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
-  for (const r of rows) console.log(fmt(r));
-}
-
-/** A CA and a server certificate for 127.0.0.1 signed by it, for the tls transport. */
-function makeCertificates(dir) {
-  const run = (...args) => {
-    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${r.stderr}`);
-  };
-  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=respbench perf CA');
-  writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
-  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
-}
-
-/**
- * What to stop if the script is interrupted (Ctrl-C, SIGTERM, SIGHUP): every
- * server it started, before it exits. A measurement in progress (spawnSync)
- * finishes first; then the handler runs.
- */
-const cleanups = new Set();
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
-  process.on(signal, () => {
-    for (const c of cleanups) c();
-    console.error(`perf: interrupted (${signal}); stopped the servers it started`);
-    process.exit(code);
-  });
-}
-
-/** A local cluster of `primaries` redis-servers (no replicas), joined and ready; `stop()` ends it and removes its files. */
-async function startCluster(primaries) {
-  const dirs = [];
-  const procs = [];
-  const ports = [];
-  const stop = () => {
-    cleanups.delete(stop);
-    for (const p of procs) p.kill('SIGKILL');
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  };
-  cleanups.add(stop);
-  try {
-    for (let i = 0; i < primaries; i++) {
-      const p = await freePort();
-      const bus = await freePort();
-      const d = mkdtempSync(path.join(tmpdir(), 'respbench-perf-cluster-'));
-      dirs.push(d);
-      ports.push(p);
-      procs.push(spawn('redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--dir', d, '--save', '', '--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(bus)], { stdio: 'ignore' }));
-    }
-    for (const p of ports) await waitPort(p);
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
-    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr}${create.stdout}`);
-    for (let i = 0; ; i++) {
-      const ok = ports.every((p) => /cluster_state:ok/.test(spawnSync('redis-cli', ['-p', String(p), 'CLUSTER', 'INFO'], { encoding: 'utf8' }).stdout));
-      if (ok) break;
-      if (i > 300) throw new Error('the cluster did not reach cluster_state:ok');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return { ports, stop };
-  } catch (err) {
-    stop();
-    throw err;
-  }
-}
-
-/**
- * The cluster rows: redis-benchmark --cluster against respbench --cluster
- * (each engine that loads), SET and GET at -P 16 and -P 1, alternating,
- * ROUNDS rounds; medians of ops/s and client CPU per request.
- */
-async function clusterRows(engines) {
-  const cluster = await startCluster(3);
-  const seed = cluster.ports[0];
-  const perPrimary = 16;
-  const sockets = perPrimary * cluster.ports.length;
-  try {
-    const clients = ['redis-benchmark', ...engines.map((e) => `respbench ${e}`)];
-    console.log(`cluster: 3 primaries on 127.0.0.1 (seed ${seed}); ${N} requests, ${sockets} sockets each side, keyspace ${opts.keyspace}, ${opts['value-size']} B values, ${ROUNDS} rounds (medians)`);
-    const rows = [];
-    for (const pipeline of ['16', '1']) {
-      for (const test of ['set', 'get']) {
-        const samples = Object.fromEntries(clients.map((c) => [c, []]));
-        for (let round = 0; round < ROUNDS; round++) {
-          for (const c of round % 2 === 0 ? clients : [...clients].reverse()) {
-            if (c === 'redis-benchmark') {
-              const r = measured('redis-benchmark', ['--cluster', '-p', String(seed), '-P', pipeline, '-c', String(sockets), '-n', String(N), '-r', opts.keyspace, '-d', opts['value-size'], '-t', test, '--csv']);
-              const line = r.out.trim().split('\n').find((l) => l.startsWith(`"${test.toUpperCase()}"`));
-              if (!line) throw new Error(`no figures from redis-benchmark --cluster: ${r.out}${r.err}`);
-              samples[c].push({ ops: Number(line.split(',')[1].replace(/"/g, '')), cpu: (r.cpu * 1e6) / N });
-            } else {
-              const engine = c.split(' ')[1];
-              const args = [CLI, '--cluster', '--engine', engine, '--port', String(seed), '--mode', test, '--requests', String(N), '--pipeline', pipeline, '-c', String(perPrimary), '--keyspace', opts.keyspace, '--value-size', opts['value-size'], '--seed', '1', '--json'];
-              if (test === 'get') args.push('--no-preload');
-              const r = measured(process.execPath, args);
-              if (r.code !== 0 && r.code !== 3) throw new Error(`respbench --cluster --engine ${engine} failed (${r.code}): ${r.err}`);
-              samples[c].push({ ops: JSON.parse(r.out).opsPerSec, cpu: (r.cpu * 1e6) / N });
-            }
-          }
-        }
-        const base = { ops: median(samples['redis-benchmark'].map((s) => s.ops)), cpu: median(samples['redis-benchmark'].map((s) => s.cpu)) };
-        for (const c of clients) {
-          const ops = median(samples[c].map((s) => s.ops));
-          const cpu = median(samples[c].map((s) => s.cpu));
-          rows.push([`P${pipeline}`, test.toUpperCase(), c, ops.toFixed(0), cpu.toFixed(3), `${((100 * ops) / base.ops).toFixed(0)}%`, (cpu / base.cpu).toFixed(2)]);
-        }
-      }
-    }
-    const head = ['pipeline', 'test', 'client', 'ops/s', 'CPU us/op', 'as % of redis-benchmark', 'CPU ratio'];
-    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-    const fmt = (r) => `| ${r.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
-    console.log(fmt(head));
-    console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
-    for (const r of rows) console.log(fmt(r));
-  } finally {
-    cluster.stop();
-  }
-}
-
+const N = positive('requests', opts.requests);
+const ROUNDS = positive('rounds', opts.rounds);
+const workload = { requests: N, keyspace: positive('keyspace', opts.keyspace), valueSize: positive('value-size', opts['value-size']) };
+const tests = opts.tests === 'none' ? [] : opts.tests.split(',');
+for (const t of tests) if (!['set', 'get', 'large', 'cluster'].includes(t)) usage(`--tests: unknown test "${t}" (set, get, large, cluster, or none)`);
 const transports = opts.transports.split(',');
+for (const t of transports) if (!['tcp', 'tls', 'unix'].includes(t)) usage(`--transports: unknown transport "${t}" (tcp, tls, unix)`);
+const engineNames = opts.engines.split(',');
+for (const e of engineNames) if (!['native', 'js'].includes(e)) usage(`--engines: unknown engine "${e}" (native, js)`);
+
+/** The shapes issue 19's "Done when" is measured on. */
+const ISSUE19_SHAPES = ['set:128:1', 'get:128:1', 'set:16:50', 'set:1:50', 'get:1:50', 'set:1:1'];
+
+function parseShapes(list) {
+  return list.map((item) => {
+    const m = /^(set|get):([1-9][0-9]*):([1-9][0-9]*)$/.exec(item);
+    if (!m) usage(`--shapes: "${item}" is not TEST:PIPELINE:CONNECTIONS (e.g. set:128:1) or issue19`);
+    return { test: m[1], pipeline: Number(m[2]), connections: Number(m[3]) };
+  });
+}
+
+function chosenShapes() {
+  if (opts.shapes !== undefined) return parseShapes(opts.shapes === 'issue19' ? ISSUE19_SHAPES : opts.shapes.split(','));
+  if (opts.baseline !== undefined && opts.pipeline === undefined && opts.connections === undefined) return parseShapes(ISSUE19_SHAPES);
+  const pipeline = positive('pipeline', opts.pipeline ?? '128');
+  const connections = positive('connections', opts.connections ?? '1');
+  return ['set', 'get'].map((test) => ({ test, pipeline, connections }));
+}
+const shapes = chosenShapes().filter((s) => tests.includes(s.test));
+
+let baselineCommit = null;
+if (opts.baseline !== undefined) {
+  baselineCommit = resolveCommit(REPO, opts.baseline);
+  if (!baselineCommit) usage(`--baseline: "${opts.baseline}" names no commit in this repository`);
+}
+const baselineName = baselineCommit ? baselineCommit.slice(0, 7) : null;
+if (!existsSync(CLI)) usage(`no build here (${path.relative(process.cwd(), CLI)} is missing): run pnpm build first`);
+const say = (line) => console.error(`perf: ${line}`);
+const hasMemtier = spawnSync('memtier_benchmark', ['--version'], { stdio: 'ignore' }).status === 0;
+
+const baselineCli = baselineCommit ? await baselineBuild(REPO, baselineCommit, say) : null;
+
+/** Every client for `target`: the references, then each engine of this build and of the baseline that runs there. */
+async function clientsFor(target) {
+  const clients = [{ label: 'redis-benchmark', role: 'redis-benchmark', run: (shape) => redisBenchmark(target, shape, workload) }];
+  if (hasMemtier) clients.push({ label: 'memtier', role: 'memtier', run: (shape) => memtier(target, shape, workload) });
+  const builds = [{ cli: CLI, role: 'this', suffix: '' }];
+  if (baselineCli) builds.push({ cli: baselineCli, role: 'baseline', suffix: ` @${baselineName}` });
+  for (const build of builds) {
+    for (const engine of engineNames) {
+      if (!(await engineRuns(build.cli, engine, target))) {
+        say(`respbench ${engine}${build.suffix} does not run here${target.primaries ? ' with --cluster' : ''}; left out`);
+        continue;
+      }
+      clients.push({ label: `respbench ${engine}${build.suffix}`, role: build.role, engine, run: (shape) => respbench(build.cli, engine, target, shape, workload) });
+    }
+  }
+  return clients;
+}
+
+const onSample = (shape, client, s) => say(`${shapeName(shape)}: ${client.label} ${s.ops.toFixed(0)} ops/s, ${s.cpuUsPerOp.toFixed(3)} us CPU/req`);
+
 const port = await freePort();
 const tlsPort = transports.includes('tls') ? await freePort() : 0;
 const dir = mkdtempSync(path.join(tmpdir(), 'respbench-perf-'));
 const socket = path.join(dir, 'redis.sock');
 const serverArgs = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'];
+const cacert = path.join(dir, 'ca.pem');
 if (transports.includes('tls')) {
-  makeCertificates(dir);
-  const f = (n) => path.join(dir, n);
-  serverArgs.push('--tls-port', String(tlsPort), '--tls-cert-file', f('server.pem'), '--tls-key-file', f('server.key'), '--tls-ca-cert-file', f('ca.pem'), '--tls-auth-clients', 'no');
-  transportArgs.tls = { bench: ['--tls', '--cacert', f('ca.pem')], respbench: ['--tls', '--cacert', f('ca.pem')] };
+  // The project's certificate maker (the working tree's build), as the study and the tests use it.
+  const { makeCertificates } = await import('../packages/cli/dist/certificates.js');
+  const c = makeCertificates(dir);
+  serverArgs.push('--tls-port', String(tlsPort), '--tls-cert-file', c.cert, '--tls-key-file', c.key, '--tls-ca-cert-file', c.ca, '--tls-auth-clients', 'no');
 }
-if (transports.includes('unix')) {
-  serverArgs.push('--unixsocket', socket, '--unixsocketperm', '700');
-  transportArgs.unix = { bench: ['-s', socket], respbench: ['-s', socket] };
-}
+if (transports.includes('unix')) serverArgs.push('--unixsocket', socket, '--unixsocketperm', '700');
 const server = spawn('redis-server', serverArgs, { stdio: 'ignore' });
 const stopServer = () => {
-  cleanups.delete(stopServer);
+  forgetServer();
   server.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 };
-cleanups.add(stopServer);
+const forgetServer = onInterrupt(stopServer);
 try {
   await waitPort(port);
   if (tlsPort) await waitPort(tlsPort);
-  const engines = opts.engines.split(',').filter((e) => engineLoads(port, e));
-  const clients = ['redis-benchmark', ...engines.map((e) => `respbench ${e}`)];
-  console.log(`redis-server on 127.0.0.1:${port}; ${N} requests, pipeline ${opts.pipeline}, ${opts.connections} connection(s), keyspace ${opts.keyspace}, ${opts['value-size']} B values, ${ROUNDS} rounds (medians); transports ${transports.join(', ')}`);
-  const rows = [];
-  for (const transport of transports)
-  for (const test of opts.tests === 'none' ? [] : opts.tests.split(',').filter((t) => t !== 'large' && t !== 'cluster')) {
-    const samples = Object.fromEntries(clients.map((c) => [c, []]));
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? clients : [...clients].reverse();
-      for (const c of order) {
-        samples[c].push(c === 'redis-benchmark' ? redisBenchmark(port, test, transport) : respbench(port, c.split(' ')[1], test, N, {}, transport));
-      }
-    }
-    const base = { ops: median(samples['redis-benchmark'].map((s) => s.ops)), cpu: median(samples['redis-benchmark'].map((s) => s.cpuUsPerOp)) };
-    for (const c of clients) {
-      const ops = median(samples[c].map((s) => s.ops));
-      const cpu = median(samples[c].map((s) => s.cpuUsPerOp));
-      const user = median(samples[c].map((s) => s.userUsPerOp));
-      const sys = median(samples[c].map((s) => s.sysUsPerOp));
-      rows.push([transport, test.toUpperCase(), c, ops.toFixed(0), user.toFixed(3), sys.toFixed(3), cpu.toFixed(3), (ops / base.ops).toFixed(2), (cpu / base.cpu).toFixed(2)]);
+  if (baselineCommit) console.log(`baseline: ${opts.baseline} = ${baselineCommit} (respbench … @${baselineName})`);
+  if (!hasMemtier) console.log('memtier_benchmark is not on the PATH: no memtier rows');
+  if (shapes.length > 0) {
+    console.log(`redis-server on 127.0.0.1:${port}; ${N} requests per run, keyspace ${workload.keyspace}, ${workload.valueSize} B values, ${ROUNDS} rounds (medians); transports ${transports.join(', ')}`);
+    console.log('ratios: this row as a share of the named reference (ops/s as %, CPU per request as ×); "of <commit>" compares with the same engine built at the baseline');
+    for (const transport of transports) {
+      const target = { port, transport, tlsPort, socket, cacert };
+      const clients = await clientsFor(target);
+      const results = await compareRounds(clients, shapes, ROUNDS, onSample);
+      printComparison(results, clients, { baselineName, prefix: [{ name: 'transport', value: transport }] });
     }
   }
-  const head = ['transport', 'test', 'client', 'ops/s', 'user us/op', 'sys us/op', 'CPU us/op', 'ops ratio', 'CPU ratio'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const fmt = (r) => `| ${r.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
-  if (rows.length > 0) {
-    console.log(fmt(head));
-    console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
-    for (const r of rows) console.log(fmt(r));
+  const engines = [];
+  for (const e of engineNames) if (await engineRuns(CLI, e, { port })) engines.push(e);
+  if (tests.includes('large')) await largeReplies(CLI, port, engines, ROUNDS);
+  if (tests.includes('cluster')) {
+    // It starts the cluster with the working tree's build (dist), so only once that is known to be there.
+    const { clusterRows } = await import('./perf/cluster-rows.mjs');
+    await clusterRows(clientsFor, workload, ROUNDS, baselineName, onSample);
   }
-  if (opts.tests.split(',').includes('large')) largeReplies(port, engines);
-  if (opts.tests.split(',').includes('cluster')) await clusterRows(engines);
   if (opts.memory) {
+    const target = { port, transport: 'tcp' };
     // A window of 1 GiB (the limit): 1024 requests of 1 MiB in flight. 64 keys keep the server's own memory small.
-    const window = { pipeline: '1024', valueSize: '1048576', keyspace: '64' };
     const windowRequests = 4096;
     for (const e of engines) {
-      const w = respbench(port, e, 'set', windowRequests, window);
+      const w = await respbench(CLI, e, target, { test: 'set', pipeline: 1024, connections: 1 }, { requests: windowRequests, keyspace: 64, valueSize: 1048576 });
       console.log(`memory ${e}: peak RSS ${Math.round(w.maxrssKb / 1024)} MiB with -P 1024 -d 1MiB (${windowRequests} SETs, ${(w.bytesOut / 2 ** 30).toFixed(2)} GiB out; latency p50 ${(w.p50Us / 1000).toFixed(1)} ms, p99 ${(w.p99Us / 1000).toFixed(1)} ms)`);
     }
+    const shape = { test: 'set', pipeline: positive('pipeline', opts.pipeline ?? '128'), connections: positive('connections', opts.connections ?? '1') };
     for (const e of engines) {
-      const small = respbench(port, e, 'set', 500_000);
-      const big = respbench(port, e, 'set', 5_000_000);
+      const small = await respbench(CLI, e, target, shape, { ...workload, requests: 500_000 });
+      const big = await respbench(CLI, e, target, shape, { ...workload, requests: 5_000_000 });
       console.log(`memory ${e}: peak RSS ${Math.round(small.maxrssKb / 1024)} MiB at 500,000 requests, ${Math.round(big.maxrssKb / 1024)} MiB at 5,000,000 (ratio ${(big.maxrssKb / small.maxrssKb).toFixed(2)})`);
     }
   }

@@ -13,6 +13,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCertificates } from '../packages/cli/src/certificates.js';
 import { engines } from './helpers/engines.js';
 import { CLI, freePort, runCli, runJson, startRedis, waitForPort, type RedisServer } from './helpers/servers.js';
 
@@ -20,23 +21,10 @@ const ENGINES = engines();
 let certs: string;
 const file = (name: string) => path.join(certs, name);
 
-function openssl(...args: string[]): void {
-  const r = spawnSync('openssl', args, { cwd: certs, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${r.stderr}`);
-}
-
-/** A CA, a server certificate for localhost and 127.0.0.1 and a client certificate signed by it, and a second CA. */
-function makeCertificates(): void {
+/** A CA, a server certificate for localhost and 127.0.0.1 and a client certificate signed by it, and a second CA (the project's one certificate maker). */
+function makeTestCertificates(): void {
   certs = mkdtempSync(path.join(tmpdir(), 'respbench-tls-'));
-  for (const ca of ['ca', 'other-ca']) {
-    openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${ca}.key`, '-out', `${ca}.pem`, '-days', '2', '-subj', `/CN=respbench test ${ca}`);
-  }
-  writeFileSync(file('server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
-  writeFileSync(file('client.ext'), 'extendedKeyUsage=clientAuth\n');
-  for (const who of ['server', 'client']) {
-    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${who}.key`, '-out', `${who}.csr`, '-subj', `/CN=${who === 'server' ? 'localhost' : 'respbench client'}`);
-    openssl('x509', '-req', '-in', `${who}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${who}.pem`, '-days', '2', '-extfile', `${who}.ext`);
-  }
+  makeCertificates(certs, { otherCa: true, client: true });
 }
 
 /** redis-server with its plain port (for redis-cli) and a TLS port. */
@@ -62,7 +50,7 @@ async function failureLine(args: string[]): Promise<{ code: number | null; line:
   return { code: run.code, line: lines[0] };
 }
 
-beforeAll(makeCertificates);
+beforeAll(makeTestCertificates);
 afterAll(() => {
   if (certs) rmSync(certs, { recursive: true, force: true });
 });

@@ -9,12 +9,14 @@
  * closes: see SUPERVISOR), and its output goes to a log file, never through
  * this process.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, fstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { constants as osConstants, tmpdir } from 'node:os';
 import path from 'node:path';
+import { CertificateError, makeCertificates, type Certificates } from '../certificates.js';
 import { formatCpuList, pinnedArgv } from '../cpus.js';
+import { startLocalCluster } from '../local-cluster.js';
+import { canConnect, freePort } from '../ports.js';
 import { respbenchArgv, spawnEmbedded } from '../serve/spawn.js';
 import { describeTarget, REDIS_PRESETS, type TargetCredentials, type TargetSpec, type TargetTls } from './spec.js';
 
@@ -49,30 +51,6 @@ export interface StartedTarget {
   kill(): void;
   /** Why the server is gone, if it exited by itself. */
   exitReason(): string | null;
-}
-
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, host, () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function canConnect(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host, port });
-    const done = (ok: boolean) => {
-      s.destroy();
-      resolve(ok);
-    };
-    s.setTimeout(1000, () => done(false));
-    s.once('connect', () => done(true));
-    s.once('error', () => done(false));
-  });
 }
 
 /** The last lines of a target's log file, to explain why it did not start. */
@@ -398,23 +376,14 @@ async function startEmbedded(spec: TargetSpec, signal: AbortSignal | undefined):
   }
 }
 
-/**
- * A CA and a server certificate for 127.0.0.1 and localhost signed by it,
- * made with openssl in `dir` (the server's data directory, removed with it)
- * for a `tls: true` redis target.
- */
-function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
-  const run = (...args: string[]) => {
-    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-    if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') throw new TargetError('openssl not found: a tls: true redis target makes its certificate with it (install the openssl package)', 'redis-server (TLS)');
-    if (r.status !== 0) throw new TargetError(`openssl ${args[0]} failed while making the TLS certificate: ${(r.stderr ?? '').trim().split('\n').pop()}`, 'redis-server (TLS)');
-  };
-  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=respbench study CA');
-  // clientAuth too: the nodes of a tls: true cluster present it to each other on the TLS bus.
-  writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
-  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
-  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
-  return { ca: path.join(dir, 'ca.pem'), cert: path.join(dir, 'server.pem'), key: path.join(dir, 'server.key') };
+/** A CA and a certificate for a `tls: true` redis target, in its data directory (removed with it). */
+function targetCertificates(dir: string, description: string): Certificates {
+  try {
+    return makeCertificates(dir);
+  } catch (err) {
+    if (err instanceof CertificateError) throw new TargetError(`${err.message} (a tls: true redis target)`, description);
+    throw err;
+  }
 }
 
 /**
@@ -433,107 +402,64 @@ function writeCredentialsConf(dir: string, c: TargetCredentials | undefined): st
 }
 
 /**
- * A local Redis Cluster: each node a redis-server (cluster-enabled yes, its
- * bus on a port of its own, the persistence preset) launched as a redis
- * target is, then `redis-cli --cluster create … --cluster-yes`, then ready
- * when every node says cluster_state:ok. Stopping (or a failure on the way)
- * stops every node and removes every data directory. With `tls: true` every
- * node is TLS only (its port the TLS port; tls-cluster and tls-replication
- * yes, so the nodes announce their TLS ports) on one certificate the study
- * makes, and redis-cli goes over TLS too.
+ * A local Redis Cluster (the project's one launcher, local-cluster.ts): each
+ * node a redis-server launched as a redis target is (supervised, its output
+ * in the study's log, its data directory named after the study), with the
+ * persistence preset; ready when every node says cluster_state:ok. Stopping
+ * (or a failure on the way) stops every node and removes every data
+ * directory. With `tls: true` every node is TLS only, on one certificate the
+ * study makes, and redis-cli goes over TLS too.
  */
 async function startCluster(spec: Extract<TargetSpec, { kind: 'redis_cluster' }>, signal: AbortSignal | undefined, log: string | null): Promise<StartedTarget> {
   const description = describeTarget(spec);
-  const nodes: StartedTarget[] = [];
-  let certDir: string | null = null;
-  const removeCerts = () => {
-    if (certDir) rmSync(certDir, { recursive: true, force: true });
-  };
-  const stopAll = () => Promise.all(nodes.map((n) => n.stop())).then(removeCerts);
-  const fail = async (message: string): Promise<never> => {
-    await stopAll();
-    throw new TargetError(message, description);
-  };
-  let files: { ca: string; cert: string; key: string } | null = null;
-  if (spec.tls) {
-    certDir = makeDataDir('cluster-tls');
-    try {
-      files = makeCertificates(certDir);
-    } catch (err) {
-      removeCerts();
-      throw err;
-    }
-  }
-  const cliTls = files ? ['--tls', '--cacert', files.ca] : [];
-  const deadline = Date.now() + spec.readyTimeoutMs;
+  let cluster;
   try {
-    for (let i = 0; i < spec.primaries * (1 + spec.replicas); i++) {
-      const port = await freePort();
-      const bus = await freePort();
-      const dir = makeDataDir(`${spec.preset}-cluster`);
-      const transport = files
-        ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', files.cert, '--tls-key-file', files.key, '--tls-ca-cert-file', files.ca, '--tls-auth-clients', 'no', '--tls-cluster', 'yes', '--tls-replication', 'yes']
-        : ['--port', String(port)];
-      nodes.push(
-        await launch(
+    cluster = await startLocalCluster({
+      primaries: spec.primaries,
+      replicas: spec.replicas,
+      binary: spec.binary,
+      tls: spec.tls ? 'only' : null,
+      config: [...REDIS_PRESETS[spec.preset]],
+      makeDir: (purpose) => makeDataDir(purpose === 'node' ? `${spec.preset}-cluster` : 'cluster-tls'),
+      readyTimeoutMs: spec.readyTimeoutMs,
+      timeoutHint: ' (give the target a longer readyTimeout)',
+      signal,
+      startNode: async (node) => {
+        const started = await launch(
           {
-            argv: [spec.binary, ...transport, '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(bus), ...REDIS_PRESETS[spec.preset]],
+            argv: node.argv,
             shell: false,
             host: '127.0.0.1',
-            port,
-            readyTimeoutMs: Math.max(1000, deadline - Date.now()),
+            port: node.port,
+            readyTimeoutMs: node.readyTimeoutMs,
             stopTimeoutMs: spec.stopTimeoutMs,
-            dir,
+            dir: node.dir,
             log,
             description,
-            what: `redis-server (cluster node ${i + 1}, preset ${spec.preset}${files ? ', TLS' : ''})`,
+            what: `redis-server (cluster node ${node.index + 1}, preset ${spec.preset}${node.tls ? ', TLS' : ''})`,
           },
           signal,
-        ),
-      );
-    }
-  } catch (err) {
-    await stopAll();
-    throw err;
-  }
-  const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
-  const create = await new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn('redis-cli', [...cliTls, '--cluster', 'create', ...addresses, '--cluster-replicas', String(spec.replicas), '--cluster-yes'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const onAbort = () => child.kill('SIGKILL');
-    signal?.addEventListener('abort', onAbort, { once: true });
-    child.on('error', (err) => resolve({ code: -1, out: err.message }));
-    child.on('close', (code) => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve({ code, out });
+        );
+        return { stop: started.stop, kill: started.kill, exitReason: started.exitReason };
+      },
     });
-  });
-  if (signal?.aborted) return fail('redis cluster: interrupted while creating the cluster');
-  if (create.code !== 0) return fail(`redis-cli --cluster create failed: ${create.out.trim().split('\n').slice(-2).join(' ')}`);
-  for (;;) {
-    const ok = nodes.every((n) => /cluster_state:ok/.test(spawnSync('redis-cli', [...cliTls, '-p', String(n.port), 'CLUSTER', 'INFO'], { encoding: 'utf8' }).stdout ?? ''));
-    if (ok) break;
-    if (signal?.aborted) return fail('redis cluster: interrupted while waiting for cluster_state:ok');
-    if (Date.now() > deadline) return fail(`redis cluster: not cluster_state:ok within ${spec.readyTimeoutMs / 1000} s (give the target a longer readyTimeout)`);
-    await new Promise((r) => setTimeout(r, 100));
+  } catch (err) {
+    if (err instanceof TargetError) throw err;
+    throw new TargetError(`redis cluster: ${(err as Error).message}`, description);
   }
+  const addresses = cluster.nodes.map((n) => `127.0.0.1:${n.port}`);
   return {
     host: '127.0.0.1',
-    port: nodes[0].port,
+    port: cluster.nodes[0].port,
     cluster: true,
-    ...(files ? { tls: { cacert: files.ca } } : {}),
+    ...(cluster.certificates ? { tls: { cacert: cluster.certificates.ca } } : {}),
     description,
     log,
-    stop: stopAll,
-    kill: () => {
-      nodes.forEach((n) => n.kill());
-      removeCerts();
-    },
+    stop: cluster.stop,
+    kill: cluster.kill,
     exitReason: () => {
-      for (const [i, n] of nodes.entries()) {
-        const why = n.exitReason();
+      for (const [i, n] of cluster.nodes.entries()) {
+        const why = n.process.exitReason();
         if (why !== null) return `cluster node ${addresses[i]}: ${why}`;
       }
       return null;
@@ -566,7 +492,7 @@ export async function startTarget(spec: TargetSpec, options: StartOptions = {}):
       if (spec.tls) {
         let files;
         try {
-          files = makeCertificates(dir);
+          files = targetCertificates(dir, describeTarget(spec));
         } catch (err) {
           rmSync(dir, { recursive: true, force: true });
           throw err;
