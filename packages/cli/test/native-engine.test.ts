@@ -64,6 +64,10 @@ function plan(port: number, more: Partial<Plan> = {}): Plan {
     durationMs: 0,
     warmupMs: 0,
     rate: 0,
+    user: null,
+    password: null,
+    dbnum: null,
+    resp3: false,
     ...more,
   };
 }
