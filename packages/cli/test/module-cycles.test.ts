@@ -28,6 +28,9 @@ async function cyclesOf(dir: string, tsConfig: string): Promise<string[][]> {
 
 const key = (cycle: readonly string[]) => cycle.join(' -> ');
 
+/** madge parses every file: seconds on a busy machine, far past vitest's default 5 s. */
+const PARSE_TIMEOUT_MS = 120_000;
+
 describe('module cycles', () => {
   it.each([
     ['cli', 'cli/src', ALLOWED_CYCLES],
@@ -38,7 +41,7 @@ describe('module cycles', () => {
     expect(found.map(key).filter((c) => !allowedKeys.has(c)), 'module cycles (a -> b -> ... -> a)').toEqual([]);
     const stale = allowed.map(key).filter((c) => !found.map(key).includes(c));
     expect(stale, 'ALLOWED_CYCLES entries that are no longer cycles: remove them').toEqual([]);
-  });
+  }, PARSE_TIMEOUT_MS);
 
   it('the check sees a cycle made only of type imports, and one through a lazy import()', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'respbench-cycles-'));
@@ -53,5 +56,5 @@ describe('module cycles', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, PARSE_TIMEOUT_MS);
 });
