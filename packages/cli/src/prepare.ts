@@ -28,11 +28,12 @@ export interface Completion {
 /** Everything but the topology: no I/O, no refusal (validate.ts refused every bad combination before). */
 export function completePlan(built: Plan, c: Completion): Plan {
   let plan = built;
-  if (c.share) plan = { ...plan, connections: plan.connections * c.share.count, clientIndex: c.share.index, clientCount: c.share.count };
   if (c.benchmark) {
     plan = withBenchmarkDefaults(plan, c.benchmark.given);
     if (c.benchmark.command) plan = planForCommand(plan, c.benchmark.command);
   }
+  // After the defaults: each machine's share is -c connections as this machine's line says (-c 50 for -t without -c).
+  if (c.share) plan = { ...plan, connections: plan.connections * c.share.count, clientIndex: c.share.index, clientCount: c.share.count };
   // The Plan (and so --json) says what runs: one thread in JS, at most one per connection in native.
   plan = { ...plan, threads: c.engine === 'js' ? 1 : Math.min(plan.threads, plan.connections) };
   if (c.cpus) plan = { ...plan, cpus: c.cpus };

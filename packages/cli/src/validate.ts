@@ -13,7 +13,7 @@ import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { parseChoice, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePositive, parseSocket, parseText, parseValueSize, shown } from './flag-values.js';
 import { MAX_DBNUM, parseUri, type ParsedUri } from './uri.js';
-import { SUITE } from './suite.js';
+import { SUITE, withBenchmarkDefaults } from './suite.js';
 import { UsageError } from './usage-error.js';
 
 /** Every mode, in the order help and messages list them. */
@@ -496,8 +496,9 @@ export interface RunCommandLine {
  * from the command line (not its default). Returns this machine's share.
  */
 export function checkRunCommand(plan: Plan, line: RunCommandLine, given: (option: string) => boolean): ClientShare | null {
-  const share = readClientShare(plan, line);
   const { tests, command } = line;
+  // Each machine runs -c connections, and -t or a command on the line takes redis-benchmark's -c 50 when none is given.
+  const share = readClientShare(tests || command ? withBenchmarkDefaults(plan, given) : plan, line);
   if (plan.commands && (tests || command)) throw new UsageError(`--command does not go with ${tests ? '-t/--tests' : 'a command after the options'} (the mix is the workload)`);
   if (plan.commands) {
     // The simple form of a workload and a mix do not combine: one would be silently ignored.

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { Plan } from '../src/engine-js/plan.js';
 import { completePlan, preparePlan } from '../src/prepare.js';
 import { BENCHMARK_DEFAULTS } from '../src/suite.js';
-import { readClientShare } from '../src/validate.js';
+import { checkRunCommand, readClientShare } from '../src/validate.js';
+import { LIMITS } from '../src/engine-js/limits.js';
 import { planOf } from './fixtures.js';
 
 /** A Plan no step may write to, down to its nested parts. */
@@ -73,5 +74,23 @@ describe('preparePlan', () => {
     // Port 1 on loopback: nothing listens there, so discovery fails fast with its one-line reason.
     const plan = frozen(planOf(['--cluster', '-p', '1', '--timeout', '1s']));
     await expect(preparePlan(plan, { engine: 'js' })).rejects.toThrow(/--cluster: no seed node told the topology \(127\.0\.0\.1:1: /);
+  });
+});
+
+describe('-t with --client-index/--client-count', () => {
+  const line = { tests: true, command: null, compare: false, csv: false, embedded: false, seed: '1' };
+  const given = (o: string) => o === 'seed';
+
+  it('each machine runs redis-benchmark\'s -c 50 when -c is not given: 50 × count connections in all', () => {
+    const plan = frozen(planOf(['--seed', '1']));
+    const share = checkRunCommand(plan, { ...line, clientIndex: '1', clientCount: '2' }, given);
+    expect(share).toEqual({ index: 1, count: 2 });
+    expect(completePlan(plan, { engine: 'js', benchmark: { given, command: null }, share })).toMatchObject({ connections: 2 * BENCHMARK_DEFAULTS.connections, clientIndex: 1, clientCount: 2 });
+  });
+
+  it('the connection limit counts those 50 per machine', () => {
+    const count = String(Math.floor(LIMITS.connections[1] / BENCHMARK_DEFAULTS.connections) + 1);
+    expect(() => checkRunCommand(planOf(['--seed', '1']), { ...line, clientIndex: '0', clientCount: count }, given)).toThrow(/-c\/--connections × --client-count must be at most/);
+    expect(checkRunCommand(planOf(['--seed', '1']), { ...line, tests: false, clientIndex: '0', clientCount: count }, given)).toEqual({ index: 0, count: Number(count) });
   });
 });
