@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { engines } from './helpers/engines.js';
+import { bothEngines, engines } from './helpers/engines.js';
 import { CLI, runCli, useRedis } from './helpers/servers.js';
 
 const linux = process.platform === 'linux';
@@ -76,7 +76,7 @@ describe.skipIf(!linux)('--cpus', () => {
     if (engine === 'native') expect(r.threads.filter((t) => t.name.startsWith('respbench-work')).length).toBe(2);
   });
 
-  it.skipIf(!engines().includes('native'))('the native engine\'s worker threads pin themselves (no taskset on the PATH)', async () => {
+  it.skipIf(!bothEngines())('the native engine\'s worker threads pin themselves (no taskset on the PATH)', async () => {
     const empty = mkdtempSync(path.join(tmpdir(), 'respbench-nopath-'));
     dirs.push(empty);
     const r = await threadsWhileRunning(['--engine', 'native', '--threads', '2', '--cpus', target, ...load()], { ...process.env, PATH: empty });

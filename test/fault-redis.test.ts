@@ -6,25 +6,20 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { availableEngines, STACK_TRACE, waitFor } from './faults/harness.js';
-import { freePort, redisPerTest, runCli, runJson, type RedisServer } from './helpers/servers.js';
-
-const engines = await availableEngines();
+import { STACK_TRACE, waitFor } from './faults/harness.js';
+import { engines } from './helpers/engines.js';
+import { commandsProcessed, freePort, redisPerTest, type RedisServer, runCli, runJson } from './helpers/servers.js';
 
 let redis: RedisServer | null = null;
 /** Each test's redis-server is stopped after it, and must leave no process behind. */
 const startRedis = redisPerTest();
-
-function commandsProcessed(r: RedisServer): number {
-  return Number(/total_commands_processed:(\d+)/.exec(r.cli('INFO', 'stats'))?.[1] ?? 0);
-}
 
 /** A run long enough to be interrupted by whatever the test does to the server. */
 function longRun(engine: string, port: number, more: string[] = []): string[] {
   return ['--engine', engine, '--port', String(port), '--mode', 'set', '--requests', '20000000', '--pipeline', '16', '-q', ...more];
 }
 
-describe.each(engines)('engine %s against redis-server', (engine) => {
+describe.each(engines())('engine %s against redis-server', (engine) => {
   it('connection refused: exit 1 within seconds, saying so', async () => {
     const port = await freePort();
     const run = await runCli(['--engine', engine, '--port', String(port), '--requests', '10'], 20_000);

@@ -9,10 +9,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { availableEngines, STACK_TRACE, waitFor } from './faults/harness.js';
-import { CLI, freePort, runCli, useRedis, type RedisServer } from './helpers/servers.js';
+import { STACK_TRACE, waitFor } from './faults/harness.js';
+import { engines } from './helpers/engines.js';
+import { CLI, commandsProcessed, freePort, runCli, useRedis } from './helpers/servers.js';
 
-const engines = await availableEngines();
 /** Nothing listens here: a run that got past validation would exit 1, not 2. */
 const deadPort = String(await freePort());
 /** Listens on 127.0.0.1 and ::1. */
@@ -34,10 +34,6 @@ function expectUsageError(run: { code: number | null; stdout: string; stderr: st
   expect(err[0]).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u00a0\u2028\u2029\ufeff]/);
 }
 
-function commandsProcessed(r: RedisServer): number {
-  return Number(/total_commands_processed:(\d+)/.exec(r.cli('INFO', 'stats'))?.[1] ?? 0);
-}
-
 /** [what, flags, the flag the message names]: each is refused the same way whichever engine is asked for. */
 const BAD_TEMPLATES: Array<[string, string[], string]> = [
   ['U+00A0 between arguments', ['--set-cmd', 'SET\u00a0__key__ __data__'], '--set-cmd'],
@@ -56,7 +52,7 @@ const BAD_TEMPLATES: Array<[string, string[], string]> = [
   ['-t with ESC in the prefix', ['-t', 'lpush', '--key-prefix', 'a\u001bb'], '--key-prefix'],
 ];
 
-describe.each(engines)('engine %s', (engine) => {
+describe.each(engines())('engine %s', (engine) => {
   it.concurrent.each(BAD_TEMPLATES)('refuses %s: exit 2, one line naming the flag', async (_what, args, flag) => {
     const run = await runCli(['--engine', engine, '--port', deadPort, '--requests', '10', ...args], 30_000);
     expectUsageError(run, flag);
@@ -139,7 +135,7 @@ it('a flag with invalid UTF-8 bytes is refused naming it (not turned into U+FFFD
   expect(ok.status, ok.stderr).toBe(1);
 });
 
-it.each(engines)('engine %s: under ulimit -n 20, one line and exit 1 (no EMFILE stack trace)', (engine) => {
+it.each(engines())('engine %s: under ulimit -n 20, one line and exit 1 (no EMFILE stack trace)', (engine) => {
   const r = spawnSync('sh', ['-c', `ulimit -n 20; exec "${process.execPath}" "${CLI}" --engine ${engine} --port ${deadPort} -n 10 -c 4`], { encoding: 'utf8' });
   expect(r.status, r.stderr).toBe(1);
   expect(lines(r.stderr)).toEqual([expect.stringMatching(/^respbench: .*open files.*ulimit -n/)]);

@@ -7,10 +7,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { availableEngines, childPids, isAlive, STACK_TRACE, waitFor } from './faults/harness.js';
-import { CLI, liveProcesses, redisPerTest, REPO, tcpSocketsOf, type RedisServer } from './helpers/servers.js';
-
-const engines = await availableEngines();
+import { childPids, isAlive, STACK_TRACE, waitFor } from './faults/harness.js';
+import { engines } from './helpers/engines.js';
+import { CLI, commandsProcessed, liveProcesses, redisPerTest, type RedisServer, REPO, tcpSocketsOf } from './helpers/servers.js';
 
 let redis: RedisServer | null = null;
 /** Each test's redis-server is stopped after it, and must leave no process behind. */
@@ -43,16 +42,12 @@ function startCli(args: string[]) {
 /** A run far longer than any test waits for. */
 const LONG = ['--mode', 'set', '--requests', '50000000', '--pipeline', '16', '--timeout', '5s'];
 
-function commandsProcessed(r: RedisServer): number {
-  return Number(/total_commands_processed:(\d+)/.exec(r.cli('INFO', 'stats'))?.[1] ?? 0);
-}
-
 const signals: Array<[NodeJS.Signals, number]> = [
   ['SIGINT', 130],
   ['SIGTERM', 143],
 ];
 
-describe.each(engines)('engine %s', (engine) => {
+describe.each(engines())('engine %s', (engine) => {
   it.each(signals)('%s mid-run prints the partial result marked interrupted and exits %i', async (signal, code) => {
     redis = await startRedis();
     const r = redis;
@@ -168,7 +163,7 @@ describe('signals to the whole process group, as a terminal sends them', () => {
   }
 
   const vias = ['bin', 'pnpm'] as const;
-  describe.each(engines)('engine %s', (engine) => {
+  describe.each(engines())('engine %s', (engine) => {
     it.each(vias)('two SIGINTs 15 ms apart to an --embedded run through %s: the partial result, exit 130, the demo server stopped', async (via) => {
       const run = startGroup(via, ['--engine', engine, '--embedded', ...LONG]);
       let pid = 0;
@@ -193,7 +188,7 @@ describe('signals to the whole process group, as a terminal sends them', () => {
     });
   });
 
-  it.each(engines)('engine %s: signals after the first SIGTERM, until it exits, never kill a plain run: result printed, exit 143 (or 130)', async (engine) => {
+  it.each(engines())('engine %s: signals after the first SIGTERM, until it exits, never kill a plain run: result printed, exit 143 (or 130)', async (engine) => {
     redis = await startRedis();
     const r = redis;
     const run = startGroup('bin', ['--engine', engine, '--port', String(r.port), ...LONG]);
@@ -215,7 +210,7 @@ describe('signals to the whole process group, as a terminal sends them', () => {
     expect(out.stdout).toMatch(/^FAILED \(interrupted\)/m);
   });
 
-  it.each(engines)('engine %s: SIGHUP (the terminal closed) is handled like SIGTERM: result, exit 129, demo server stopped', async (engine) => {
+  it.each(engines())('engine %s: SIGHUP (the terminal closed) is handled like SIGTERM: result, exit 129, demo server stopped', async (engine) => {
     const run = startGroup('bin', ['--engine', engine, '--embedded', ...LONG, '--json']);
     let pid = 0;
     await waitFor('the run to start', () => connected((pid = run.respbenchPid())), 30_000);

@@ -7,16 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
-import { runCli, runJson, useRedis } from './helpers/servers.js';
+import { commandCalls, runCli, runJson, useRedis } from './helpers/servers.js';
 
 const redis = useRedis();
-
-/** `cmdstat_get:calls=…` lines of INFO commandstats as { get: calls, … }. */
-function commandCalls(info: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const m of info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) out[m[1]] = Number(m[2]);
-  return out;
-}
 
 const MIX = ['--command', 'GET __key__', '--weight', '80', '--command', 'SET', '--weight', '15', '--command', 'INCR mix:n:__key__', '--weight', '5', '--command-key-pattern', 'zipf'];
 
@@ -29,7 +22,7 @@ describe('weighted command mixes', () => {
       const { run, result } = await runJson(['--engine', engine, '--port', String(redis.current.port), ...MIX, '-n', '100000', '-c', '4', '-P', '64', '-r', '5000', '--seed', '7', '--key-prefix', 'mix:']);
       expect(run.code, run.stderr).toBe(0);
       expect(result.errors).toBe(0);
-      const calls = commandCalls(redis.current.cli('INFO', 'commandstats'));
+      const calls = commandCalls(redis.current);
       seen.push({ engine, calls: { get: calls.get, set: calls.set, incr: calls.incr }, digest: redis.current.cli('DEBUG', 'DIGEST'), rows: result.perCommand.map((r: { command: string }) => r.command) });
       const total = calls.get + calls.set + calls.incr;
       expect(total).toBe(100_000);
@@ -105,7 +98,7 @@ describe('multi-key commands', () => {
     // Get mode's preload wrote every key (a request reads four): nothing missing, every value verified.
     expect(clean.result).toMatchObject({ requests: 3000, ok: 3000, misses: 0, mismatches: 0, preloadRequests: 300 });
     expect(clean.result.perCommand.map((r: { command: string }) => r.command)).toEqual(['MGET', 'Totals']);
-    expect(commandCalls(redis.current.cli('INFO', 'commandstats')).mget).toBe(3000);
+    expect(commandCalls(redis.current).mget).toBe(3000);
     redis.current.cli('SET', 'mk:42', 'changed behind its back');
     const bad = await runJson([...base, '--no-preload']);
     expect(bad.run.code).toBe(4);
@@ -125,7 +118,7 @@ describe('multi-key commands', () => {
       expect(run.code, run.stderr).toBe(0);
       expect(result.mismatches).toBe(0);
       expect(result.perCommand.map((r: { command: string }) => r.command)).toEqual(['MSET', 'MGET', 'Totals']);
-      const calls = commandCalls(redis.current.cli('INFO', 'commandstats'));
+      const calls = commandCalls(redis.current);
       seen.push({ calls: { mset: calls.mset, mget: calls.mget }, digest: redis.current.cli('DEBUG', 'DIGEST') });
       // Each MSET wrote three keys with the values derived from them.
       expect(calls.mset + calls.mget).toBe(6000);

@@ -208,7 +208,7 @@ describe.skipIf(!built)('the packages as npm users get them', () => {
 
   /** respbench as a user runs it: through npx, no Rust on PATH, a home of its own. */
   function respbench(app: string, home: string, args: string[]) {
-    const env = { ...npmEnv(), PATH: pathWithoutRust(), HOME: home, npm_config_update_notifier: 'false' };
+    const env: NodeJS.ProcessEnv = { ...npmEnv(), PATH: pathWithoutRust(), HOME: home, npm_config_update_notifier: 'false' };
     delete env.XDG_CACHE_HOME;
     return run('npx', ['--no-install', 'respbench', ...args], app, env);
   }

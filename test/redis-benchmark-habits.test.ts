@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
-import { runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+import { commandCalls, type RedisServer, runCli, runJson, startRedis } from './helpers/servers.js';
 
 const hasRedisBenchmark = spawnSync('redis-benchmark', ['--version'], { encoding: 'utf8' }).status === 0;
 
@@ -16,13 +16,8 @@ const hasRedisBenchmark = spawnSync('redis-benchmark', ['--version'], { encoding
 const HOUSEKEEPING = /^(config\||info$|command\||client\||hello$)/;
 
 /** Calls per benchmarked command, read before the test sends anything else. */
-function commandCalls(server: RedisServer): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const line of server.cli('INFO', 'commandstats').split('\n')) {
-    const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line.trim());
-    if (m && !HOUSEKEEPING.test(m[1])) out[m[1]] = Number(m[2]);
-  }
-  return out;
+function benchmarkCalls(server: RedisServer): Record<string, number> {
+  return Object.fromEntries(Object.entries(commandCalls(server)).filter(([name]) => !HOUSEKEEPING.test(name)));
 }
 
 function hitsAndMisses(server: RedisServer): { hits: number; misses: number } {
@@ -79,7 +74,7 @@ describe.each(engines())('engine %s', (engine) => {
     redisBenchmark(theirs, flags);
     const run = await runCli(['--engine', engine, '-h', '127.0.0.1', '-p', String(ours.port), ...flags]);
     expect(run.code, run.stderr).toBe(0);
-    expect(commandCalls(ours)).toEqual(commandCalls(theirs));
+    expect(benchmarkCalls(ours)).toEqual(benchmarkCalls(theirs));
     expect(hitsAndMisses(ours)).toEqual(hitsAndMisses(theirs));
     const shape = keysWithShape(ours);
     expect(shape).toEqual(keysWithShape(theirs));
@@ -96,7 +91,7 @@ describe.each(engines())('engine %s', (engine) => {
     const run = await runCli(['--engine', engine, '-p', String(ours.port), ...flags]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout.split('\n')[1]).toMatch(/1000 requests per test, 50 connections, pipeline 1, value 3 B, keys: one per test/);
-    expect(commandCalls(ours)).toEqual(commandCalls(theirs));
+    expect(benchmarkCalls(ours)).toEqual(benchmarkCalls(theirs));
     expect(hitsAndMisses(ours)).toEqual(hitsAndMisses(theirs));
     expect(keysWithShape(ours)).toEqual(keysWithShape(theirs));
     expect(keysWithShape(ours)).toMatchObject({ 'key:__rand_int__': 'string 3', 'counter:__rand_int__': 'string 4' });
@@ -141,7 +136,7 @@ describe.each(engines())('engine %s', (engine) => {
     const run = await runCli(['--engine', engine, '-p', String(ours.port), '-n', '3000', '-r', '10', 'INCR', 'counter:__rand_int__']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout.split('\n')[1]).toMatch(/^workload: command INCR counter:__rand_int__, 3000 requests, 50 connections, pipeline 1,/);
-    expect(commandCalls(ours).incr).toBe(3000);
+    expect(benchmarkCalls(ours).incr).toBe(3000);
     expect(counterTotal(ours)).toBe(3000);
     expect(ours.cli('EXISTS', 'counter:000000000009')).toBe('1');
   });
@@ -153,7 +148,7 @@ describe('redis-benchmark flags', () => {
     const run = await runCli(['--engine', 'js', '-h', '127.0.0.1', '-p', String(server.port), '-t', 'set', '-n', '500']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^SET: \d+\.\d\d requests per second/m);
-    expect(commandCalls(server).set).toBe(500);
+    expect(benchmarkCalls(server).set).toBe(500);
     const bare = await runCli(['-p', String(server.port), '-h']);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toBe('respbench: -h needs a host (-h is the host, as in redis-benchmark; help is --help)\n');

@@ -8,10 +8,9 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from './faults/fault-server.mjs';
-import { availableEngines, STACK_TRACE } from './faults/harness.js';
+import { STACK_TRACE } from './faults/harness.js';
+import { bothEngines, engines } from './helpers/engines.js';
 import { runCli, runJson } from './helpers/servers.js';
-
-const engines = await availableEngines();
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -106,7 +105,7 @@ function lyingRead(engine: string, port: number, size: number): string[] {
   return load(engine, port, ['--mode', 'get', '--verify-get', '--keyspace', String(KEYSPACE), '--key-prefix', PREFIX, '--requests', '100', '--value-size', String(size)]);
 }
 
-describe.each(engines)('engine %s: replies nobody asked for', (engine) => {
+describe.each(engines())('engine %s: replies nobody asked for', (engine) => {
   it('a server that greets with +OK before any request fails the run with a protocol error, every time', async () => {
     const s = await serve('greeting');
     // Pipelined, the extra reply shows as soon as a read holds more replies
@@ -138,7 +137,7 @@ describe.each(engines)('engine %s: replies nobody asked for', (engine) => {
   });
 });
 
-describe.each(engines)('engine %s: verification that means it', (engine) => {
+describe.each(engines())('engine %s: verification that means it', (engine) => {
   for (let size = 1; size <= 16; size++) {
     it(`--value-size ${size}: another key's value ${size < 8 ? 'cannot be told apart, so --verify-get is refused (exit 2)' : 'never verifies'}`, async () => {
       const upstream = await serve('ok');
@@ -218,7 +217,7 @@ describe.each(engines)('engine %s: verification that means it', (engine) => {
   });
 });
 
-describe.skipIf(!engines.includes('native'))('the engines word a mismatch alike', () => {
+describe.skipIf(!bothEngines())('the engines word a mismatch alike', () => {
   it('same first mismatch text through the lying proxy', async () => {
     const upstream = await serve('ok');
     const proxy = await startLyingProxy(upstream.port);

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from './faults/fault-server.mjs';
 import { waitFor } from './faults/harness.js';
 import { engines } from './helpers/engines.js';
-import { CLI, freePort, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
+import { CLI, commandsProcessed, freePort, type RedisServer, runCli, runJson, startRedis } from './helpers/servers.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -21,10 +21,6 @@ async function redis(): Promise<RedisServer> {
   const r = await startRedis();
   cleanups.push(() => r.stop());
   return r;
-}
-
-function commandsProcessed(r: RedisServer): number {
-  return Number(/total_commands_processed:(\d+)/.exec(r.cli('INFO', 'stats'))?.[1] ?? 0);
 }
 
 async function faultServer(mode: string, after = 0): Promise<FaultServer> {

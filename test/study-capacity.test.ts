@@ -54,8 +54,8 @@ describe('a study with mode: capacity over two servers of known capacity', () =>
     expect(run.code, run.stderr).toBe(0);
     const files = readdirSync(out);
     const read = (re: RegExp) => readFileSync(path.join(out, files.find((f) => re.test(f))!), 'utf8');
-    const summary = parse(read(/_summary_.*\.csv$/), { columns: true });
-    const detail = parse(read(/_detail_.*\.csv$/), { columns: true });
+    const summary = parse(read(/_summary_.*\.csv$/), { columns: true }) as Record<string, string>[];
+    const detail = parse(read(/_detail_.*\.csv$/), { columns: true }) as Record<string, string>[];
     const markdown = read(/^cap_\d{8}_\d{6}\.md$/);
     const html = read(/\.html$/);
 

@@ -693,7 +693,7 @@ describe('outputs on bad disks', () => {
       const detail = files.find((f) => /_detail_.*\.csv$/.test(f));
       expect(detail).toBeTruthy();
       // Every row whole (a real CSV parser reads it), in order from round 1, until the disk was full.
-      const rows = parse(readFileSync(path.join(out, detail!), 'utf8'), { columns: true });
+      const rows = parse(readFileSync(path.join(out, detail!), 'utf8'), { columns: true }) as Record<string, string>[];
       rows.forEach((r, i) => expect(Number(r.round)).toBe(i + 1));
       expect(rows.length).toBeGreaterThan(0);
       expect(rows.length).toBeLessThan(40);

@@ -1,26 +1,8 @@
 /**
- * What the fault, interrupt and bad-input tests share: which engines to run
- * them over, and the processes a run leaves behind.
+ * What the fault, interrupt and bad-input tests share: the processes a run
+ * leaves behind (which engines they run through is helpers/engines.ts's).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { runCli } from '../helpers/servers.js';
-
-/**
- * The engines the fault tests cover: always js, and native as soon as its
- * addon loads, so the same tests pin both engines' behaviour without change.
- */
-export async function availableEngines(): Promise<string[]> {
-  // Port 1 refuses at once: the probe only asks whether the engine loads,
-  // which it did when the (failed) run's result names it.
-  const probe = await runCli(['--engine', 'native', '--port', '1', '--requests', '1', '--timeout', '2s', '--json'], 30_000);
-  let nativeAvailable = false;
-  try {
-    nativeAvailable = !/cannot be loaded/.test(probe.stderr) && JSON.parse(probe.stdout).engine === 'native';
-  } catch {
-    nativeAvailable = false;
-  }
-  return ['js', ...(nativeAvailable ? ['native'] : [])];
-}
 
 /** Direct children of a process (pids). */
 export function childPids(pid: number): number[] {

@@ -1,24 +1,51 @@
 /**
- * Which engines the end-to-end tests run through: always js, and native
- * whenever its addon loads here (it is built by `pnpm install` when cargo is
- * present; CI builds it, so CI runs both).
+ * The one place tests choose engines: always js, and native whenever its
+ * addon loads here (`pnpm install` builds it when cargo is present). With
+ * RESPBENCH_REQUIRE_NATIVE=1 (CI sets it, having built the addon) a native
+ * engine that does not load fails the tests that would run it, instead of
+ * letting them skip it silently.
  */
 import { spawnSync } from 'node:child_process';
 import { CLI } from './servers.js';
 
-let cached: string[] | null = null;
-
-export function nativeLoads(): boolean {
-  const r = spawnSync(process.execPath, [CLI, '--engine', 'native', '--port', '1', '--requests', '1'], { encoding: 'utf8' });
-  return !/cannot be loaded/.test(r.stderr);
+/** Whether the native engine is required (RESPBENCH_REQUIRE_NATIVE=1). */
+export function nativeRequired(): boolean {
+  return process.env.RESPBENCH_REQUIRE_NATIVE === '1';
 }
 
-export function engines(): string[] {
-  if (cached) return cached;
-  cached = ['js'];
-  if (nativeLoads()) cached.push('native');
-  else if (process.env.CI && process.env.RESPBENCH_REQUIRE_NATIVE === '1') {
-    throw new Error('the native engine does not load, and RESPBENCH_REQUIRE_NATIVE=1');
+/** Throws when the native engine is required and does not load; `why` says what did not load. */
+export function requireNativeIfAsked(loads: boolean, why: string): void {
+  if (!loads && nativeRequired()) throw new Error(`the native engine does not load (${why}), and RESPBENCH_REQUIRE_NATIVE=1`);
+}
+
+let loadsCached: boolean | null = null;
+
+/**
+ * Whether the CLI runs the native engine here. Port 1 refuses at once: the
+ * probe only asks whether the engine loads, which it did when the (failed)
+ * run's result names it.
+ */
+function nativeLoads(): boolean {
+  if (loadsCached !== null) return loadsCached;
+  const r = spawnSync(process.execPath, [CLI, '--engine', 'native', '--port', '1', '--requests', '1', '--timeout', '2s', '--json'], { encoding: 'utf8' });
+  let loads = false;
+  try {
+    loads = !/cannot be loaded/.test(r.stderr) && JSON.parse(r.stdout).engine === 'native';
+  } catch {
+    loads = false;
   }
-  return cached;
+  loadsCached = loads;
+  return loads;
+}
+
+/** The engines to run a test through: js, and native when it loads (required under RESPBENCH_REQUIRE_NATIVE=1). */
+export function engines(): string[] {
+  const loads = nativeLoads();
+  requireNativeIfAsked(loads, 'respbench --engine native says it cannot be loaded');
+  return loads ? ['js', 'native'] : ['js'];
+}
+
+/** Whether the tests that need both engines (parity, one engine against the other) run here. */
+export function bothEngines(): boolean {
+  return engines().includes('native');
 }

@@ -47,6 +47,18 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
+/** Commands the server has run since it started or since CONFIG RESETSTAT (INFO stats): how a test sees a run get going. */
+export function commandsProcessed(server: RedisServer): number {
+  return Number(/total_commands_processed:(\d+)/.exec(server.cli('INFO', 'stats'))?.[1] ?? 0);
+}
+
+/** Calls per command as the server counted them (INFO commandstats): { get: calls, 'config|get': calls, … }. */
+export function commandCalls(server: RedisServer): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of server.cli('INFO', 'commandstats').matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}
+
 /** Starts redis-server on a free port; extra args are config directives (`--appendonly yes`). */
 export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   const port = await freePort();

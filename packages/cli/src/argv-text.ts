@@ -6,7 +6,7 @@
  * U+FFFD in an argument is.
  */
 import { readFileSync } from 'node:fs';
-import { UsageError } from './validate.js';
+import { UsageError } from './usage-error.js';
 import { shownQuoted } from './printable.js';
 
 const REPLACEMENT = '\uFFFD';

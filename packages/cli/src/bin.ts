@@ -51,7 +51,7 @@ async function start(): Promise<void> {
   // (interrupt.ts): in place before the rest of the program loads.
   const { guardSignals } = await import('./interrupt.js');
   guardSignals();
-  const [{ main }, { checkArgvText }, { UsageError }] = await Promise.all([import('./cli.js'), import('./argv-text.js'), import('./validate.js')]);
+  const [{ main }, { checkArgvText }, { UsageError }] = await Promise.all([import('./cli.js'), import('./argv-text.js'), import('./usage-error.js')]);
   const argv = process.argv.slice(2);
   try {
     checkArgvText(argv);

@@ -17,7 +17,7 @@ import { registerServeCommand } from './serve/command.js';
 import { registerStudyCommand } from './study/command.js';
 import { SUITE_NAMES } from './suite.js';
 import { printable } from './printable.js';
-import { UsageError } from './validate.js';
+import { UsageError } from './usage-error.js';
 
 export type { CliIo } from './io.js';
 

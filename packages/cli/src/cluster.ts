@@ -11,7 +11,7 @@ import type net from 'node:net';
 import { ConnectInterrupted, openConnection } from './engine-js/connection.js';
 import { nodeLabel, type ClusterNode, type ClusterPlan, type Plan } from './engine-js/plan.js';
 import { SLOTS } from './engine-js/slot.js';
-import { UsageError } from './validate.js';
+import { UsageError } from './usage-error.js';
 
 /** A RESP reply as discovery reads it (not the hot path: plain values). */
 export type Resp = string | number | null | RespError | Resp[];

@@ -9,7 +9,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { UsageError } from './validate.js';
+import { UsageError } from './usage-error.js';
 
 /** CPU numbers the kernel's cpu_set_t holds (CPU_SETSIZE). */
 export const MAX_CPU = 1023;

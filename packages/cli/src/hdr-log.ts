@@ -22,7 +22,7 @@ import type { RawInterval } from './engine-js/plan.js';
 import { printable } from './printable.js';
 import { commandName, type RunResult } from './run.js';
 import { foldShortTail } from './series.js';
-import { UsageError } from './validate.js';
+import { UsageError } from './usage-error.js';
 
 /** Interval_Max is written in ms (values / 1e6), as HdrHistogram's Java tools do for ns values. */
 const MAX_VALUE_UNIT_RATIO = 1e6;

@@ -12,7 +12,7 @@ import { describeWorkload, formatHuman, targetText } from './output.js';
 import { printable } from './printable.js';
 import { redactPlan, type RunResult } from './run.js';
 import { fsErrorText, writeWhole } from './files.js';
-import { UsageError } from './validate.js';
+import { UsageError } from './usage-error.js';
 
 /** Before the run: a --html file that cannot be written is said now, not after the run. */
 export function checkHtmlTarget(file: string): void {

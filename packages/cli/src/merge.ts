@@ -18,7 +18,7 @@ import { printable } from './printable.js';
 import { exitCodeFor, finishResult, type RunResult } from './run.js';
 import { addIntervals } from './series.js';
 import { runMeta, type RunMeta } from './meta.js';
-import { UsageError } from './validate.js';
+import { UsageError } from './usage-error.js';
 
 /** Runs whose starts lie further apart than this are merged with a warning: their windows barely overlap. */
 export const START_SPREAD_WARN_MS = 1000;

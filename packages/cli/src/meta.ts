@@ -7,8 +7,8 @@
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import type { EngineName } from './engine-js/plan.js';
-import { SECRET_SHOWN } from './run.js';
-import { redactUri } from './validate.js';
+import { SECRET_SHOWN } from './printable.js';
+import { redactUri } from './uri.js';
 
 export interface RunMeta {
   tool: 'respbench';

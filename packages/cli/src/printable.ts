@@ -47,3 +47,6 @@ export function shownQuoted(text: string): string {
 export function printableTarget(host: string, port: number): string {
   return `${host.includes(':') ? `[${printable(host)}]` : printable(host)}:${port}`;
 }
+
+/** How a secret (a password, in a Plan, a URI or an argv) is shown: the real one goes to the engine only. */
+export const SECRET_SHOWN = '***';

@@ -2,7 +2,6 @@
  * The top-level command's action: flags → Plan → engine → one run (or the
  * `-t` suite) → output and exit status.
  */
-import { discoverCluster } from './cluster.js';
 import { ConnectInterrupted } from './engine-js/connection.js';
 import { engineForCommand } from './engines.js';
 import { checkHtmlTarget, writeRunHtml } from './html-report.js';
@@ -16,15 +15,17 @@ import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
 import { exitCodeFor, formatSeriesLine, interruptionOf, notStarted, runPlan, seriesEntry } from './run.js';
 import type { Plan, RawInterval } from './engine-js/plan.js';
-import { LIMITS } from './engine-js/limits.js';
+import { preparePlan, type Completion } from './prepare.js';
 import { SHORT_TAIL_SHARE } from './series.js';
 import { runMeta } from './meta.js';
 import { checkCpus, pinThisProcess } from './cpus.js';
 import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
-import { checkSuiteFlags, parseTests, planForCommand, withBenchmarkDefaults } from './suite.js';
+import { parseTests } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
-import { buildPlan, parseDurationMs, parseInteger, parsePercentiles, parseHostPort, UsageError, type RawRunOptions } from './validate.js';
+import { buildPlan, checkRunCommand, type RawRunOptions } from './validate.js';
+import { parseDurationMs, parseHostPort, parsePercentiles } from './flag-values.js';
+import { UsageError } from './usage-error.js';
 
 export type RunFlags = RawRunOptions & {
   json: boolean;
@@ -53,78 +54,26 @@ export type RunFlags = RawRunOptions & {
   html?: string;
 };
 
-/** Most load machines one result may come from. */
-export const MAX_CLIENT_COUNT = 1000;
-
-/**
- * --client-index I --client-count N: the Plan of a single run with N × -c
- * connections, of which this machine runs its share (Plan.clientIndex).
- * Every machine must draw the same key streams: the seed must be given.
- */
-export function withClientShare(plan: Plan, opts: { clientIndex?: string; clientCount?: string; seed?: string }): Plan {
-  if (opts.clientIndex === undefined && opts.clientCount === undefined) return plan;
-  if (opts.clientIndex === undefined || opts.clientCount === undefined) throw new UsageError('--client-index and --client-count go together');
-  const count = parseInteger('--client-count', opts.clientCount, [1, MAX_CLIENT_COUNT]);
-  if (plan.rampConnections) throw new UsageError('--ramp-connections does not go with --client-index/--client-count (each machine would ramp its own share)');
-  const index = parseInteger('--client-index', opts.clientIndex, [0, count - 1]);
-  if (opts.seed === undefined && count > 1) throw new UsageError('--client-count needs --seed: every load machine must draw the same key streams');
-  const connections = plan.connections * count;
-  if (connections > LIMITS.connections[1]) {
-    throw new UsageError(`-c/--connections × --client-count must be at most ${LIMITS.connections[1]} (got ${plan.connections} × ${count})`);
-  }
-  return { ...plan, connections, clientIndex: index, clientCount: count };
-}
-
 /** `given(option)`: whether the option came from the command line (not its default). */
 export async function runCommand(opts: RunFlags, io: CliIo, given: (option: string) => boolean = () => false): Promise<void> {
   const intervalMs = opts.interval === undefined ? undefined : parseDurationMs('--interval', opts.interval, false);
   const percentiles = opts.percentiles === undefined ? undefined : parsePercentiles(opts.percentiles);
   const cpus = opts.cpus === undefined ? undefined : checkCpus('--cpus', opts.cpus);
   const built = buildPlan(opts, process.env);
-  const choice = built.engine;
-  let plan = withClientShare(built.plan, opts);
   const tests = opts.tests === undefined ? null : parseTests(opts.tests);
   const command = opts.command && opts.command.length > 0 ? opts.command : null;
-  if (plan.commands && (tests || command)) throw new UsageError(`--command does not go with ${tests ? '-t/--tests' : 'a command after the options'} (the mix is the workload)`);
-  if (plan.commands) {
-    // The simple form of a workload and a mix do not combine: one would be silently ignored.
-    const simple = [['mode', '--mode'], ['setRatio', '--set-ratio'], ['setCmd', '--set-cmd'], ['getCmd', '--get-cmd']].find(([key]) => given(key));
-    if (simple) throw new UsageError(`${simple[1]} does not go with --command (a mix names its commands and weights itself)`);
-  }
   // `--compare redis=127.0.0.1:6379`: the name heads its column and the ratio ("kvstore vs redis").
   const named = opts.compare === undefined ? null : /^([^=[\]:\s]+)=(.+)$/.exec(opts.compare);
   const compare = opts.compare === undefined ? null : parseHostPort(named ? named[2] : opts.compare, '--compare');
-  if (opts.targetName !== undefined && !compare) throw new UsageError('--target-name goes with --compare');
-  if (!tests && (opts.csv || compare)) throw new UsageError(`${opts.csv ? '--csv' : '--compare'} goes with -t/--tests`);
-  // The demo server speaks plain TCP on a port of its own.
-  if (opts.embedded && (plan.socket !== null || plan.tls !== null)) {
-    throw new UsageError(`${plan.socket !== null ? '-s/--socket' : '--tls'} does not go with --embedded (the demo server listens on plain TCP)`);
-  }
-  if (opts.hdrLog !== undefined) {
-    if (tests) throw new UsageError('--hdr-log does not go with -t/--tests (it logs one run; run each test on its own)');
-    checkHdrLogPrefix(opts.hdrLog);
-  }
-  if (tests && command) throw new UsageError(`-t/--tests and a command on the line (${command.join(' ')}) do not go together: give one`);
-  if (opts.html !== undefined) {
-    if (tests) throw new UsageError('--html charts one run: it does not go with -t/--tests');
-    checkHtmlTarget(opts.html);
-  }
-  if (plan.cluster && (tests || command || opts.embedded)) {
-    throw new UsageError(`--cluster does not go with ${tests ? '-t/--tests' : command ? 'a command on the line' : '--embedded'} (it runs --mode set/get/mixed or a --command mix against a cluster)`);
-  }
-  // redis-benchmark's habits: its defaults, key names and -r meaning (see withBenchmarkDefaults).
-  if (tests || command) {
-    checkSuiteFlags(plan, given, tests ? '-t/--tests' : 'a command on the line');
-    plan = withBenchmarkDefaults(plan, given);
-    if (command) plan = planForCommand(plan, command);
-  }
-  const engine = engineForCommand(choice, io.stderr);
-  if (engine.name === 'js' && plan.threads > 1) {
+  const share = checkRunCommand(built.plan, { ...opts, tests: tests !== null, command, compare: compare !== null }, given);
+  if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
+  if (opts.html !== undefined) checkHtmlTarget(opts.html);
+  const engine = engineForCommand(built.engine, io.stderr);
+  if (engine.name === 'js' && built.plan.threads > 1) {
     io.stderr('respbench: --threads applies to the native engine; the JS engine runs on one thread\n');
   }
-  // The Plan (and so --json) says what runs: one thread in JS, at most one per connection in native.
-  plan = { ...plan, threads: engine.name === 'js' ? 1 : Math.min(plan.threads, plan.connections) };
-  if (cpus) plan = { ...plan, cpus };
+  // redis-benchmark's habits for -t and a command on the line: its defaults, key names and -r meaning (see withBenchmarkDefaults).
+  const completion: Completion = { engine: engine.name, share, benchmark: tests || command ? { given, command } : null, cpus };
   const controller = new AbortController();
   let signalCode: number = EXIT.ok;
   let stoppedBy: StopSignal | null = null;
@@ -151,10 +100,6 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     }
     throw err;
   }
-  if (embedded) {
-    plan.host = '127.0.0.1';
-    plan.port = embedded.port;
-  }
   // --cpus: this process, after the demo server started (it is not the load). The
   // native engine's workers pin themselves; the JS engine runs in this process.
   if (cpus) {
@@ -165,16 +110,16 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
       throw new Error(`--cpus: cannot pin the JS engine's process: ${failed}`);
     }
   }
-  // --cluster: the topology first, so the header can say nodes × connections.
-  if (plan.cluster) {
-    try {
-      plan = await discoverCluster(plan, controller.signal);
-    } catch (err) {
-      stopListening();
-      if (err instanceof ConnectInterrupted) throw new Exit(signalCode === EXIT.ok ? EXIT.sigint : signalCode);
-      io.stderr(`respbench: ${printable((err as Error).message)}\n`);
-      throw new Exit(err instanceof UsageError ? EXIT.usage : EXIT.failed);
-    }
+  // The Plan complete (under --cluster the topology first, so the header can say nodes × connections).
+  let plan: Plan;
+  try {
+    plan = await preparePlan(built.plan, { ...completion, server: embedded ? { host: '127.0.0.1', port: embedded.port } : null }, controller.signal);
+  } catch (err) {
+    stopListening();
+    if (embedded) await embedded.stop();
+    if (err instanceof ConnectInterrupted) throw new Exit(signalCode === EXIT.ok ? EXIT.sigint : signalCode);
+    io.stderr(`respbench: ${printable((err as Error).message)}\n`);
+    throw new Exit(err instanceof UsageError ? EXIT.usage : EXIT.failed);
   }
   // What will run, before it runs: with the human output on stdout, else on stderr (unless --quiet).
   const names = compare ? { a: printable(opts.targetName ?? printableTarget(plan.host, plan.port)), b: printable(named ? named[1] : printableTarget(compare.host, compare.port)) } : undefined;

@@ -5,17 +5,7 @@
 import { Command, Option } from 'commander';
 import { LIMITS } from './engine-js/limits.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
-import { MODES, RECONNECT_DEFAULTS } from './validate.js';
-
-/**
- * One --command as given, with the --weight and --command-key-pattern that
- * followed it (raw text; validate.ts checks them).
- */
-export interface RawMixCommand {
-  template: string;
-  weight?: string;
-  keyPattern?: string;
-}
+import { MODES, RECONNECT_DEFAULTS, type RawMixCommand } from './validate.js';
 
 /**
  * --command/--weight/--command-key-pattern: a --weight or

@@ -5,8 +5,8 @@
  */
 import type { LatencyUs } from '@respbench/report';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
-import { discoverCluster } from './cluster.js';
 import { EXIT } from './exit.js';
+import { SECRET_SHOWN } from './printable.js';
 import { foldShortTail } from './series.js';
 import type { RunMeta } from './meta.js';
 import { localConnections, type Engine, type Plan, type RawInterval, type RawResult } from './engine-js/plan.js';
@@ -326,9 +326,6 @@ export function plannedRequests(plan: Plan): number {
   return n;
 }
 
-/** What a password is shown as, wherever a Plan is printed or written. */
-export const SECRET_SHOWN = '***';
-
 /** The Plan as it may be shown: the password as "***" (the engine got the real one). */
 export function redactPlan(plan: Plan): Plan {
   return plan.password == null ? plan : { ...plan, password: SECRET_SHOWN };
@@ -348,9 +345,8 @@ export function summaryUs(data: HistogramData): LatencyUs {
   };
 }
 
+/** One run of a Plan that preparePlan (prepare.ts) completed: under --cluster, with its topology. */
 export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}, percentiles: readonly number[] = DEFAULT_PERCENTILES): Promise<RunResult> {
-  // --cluster: the topology, unless the caller found it already (the CLI does, for its header).
-  if (plan.cluster && plan.cluster.nodes.length === 0) plan = await discoverCluster(plan, options.signal);
   return finishResult(plan, await engine.run(plan, options), percentiles);
 }
 

@@ -4,12 +4,11 @@
  * redis-benchmark's `-q` form, as CSV, or as JSON; and the same suite against
  * two targets side by side with the ratio per test.
  */
-import { parseTemplate, refusedOutsideQuotes, TemplateError } from './engine-js/command.js';
 import type { Engine, Plan } from './engine-js/plan.js';
 import type { RunOptions } from './engine-js/progress.js';
 import { runPlan, type RunResult } from './run.js';
-import { printable, shownQuoted } from './printable.js';
-import { UsageError } from './validate.js';
+import { printable } from './printable.js';
+import { UsageError } from './usage-error.js';
 
 export interface SuiteTest {
   /** The name users pass to -t (redis-benchmark's, lower case). */
@@ -125,35 +124,6 @@ export function withBenchmarkDefaults(plan: Plan, given: (option: string) => boo
   return out;
 }
 
-/** What the command line must not hold beside -t or a command (each test has its own command). */
-export function checkSuiteFlags(plan: Plan, given: (option: string) => boolean, what = '-t/--tests'): void {
-  for (const flag of ['mode', 'setCmd', 'getCmd', 'verifyGet', 'setRatio']) {
-    if (given(flag)) {
-      const name = `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-      throw new UsageError(`${name} does not go with ${what} (${what === '-t/--tests' ? 'each test has its own command' : 'it is the command'})`);
-    }
-  }
-  // The prefix is pasted into the suite's command text, where the template
-  // grammar (docs/workload.md) would split it at a space, unquote it at a
-  // quote, refuse a control character, or read a placeholder in `__`
-  // (`x_` before `__rand_int__` too).
-  const p = plan.keyPrefix;
-  if (/[\s"']|__|_$/.test(p) || [...p].some((ch) => refusedOutsideQuotes(ch.codePointAt(0)!))) {
-    throw new UsageError(
-      `--key-prefix must not contain spaces, quotes, control or invisible characters or "__", nor end in "_", with ${what} (got ${shownQuoted(p)})`,
-    );
-  }
-  // Belt and braces: every suite command must parse here, before any engine sees it.
-  for (const test of SUITE) {
-    try {
-      parseTemplate(test.command(p, true), 'set', true);
-    } catch (err) {
-      if (err instanceof TemplateError) throw new UsageError(`--key-prefix makes the ${test.name} test's command ${err.message} (got ${shownQuoted(p)})`);
-      throw err;
-    }
-  }
-}
-
 /**
  * Each test draws its own numbers, as redis-benchmark's one random stream
  * runs on from test to test: GET does not re-read exactly the keys SET
@@ -182,18 +152,9 @@ export function planForTest(base: Plan, test: SuiteTest): Plan {
   };
 }
 
-/** The command a command-line benchmark (`respbench INCR counter:__rand_int__`) sends: its words, as redis-benchmark takes them. */
-export function planForCommand(base: Plan, words: string[]): Plan {
-  for (const w of words) {
-    if (/\s/.test(w) || w === '') throw new UsageError(`the command's arguments must not be empty or contain spaces (got ${JSON.stringify(w)})`);
-  }
+/** The command a command-line benchmark (`respbench INCR counter:__rand_int__`) sends: its words, as redis-benchmark takes them (checkCommandWords checked them). */
+export function planForCommand(base: Plan, words: readonly string[]): Plan {
   const command = words.join(' ');
-  try {
-    parseTemplate(command, 'set', true);
-  } catch (err) {
-    if (err instanceof TemplateError) throw new UsageError(`the command ${err.message} (got ${JSON.stringify(command)})`);
-    throw err;
-  }
   return { ...base, mode: 'set', setCmd: command, getCmd: command, literalCommands: true, verifyGet: false, preload: false };
 }
 

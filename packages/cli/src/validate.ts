@@ -1,24 +1,20 @@
 /**
- * Checking the options: every flag value is parsed strictly here, and a bad
- * one becomes a UsageError whose message names the flag and what it accepts.
- * The CLI prints that one line and exits 2.
+ * From flags to a Plan: buildPlan reads the raw values (each value's own
+ * parser is in flag-values.ts) and refuses here every combination of flags
+ * that cannot run, before any engine or server is touched. A refusal is a
+ * UsageError: the CLI prints that one line and exits 2.
  */
-import { keySlots, mixRole, parseTemplate, TemplateError, unverifiableReason, type Part } from './engine-js/command.js';
-import type { RawMixCommand } from './run-options.js';
+import { keySlots, mixRole, parseTemplate, refusedOutsideQuotes, TemplateError, unverifiableReason, type Part } from './engine-js/command.js';
 import fs from 'node:fs';
 import { LIMITS, windowRefusal } from './engine-js/limits.js';
 import { VERIFY_MIN_VALUE_SIZE } from './engine-js/values.js';
 import type { CommandSpec, Mode, Plan, TlsPlan } from './engine-js/plan.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
-import { shownQuoted } from './printable.js';
-
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+import { parseChoice, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePositive, parseSocket, parseText, parseValueSize, shown } from './flag-values.js';
+import { MAX_DBNUM, parseUri, type ParsedUri } from './uri.js';
+import { SUITE, withBenchmarkDefaults } from './suite.js';
+import { UsageError } from './usage-error.js';
 
 /** Every mode, in the order help and messages list them. */
 export const MODES = ['set', 'get', 'mixed'] as const satisfies readonly Mode[];
@@ -29,107 +25,14 @@ void _allModes;
 export const ENGINE_CHOICES = ['auto', 'native', 'js'] as const;
 export type EngineChoice = (typeof ENGINE_CHOICES)[number];
 
-/** A value the user gave, quoted and with control/invisible characters escaped. */
-function shown(raw: unknown): string {
-  return shownQuoted(String(raw));
-}
-
-/** Text whose UTF-8 bytes go on the wire must have them: a lone surrogate (from a JSON/YAML escape) has none. */
-export function parseText(flag: string, raw: unknown): string {
-  const text = String(raw);
-  if (/[\uD800-\uDFFF]/u.test(text)) throw new UsageError(`${flag} is not valid Unicode text: it holds a lone surrogate (got ${shown(raw)})`);
-  return text;
-}
-
-/** A whole number in [min, max], written in decimal digits only. */
-export function parseInteger(flag: string, raw: unknown, [min, max]: readonly [number, number]): number {
-  const text = String(raw).trim();
-  const n = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new UsageError(`${flag} must be a whole number from ${min} to ${max} (got ${shown(raw)})`);
-  }
-  return n;
-}
-
-export function parseChoice<T extends string>(flag: string, raw: unknown, choices: readonly T[]): T {
-  const text = String(raw);
-  if (!(choices as readonly string[]).includes(text)) {
-    throw new UsageError(`${flag} must be one of ${choices.join(', ')} (got ${shown(raw)})`);
-  }
-  return text as T;
-}
-
-/** A number > 0 and <= max (decimals allowed). */
-export function parsePositive(flag: string, raw: unknown, max: number): number {
-  const text = String(raw).trim();
-  const n = /^\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
-  if (!Number.isFinite(n) || n <= 0 || n > max) {
-    throw new UsageError(`${flag} must be a number greater than 0 and at most ${max} (got ${shown(raw)})`);
-  }
-  return n;
-}
-
-/** `32` or a range `32-1024`. */
-export function parseValueSize(raw: unknown): { min: number; max: number } {
-  const text = String(raw).trim();
-  const [lo, max] = LIMITS.valueSize;
-  const m = /^(\d+)(?:-(\d+))?$/.exec(text);
-  const range = `--value-size must be a byte count from ${lo} to ${max}, or a range MIN-MAX within it (got ${shown(raw)})`;
-  if (!m) throw new UsageError(range);
-  const a = Number(m[1]);
-  const b = m[2] === undefined ? a : Number(m[2]);
-  if (a < lo || b > max || a > b) throw new UsageError(range);
-  return { min: a, max: b };
-}
-
-/** `[::1]` → `::1`; any other host as given (trimmed). Used by --host and study targets. */
-export function parseHost(raw: string): string {
-  const text = raw.trim();
-  const bracketed = /^\[([^\]]*)\]$/.exec(text);
-  return bracketed ? bracketed[1] : text;
-}
-
 /**
- * `host:port` or `[ipv6]:port`, for --compare and a study's `address:`
- * target; `what` names the flag or key in messages.
+ * One --command as given, with the --weight and --command-key-pattern that
+ * followed it (raw text; readMix checks them). run-options.ts collects them.
  */
-export function parseHostPort(raw: string, what: string): { host: string; port: number } {
-  const text = raw.trim();
-  const m = /^\[([^\]]+)\]:(\d+)$/.exec(text) ?? /^([^[\]]+):(\d+)$/.exec(text);
-  if (!m) throw new UsageError(`${what} must be HOST:PORT, e.g. 127.0.0.1:6379 or [::1]:6379 (got ${shown(raw)})`);
-  return { host: m[1], port: parseInteger(`${what} port`, m[2], LIMITS.port) };
-}
-
-/** Durations as `500ms`, `10s`, `2m` or a bare number of seconds. */
-/** At most this many --percentiles: columns enough for a terminal. */
-export const MAX_PERCENTILES = 10;
-
-/** `--percentiles 50,90,99,99.9,99.99`: each above 0 and at most 100, ascending order kept as asked, no repeats. */
-export function parsePercentiles(raw: string): number[] {
-  const parts = String(raw).split(',').map((p) => p.trim());
-  const values = parts.map((p) => (/^\d+(\.\d+)?$/.test(p) ? Number(p) : NaN));
-  const bad = parts.find((_, i) => !(values[i] > 0 && values[i] <= 100));
-  if (bad !== undefined || parts.length === 0) {
-    throw new UsageError(`--percentiles must be a comma-separated list of numbers above 0 and at most 100, e.g. 50,90,99,99.9,99.99 (got ${shown(bad ?? raw)})`);
-  }
-  if (new Set(values).size !== values.length) throw new UsageError(`--percentiles lists a percentile twice (got ${shown(raw)})`);
-  if (values.length > MAX_PERCENTILES) throw new UsageError(`--percentiles takes at most ${MAX_PERCENTILES} percentiles (got ${values.length})`);
-  return values.slice().sort((a, b) => a - b);
-}
-
-export function parseDurationMs(flag: string, raw: unknown, allowZero: boolean): number {
-  const text = String(raw).trim();
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
-  const unit = m?.[2] ?? 's';
-  const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000;
-  const exact = m ? Number(m[1]) * factor : NaN;
-  const ms = Math.round(exact);
-  const limit = 24 * 3_600_000;
-  // 0.4ms must not round to 0 and so silently mean "off".
-  if (!Number.isFinite(ms) || ms > limit || (exact === 0 && !allowZero) || (exact > 0 && exact < 1)) {
-    throw new UsageError(`${flag} must be a duration like 500ms, 10s or 2m, up to 24h${allowZero ? ' (0 turns it off)' : ''} (got ${shown(raw)})`);
-  }
-  return ms;
+export interface RawMixCommand {
+  template: string;
+  weight?: string;
+  keyPattern?: string;
 }
 
 /** The raw option values commander hands over (strings, booleans). */
@@ -282,102 +185,6 @@ export function defaultSeed(): number {
 /** The environment variable redis-cli reads the password from (so it stays out of `ps`). */
 export const PASSWORD_ENV = 'REDISCLI_AUTH';
 
-/** Highest --dbnum (Redis's `databases` is an int). */
-const MAX_DBNUM = 2 ** 31 - 1;
-
-/** What a --uri (or a study target's uri) names. */
-export interface ParsedUri {
-  host: string | null;
-  port: number | null;
-  /** unix:///path: the socket path (host and port are then null). */
-  socket: string | null;
-  /** rediss:// (or rediss+cluster://) */
-  tls: boolean;
-  /** redis+cluster:// or rediss+cluster://: a seed of a Redis Cluster (as --cluster). */
-  cluster: boolean;
-  user: string | null;
-  password: string | null;
-  dbnum: number | null;
-}
-
-const URI_FORMS = 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS), redis+cluster:// or rediss+cluster:// (a cluster seed) or unix:///path[?db=N]';
-
-/**
- * A URI with its password replaced by *** (redis-cli's rule: in `user:pass@`
- * the part after the colon, in `pass@` all of it), for anything printed.
- */
-export function redactUri(uri: string): string {
-  const m = /^([a-z+]+:\/\/)([^/]*)@/i.exec(uri) ?? /^([a-z+]+:\/\/)(.*)@/i.exec(uri);
-  if (!m) return uri;
-  const info = m[2];
-  const colon = info.indexOf(':');
-  const shownInfo = colon >= 0 ? `${info.slice(0, colon)}:***` : '***';
-  return `${m[1]}${shownInfo}@${uri.slice(m[0].length)}`;
-}
-
-function uriError(raw: string, what: string, why: string): UsageError {
-  return new UsageError(`${what} must be ${URI_FORMS}${why ? ` (${why})` : ''} (got ${shown(redactUri(raw))})`);
-}
-
-function decodeUriPart(text: string, raw: string, what: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    throw uriError(raw, what, 'bad %-escape');
-  }
-}
-
-/**
- * `redis://[user[:pass]@]host[:port][/db]`, `rediss://…` and
- * `unix:///path[?db=N]`, as redis-cli reads them (and `redis+cluster://`,
- * `rediss+cluster://` for a cluster seed, as Lettuce and go-redis name it): `pass@` without a colon is
- * a password, %-escapes are decoded, the port defaults to 6379. `what` names
- * the flag or key in messages, which never show the password.
- */
-export function parseUri(raw: string, what = '-u/--uri'): ParsedUri {
-  const text = raw.trim();
-  const scheme = /^([a-z+]+):\/\//i.exec(text);
-  const named = scheme?.[1].toLowerCase() ?? '';
-  const cluster = named.endsWith('+cluster');
-  const kind = cluster ? named.slice(0, -'+cluster'.length) : named;
-  if (!scheme || (kind !== 'redis' && kind !== 'rediss' && (kind !== 'unix' || cluster))) throw uriError(raw, what, 'unknown scheme');
-  let rest = text.slice(scheme[0].length);
-  let user: string | null = null;
-  let password: string | null = null;
-  const at = rest.lastIndexOf('@');
-  if (at >= 0) {
-    const info = rest.slice(0, at);
-    rest = rest.slice(at + 1);
-    const colon = info.indexOf(':');
-    if (colon >= 0) {
-      user = decodeUriPart(info.slice(0, colon), raw, what) || null;
-      password = decodeUriPart(info.slice(colon + 1), raw, what);
-    } else password = decodeUriPart(info, raw, what);
-    if (password === '') password = null;
-  }
-  if (kind === 'unix') {
-    const q = rest.indexOf('?');
-    const socket = decodeUriPart(q >= 0 ? rest.slice(0, q) : rest, raw, what);
-    if (!socket.startsWith('/')) throw uriError(raw, what, 'a unix socket needs an absolute path: unix:///path');
-    let dbnum: number | null = null;
-    if (q >= 0) {
-      const m = /^db=(\d+)$/.exec(rest.slice(q + 1));
-      if (!m) throw uriError(raw, what, 'the only query is ?db=N');
-      dbnum = parseInteger(`${what} db`, m[1], [0, MAX_DBNUM]);
-    }
-    return { host: null, port: null, socket, tls: false, cluster: false, user, password, dbnum };
-  }
-  const slash = rest.indexOf('/');
-  const authority = slash >= 0 ? rest.slice(0, slash) : rest;
-  const path = slash >= 0 ? rest.slice(slash + 1) : '';
-  const m = /^\[([^\]]+)\](?::(\d*))?$/.exec(authority) ?? /^([^[\]:]+)(?::(\d*))?$/.exec(authority);
-  if (!m) throw uriError(raw, what, 'no host');
-  const port = m[2] ? parseInteger(`${what} port`, m[2], LIMITS.port) : 6379;
-  if (path !== '' && !/^\d+$/.test(path)) throw uriError(raw, what, 'the path is a database number, /0 to /N');
-  const dbnum = path === '' ? null : parseInteger(`${what} db`, path, [0, MAX_DBNUM]);
-  return { host: m[1], port, socket: null, tls: kind === 'rediss', cluster, user, password, dbnum };
-}
-
 /** The plan's credentials and database, from the flags, then the URI, then REDISCLI_AUTH. */
 function readCredentials(raw: RawRunOptions, uri: ParsedUri | null, env: Readonly<Record<string, string | undefined>>): Pick<Plan, 'user' | 'password' | 'dbnum' | 'resp3'> {
   if (raw.pass !== undefined && String(raw.pass) === '') throw new UsageError('-a/--pass must not be empty');
@@ -449,14 +256,6 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
   if (cluster) plan.cluster = cluster;
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);
   return { plan, engine };
-}
-
-/** -s/--socket: a path, or null. Whether a server listens there is found out when connecting. */
-export function parseSocket(raw: unknown): string | null {
-  if (raw === undefined || raw === null) return null;
-  const text = String(raw);
-  if (text.trim().length === 0) throw new UsageError(`-s/--socket must be the path of a unix socket (got ${shown(raw)})`);
-  return text;
 }
 
 /** A file or folder a flag names must be there and readable; the message names both. */
@@ -644,4 +443,147 @@ function keysShareSlot(keyArgs: Part[][], keyPrefix: string): boolean {
 export function verifySizeText(plan: Plan): string {
   const size = plan.valueSizeMin === plan.valueSizeMax ? `${plan.valueSizeMin}` : `${plan.valueSizeMin}-${plan.valueSizeMax}`;
   return `--verify-get needs values of at least ${VERIFY_MIN_VALUE_SIZE} bytes (--value-size ${VERIFY_MIN_VALUE_SIZE} or more): a shorter value holds only part of its key's hash, so another key's value could pass for it (got --value-size ${size})`;
+}
+
+/** Most load machines one result may come from. */
+export const MAX_CLIENT_COUNT = 1000;
+
+/** --client-index I --client-count N: this machine's share (0-based) of a run on N machines. */
+export interface ClientShare {
+  index: number;
+  count: number;
+}
+
+/**
+ * --client-index and --client-count, checked against the Plan: N × -c
+ * connections of which this machine runs its share (prepare.ts). Every
+ * machine must draw the same key streams, so the seed must be given.
+ */
+export function readClientShare(plan: Plan, opts: { clientIndex?: string; clientCount?: string; seed?: string }): ClientShare | null {
+  if (opts.clientIndex === undefined && opts.clientCount === undefined) return null;
+  if (opts.clientIndex === undefined || opts.clientCount === undefined) throw new UsageError('--client-index and --client-count go together');
+  const count = parseInteger('--client-count', opts.clientCount, [1, MAX_CLIENT_COUNT]);
+  if (plan.rampConnections) throw new UsageError('--ramp-connections does not go with --client-index/--client-count (each machine would ramp its own share)');
+  const index = parseInteger('--client-index', opts.clientIndex, [0, count - 1]);
+  if (opts.seed === undefined && count > 1) throw new UsageError('--client-count needs --seed: every load machine must draw the same key streams');
+  if (plan.connections * count > LIMITS.connections[1]) {
+    throw new UsageError(`-c/--connections × --client-count must be at most ${LIMITS.connections[1]} (got ${plan.connections} × ${count})`);
+  }
+  return { index, count };
+}
+
+/** What the top-level command's line holds beside a run's flags, for the refusals that weigh both. */
+export interface RunCommandLine {
+  /** -t/--tests was given (parsed). */
+  tests: boolean;
+  /** The command words after the options, or null. */
+  command: readonly string[] | null;
+  /** --compare was given (parsed). */
+  compare: boolean;
+  targetName?: string;
+  csv: boolean;
+  embedded: boolean;
+  hdrLog?: string;
+  html?: string;
+  clientIndex?: string;
+  clientCount?: string;
+  seed?: string;
+}
+
+/**
+ * The top-level command's refusals of flags that do not go together, in
+ * the order a user meets them; `given(option)` says whether an option came
+ * from the command line (not its default). Returns this machine's share.
+ */
+export function checkRunCommand(plan: Plan, line: RunCommandLine, given: (option: string) => boolean): ClientShare | null {
+  const { tests, command } = line;
+  // Each machine runs -c connections, and -t or a command on the line takes redis-benchmark's -c 50 when none is given.
+  const share = readClientShare(tests || command ? withBenchmarkDefaults(plan, given) : plan, line);
+  if (plan.commands && (tests || command)) throw new UsageError(`--command does not go with ${tests ? '-t/--tests' : 'a command after the options'} (the mix is the workload)`);
+  if (plan.commands) {
+    // The simple form of a workload and a mix do not combine: one would be silently ignored.
+    const simple = [['mode', '--mode'], ['setRatio', '--set-ratio'], ['setCmd', '--set-cmd'], ['getCmd', '--get-cmd']].find(([key]) => given(key));
+    if (simple) throw new UsageError(`${simple[1]} does not go with --command (a mix names its commands and weights itself)`);
+  }
+  if (line.targetName !== undefined && !line.compare) throw new UsageError('--target-name goes with --compare');
+  if (!tests && (line.csv || line.compare)) throw new UsageError(`${line.csv ? '--csv' : '--compare'} goes with -t/--tests`);
+  // The demo server speaks plain TCP on a port of its own.
+  if (line.embedded && (plan.socket !== null || plan.tls !== null)) {
+    throw new UsageError(`${plan.socket !== null ? '-s/--socket' : '--tls'} does not go with --embedded (the demo server listens on plain TCP)`);
+  }
+  if (line.hdrLog !== undefined && tests) throw new UsageError('--hdr-log does not go with -t/--tests (it logs one run; run each test on its own)');
+  if (tests && command) throw new UsageError(`-t/--tests and a command on the line (${command.join(' ')}) do not go together: give one`);
+  if (line.html !== undefined && tests) throw new UsageError('--html charts one run: it does not go with -t/--tests');
+  if (plan.cluster && (tests || command || line.embedded)) {
+    throw new UsageError(`--cluster does not go with ${tests ? '-t/--tests' : command ? 'a command on the line' : '--embedded'} (it runs --mode set/get/mixed or a --command mix against a cluster)`);
+  }
+  if (tests || command) checkSuiteFlags(plan, given, tests ? '-t/--tests' : 'a command on the line');
+  if (command) checkCommandWords(command);
+  return share;
+}
+
+/** What the command line must not hold beside -t or a command (each test has its own command). */
+export function checkSuiteFlags(plan: Plan, given: (option: string) => boolean, what = '-t/--tests'): void {
+  for (const flag of ['mode', 'setCmd', 'getCmd', 'verifyGet', 'setRatio']) {
+    if (given(flag)) {
+      const name = `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      throw new UsageError(`${name} does not go with ${what} (${what === '-t/--tests' ? 'each test has its own command' : 'it is the command'})`);
+    }
+  }
+  // The prefix is pasted into the suite's command text, where the template
+  // grammar (docs/workload.md) would split it at a space, unquote it at a
+  // quote, refuse a control character, or read a placeholder in `__`
+  // (`x_` before `__rand_int__` too).
+  const p = plan.keyPrefix;
+  if (/[\s"']|__|_$/.test(p) || [...p].some((ch) => refusedOutsideQuotes(ch.codePointAt(0)!))) {
+    throw new UsageError(
+      `--key-prefix must not contain spaces, quotes, control or invisible characters or "__", nor end in "_", with ${what} (got ${shown(p)})`,
+    );
+  }
+  // Belt and braces: every suite command must parse here, before any engine sees it.
+  for (const test of SUITE) {
+    try {
+      parseTemplate(test.command(p, true), 'set', true);
+    } catch (err) {
+      if (err instanceof TemplateError) throw new UsageError(`--key-prefix makes the ${test.name} test's command ${err.message} (got ${shown(p)})`);
+      throw err;
+    }
+  }
+}
+
+
+/** A command on the line (`respbench INCR counter:__rand_int__`): redis-benchmark's words, each one argument. */
+export function checkCommandWords(words: readonly string[]): void {
+  for (const w of words) {
+    if (/\s/.test(w) || w === '') throw new UsageError(`the command's arguments must not be empty or contain spaces (got ${JSON.stringify(w)})`);
+  }
+  const command = words.join(' ');
+  try {
+    parseTemplate(command, 'set', true);
+  } catch (err) {
+    if (err instanceof TemplateError) throw new UsageError(`the command ${err.message} (got ${JSON.stringify(command)})`);
+    throw err;
+  }
+}
+
+/** What a capacity search sets for each step itself: a flag for it has no place beside it (capacity and capacity studies). */
+export const SET_BY_CAPACITY = [
+  ['rate', '--rate'],
+  ['duration', '--duration'],
+  ['requests', '-n/--requests'],
+] as const;
+
+/** `respbench capacity`'s refusals: it needs an SLO, and it sets each step's rate and length. */
+export function checkCapacityFlags(slo: string | undefined, given: (option: string) => boolean): asserts slo is string {
+  if (slo === undefined) throw new UsageError("capacity needs --slo, e.g. --slo 'p99<=1ms'");
+  for (const [name, flag] of SET_BY_CAPACITY) {
+    if (given(name)) throw new UsageError(`capacity sets each step's rate and length itself: use --start-rate and --step-duration instead of ${flag}`);
+  }
+}
+
+/** A study's targets give the address: --host, --port and --uri on its command line are refused. */
+export function checkStudyFlags(fromCli: (option: string) => boolean): void {
+  for (const key of ['host', 'port', 'uri']) {
+    if (fromCli(key)) throw new UsageError(`--${key} does not apply to a study: each scenario's target gives the address (target: { address: 'HOST:PORT' } or { uri: 'redis://…' })`);
+  }
 }

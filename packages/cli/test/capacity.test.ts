@@ -1,6 +1,6 @@
 /** respbench capacity, without a server: the SLO grammar, the search, the limit verdict, the driver over a fake engine, the outputs. */
 import { describe, expect, it } from 'vitest';
-import { parsePrecision } from '../src/capacity/command.js';
+import { parsePrecision } from '../src/capacity/settings.js';
 import { assignLimits, runCapacity, type CapacityReport } from '../src/capacity/driver.js';
 import { answerLine, capacityPage, limitLine, stepRow, tableHeader } from '../src/capacity/output.js';
 import { CapacitySearch } from '../src/capacity/search.js';

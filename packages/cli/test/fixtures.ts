@@ -1,6 +1,6 @@
 /** A Plan and RawResults to format, built the way the CLI builds them. */
 import { Command } from 'commander';
-import type { Plan, RawResult } from '../src/plan.js';
+import type { Plan, RawResult } from '../src/engine-js/plan.js';
 import { addRunOptions } from '../src/run-options.js';
 import { buildPlan, type RawRunOptions } from '../src/validate.js';
 

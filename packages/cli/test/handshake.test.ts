@@ -11,7 +11,9 @@ import { formatHuman, formatJson } from '../src/output.js';
 import { addRunOptions } from '../src/run-options.js';
 import { finishResult } from '../src/run.js';
 import { ReplyScanner } from '../src/engine-js/reply.js';
-import { buildPlan, parseUri, redactUri, UsageError, type RawRunOptions } from '../src/validate.js';
+import { buildPlan, type RawRunOptions } from '../src/validate.js';
+import { parseUri, redactUri } from '../src/uri.js';
+import { UsageError } from '../src/usage-error.js';
 import { rawResult } from './fixtures.js';
 
 function raw(args: string[] = []): RawRunOptions {

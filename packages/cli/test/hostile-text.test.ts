@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { checkArgvText } from '../src/argv-text.js';
 import { printable, printableTarget, shownQuoted } from '../src/printable.js';
 import { StudyProgress } from '../src/study/progress.js';
-import { checkSuiteFlags, comparisonTable, SUITE } from '../src/suite.js';
-import { UsageError } from '../src/validate.js';
+import { comparisonTable, SUITE } from '../src/suite.js';
+import { checkSuiteFlags } from '../src/validate.js';
+import { UsageError } from '../src/usage-error.js';
 import { planOf } from './fixtures.js';
 
 describe('printable: user and server text on a terminal', () => {

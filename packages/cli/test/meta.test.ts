@@ -16,17 +16,3 @@ describe('maskArgv', () => {
     expect(m.hostname.length).toBeGreaterThan(0);
   });
 });
-
-describe('--client-index / --client-count', () => {
-  it('makes the Plan of the single run with count × -c connections, this machine its share; refuses what cannot be one', async () => {
-    const { withClientShare } = await import('../src/run-command.js');
-    const { planOf } = await import('./fixtures.js');
-    const plan = planOf(['-c', '4', '--seed', '1']);
-    expect(withClientShare(plan, {})).toBe(plan);
-    expect(withClientShare(plan, { clientIndex: '2', clientCount: '3', seed: '1' })).toMatchObject({ connections: 12, clientIndex: 2, clientCount: 3 });
-    expect(() => withClientShare(plan, { clientIndex: '3', clientCount: '3', seed: '1' })).toThrow(/--client-index/);
-    expect(() => withClientShare(plan, { clientIndex: '0', clientCount: '3' })).toThrow(/needs --seed/);
-    expect(() => withClientShare(plan, { clientCount: '3', seed: '1' })).toThrow(/go together/);
-    expect(() => withClientShare(planOf(['-c', '20']), { clientIndex: '0', clientCount: '1000', seed: '1' })).toThrow(/connections × --client-count must be at most/);
-  });
-});

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { RawInterval } from '../src/engine-js/plan.js';
 import { mixRowNames } from '../src/run.js';
 import { addIntervals } from '../src/series.js';
-import { studyRunFlags } from '../src/study/command.js';
+import { studyRunFlags } from '../src/study/flags.js';
 import { loadStudyFile } from '../src/study/spec.js';
 import { planOf } from './fixtures.js';
 

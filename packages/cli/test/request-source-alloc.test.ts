@@ -17,7 +17,7 @@ import { planOf } from './fixtures.js';
 async function minorGcsDuring(work: () => void): Promise<number> {
   let minor = 0;
   const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) if ((e.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MINOR) minor++;
+    for (const e of list.getEntries()) if (((e as PerformanceEntry & { detail?: { kind?: number } }).detail)?.kind === constants.NODE_PERFORMANCE_GC_MINOR) minor++;
   });
   observer.observe({ entryTypes: ['gc'] });
   work();

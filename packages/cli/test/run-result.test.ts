@@ -65,7 +65,7 @@ describe('perCommand (issue 14)', () => {
 
 describe('--percentiles (issue 14)', () => {
   it('parses a list and gives each percentile in the table order, for Totals and each command', async () => {
-    const { parsePercentiles } = await import('../src/validate.js');
+    const { parsePercentiles } = await import('../src/flag-values.js');
     const { finishResult } = await import('../src/run.js');
     const { formatFigures } = await import('../src/output.js');
     const { planOf, rawResult } = await import('./fixtures.js');

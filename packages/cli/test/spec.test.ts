@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
-import { studyRunFlags } from '../src/study/command.js';
+import { studyRunFlags } from '../src/study/flags.js';
 import { DEFAULT_MODES, describeTarget, loadStudyFile } from '../src/study/spec.js';
-import { UsageError } from '../src/validate.js';
+import { UsageError } from '../src/usage-error.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'respbench-spec-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

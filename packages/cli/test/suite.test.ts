@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exit.js';
 import { finishResult } from '../src/run.js';
 import {
-  checkSuiteFlags,
   comparisonTable,
   CSV_HEADER,
   csvLine,
@@ -16,7 +15,8 @@ import {
   withBenchmarkDefaults,
 } from '../src/suite.js';
 import { worstExitCode } from '../src/suite-output.js';
-import { UsageError } from '../src/validate.js';
+import { UsageError } from '../src/usage-error.js';
+import { checkCommandWords, checkSuiteFlags } from '../src/validate.js';
 import { planOf, rawResult } from './fixtures.js';
 
 describe('parseTests', () => {
@@ -76,7 +76,9 @@ describe('planForTest', () => {
 
   it('a command on the line is sent as written, as the only command', () => {
     expect(planForCommand(bench(), ['INCR', 'counter:__rand_int__'])).toMatchObject({ mode: 'set', setCmd: 'INCR counter:__rand_int__', literalCommands: true, randIntLiteral: true });
-    expect(() => planForCommand(bench(), ['SET', 'a b', 'c'])).toThrow(UsageError);
+    expect(() => checkCommandWords(['SET', 'a b', 'c'])).toThrow(UsageError);
+    expect(() => checkCommandWords(['SET', 'k', '"v'])).toThrow(UsageError);
+    expect(() => checkCommandWords(['INCR', 'counter:__rand_int__'])).not.toThrow();
   });
 });
 

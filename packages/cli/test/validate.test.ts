@@ -9,7 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
 import { addRunOptions } from '../src/run-options.js';
 import { rampOpenAtMs } from '../src/engine-js/plan.js';
-import { buildPlan, MODES, parseDurationMs, parseHost, parseHostPort, parseValueSize, UsageError, type RawRunOptions } from '../src/validate.js';
+import { buildPlan, MODES, type RawRunOptions } from '../src/validate.js';
+import { parseDurationMs, parseHost, parseHostPort, parseValueSize } from '../src/flag-values.js';
+import { UsageError } from '../src/usage-error.js';
 
 /** The flag values commander hands over when `args` are given. */
 function raw(args: string[] = []): RawRunOptions {
@@ -88,8 +90,6 @@ describe('buildPlan', () => {
       durationMs: 0,
       warmupMs: 0,
       rate: 0,
-      socket: null,
-      tls: null,
       user: null,
       password: null,
       dbnum: null,

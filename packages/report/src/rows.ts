@@ -3,7 +3,29 @@
  * Plain JSON-shaped data: the CLI fills them from RunResults, the report
  * functions only read them. Nothing here knows about sockets or engines.
  */
-import type { SeriesPoint } from './series.js';
+/** An interval's latency, microseconds (0 when it had no replies). */
+export interface IntervalLatencyUs {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** One interval of a run's series, as the CLI's `--json` gives it (RunResult.series). */
+export interface SeriesPoint {
+  /** When the interval began, ISO 8601 UTC. */
+  time?: string;
+  /** Seconds from the measured phase's start to the interval's start. */
+  startSec: number;
+  durationSec: number;
+  requests: number;
+  opsPerSec: number;
+  errors: number;
+  misses?: number;
+  mismatches?: number;
+  latencyUs: IntervalLatencyUs;
+  /** The same per command the run sent. */
+  perCommand?: { command: string; requests: number; opsPerSec: number; latencyUs: IntervalLatencyUs }[];
+}
 
 /** Per-request latency in microseconds, as the CLI's RunResult gives it. */
 export interface LatencyUs {

@@ -5,7 +5,8 @@
  * command. Self-contained like the study's page (page.ts).
  */
 import { htmlPage, htmlTable, metaList } from './page.js';
-import { latencyPoints, lineColor, overTimeChart, pointTime, seriesEnd, throughputPoints, type ChartLine, type SeriesPoint } from './series.js';
+import { latencyPoints, lineColor, overTimeChart, pointTime, seriesEnd, throughputPoints, type ChartLine } from './series.js';
+import type { SeriesPoint } from './rows.js';
 import { escapeXml } from './svg.js';
 
 export interface RunPage {

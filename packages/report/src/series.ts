@@ -4,31 +4,8 @@
  * log axis (a one-second stall next to 100 us replies), one line per series,
  * a dot per interval. Inline SVG like the other charts (svg.ts).
  */
+import type { IntervalLatencyUs, SeriesPoint } from './rows.js';
 import { escapeXml, logTicks, niceCeil, shortNumber, usLabel } from './svg.js';
-
-/** An interval's latency, microseconds (0 when it had no replies). */
-export interface IntervalLatencyUs {
-  p50: number;
-  p99: number;
-  max: number;
-}
-
-/** One interval of a run's series, as the CLI's `--json` gives it (RunResult.series). */
-export interface SeriesPoint {
-  /** When the interval began, ISO 8601 UTC. */
-  time?: string;
-  /** Seconds from the measured phase's start to the interval's start. */
-  startSec: number;
-  durationSec: number;
-  requests: number;
-  opsPerSec: number;
-  errors: number;
-  misses?: number;
-  mismatches?: number;
-  latencyUs: IntervalLatencyUs;
-  /** The same per command the run sent. */
-  perCommand?: { command: string; requests: number; opsPerSec: number; latencyUs: IntervalLatencyUs }[];
-}
 
 /** One line of an over-time chart: a point per interval. */
 export interface ChartLine {

@@ -303,7 +303,7 @@ describe('latency over rounds', () => {
     expect(summary[0].get_max_us).toBe('0.2');
     // Without per-command histograms (older rows), the columns are empty.
     const [old] = summarize([latencyRound(1, 100, 1900, 0)], info, { mergeLatency: mergeExact });
-    expect(parse(summaryCsv([old]), { columns: true })[0].set_p99_us).toBe('');
+    expect((parse(summaryCsv([old]), { columns: true }) as Record<string, string>[])[0].set_p99_us).toBe('');
   });
 
   it('merges only the ok rounds', () => {

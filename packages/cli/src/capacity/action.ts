@@ -4,7 +4,6 @@
  * bracket so far, and the JSON and HTML written. Loaded by command.ts when
  * a search runs.
  */
-import { discoverCluster } from '../cluster.js';
 import { engineForCommand } from '../engines.js';
 import { Exit, EXIT } from '../exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from '../interrupt.js';
@@ -12,21 +11,16 @@ import type { CliIo } from '../io.js';
 import { printable } from '../printable.js';
 import { fsErrorText, writeWhole } from '../files.js';
 import { ProgressLine } from '../progress-line.js';
-import { buildPlan, parseDurationMs, parsePositive, UsageError } from '../validate.js';
-import { DEFAULT_WARMUP_MS, parsePrecision, PROBE_MS, type CapacityFlags } from './command.js';
+import { buildPlan, checkCapacityFlags } from '../validate.js';
+import { preparePlan } from '../prepare.js';
+import { parseDurationMs, parsePositive } from '../flag-values.js';
+import { DEFAULT_WARMUP_MS, parsePrecision, PROBE_MS, type CapacityFlags } from './settings.js';
 import { runCapacity, type CapacityReport } from './driver.js';
 import { answerLine, capacityHeader, capacityPage, formatCapacityJson, limitLine, probeLine, stepRow, tableHeader } from './output.js';
 import { parseSlo } from './slo.js';
 
 export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (option: string) => boolean): Promise<void> {
-  if (opts.slo === undefined) throw new UsageError("capacity needs --slo, e.g. --slo 'p99<=1ms'");
-  for (const [flag, name] of [
-    ['--rate', 'rate'],
-    ['--duration', 'duration'],
-    ['-n/--requests', 'requests'],
-  ] as const) {
-    if (given(name)) throw new UsageError(`capacity sets each step's rate and length itself: use --start-rate and --step-duration instead of ${flag}`);
-  }
+  checkCapacityFlags(opts.slo, given);
   const slo = parseSlo(opts.slo);
   const stepDurationMs = parseDurationMs('--step-duration', opts.stepDuration, false);
   const warmupMs = opts.warmup === undefined ? DEFAULT_WARMUP_MS : parseDurationMs('--warmup', opts.warmup, true);
@@ -34,9 +28,8 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   const startRate = opts.startRate === undefined ? null : parsePositive('--start-rate', opts.startRate, 100_000_000);
   const built = buildPlan({ ...opts, warmup: undefined, duration: undefined, rate: undefined }, process.env);
   const engine = engineForCommand(built.engine, io.stderr);
-  let plan = { ...built.plan, threads: engine.name === 'js' ? 1 : Math.min(built.plan.threads, built.plan.connections) };
   // --cluster: the topology once, for the header and every step (each run would otherwise ask again).
-  if (plan.cluster) plan = await discoverCluster(plan);
+  const plan = await preparePlan(built.plan, { engine: engine.name });
   const settings = { slo, startRate, stepDurationMs, warmupMs, precision, probeMs: Math.min(stepDurationMs, PROBE_MS), retry: opts.retry !== false };
 
   // The human lines go to stdout; with --json they go to stderr (unless --quiet), the JSON alone to stdout.

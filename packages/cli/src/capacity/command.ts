@@ -6,26 +6,10 @@
 import { Command } from 'commander';
 import type { CliIo } from '../io.js';
 import { addRunOptions } from '../run-options.js';
-import { parsePositive, type RawRunOptions } from '../validate.js';
+import type { CapacityFlags } from './settings.js';
 
 // The search and its reports (action.ts) are loaded when a capacity search
 // runs: a plain run does not pay for them at start-up.
-
-export interface CapacityFlags extends RawRunOptions {
-  slo?: string;
-  startRate?: string;
-  stepDuration: string;
-  precision: string;
-  json: boolean;
-  html?: string;
-  quiet: boolean;
-  retry: boolean;
-}
-
-/** Warmup before each step when --warmup is not given. */
-export const DEFAULT_WARMUP_MS = 1000;
-/** The closed-loop probe is this long at most (and never longer than a step). */
-export const PROBE_MS = 2000;
 
 const CAPACITY_HELP = `
 Examples:
@@ -50,12 +34,6 @@ Exit status: 0 the search finished (capacity: none is an answer too); 1 a
 step could not run; 2 bad usage; 130/143/129 interrupted (the bracket so far
 is printed).
 `;
-
-/** `5%` or `5` (percent): a share, 0 < share < 1. */
-export function parsePrecision(raw: string): number {
-  const text = String(raw).trim().replace(/%$/, '');
-  return parsePositive('--precision (in %)', text, 99) / 100;
-}
 
 export function registerCapacityCommand(program: Command, io: CliIo): void {
   const cmd = program

@@ -6,7 +6,6 @@
  */
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { discoverCluster } from '../cluster.js';
 import { ConnectInterrupted } from '../engine-js/connection.js';
 import type { Engine, Plan } from '../engine-js/plan.js';
 import type { RunOptions } from '../engine-js/progress.js';
@@ -121,26 +120,19 @@ export function limitOf(steps: CapacityStep[], bracket: Bracket): CapacityReport
   return s && s.limit && s.limitReason ? { by: s.limit, atRate: s.targetRate, reason: s.limitReason } : null;
 }
 
-export async function runCapacity(engine: Engine, given: Plan, settings: CapacitySettings, hooks: CapacityHooks = {}): Promise<CapacityReport> {
-  let plan = given;
-  // --cluster (or a redis_cluster study target): the topology once, for every step and the window, unless the caller found it.
-  let discovery: unknown = null;
-  if (plan.cluster && plan.cluster.nodes.length === 0) {
-    try {
-      plan = await discoverCluster(plan, hooks.signal);
-    } catch (err) {
-      discovery = err;
-    }
-  }
-  // --cluster: each connection has a window of -P per primary.
-  const window: Window = { connections: plan.connections, pipeline: plan.pipeline, primaries: Math.max(1, plan.cluster?.nodes.length ?? 1) };
-  const stepPlan: Plan = { ...plan, durationMs: settings.stepDurationMs, warmupMs: settings.warmupMs, rate: 0 };
-  const report: CapacityReport = {
+/** Each step's Plan, before its rate is set. */
+function stepPlanOf(plan: Plan, settings: CapacitySettings): Plan {
+  return { ...plan, durationMs: settings.stepDurationMs, warmupMs: settings.warmupMs, rate: 0 };
+}
+
+/** The report of a search before its first run: what it would have measured, nothing measured yet. */
+function emptyReport(engine: Engine, plan: Plan, settings: CapacitySettings): CapacityReport {
+  return {
     kind: 'capacity',
     version: 1,
     engine: engine.name,
     target: { host: plan.host, port: plan.port },
-    plan: redactPlan({ ...stepPlan, rate: 0 }),
+    plan: redactPlan(stepPlanOf(plan, settings)),
     slo: { text: '', latency: settings.slo.latency, maxErrorShare: settings.slo.maxErrorShare },
     settings: { stepDurationMs: settings.stepDurationMs, warmupMs: settings.warmupMs, precision: settings.precision, retry: settings.retry },
     probe: null,
@@ -152,6 +144,23 @@ export async function runCapacity(engine: Engine, given: Plan, settings: Capacit
     limit: null,
     failure: null,
   };
+}
+
+/**
+ * The report of a search whose Plan could not be prepared (under --cluster:
+ * no seed told the topology): failed, or interrupted when a signal stopped it.
+ */
+export function unpreparedReport(engine: Engine, plan: Plan, settings: CapacitySettings, err: unknown): CapacityReport {
+  const interrupted = err instanceof ConnectInterrupted;
+  return { ...emptyReport(engine, plan, settings), end: interrupted ? 'interrupted' : 'failed', failure: interrupted ? null : ((err as Error)?.message ?? String(err)) };
+}
+
+/** A whole search on a Plan that preparePlan (prepare.ts) completed: under --cluster, with its topology. */
+export async function runCapacity(engine: Engine, plan: Plan, settings: CapacitySettings, hooks: CapacityHooks = {}): Promise<CapacityReport> {
+  // --cluster: each connection has a window of -P per primary.
+  const window: Window = { connections: plan.connections, pipeline: plan.pipeline, primaries: Math.max(1, plan.cluster?.nodes.length ?? 1) };
+  const stepPlan = stepPlanOf(plan, settings);
+  const report = emptyReport(engine, plan, settings);
   // get mode writes its keys once, before the first run; later runs read what is there.
   let preload = plan.preload;
   const stopped = (r: RunResult) => r.failure?.kind === 'interrupted' || hooks.signal?.aborted === true;
@@ -165,10 +174,6 @@ export async function runCapacity(engine: Engine, given: Plan, settings: Capacit
     return report;
   };
 
-  if (discovery !== null) {
-    if (discovery instanceof ConnectInterrupted) return finish('interrupted', null);
-    return finish('failed', null, (discovery as Error)?.message ?? String(discovery));
-  }
   let startRate = settings.startRate;
   if (startRate === null) {
     const probePlan: Plan = { ...plan, rate: 0, durationMs: settings.probeMs, warmupMs: 0, preload };

@@ -6,7 +6,7 @@
  * is allowed (a server that answers -ERR fast has no capacity to speak of).
  */
 import { shownQuoted } from '../printable.js';
-import { UsageError } from '../validate.js';
+import { UsageError } from '../usage-error.js';
 
 export interface PercentileCondition {
   /** 0 < percentile <= 100 (100 is the maximum). */

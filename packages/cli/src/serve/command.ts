@@ -3,7 +3,8 @@ import { Command, Option } from 'commander';
 import type { CliIo } from '../io.js';
 import { LIMITS } from '../engine-js/limits.js';
 import { printableTarget, shownQuoted } from '../printable.js';
-import { parseInteger, UsageError } from '../validate.js';
+import { parseInteger } from '../flag-values.js';
+import { UsageError } from '../usage-error.js';
 import { startServer } from './server.js';
 
 interface ServeFlags {

@@ -9,22 +9,10 @@ import { Command } from 'commander';
 import type { CliIo } from '../io.js';
 import { addRunOptions } from '../run-options.js';
 import { MODES } from '../validate.js';
-import { DEFAULT_MODES, type RunFlag } from './flags.js';
+import { DEFAULT_MODES, type StudyOptions } from './flags.js';
 
 // The study itself (its file's parser, the runner, the reports) is loaded
 // when a study runs: a plain run does not pay for it at start-up.
-
-export interface StudyOptions {
-  rounds?: string;
-  modes?: string;
-  percentiles?: string;
-  out: string;
-  lang: string;
-  failFast: boolean;
-  quiet: boolean;
-  only: string[];
-  [flag: string]: unknown;
-}
 
 const STUDY_HELP = `
 Examples:
@@ -48,16 +36,6 @@ Exit status: 0 every run clean; 1 a run failed or a target did not start;
 2 bad study file or flags; 3 error replies; 4 reads did not verify; 130/143/129
 interrupted (SIGINT/SIGTERM/SIGHUP).
 `;
-
-/** The run flags a study file may set: the options addRunOptions gives a command. */
-export function studyRunFlags(): RunFlag[] {
-  return addRunOptions(new Command()).options.map((o) => ({
-    key: o.attributeName(),
-    flag: o.long ?? o.flags,
-    takesValue: o.required || o.optional,
-    negate: o.negate,
-  }));
-}
 
 export function registerStudyCommand(program: Command, io: CliIo): void {
   const cmd = program

@@ -1,10 +1,12 @@
 /**
- * What a study command line needs before a study file is read: the modes a
- * study runs by default and the shape of a run flag. Kept apart from spec.ts
+ * What a study command line needs before a study file is read: its options,
+ * the modes a study runs by default and the run flags a file may set. Kept apart from spec.ts
  * (the file's parser, with its YAML library) so registering `study` costs a
  * plain run nothing at start-up.
  */
+import { Command } from 'commander';
 import type { Mode } from '../engine-js/plan.js';
+import { addRunOptions } from '../run-options.js';
 
 /** The modes a study runs when its file names none. */
 export const DEFAULT_MODES: readonly Mode[] = ['set', 'get'];
@@ -19,4 +21,27 @@ export interface RunFlag {
   takesValue: boolean;
   /** `--no-preload`: the file gives `preload: false`. */
   negate: boolean;
+}
+
+/** The study command's own options (the run flags ride along, by name). */
+export interface StudyOptions {
+  rounds?: string;
+  modes?: string;
+  percentiles?: string;
+  out: string;
+  lang: string;
+  failFast: boolean;
+  quiet: boolean;
+  only: string[];
+  [flag: string]: unknown;
+}
+
+/** The run flags a study file may set: the options addRunOptions gives a command. */
+export function studyRunFlags(): RunFlag[] {
+  return addRunOptions(new Command()).options.map((o) => ({
+    key: o.attributeName(),
+    flag: o.long ?? o.flags,
+    takesValue: o.required || o.optional,
+    negate: o.negate,
+  }));
 }

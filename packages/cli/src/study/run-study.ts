@@ -12,11 +12,13 @@ import { Exit, EXIT } from '../exit.js';
 import { onStopSignals } from '../interrupt.js';
 import type { CliIo } from '../io.js';
 import type { Engine, Mode } from '../engine-js/plan.js';
-import { buildPlan, MODES, parseChoice, parsePercentiles, UsageError, type EngineChoice, type RawRunOptions } from '../validate.js';
-import { studyRunFlags, type StudyOptions } from './command.js';
+import { buildPlan, checkStudyFlags, MODES, SET_BY_CAPACITY, type EngineChoice, type RawRunOptions } from '../validate.js';
+import { parseChoice, parsePercentiles } from '../flag-values.js';
+import { UsageError } from '../usage-error.js';
 import { checkOutputDir, outputPaths, type OutputPaths } from './outputs.js';
 import { StudyProgress } from './progress.js';
 import { countRuns, sloForPeople, StudyRunner, type StudySetup } from './runner.js';
+import { studyRunFlags, type StudyOptions } from './flags.js';
 import { loadStudyFile, parseRounds, type RawFlags, type RunFlag, type ScenarioSpec, type StudySpec } from './spec.js';
 
 /** Where a flag that failed validation was set, for a message with file and line. */
@@ -70,9 +72,7 @@ interface CommandLine {
 
 function readCommandLine(opts: StudyOptions, cmd: Command, runFlags: RunFlag[]): CommandLine {
   const fromCli = (key: string) => cmd.getOptionValueSource(key) === 'cli';
-  for (const key of ['host', 'port', 'uri']) {
-    if (fromCli(key)) throw new UsageError(`--${key} does not apply to a study: each scenario's target gives the address (target: { address: 'HOST:PORT' } or { uri: 'redis://…' })`);
-  }
+  checkStudyFlags(fromCli);
   const builtin: RawFlags = {};
   const cli: RawFlags = {};
   for (const f of runFlags) {
@@ -162,14 +162,10 @@ function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<Study
 }
 
 /** A capacity study sets each step's rate and length: --rate, --duration and --requests have no place in it. */
-function checkCapacityFlags(spec: StudySpec, scenarios: ScenarioSpec[], line: CommandLine): void {
-  for (const [key, flag] of [
-    ['rate', 'rate'],
-    ['duration', 'duration'],
-    ['requests', 'requests'],
-  ] as const) {
-    const why = `a capacity study sets each step's rate and length itself: use start-rate and step-duration instead of ${flag}`;
-    if (key in line.cli) throw new UsageError(`--${flag}: ${why}`);
+function checkCapacityStudy(spec: StudySpec, scenarios: ScenarioSpec[], line: CommandLine): void {
+  for (const [key] of SET_BY_CAPACITY) {
+    const why = `a capacity study sets each step's rate and length itself: use start-rate and step-duration instead of ${key}`;
+    if (key in line.cli) throw new UsageError(`--${key}: ${why}`);
     for (const s of scenarios) {
       const at = s.flagPaths[key] ?? spec.defaultPaths[key];
       if (at) {
@@ -219,7 +215,7 @@ export async function runStudy(file: string, opts: StudyOptions, cmd: Command, i
     rawOf: (s: ScenarioSpec) => ({ ...line.builtin, ...spec.defaults, ...s.flags, ...line.cli }) as unknown as Omit<RawRunOptions, 'host' | 'port' | 'mode'>,
     modesOf: (s: ScenarioSpec) => line.modes ?? s.modes,
   };
-  if (spec.capacity) checkCapacityFlags(spec, scenarios, line);
+  if (spec.capacity) checkCapacityStudy(spec, scenarios, line);
   const engineOf = checkScenarios(spec, scenarios, setup, line, runFlags, io);
 
   // A read-only or missing --out is found now, not after the first hour of runs.

@@ -14,9 +14,11 @@ import { EXIT } from '../exit.js';
 import { SIGNAL_EXIT, type StopSignal } from '../interrupt.js';
 import { DEFAULT_PERCENTILES, missingCountsAsVerifyFailure, mixRowNames, redactPlan, runPlan } from '../run.js';
 import { printable } from '../printable.js';
-import { buildPlan, parseDurationMs, type RawRunOptions } from '../validate.js';
-import { DEFAULT_WARMUP_MS, PROBE_MS } from '../capacity/command.js';
-import { runCapacity, type CapacityReport } from '../capacity/driver.js';
+import { buildPlan, type RawRunOptions } from '../validate.js';
+import { parseDurationMs } from '../flag-values.js';
+import { DEFAULT_WARMUP_MS, PROBE_MS } from '../capacity/settings.js';
+import { runCapacity, unpreparedReport, type CapacityReport } from '../capacity/driver.js';
+import { preparePlan } from '../prepare.js';
 import { formatUs, type Slo } from '../capacity/slo.js';
 import { StudyOutputs, targetLogPath, type OutputPaths, type WriteOutcome } from './outputs.js';
 import { StudyProgress, type RunPosition } from './progress.js';
@@ -254,7 +256,7 @@ export class StudyRunner {
           if (!go) return;
           continue;
         }
-        const { plan } = buildPlan(raw);
+        const plan = await preparePlan(buildPlan(raw).plan, { engine: engine.name }, this.controller.signal);
         this.progress.runStarted();
         const startedAt = new Date().toISOString();
         const percentiles = this.setup.info.percentiles ?? DEFAULT_PERCENTILES;
@@ -306,7 +308,6 @@ export class StudyRunner {
     const engine = this.setup.engineOf(s);
     const warmupMs = raw.warmup === undefined ? DEFAULT_WARMUP_MS : parseDurationMs('--warmup', raw.warmup, true);
     const built = buildPlan({ ...raw, warmup: undefined, duration: undefined, rate: undefined });
-    const plan = { ...built.plan, threads: engine.name === 'js' ? 1 : Math.min(built.plan.threads, built.plan.connections) };
     const settings = {
       slo: spec.slo,
       startRate: spec.startRate,
@@ -318,7 +319,17 @@ export class StudyRunner {
     };
     this.progress.runStarted();
     const startedAt = new Date().toISOString();
-    const report = await runCapacity(engine, plan, settings, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) });
+    // A redis_cluster target's topology, once for the whole search; a search that cannot find it failed (its row says why).
+    let plan: Plan | null = null;
+    let unprepared: unknown = null;
+    try {
+      plan = await preparePlan(built.plan, { engine: engine.name }, this.controller.signal);
+    } catch (err) {
+      unprepared = err;
+    }
+    const report = plan
+      ? await runCapacity(engine, plan, settings, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) })
+      : unpreparedReport(engine, built.plan, settings, unprepared);
     if (this.stopReason && this.stopReason !== 'fail-fast') return false;
     const failed = report.end === 'failed' || report.end === 'interrupted';
     const gone = target.exitReason();

@@ -9,9 +9,11 @@ import path from 'node:path';
 import { isMap, isPair, isScalar, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { Mode } from '../engine-js/plan.js';
 import { LIMITS } from '../engine-js/limits.js';
-import type { RawMixCommand } from '../run-options.js';
 import { checkCpus, formatCpuList } from '../cpus.js';
-import { MODES, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePercentiles, parsePositive, parseUri, UsageError } from '../validate.js';
+import { MODES, type RawMixCommand } from '../validate.js';
+import { parseDurationMs, parseHost, parseHostPort, parseInteger, parsePercentiles, parsePositive } from '../flag-values.js';
+import { parseUri } from '../uri.js';
+import { UsageError } from '../usage-error.js';
 import { parseSlo, type Slo } from '../capacity/slo.js';
 import { DEFAULT_MODES, type RunFlag } from './flags.js';
 

@@ -1,0 +1,104 @@
+/**
+ * --uri (and a study target's uri:): redis://, rediss://, the +cluster
+ * forms and unix://, read as redis-cli reads them, and their passwords kept
+ * out of anything printed.
+ */
+import { LIMITS } from './engine-js/limits.js';
+import { parseInteger, shown } from './flag-values.js';
+import { UsageError } from './usage-error.js';
+
+/** Highest --dbnum (Redis's `databases` is an int). */
+export const MAX_DBNUM = 2 ** 31 - 1;
+
+/** What a --uri (or a study target's uri) names. */
+export interface ParsedUri {
+  host: string | null;
+  port: number | null;
+  /** unix:///path: the socket path (host and port are then null). */
+  socket: string | null;
+  /** rediss:// (or rediss+cluster://) */
+  tls: boolean;
+  /** redis+cluster:// or rediss+cluster://: a seed of a Redis Cluster (as --cluster). */
+  cluster: boolean;
+  user: string | null;
+  password: string | null;
+  dbnum: number | null;
+}
+
+const URI_FORMS = 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS), redis+cluster:// or rediss+cluster:// (a cluster seed) or unix:///path[?db=N]';
+
+/**
+ * A URI with its password replaced by *** (redis-cli's rule: in `user:pass@`
+ * the part after the colon, in `pass@` all of it), for anything printed.
+ */
+export function redactUri(uri: string): string {
+  const m = /^([a-z+]+:\/\/)([^/]*)@/i.exec(uri) ?? /^([a-z+]+:\/\/)(.*)@/i.exec(uri);
+  if (!m) return uri;
+  const info = m[2];
+  const colon = info.indexOf(':');
+  const shownInfo = colon >= 0 ? `${info.slice(0, colon)}:***` : '***';
+  return `${m[1]}${shownInfo}@${uri.slice(m[0].length)}`;
+}
+
+function uriError(raw: string, what: string, why: string): UsageError {
+  return new UsageError(`${what} must be ${URI_FORMS}${why ? ` (${why})` : ''} (got ${shown(redactUri(raw))})`);
+}
+
+function decodeUriPart(text: string, raw: string, what: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw uriError(raw, what, 'bad %-escape');
+  }
+}
+
+/**
+ * `redis://[user[:pass]@]host[:port][/db]`, `rediss://…` and
+ * `unix:///path[?db=N]`, as redis-cli reads them (and `redis+cluster://`,
+ * `rediss+cluster://` for a cluster seed, as Lettuce and go-redis name it): `pass@` without a colon is
+ * a password, %-escapes are decoded, the port defaults to 6379. `what` names
+ * the flag or key in messages, which never show the password.
+ */
+export function parseUri(raw: string, what = '-u/--uri'): ParsedUri {
+  const text = raw.trim();
+  const scheme = /^([a-z+]+):\/\//i.exec(text);
+  const named = scheme?.[1].toLowerCase() ?? '';
+  const cluster = named.endsWith('+cluster');
+  const kind = cluster ? named.slice(0, -'+cluster'.length) : named;
+  if (!scheme || (kind !== 'redis' && kind !== 'rediss' && (kind !== 'unix' || cluster))) throw uriError(raw, what, 'unknown scheme');
+  let rest = text.slice(scheme[0].length);
+  let user: string | null = null;
+  let password: string | null = null;
+  const at = rest.lastIndexOf('@');
+  if (at >= 0) {
+    const info = rest.slice(0, at);
+    rest = rest.slice(at + 1);
+    const colon = info.indexOf(':');
+    if (colon >= 0) {
+      user = decodeUriPart(info.slice(0, colon), raw, what) || null;
+      password = decodeUriPart(info.slice(colon + 1), raw, what);
+    } else password = decodeUriPart(info, raw, what);
+    if (password === '') password = null;
+  }
+  if (kind === 'unix') {
+    const q = rest.indexOf('?');
+    const socket = decodeUriPart(q >= 0 ? rest.slice(0, q) : rest, raw, what);
+    if (!socket.startsWith('/')) throw uriError(raw, what, 'a unix socket needs an absolute path: unix:///path');
+    let dbnum: number | null = null;
+    if (q >= 0) {
+      const m = /^db=(\d+)$/.exec(rest.slice(q + 1));
+      if (!m) throw uriError(raw, what, 'the only query is ?db=N');
+      dbnum = parseInteger(`${what} db`, m[1], [0, MAX_DBNUM]);
+    }
+    return { host: null, port: null, socket, tls: false, cluster: false, user, password, dbnum };
+  }
+  const slash = rest.indexOf('/');
+  const authority = slash >= 0 ? rest.slice(0, slash) : rest;
+  const path = slash >= 0 ? rest.slice(slash + 1) : '';
+  const m = /^\[([^\]]+)\](?::(\d*))?$/.exec(authority) ?? /^([^[\]:]+)(?::(\d*))?$/.exec(authority);
+  if (!m) throw uriError(raw, what, 'no host');
+  const port = m[2] ? parseInteger(`${what} port`, m[2], LIMITS.port) : 6379;
+  if (path !== '' && !/^\d+$/.test(path)) throw uriError(raw, what, 'the path is a database number, /0 to /N');
+  const dbnum = path === '' ? null : parseInteger(`${what} db`, path, [0, MAX_DBNUM]);
+  return { host: m[1], port, socket: null, tls: kind === 'rediss', cluster, user, password, dbnum };
+}
