@@ -5,31 +5,45 @@
 //! [`Plan`] in, a [`RawResult`] out) and [`limits`] (what a Plan may ask
 //! for); [`keys`] (PRNG streams, key patterns, key bytes) and [`values`]
 //! (the value derived from a key); [`command`] (request bytes);
-//! [`request_source`] (what each connection sends next, from a
+//! [`request_source`] (what each client sends next, from a
 //! [`request_source::PreparedPlan`]); [`reply`] (RESP scanning);
-//! [`transport`] (the byte stream: TCP, unix socket or TLS);
-//! [`connection`] (opening a connection, and one socket's window) with
-//! [`handshake`] (AUTH, HELLO, SELECT before the load);
-//! [`counters`] and [`histogram`] (what is counted); [`run`] (phases and
-//! threads, pinned to CPUs by [`affinity`]); [`progress`] (what another
-//! thread may watch or cancel).
+//! [`transport`] (the byte stream: TCP, unix socket or TLS), [`handshake`]
+//! (AUTH, HELLO, SELECT before the load) and [`open`] (the one place a
+//! socket is opened and made ready). Then the engine's rooms (docs/design.md):
+//! [`run`] (phases, worker threads pinned by [`affinity`], merge of their
+//! results) starts one [`worker`] loop per thread (mio poll and timers; it
+//! owns no policy), which drives its [`client`]s (one per `-c`: key stream
+//! and share of the window); a client asks its [`pacer`] when the next
+//! request is due and its [`router`] which [`link`] it goes to (one server:
+//! its own; a cluster: by slot, MOVED/ASK/TRYAGAIN; [`slot`] hashes keys);
+//! a Link is one socket with its ring of requests in flight and the one
+//! reply loop; [`tally`] counts a reply against its request ([`counters`],
+//! [`histogram`]); [`recovery`] reopens a dropped client (`--reconnect`);
+//! [`progress`] is what another thread may watch or cancel.
 
 pub mod affinity;
+pub mod client;
 pub mod command;
-pub mod connection;
 pub mod counters;
 pub mod handshake;
 pub mod histogram;
 pub mod keys;
 pub mod limits;
+pub mod link;
+pub mod open;
+pub mod pacer;
 pub mod plan;
 pub mod progress;
+pub mod recovery;
 pub mod reply;
+pub mod router;
 pub mod request_source;
 pub mod run;
 pub mod slot;
+pub mod tally;
 pub mod transport;
 pub mod values;
+pub mod worker;
 
 pub use counters::Counters;
 pub use plan::{Failure, FailureKind, Mode, Plan, PlanError, RawResult, TlsPlan};
