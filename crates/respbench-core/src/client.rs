@@ -123,7 +123,14 @@ impl<R: Router> OnReply for Answering<'_, R> {
 }
 
 impl<R: Router> Client<R> {
-    pub fn new(id: u32, stream: Stream, source: RequestSource, prepared: &PreparedPlan, pacer: Pacer, router: R) -> Self {
+    pub fn new(
+        id: u32,
+        stream: Stream,
+        source: RequestSource,
+        prepared: &PreparedPlan,
+        pacer: Pacer,
+        router: R,
+    ) -> Self {
         let window = prepared.plan.pipeline.max(1) as usize;
         let per_request = prepared.max_request_bytes;
         let batch_limit = window.min((MAX_BATCH_BYTES / per_request).max(1));

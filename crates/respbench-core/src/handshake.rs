@@ -28,7 +28,6 @@ pub enum ConnectError {
     Failed(String),
 }
 
-
 /// The name a connection gives itself (CLIENT LIST shows it).
 pub const CLIENT_NAME: &str = "respbench";
 /// The type byte of a RESP3 push frame, which answers no request.

@@ -32,11 +32,9 @@ impl Pacer {
     /// second in all; closed loop when `rate` is None.
     pub fn new(rate: Option<f64>, connections: u32, id: u32) -> Pacer {
         match rate {
-            Some(rate) if rate > 0.0 => Pacer {
-                interval: Some(connections as f64 / rate),
-                offset: id as f64 / rate,
-                ..Pacer::default()
-            },
+            Some(rate) if rate > 0.0 => {
+                Pacer { interval: Some(connections as f64 / rate), offset: id as f64 / rate, ..Pacer::default() }
+            }
             _ => Pacer::default(),
         }
     }

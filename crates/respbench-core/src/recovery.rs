@@ -32,7 +32,12 @@ impl Down {
     /// An attempt failed (`why`): Err with the run's failure text after the
     /// last one, else the next attempt is due after the policy's backoff
     /// (no later than the end of a time-bound phase, `deadline`).
-    pub fn failed_attempt(&mut self, policy: &Reconnect, why: &str, deadline: Option<Instant>) -> Result<Instant, String> {
+    pub fn failed_attempt(
+        &mut self,
+        policy: &Reconnect,
+        why: &str,
+        deadline: Option<Instant>,
+    ) -> Result<Instant, String> {
         self.attempts += 1;
         if self.attempts >= policy.attempts {
             return Err(format!(
@@ -52,7 +57,12 @@ impl Down {
 /// primary `node` on even attempts and another primary in turn on odd ones
 /// (as the TS engine's reconnectTarget); a `--read-from` replica's socket
 /// opens again to its replica (READONLY) on even attempts; one server: the plan's.
-pub(crate) fn reconnect_target(plan: &Plan, node: Option<u16>, replica: Option<&(String, u16)>, attempt: usize) -> Plan {
+pub(crate) fn reconnect_target(
+    plan: &Plan,
+    node: Option<u16>,
+    replica: Option<&(String, u16)>,
+    attempt: usize,
+) -> Plan {
     match (node, &plan.cluster) {
         (Some(_), Some(_)) if replica.is_some() && attempt % 2 == 0 => {
             let (host, port) = replica.cloned().unwrap_or_default();
@@ -60,8 +70,11 @@ pub(crate) fn reconnect_target(plan: &Plan, node: Option<u16>, replica: Option<&
         }
         (Some(n), Some(c)) => {
             let count = c.nodes.len();
-            let index =
-                if count < 2 || attempt % 2 == 0 { n as usize } else { (n as usize + 1 + (attempt >> 1) % (count - 1)) % count };
+            let index = if count < 2 || attempt % 2 == 0 {
+                n as usize
+            } else {
+                (n as usize + 1 + (attempt >> 1) % (count - 1)) % count
+            };
             let (host, port) = &c.nodes[index];
             Plan { host: host.clone(), port: *port, socket: None, ..plan.clone() }
         }

@@ -364,7 +364,9 @@ fn run_workers<R: Router>(
                 let barrier = &barrier;
                 std::thread::Builder::new()
                     .name(format!("respbench-worker-{i}"))
-                    .spawn_scoped(scope, move || worker(group, shared, barrier, shape.tally(shared.prepared), shape.length))
+                    .spawn_scoped(scope, move || {
+                        worker(group, shared, barrier, shape.tally(shared.prepared), shape.length)
+                    })
                     .expect("spawn a worker thread")
             })
             .collect();
@@ -438,4 +440,3 @@ fn unix_ms_at(at: Instant) -> u64 {
     let then = now.checked_sub(at.elapsed()).unwrap_or(now);
     then.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
-

@@ -339,8 +339,11 @@ impl<R: Router> EventLoop<'_, R> {
 
     /// Connection `i`'s socket into the poll (a later ramp step, a reconnect); false (the phase failed) if epoll refused.
     fn register_at(&mut self, i: usize) -> bool {
-        let registered =
-            self.poll.registry().register(&mut self.conns[i].link.stream, Token(i), Interest::READABLE | Interest::WRITABLE);
+        let registered = self.poll.registry().register(
+            &mut self.conns[i].link.stream,
+            Token(i),
+            Interest::READABLE | Interest::WRITABLE,
+        );
         if let Err(e) = registered {
             self.shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
             return false;
