@@ -433,7 +433,9 @@ impl<R: Router> Client<R> {
     }
 
     /// `--cluster`: an event on the Link of peer `k` that its Router opened:
-    /// the same reply loop as its own Link's; a failure there ends the run.
+    /// the same reply loop as its own Link's. A failure there ends the run,
+    /// unless `--reconnect`: then what was in flight on it is lost and the
+    /// run goes on (the Router opens it again when it has requests for it).
     pub fn on_peer_event(
         &mut self,
         w: &PreparedPlan,
@@ -447,6 +449,10 @@ impl<R: Router> Client<R> {
         match outcome {
             Ok(true) => self.router.put_link(k, link),
             Ok(false) => self.router.close_idle(k, link),
+            // --reconnect: a Link a redirection opened is recovered like the client's own.
+            Err(f) if f.kind == FailureKind::Closed && w.plan.reconnect.is_some() => {
+                self.router.drop_peer(k, link, tally)
+            }
             Err(f) => {
                 self.router.put_link(k, link);
                 self.router.mark_failed();

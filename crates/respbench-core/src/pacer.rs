@@ -66,6 +66,7 @@ impl Pacer {
     }
 
     /// `--rate`: when request `k` of the stream is due (None in a closed loop).
+    #[inline]
     pub fn due_at(&self, k: u64) -> Option<Instant> {
         let interval = self.interval?;
         let started = self.started_at?;

@@ -128,6 +128,11 @@ pub(crate) trait Router: Sized + Send {
     fn mark_failed(&mut self) {}
     /// Peer `k`'s server closed its Link with nothing in flight: forget it (reopened on next use).
     fn close_idle(&mut self, _k: usize, _link: Link) {}
+    /// `--reconnect`: peer `k`'s Link failed (`why`): what was in flight on
+    /// it counts as lost, as on a client's own Link, and the Link is gone;
+    /// the peer's later requests open it again, or, while its node cannot
+    /// be reached, ask the client's own node again after a backoff.
+    fn drop_peer(&mut self, _k: usize, _link: Link, _tally: &mut Tally) {}
 }
 
 /// One server: every request on the client's own Link; nothing redirects.
@@ -444,10 +449,14 @@ impl Router for ClusterRouter {
             let Some(mut link) = self.peers[k].link.take() else { continue };
             self.encode_due(w, k, &mut link, now);
             let written = if link.writing() { link.flush(&mut tally.counters.bytes_out) } else { Ok(()) };
-            self.peers[k].link = Some(link);
-            if let Err(f) = written {
-                self.link_failed = true;
-                return Err(f);
+            match written {
+                Ok(()) => self.peers[k].link = Some(link),
+                Err(f) if f.kind == FailureKind::Closed && w.plan.reconnect.is_some() => self.drop_peer(k, link, tally),
+                Err(f) => {
+                    self.peers[k].link = Some(link);
+                    self.link_failed = true;
+                    return Err(f);
+                }
             }
         }
         Ok(())
@@ -509,6 +518,17 @@ impl Router for ClusterRouter {
     fn close_idle(&mut self, _k: usize, mut link: Link) {
         if let Some(registry) = self.registry.as_ref() {
             let _ = registry.deregister(&mut link.stream);
+        }
+    }
+
+    fn drop_peer(&mut self, k: usize, mut link: Link, tally: &mut Tally) {
+        if let Some(registry) = self.registry.as_ref() {
+            let _ = registry.deregister(&mut link.stream);
+        }
+        tally.counters.lost += link.forget() as u64;
+        // Its slots go back to the source's routing: the client's own node says where they are now.
+        for s in self.slot_peer.iter_mut().filter(|s| **s == k as i16) {
+            *s = -1;
         }
     }
 
