@@ -226,6 +226,9 @@ impl<R: Router> EventLoop<'_, R> {
         let mut next_p99 = Instant::now() + P99_EVERY;
         // Both ops' counts for that p99, reused (allocated once, timed phase only).
         let mut p99_sum = self.tally.histogram.is_some().then(LatencyHistogram::new);
+        // One clock read per turn, taken after its events: the interval, p99,
+        // reply-deadline and reconnect checks and the next poll's wait share it.
+        let mut now = Instant::now();
         while (self.active > 0 || !self.later.is_empty()) && !self.shared.stop.load(Ordering::Relaxed) {
             if control.is_cancelled() {
                 self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
@@ -234,12 +237,13 @@ impl<R: Router> EventLoop<'_, R> {
             if self.later.front().is_some_and(|l| Instant::now() >= self.started_at + l.at) {
                 self.open_later();
                 // The new ones' first turns (their deadline) are looked at next.
-                next_turn = Some(Instant::now());
+                now = Instant::now();
+                next_turn = Some(now);
                 continue;
             }
             let next_open = self.later.front().map(|l| self.started_at + l.at);
             let wake = [next_turn, self.next_retry, next_open].into_iter().flatten().min();
-            let wait = poll_wait(wake, next_timeout_check);
+            let wait = poll_wait(wake, next_timeout_check, now);
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     self.shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));
@@ -252,17 +256,18 @@ impl<R: Router> EventLoop<'_, R> {
             if paced {
                 next_turn = self.take_due_turns();
             }
-            control.add(self.tally.unreported_replies, self.tally.unreported_errors);
-            self.tally.unreported_replies = 0;
-            self.tally.unreported_errors = 0;
+            if self.tally.unreported_replies > 0 {
+                control.add(self.tally.unreported_replies, self.tally.unreported_errors);
+                self.tally.unreported_replies = 0;
+                self.tally.unreported_errors = 0;
+            }
+            now = Instant::now();
             if let Some(clock) = self.clock.as_mut() {
-                let now = Instant::now();
                 if now >= clock.next {
                     clock.cut(&mut self.tally, now, control, self.conns.len() as u64);
                 }
             }
             if let (Some(h), Some(sum)) = (self.tally.histogram.as_ref(), p99_sum.as_mut()) {
-                let now = Instant::now();
                 if now >= next_p99 {
                     // The phase so far: the intervals cut, and the current one.
                     h.sum_into(sum);
@@ -276,14 +281,14 @@ impl<R: Router> EventLoop<'_, R> {
                 }
             }
             if let Some(at) = next_timeout_check {
-                if Instant::now() >= at {
+                if now >= at {
                     next_timeout_check = Some(self.check_reply_deadlines(timeout));
                 }
             }
             if self.active_close_waits > 0 {
                 self.end_expired_close_waits();
             }
-            if self.active_down > 0 && self.next_retry.is_some_and(|t| Instant::now() >= t) {
+            if self.active_down > 0 && self.next_retry.is_some_and(|t| now >= t) {
                 self.reconnect_due();
             }
         }
@@ -536,8 +541,7 @@ impl<R: Router> EventLoop<'_, R> {
 
 /// How long epoll may sleep: until the next paced turn or the next reply
 /// deadline, at most [`POLL_SLICE`].
-fn poll_wait(next_turn: Option<Instant>, next_timeout_check: Option<Instant>) -> Duration {
-    let now = Instant::now();
+fn poll_wait(next_turn: Option<Instant>, next_timeout_check: Option<Instant>, now: Instant) -> Duration {
     // Sooner than epoll's millisecond: poll without sleeping, or a due
     // request would go out up to 1 ms late. epoll rounds a timeout up to
     // whole milliseconds: sleep one less, and poll without sleeping through
