@@ -202,8 +202,6 @@ pub(crate) struct ClusterRouter {
     window: usize,
     rand: KeyStream,
     scratch: KeyScratch,
-    /// The last redirection's text, kept for a request given up on.
-    last_text: Vec<u8>,
     /// Where the worker registers the Links it opens, and the client's index.
     registry: Option<mio::Registry>,
     token_of: fn(u32, usize) -> mio::Token,
@@ -235,7 +233,6 @@ impl ClusterRouter {
             window,
             rand: KeyStream::new(w.plan.seed ^ RESEND_RAND_SALT, id),
             scratch: KeyScratch::new(w.max_keys),
-            last_text: Vec::new(),
             registry: None,
             token_of: |_, _| mio::Token(0),
             index: 0,
@@ -565,8 +562,6 @@ impl Router for ClusterRouter {
             tally.given_up(entry.op, text, u32::from(entry.hops) - 1, now);
             return;
         }
-        self.last_text.clear();
-        self.last_text.extend_from_slice(text);
         let c = &mut tally.counters;
         let (peer, not_before) = match kind {
             Redirect::Moved | Redirect::Ask => {
