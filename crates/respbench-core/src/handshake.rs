@@ -15,10 +15,18 @@ use std::time::{Duration, Instant};
 use mio::event::Source;
 use mio::{Events, Interest, Poll, Token};
 
-use crate::connection::ConnectError;
 use crate::plan::Plan;
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, Scan};
+
+/// Why a connection could not be opened.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// Cancelled while connecting.
+    Interrupted,
+    /// Refused, unresolvable, timed out, TLS refused…: the text for the user.
+    Failed(String),
+}
 
 /// The name a connection gives itself (CLIENT LIST shows it).
 pub const CLIENT_NAME: &str = "respbench";

@@ -7,43 +7,58 @@
 //! patterns, key bytes) and [`values`] (the value derived from a key);
 //! [`template`] (parsing a command template), [`command_kind`] (how its
 //! replies count) and [`command`] (its request bytes); [`request_source`]
-//! (what each connection sends next, from a
-//! [`request_source::PreparedPlan`]); [`reply`] (RESP scanning); [`socket`],
-//! [`tls`] with [`tls_config`], and [`transport`] (the byte stream: TCP, unix
-//! socket or TLS); [`connection`] (opening a connection, and one socket's
-//! window) with [`handshake`] (AUTH, HELLO, SELECT before the load);
-//! [`slot`] (a key's cluster hash slot) and [`topology`] (the slot map from
-//! a CLUSTER SHARDS or SLOTS reply); [`counters`] and [`histogram`]
-//! (what is counted); [`run`](mod@run) (phases and threads, pinned to CPUs by
-//! [`affinity`]); [`progress`] (what another thread may watch or cancel).
+//! (what each client sends next, from a [`request_source::PreparedPlan`]);
+//! [`reply`] (RESP scanning); [`socket`], [`tls`] with [`tls_config`], and
+//! [`transport`] (the byte stream: TCP, unix socket or TLS), [`handshake`]
+//! (AUTH, HELLO, SELECT before the load) and [`open`] (the one place a
+//! socket is opened and made ready); [`slot`] (a key's cluster hash slot)
+//! and [`topology`] (the slot map from a CLUSTER SHARDS or SLOTS reply).
+//! Then the engine's rooms (docs/design.md): [`run`](mod@run) (phases, worker
+//! threads pinned by [`affinity`], merge of their results) starts one
+//! [`worker`] loop per thread (mio poll and timers; it owns no policy), which
+//! drives its [`client`]s (one per `-c`: key stream and share of the
+//! window); a client asks its [`pacer`] when the next request is due and its
+//! [`router`] which [`link`] it goes to (one server: its own; a cluster: by
+//! slot, MOVED/ASK/TRYAGAIN); a Link is one socket with its ring of requests
+//! in flight and the one reply loop; [`tally`] counts a reply against its
+//! request ([`counters`], [`histogram`]); [`recovery`] reopens a dropped
+//! client (`--reconnect`); [`progress`] is what another thread may watch or
+//! cancel.
 //!
 //! Modules depend on each other one way only: `tests/module_graph.rs` fails
 //! on a cycle.
 
 pub mod affinity;
+pub mod client;
 pub mod cluster_plan;
 pub mod command;
 pub mod command_kind;
-pub mod connection;
 pub mod counters;
 pub mod handshake;
 pub mod histogram;
 pub mod keys;
 pub mod limits;
+pub mod link;
+pub mod open;
+pub mod pacer;
 pub mod plan;
 pub mod progress;
+pub mod recovery;
 pub mod reply;
 pub mod request_source;
 pub mod result;
+pub mod router;
 pub mod run;
 pub mod slot;
 pub mod socket;
+pub mod tally;
 pub mod template;
 pub mod tls;
 pub mod tls_config;
 pub mod topology;
 pub mod transport;
 pub mod values;
+pub mod worker;
 
 pub use counters::Counters;
 pub use plan::{Mode, Plan, PlanError, TlsPlan};

@@ -1,0 +1,500 @@
+//! Client: one per `-c` (under `--cluster`, one per `-c` and primary, each
+//! walking the connection's key stream for its primary's share). It owns
+//! its RequestSource and its share of the window: `pipeline` requests in
+//! flight at most, on its own Link and on those its Router opened. It asks
+//! the Pacer what is due, the Router where each request goes, and hands
+//! every reply to the Tally (or, redirected, back to the Router). Generic
+//! over the Router kind: one server compiles none of a cluster's code.
+
+use std::time::{Duration, Instant};
+
+use crate::handshake;
+use crate::link::{Fill, InFlight, Link, MAX_BATCH_BYTES, OnReply, Taken};
+use crate::pacer::Pacer;
+use crate::plan::{Failure, FailureKind};
+use crate::recovery::Down;
+use crate::reply::{ReplyKind, ReplyScanner};
+use crate::request_source::{PreparedPlan, Request, RequestSource};
+use crate::router::{Router, redirect_kind};
+use crate::tally::Tally;
+use crate::transport::Stream;
+
+/// How long a client whose share is answered waits, after closing its
+/// side, for the server to close its own: a reply arriving then is one no
+/// request asked for (a greeting shifted every reply by one). Redis closes
+/// at once; a server that keeps its side open costs the phase this much. As
+/// the TS engine's CLOSE_WAIT_MS.
+pub(crate) const CLOSE_WAIT: Duration = Duration::from_millis(200);
+/// `--cluster`: longest wait before looking again at a stream that had nothing for this node.
+const IDLE_WAIT_CAP: Duration = Duration::from_millis(50);
+
+/// Whether a client still has work after an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    Busy,
+    /// Its share answered and its side closed: waiting for the server to
+    /// close its own (at most [`CLOSE_WAIT`]).
+    Closing,
+    Finished,
+}
+
+/// `--rate` under `--cluster`: a request drawn before it was due (the
+/// stream's requests between were other primaries'), held encoded until
+/// its time comes, so the client keeps the schedule it has without
+/// `--cluster` (as the TS engine's `held`).
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    request: Request,
+    /// Its number in the client's stream (`RequestSource::walked - 1` when drawn).
+    ordinal: u64,
+}
+
+pub(crate) struct Client<R: Router> {
+    /// `--cluster`: the primary this client's own Link goes to (its index).
+    pub node: Option<u16>,
+    /// `--read-from`: its Link reads from this replica of `node` (READONLY);
+    /// a nil there for a written key is a stale read, and a reconnect opens it again.
+    pub replica: Option<(String, u16)>,
+    pub link: Link,
+    pub router: R,
+    source: RequestSource,
+    window: usize,
+    /// Requests per write at most: the window, unless that would exceed MAX_BATCH_BYTES.
+    batch_limit: usize,
+    pub pacer: Pacer,
+    held: Option<Held>,
+    held_bytes: Box<[u8]>,
+    held_keys: Box<[u64]>,
+    /// When its share was answered (and its side was closed); the phase ends at
+    /// the latest of these.
+    pub answered_at: Option<Instant>,
+    /// `--reconnect`: set while its Link is down after a drop.
+    pub down: Option<Down>,
+    /// `--cluster`: when to look again at a stream that had nothing for this
+    /// node, and the growing wait (as the TS engine).
+    idle_retry: Option<Instant>,
+    idle_wait: Duration,
+}
+
+/// A reply's meaning: redirected by the Router (a cluster), else counted
+/// by the Tally in the row of the node that answered.
+struct Answering<'a, R> {
+    w: &'a PreparedPlan,
+    tally: &'a mut Tally,
+    router: &'a mut R,
+    row: Option<u16>,
+    replica: bool,
+}
+
+impl<R: Router> OnReply for Answering<'_, R> {
+    const ASKS: bool = R::REDIRECTS;
+
+    #[inline]
+    fn reply(
+        &mut self,
+        entry: &InFlight,
+        keys: &[u64],
+        scanner: &ReplyScanner,
+        buf: &[u8],
+        now: Instant,
+        latency_ns: u64,
+    ) -> Taken {
+        if R::REDIRECTS && scanner.kind == ReplyKind::Error {
+            let payload = scanner.payload(buf);
+            if let Some(kind) = redirect_kind(payload) {
+                if let (Some(row), true) = (self.row, self.tally.histogram.is_some()) {
+                    self.tally.nodes[row as usize].redirections += 1;
+                }
+                self.router.redirect(self.w, self.tally, *entry, keys, kind, payload, now);
+                return Taken::Redirected;
+            }
+        }
+        self.tally.answer(self.w, scanner, buf, entry, keys, now, latency_ns, self.replica, self.row);
+        self.tally.unreported_replies += 1;
+        if scanner.kind == ReplyKind::Error {
+            self.tally.unreported_errors += 1;
+            // NOAUTH / NOPERM: every request after it would be answered the same.
+            if let Some(why) = handshake::fatal_reply_text(scanner.payload(buf), self.w.plan.user.as_deref()) {
+                return Taken::Fatal(why);
+            }
+        }
+        Taken::Answered
+    }
+}
+
+impl<R: Router> Client<R> {
+    pub fn new(
+        id: u32,
+        stream: Stream,
+        source: RequestSource,
+        prepared: &PreparedPlan,
+        pacer: Pacer,
+        router: R,
+    ) -> Self {
+        let window = prepared.plan.pipeline.max(1) as usize;
+        let per_request = prepared.max_request_bytes;
+        let batch_limit = window.min((MAX_BATCH_BYTES / per_request).max(1));
+        let holds = pacer.interval.is_some() && R::REDIRECTS;
+        // Room for a batch, and for the redirected requests (ASKING before each) a turn sends again on it.
+        let out = batch_limit * per_request + if R::REDIRECTS { crate::router::ASKING.len() * batch_limit } else { 0 };
+        Client {
+            node: None,
+            replica: None,
+            link: Link::new(id, stream, prepared, window, out),
+            router,
+            source,
+            window,
+            batch_limit,
+            pacer,
+            held: None,
+            held_bytes: vec![0u8; if holds { per_request } else { 0 }].into_boxed_slice(),
+            held_keys: vec![0; if holds { prepared.max_keys } else { 0 }].into_boxed_slice(),
+            answered_at: None,
+            down: None,
+            idle_retry: None,
+            idle_wait: Duration::ZERO,
+        }
+    }
+
+    /// Requests written whose replies have not come yet (redirected ones included).
+    pub fn inflight(&self) -> usize {
+        self.link.inflight() + self.router.pending()
+    }
+
+    /// Sends the first window. A client with nothing to send is finished at once.
+    pub fn start(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
+        self.pacer.start(Instant::now());
+        self.pump(w, tally)
+    }
+
+    /// `--reconnect`: its Link dropped (`why`). What was in flight on it is
+    /// lost; the caller has taken the stream out of its poll; it is replaced
+    /// by [`Client::reconnected`].
+    pub fn dropped(&mut self, why: String, tally: &mut Tally) {
+        tally.counters.lost += self.link.forget() as u64;
+        self.down = Some(Down::new(why, Instant::now()));
+    }
+
+    /// `--reconnect`: whether there is anything left to reconnect for: not
+    /// when the phase's time is up or its share is all handed out.
+    pub fn wants_reconnect(&mut self, now: Instant) -> bool {
+        if self.pacer.expired(now) {
+            self.end_stream();
+        }
+        self.source.remaining > 0 || self.held.is_some()
+    }
+
+    /// Time is up: nothing more is sent (a held request included: it was not due before the end).
+    fn end_stream(&mut self) {
+        self.source.remaining = 0;
+        self.held = None;
+    }
+
+    /// `--reconnect`: up again on `stream`, or given up on (None); the time
+    /// down counts either way.
+    pub fn reconnected(&mut self, stream: Option<Stream>, tally: &mut Tally) {
+        if let Some(down) = self.down.take() {
+            tally.counters.down_ns += down.since.elapsed().as_nanos() as u64;
+        }
+        match stream {
+            Some(stream) => {
+                self.link.replace_stream(stream);
+                tally.counters.reconnects += 1;
+            }
+            // Nothing left to send: its share ends here.
+            None => self.answered_at = Some(Instant::now()),
+        }
+    }
+
+    /// Sends what may go now; once the phase is over and nothing waits,
+    /// closes its side and waits for the server to close its own.
+    pub fn pump(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
+        if self.answered_at.is_some() {
+            return Ok(Status::Closing);
+        }
+        if self.down.is_some() {
+            return Ok(Status::Busy);
+        }
+        if self.pacer.deadline.is_some() && self.pacer.expired(Instant::now()) {
+            self.end_stream();
+        }
+        if R::REDIRECTS {
+            self.idle_retry = None;
+            if self.router.pending() > 0 {
+                self.router.service(w, tally, &mut self.link, Instant::now())?;
+            }
+        }
+        if self.source.remaining > 0 || self.held.is_some() {
+            self.send(w, tally)?;
+        }
+        let idle = self.link.inflight() == 0 && self.router.pending() == 0 && !self.link.writing();
+        if R::REDIRECTS && self.source.remaining > 0 && idle && self.pacer.interval.is_none() {
+            // `--cluster`: nothing of this node's in the stream just now; look again later (backing off).
+            self.idle_wait = (self.idle_wait * 2).max(Duration::from_millis(1)).min(IDLE_WAIT_CAP);
+            self.idle_retry = Some(Instant::now() + self.idle_wait);
+        }
+        if self.source.remaining == 0 && self.held.is_none() && idle {
+            return Ok(self.close_our_side());
+        }
+        Ok(Status::Busy)
+    }
+
+    /// Its share answered: close our side and wait for the server to close
+    /// its own, so that a reply nobody asked for, still on its way, is seen
+    /// as the protocol error it is (the TS engine's `complete`).
+    fn close_our_side(&mut self) -> Status {
+        self.answered_at = Some(Instant::now());
+        if self.link.stream.shutdown_write().is_err() {
+            // Already gone: nothing more can arrive.
+            return Status::Finished;
+        }
+        Status::Closing
+    }
+
+    /// Whether the close wait has lasted [`CLOSE_WAIT`] by `now`.
+    pub fn close_wait_expired(&self, now: Instant) -> bool {
+        self.answered_at.is_some_and(|at| now.saturating_duration_since(at) >= CLOSE_WAIT)
+    }
+
+    /// When this client next needs a turn that no socket event will give
+    /// it: the next due request under `--rate`, the end of a time-bound
+    /// phase, a redirected request's backoff.
+    pub fn next_wake(&self) -> Option<Instant> {
+        if self.down.is_some() {
+            return None;
+        }
+        let now = Instant::now();
+        let routed = if R::REDIRECTS { self.router.next_wake(now) } else { None };
+        if self.source.remaining == 0 && self.held.is_none() {
+            return routed;
+        }
+        // The held request, else the stream's next (no earlier one can be this node's).
+        let next = self.held.map_or(self.source.walked, |h| h.ordinal);
+        // Room in the window, and no write pending (its writable event resumes it), as the JS engine's `!writing`.
+        let due = if self.inflight() < self.window && !self.link.writing() { self.pacer.due_at(next) } else { None };
+        [due, self.pacer.deadline, self.idle_retry, routed].into_iter().flatten().min()
+    }
+
+    /// Send time of the oldest request still waiting for its reply.
+    pub fn oldest_sent_at(&self) -> Option<Instant> {
+        [self.link.oldest_sent_at(), self.router.oldest_sent_at()].into_iter().flatten().min()
+    }
+
+    /// `--timeout`: the oldest request in flight has waited longer than it.
+    pub fn timeout_failure(&self, timeout_ms: u64) -> Failure {
+        Failure::new(
+            FailureKind::Timeout,
+            format!(
+                "{}: no reply within {timeout_ms} ms (--timeout) after {} replies{}",
+                self.link.label(),
+                self.link.received,
+                self.link.partial_note()
+            ),
+        )
+    }
+
+    /// Fills the window: encodes as many requests as it has room for into one
+    /// buffer and writes them with one call, at most MAX_BATCH_BYTES' worth
+    /// (256 KiB): a window larger than that goes out in several writes.
+    /// Requests in one write share a send time. Under `--rate` only the
+    /// requests of the client's stream due by now go; under `--cluster` one
+    /// of this node's drawn past them is held for its time ([`Held`]).
+    fn send(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<(), Failure> {
+        while !self.link.writing() {
+            // Redirected requests (`--cluster`) are in the window too.
+            let free = self.window.saturating_sub(self.link.inflight() + self.router.pending()) as u64;
+            if free == 0 {
+                return Ok(());
+            }
+            let held = u64::from(self.held.is_some());
+            // Requests to draw from the stream (a held one goes first, drawn already).
+            let mut count = (free - held).min(self.source.remaining);
+            let now = Instant::now();
+            // `--rate`: requests of the client's stream due by now (all of them in a closed loop).
+            let due_count = self.pacer.due_count(now);
+            if self.pacer.interval.is_some() {
+                if self.held.is_some_and(|h| h.ordinal >= due_count) {
+                    return Ok(());
+                }
+                count = count.min(due_count.saturating_sub(self.source.walked));
+            }
+            let count = (count + held).min(self.batch_limit as u64) as usize;
+            if count == 0 {
+                return Ok(());
+            }
+            let mut sent = 0;
+            let mut straight = 0;
+            if let Some(h) = self.held.take() {
+                // Drawn earlier, due now: first in the write, as it is in the stream.
+                let (len, n) = (h.request.len, h.request.key_count as usize);
+                let intended = self.pacer.intended(h.ordinal, now, tally.lag.as_mut());
+                let entry = InFlight::of(w, &h.request, now, intended);
+                if let Some(peer) = self.router.moved_to(&h.request) {
+                    self.router.send_straight(peer, &self.held_bytes[..len], &self.held_keys[..n], entry);
+                    straight = 1;
+                } else {
+                    self.link.spare()[..len].copy_from_slice(&self.held_bytes[..len]);
+                    self.link.push(entry, len, &self.held_keys[..n.min(self.held_keys.len())]);
+                    sent = 1;
+                }
+            }
+            while sent + straight < count {
+                let r = self.source.next(w, self.link.spare());
+                if r.len == 0 {
+                    // `--cluster`: the rest of the stream is other primaries'.
+                    break;
+                }
+                // Its number in the client's stream: `--rate`'s schedule.
+                let ordinal = self.source.walked - 1;
+                if ordinal >= due_count {
+                    // `--rate` under `--cluster`: this node's next request is not due yet; it waits, encoded, for its time.
+                    self.held_bytes[..r.len].copy_from_slice(self.link.spare_bytes(r.len));
+                    let n = (r.key_count as usize).min(self.held_keys.len());
+                    self.held_keys[..n].copy_from_slice(&self.source.keys()[..n]);
+                    self.held = Some(Held { request: r, ordinal });
+                    break;
+                }
+                let intended = self.pacer.intended(ordinal, now, tally.lag.as_mut());
+                let entry = InFlight::of(w, &r, now, intended);
+                let keys = &self.source.keys()[..r.key_count as usize];
+                if R::REDIRECTS {
+                    if let Some(peer) = self.router.moved_to(&r) {
+                        // `--cluster`: its slot moved (a MOVED said where): straight to the new owner, its bytes as encoded.
+                        self.router.send_straight(peer, self.link.spare_bytes(r.len), keys, entry);
+                        straight += 1;
+                        continue;
+                    }
+                }
+                self.link.push(entry, r.len, keys);
+                sent += 1;
+            }
+            if sent == 0 && straight == 0 {
+                return Ok(());
+            }
+            if R::REDIRECTS {
+                self.idle_wait = Duration::ZERO;
+                if straight > 0 {
+                    // The ring's requests are in flight before any write can fail (a failed
+                    // write under --reconnect then counts them lost, as it counts the others).
+                    self.router.service(w, tally, &mut self.link, now)?;
+                }
+            }
+            self.link.flush(&mut tally.counters.bytes_out)?;
+        }
+        Ok(())
+    }
+
+    /// Its own Link is writable again.
+    pub fn on_writable(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<Status, Failure> {
+        self.link.on_writable(&mut tally.counters.bytes_out)?;
+        self.pump(w, tally)
+    }
+
+    /// Reads what its own Link has, takes every complete reply, refills the
+    /// window. `closing`: the event said the server's side is closed (or in
+    /// error), so read on to the end: no later event will say it again.
+    pub fn on_readable(&mut self, w: &PreparedPlan, tally: &mut Tally, closing: bool) -> Result<Status, Failure> {
+        loop {
+            match self.link.fill(&mut tally.counters.bytes_in) {
+                // The server closed its side after ours: the close wait is over.
+                Fill::Closed if self.answered_at.is_some() => return Ok(Status::Finished),
+                Fill::Closed => return Err(self.link.closed_failure(None)),
+                Fill::Bytes { n, space } => {
+                    let now = Instant::now();
+                    let mut owner = Answering {
+                        w,
+                        row: self.node,
+                        replica: self.replica.is_some(),
+                        tally: &mut *tally,
+                        router: &mut self.router,
+                    };
+                    let pushes = &mut 0;
+                    let taken = self.link.take_replies(&mut owner, pushes, now);
+                    tally.counters.pushes += *pushes;
+                    taken?;
+                    let status = self.pump(w, tally)?;
+                    if status == Status::Finished {
+                        return Ok(Status::Finished);
+                    }
+                    // A short read emptied the socket: epoll reports the next
+                    // arrival, so another read now would only say WouldBlock.
+                    // Not so for a FIN already reported with this event.
+                    if n < space && !closing {
+                        return Ok(status);
+                    }
+                }
+                Fill::WouldBlock => {
+                    return Ok(if self.answered_at.is_some() { Status::Closing } else { Status::Busy });
+                }
+                Fill::Failed(_) if self.answered_at.is_some() => return Ok(Status::Finished),
+                Fill::Failed(e) => return Err(self.link.closed_failure(Some(e))),
+            }
+        }
+    }
+
+    /// `--cluster`: an event on the Link of peer `k` that its Router opened:
+    /// the same reply loop as its own Link's. A failure there ends the run,
+    /// unless `--reconnect`: then what was in flight on it is lost and the
+    /// run goes on (the Router opens it again when it has requests for it).
+    pub fn on_peer_event(
+        &mut self,
+        w: &PreparedPlan,
+        tally: &mut Tally,
+        k: usize,
+        readable: bool,
+        writable: bool,
+    ) -> Result<Status, Failure> {
+        let Some(mut link) = self.router.take_link(k) else { return Ok(Status::Busy) };
+        let outcome = self.peer_turn(w, tally, k, &mut link, readable, writable);
+        match outcome {
+            Ok(true) => self.router.put_link(k, link),
+            Ok(false) => self.router.close_idle(k, link),
+            // --reconnect: a Link a redirection opened is recovered like the client's own.
+            Err(f) if f.kind == FailureKind::Closed && w.plan.reconnect.is_some() => {
+                self.router.drop_peer(k, link, tally)
+            }
+            Err(f) => {
+                self.router.put_link(k, link);
+                self.router.mark_failed();
+                return Err(f);
+            }
+        }
+        self.pump(w, tally)
+    }
+
+    /// Reads and writes peer `k`'s Link; false when its server closed it with nothing in flight.
+    fn peer_turn(
+        &mut self,
+        w: &PreparedPlan,
+        tally: &mut Tally,
+        k: usize,
+        link: &mut Link,
+        readable: bool,
+        writable: bool,
+    ) -> Result<bool, Failure> {
+        if writable {
+            link.on_writable(&mut tally.counters.bytes_out)?;
+        }
+        if !readable {
+            return Ok(true);
+        }
+        let row = self.router.row_of(k);
+        loop {
+            match link.fill(&mut tally.counters.bytes_in) {
+                Fill::Bytes { .. } => {
+                    let now = Instant::now();
+                    let replica = self.replica.is_some();
+                    let mut owner = Answering { w, row, replica, tally: &mut *tally, router: &mut self.router };
+                    let pushes = &mut 0;
+                    let taken = link.take_replies(&mut owner, pushes, now);
+                    tally.counters.pushes += *pushes;
+                    taken?;
+                }
+                Fill::WouldBlock => return Ok(true),
+                Fill::Closed if link.inflight() == 0 => return Ok(false),
+                Fill::Closed => return Err(link.closed_failure(None)),
+                Fill::Failed(e) => return Err(link.closed_failure(Some(e))),
+            }
+        }
+    }
+}

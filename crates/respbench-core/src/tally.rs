@@ -1,0 +1,416 @@
+//! Tally: a reply against the request it answers. Counters, verification
+//! (`--verify-get`, lost writes, stale replica reads), the latency
+//! histograms (per command, per interval through [`IntervalClock`], per
+//! node under `--cluster`). Knows nothing of sockets: a Link hands it the
+//! scanned reply and the ring entry it answers.
+
+use std::time::{Duration, Instant};
+
+use crate::command::CommandKind;
+use crate::counters::{Counters, FirstTexts};
+use crate::histogram::{LatencyHistogram, OpHistograms};
+use crate::link::InFlight;
+use crate::plan::IntervalRecord;
+use crate::progress::RunControl;
+use crate::reply::{ReplyKind, ReplyScanner, escape_bytes};
+use crate::request_source::{Op, PreparedPlan};
+use crate::values::first_difference;
+
+/// Longest error text kept, as the TS engine.
+const MAX_ERROR_TEXT: usize = 200;
+
+/// What a worker thread accumulates for its connections.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub counters: Counters,
+    pub first: FirstTexts,
+    /// Present in the timed phase only: preload replies are counted, not
+    /// timed. One per op kind; the whole run's is their sum.
+    pub histogram: Option<OpHistograms>,
+    /// With a rate: latency from the actual send, beside the main one from
+    /// the intended send.
+    pub service: Option<LatencyHistogram>,
+    /// With a rate, in the timed phase: how late each request went out
+    /// against its schedule (actual send − intended send).
+    pub lag: Option<LatencyHistogram>,
+    /// Replies and errors not yet added to the shared progress counters.
+    pub unreported_replies: u64,
+    pub unreported_errors: u64,
+    /// Requests written whose replies had not come when the phase stopped.
+    pub unanswered: u64,
+    /// `--cluster`, the timed phase: per primary, in `ClusterPlan::nodes` order.
+    pub nodes: Vec<NodeTally>,
+}
+
+/// `--cluster`: what the timed phase counts per primary (`NodeRecord`).
+#[derive(Debug, Default)]
+pub(crate) struct NodeTally {
+    pub requests: u64,
+    pub errors: u64,
+    /// Replies from it that redirected a request (MOVED, ASK, TRYAGAIN, CLUSTERDOWN).
+    pub redirections: u64,
+    pub histogram: LatencyHistogram,
+}
+
+impl Tally {
+    /// A reply (not a redirection) to a request of this phase: counted once,
+    /// its latency recorded in its command's histogram and, under
+    /// `--cluster`, in the row of the node that answered (`row`).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn answer(
+        &mut self,
+        w: &PreparedPlan,
+        scanner: &ReplyScanner,
+        buf: &[u8],
+        entry: &InFlight,
+        keys: &[u64],
+        now: Instant,
+        latency_ns: u64,
+        replica: bool,
+        row: Option<u16>,
+    ) {
+        count_reply(w, self, scanner, buf, entry, keys, now, latency_ns, replica);
+        if let Some(row) = row {
+            if self.histogram.is_some() {
+                let n = &mut self.nodes[row as usize];
+                n.requests += 1;
+                n.histogram.record(latency_ns);
+                if scanner.kind == ReplyKind::Error {
+                    n.errors += 1;
+                }
+            }
+        }
+    }
+
+    /// A redirected request given up on (too many hops, `--timeout`): its
+    /// last answer, `text`, counts as the error reply it is.
+    pub fn given_up(&mut self, op: Op, text: &[u8], hops: u32, now: Instant) {
+        let c = &mut self.counters;
+        c.errors += 1;
+        if self.histogram.is_some() {
+            c.requests += 1;
+        }
+        match op {
+            Op::Set => c.sets += 1,
+            Op::Get => c.gets += 1,
+        }
+        self.unreported_replies += 1;
+        self.unreported_errors += 1;
+        if self.first.error.is_none() {
+            let text = String::from_utf8_lossy(&text[..text.len().min(300)]);
+            self.first.error = Some((now, format!("{text} (after {hops} redirections or retries)")));
+        }
+    }
+}
+
+/// Counts one reply against the request it answers, as the TS engine's onReply.
+/// `replica`: `--read-from`, the reply came from a replica (a nil may be stale).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn count_reply(
+    w: &PreparedPlan,
+    tally: &mut Tally,
+    scanner: &ReplyScanner,
+    buf: &[u8],
+    entry: &InFlight,
+    keys: &[u64],
+    now: Instant,
+    latency_ns: u64,
+    replica: bool,
+) {
+    let c = &mut tally.counters;
+    if let Some(h) = tally.histogram.as_mut() {
+        h.of(entry.command).record(latency_ns);
+        if let Some(service) = tally.service.as_mut() {
+            service.record(now.saturating_duration_since(entry.sent_at).as_nanos() as u64);
+        }
+        c.requests += 1;
+    }
+    match entry.op {
+        Op::Set => c.sets += 1,
+        Op::Get => c.gets += 1,
+    }
+    if scanner.kind == ReplyKind::Error {
+        c.errors += 1;
+        if tally.first.error.is_none() {
+            let text = scanner.payload(buf);
+            let text: String = text[..text.len().min(MAX_ERROR_TEXT)].iter().map(|&b| b as char).collect();
+            tally.first.error = Some((now, text));
+        }
+        return;
+    }
+    let command = &w.commands[entry.command as usize];
+    if entry.op == Op::Set {
+        c.ok += 1;
+        // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
+        if let Some(written) = w.written.as_ref().filter(|_| command.kind == CommandKind::Write) {
+            for &key in &keys[..command.encoder.key_count()] {
+                written.add(key);
+            }
+        }
+        return;
+    }
+    if command.array_reply {
+        count_array_reply(w, tally, scanner, buf, &keys[..command.encoder.key_count()], now, replica);
+        return;
+    }
+    if scanner.kind == ReplyKind::Nil {
+        // A replica may not have a write yet (replication lag): stale, not lost.
+        if replica && (entry.written_before || w.miss_fails_verify) {
+            c.stale_reads += 1;
+            c.ok += 1;
+        }
+        // A key whose write was acknowledged before this read went out must be there.
+        else if entry.written_before {
+            c.lost_writes += 1;
+        } else {
+            c.misses += 1;
+            if !w.miss_fails_verify {
+                c.ok += 1;
+            }
+        }
+        return;
+    }
+    if !w.verify {
+        c.ok += 1;
+        return;
+    }
+    let value = matches!(scanner.kind, ReplyKind::Bulk | ReplyKind::Verbatim);
+    if value && w.values.matches(scanner.payload(buf), entry.key_hash) {
+        c.ok += 1;
+        return;
+    }
+    c.mismatches += 1;
+    if tally.first.mismatch.is_none() {
+        tally.first.mismatch = Some((now, describe_mismatch(w, scanner, buf, entry.key_index)));
+    }
+}
+
+/// A read answered with one value per key (MGET), as `countArrayReply` in
+/// the TS engine: each element is checked against its key's value
+/// (`--verify-get`). The request counts once: a mismatch if any key's value
+/// differs (the first one described), else a miss if any key was nil, else ok.
+fn count_array_reply(
+    w: &PreparedPlan,
+    tally: &mut Tally,
+    s: &ReplyScanner,
+    buf: &[u8],
+    keys: &[u64],
+    now: Instant,
+    replica: bool,
+) {
+    let c = &mut tally.counters;
+    // The text is made for the first mismatch only: later ones allocate nothing.
+    let mismatch = |tally_first: &mut FirstTexts, text: &dyn Fn() -> String| {
+        if tally_first.mismatch.is_none() {
+            tally_first.mismatch = Some((now, text()));
+        }
+    };
+    if s.kind != ReplyKind::Aggregate || s.payload_len != keys.len() {
+        if !w.verify {
+            c.ok += 1;
+        } else {
+            c.mismatches += 1;
+            let text = || {
+                format!(
+                    "key {}: expected an array of {} values, got \"{}\"",
+                    w.key_text(keys[0]),
+                    keys.len(),
+                    escape_bytes(buf, s.payload_start.saturating_sub(1), (s.payload_start + 16).min(buf.len()), 48)
+                )
+            };
+            mismatch(&mut tally.first, &text);
+        }
+        return;
+    }
+    let mut pos = s.payload_start;
+    let mut nils = 0;
+    for &key in keys {
+        match buf[pos] {
+            b'_' => {
+                // RESP3 null
+                nils += 1;
+                pos += 3;
+                continue;
+            }
+            b'$' => {}
+            _ => {
+                // Not a bulk string: not a value (the rest cannot be walked without the scanner).
+                if !w.verify {
+                    c.ok += 1;
+                } else {
+                    c.mismatches += 1;
+                    let text = || {
+                        format!(
+                            "key {}: expected a value, got \"{}\"",
+                            w.key_text(key),
+                            escape_bytes(buf, pos, (pos + 16).min(buf.len()), 48)
+                        )
+                    };
+                    mismatch(&mut tally.first, &text);
+                }
+                return;
+            }
+        }
+        let mut p = pos + 1;
+        let negative = buf[p] == b'-';
+        if negative {
+            p += 1;
+        }
+        let mut len = 0usize;
+        while buf[p] != b'\r' {
+            len = len * 10 + (buf[p] - b'0') as usize;
+            p += 1;
+        }
+        p += 2;
+        if negative {
+            nils += 1;
+            pos = p;
+            continue;
+        }
+        let got = &buf[p..p + len];
+        if w.verify && !w.values.matches(got, w.key_hash_of(key)) {
+            c.mismatches += 1;
+            let text = || {
+                let expected = w.value_bytes(key);
+                let at = first_difference(&expected, got);
+                format!(
+                    "key {}: {} bytes expected, {} received, first difference at byte {at}: expected \"{}\", got \"{}\"",
+                    w.key_text(key),
+                    expected.len(),
+                    len,
+                    escape_bytes(&expected, 0, expected.len(), 48),
+                    escape_bytes(got, 0, got.len(), 48)
+                )
+            };
+            mismatch(&mut tally.first, &text);
+            return;
+        }
+        pos = p + len + 2;
+    }
+    if nils == 0 {
+        c.ok += 1;
+    } else if replica && w.miss_fails_verify {
+        // --read-from: a preloaded key a replica has not got yet (replication lag): stale, as a single read's nil.
+        c.stale_reads += 1;
+        c.ok += 1;
+    } else {
+        c.misses += 1;
+        if !w.miss_fails_verify {
+            c.ok += 1;
+        }
+    }
+}
+
+/// `key K: …` with both lengths and the first byte that differs, both sides
+/// shown from a little before it (two 1 MiB values differing at byte
+/// 900,000 show that byte, not two equal prefixes). Worded as the TS engine.
+fn describe_mismatch(w: &PreparedPlan, s: &ReplyScanner, buf: &[u8], key_index: u64) -> String {
+    let expected = w.value_bytes(key_index);
+    let key = w.key_text(key_index);
+    if !matches!(s.kind, ReplyKind::Bulk | ReplyKind::Verbatim) {
+        return format!(
+            "key {key}: expected a {}-byte value, got a non-bulk reply \"{}\"",
+            expected.len(),
+            escape_bytes(buf, s.payload_start.saturating_sub(1), s.payload_start + s.payload_len + 2, 48)
+        );
+    }
+    let got = s.payload(buf);
+    let at = first_difference(&expected, got);
+    let from = if at < 16 { 0 } else { at - 8 };
+    let shown = |b: &[u8]| format!("\"{}{}\"", if from > 0 { "…" } else { "" }, escape_bytes(b, from, b.len(), 48));
+    format!(
+        "key {key}: {} bytes expected, {} received, first difference at byte {at}: expected {}, got {}",
+        expected.len(),
+        got.len(),
+        shown(&expected),
+        shown(got)
+    )
+}
+
+/// The timed phase's time series in one worker: its latencies go into the
+/// tally's histograms, which hold the current interval only; at each
+/// boundary they are added to the phase's, serialised into a record for
+/// [`RunControl::push_interval`] and emptied. No work per reply: a clock
+/// read per loop turn, and per interval a copy of the counters and two
+/// histogram walks.
+pub(crate) struct IntervalClock {
+    every: Duration,
+    started: Instant,
+    /// The next boundary.
+    pub next: Instant,
+    index: u64,
+    /// The counters at the start of the current interval.
+    before: Counters,
+    /// The phase's latencies so far, the current interval apart.
+    pub phase: OpHistograms,
+    /// A command mix: each interval carries each command's latencies.
+    per_command: bool,
+}
+
+impl IntervalClock {
+    pub fn new(every: Duration, started: Instant, phase: OpHistograms, per_command: bool) -> IntervalClock {
+        IntervalClock {
+            every,
+            started,
+            next: started + every,
+            index: 0,
+            before: Counters::default(),
+            phase,
+            per_command,
+        }
+    }
+
+    /// Ends the current interval at `now` (at its boundary, or earlier for
+    /// the last one), then starts the one `now` falls in; intervals a
+    /// descheduled thread slept through are recorded empty.
+    pub fn cut(&mut self, tally: &mut Tally, now: Instant, control: &RunControl, connections: u64) {
+        let Some(current) = tally.histogram.as_mut() else { return };
+        let at = |i: u64| self.every.as_nanos() as u64 * i;
+        let elapsed = now.saturating_duration_since(self.started).as_nanos() as u64;
+        control.push_interval(IntervalRecord {
+            index: self.index,
+            start_ns: at(self.index),
+            end_ns: elapsed.min(at(self.index + 1)),
+            counters: tally.counters.since(&self.before),
+            set_histogram: current.op_buckets(Op::Set),
+            get_histogram: current.op_buckets(Op::Get),
+            command_histograms: if self.per_command {
+                current.by_command.iter().map(LatencyHistogram::buckets).collect()
+            } else {
+                Vec::new()
+            },
+            connections,
+        });
+        self.phase.merge(current);
+        current.reset();
+        self.before = tally.counters;
+        self.index += 1;
+        while self.next + self.every <= now {
+            control.push_interval(IntervalRecord {
+                index: self.index,
+                start_ns: at(self.index),
+                end_ns: at(self.index + 1),
+                command_histograms: if self.per_command {
+                    vec![Vec::new(); current.by_command.len()]
+                } else {
+                    Vec::new()
+                },
+                connections,
+                ..IntervalRecord::default()
+            });
+            self.index += 1;
+            self.next += self.every;
+        }
+        self.next += self.every;
+    }
+
+    /// The last interval cut at the end, and the phase's latencies back in the tally.
+    pub fn finish(mut self, tally: &mut Tally, now: Instant, control: &RunControl, connections: u64) {
+        self.cut(tally, now, control, connections);
+        if let Some(h) = tally.histogram.as_mut() {
+            *h = self.phase;
+        }
+    }
+}

@@ -1,0 +1,556 @@
+//! Worker loop: one thread's clients, driven by mio (epoll) and timers.
+//! It owns no policy: on each socket event it hands the event to the
+//! client whose Link it is; on each turn it asks the clients when they next
+//! need one (the Pacer's schedule, a Router's backoff), asks the Tally to
+//! cut the time series, and asks Recovery when a down client is due to
+//! reopen. Compiled once per Router kind ([`crate::router::Router`]), so
+//! one server's loop holds none of a cluster's work.
+
+use std::sync::Barrier;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use mio::event::Event;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::client::{Client, Status};
+use crate::handshake::ConnectError;
+use crate::histogram::{LatencyHistogram, OpHistograms};
+use crate::pacer::Pacer;
+use crate::plan::{Failure, FailureKind};
+use crate::progress::RunControl;
+use crate::recovery::reconnect_target;
+use crate::request_source::{PreparedPlan, RequestSource};
+use crate::router::Router;
+use crate::tally::{IntervalClock, Tally};
+
+/// Longest a worker sleeps in epoll before it looks at the cancel flag and
+/// the other threads' failures again.
+const POLL_SLICE: Duration = Duration::from_millis(20);
+
+/// The poll token of peer `k`'s Link of client `i` is `i + k * PEER_TOKEN_STRIDE`
+/// (peer 0: the client's own Link, token `i`).
+const PEER_TOKEN_STRIDE: usize = 1 << 24;
+
+fn token_of(client: u32, peer: usize) -> Token {
+    Token(client as usize + peer * PEER_TOKEN_STRIDE)
+}
+
+/// What the worker threads of one phase share: the first failure, and the
+/// flag that tells the others to stop once there is one.
+pub(crate) struct PhaseShared<'a> {
+    pub prepared: &'a PreparedPlan,
+    pub control: &'a RunControl,
+    pub stop: AtomicBool,
+    pub failure: Mutex<Option<Failure>>,
+}
+
+impl PhaseShared<'_> {
+    pub fn fail(&self, failure: Failure) {
+        let mut first = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        if first.is_none() {
+            *first = Some(failure);
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+pub(crate) struct WorkerOutcome {
+    pub tally: Tally,
+    /// When this thread began its connections: the phase's start is the earliest.
+    pub started_at: Instant,
+    pub finished_at: Instant,
+}
+
+/// One worker's connections: those open when the phase starts, and under
+/// `--ramp-connections` those it opens later, in the order they are due.
+pub(crate) struct Group<R: Router> {
+    pub conns: Vec<Client<R>>,
+    pub later: Vec<Later>,
+}
+
+/// A connection of a later step of `--ramp-connections`: opened (through
+/// [`crate::open::open`]) `at` after the worker's start.
+pub(crate) struct Later {
+    pub id: u32,
+    pub at: Duration,
+    pub source: RequestSource,
+    pub pacer: Pacer,
+}
+
+/// How often a worker publishes its p99 so far for the progress line.
+const P99_EVERY: Duration = Duration::from_millis(250);
+
+/// One worker thread: registers its connections, waits for the others, runs
+/// the event loop, and closes its sockets before reporting, so the server
+/// sees them go with the run.
+/// `tally`: empty, with the histograms the phase records; `length`: a
+/// time-bound phase ends this long after its start.
+pub(crate) fn worker<R: Router>(
+    group: Group<R>,
+    shared: &PhaseShared<'_>,
+    barrier: &Barrier,
+    tally: Tally,
+    length: Option<Duration>,
+) -> WorkerOutcome {
+    let Group { mut conns, later } = group;
+    // Room for the later steps' connections, made before the clock starts.
+    conns.reserve(later.len());
+    // --cpus: each worker pins itself, before its phase's clock starts.
+    if let Err(e) = crate::affinity::pin_current_thread(&shared.prepared.plan.cpus) {
+        shared.fail(Failure::new(
+            FailureKind::Internal,
+            format!("cannot pin a worker thread to CPUs {:?} (--cpus): {e}", shared.prepared.plan.cpus),
+        ));
+    }
+    let registered = register(&mut conns);
+    // Allocated before the clock starts: the phase's histograms beside the interval's.
+    let phase_histograms = tally.histogram.as_ref().map(OpHistograms::empty_like);
+    barrier.wait();
+    let started_at = Instant::now();
+    let poll = match registered {
+        Ok(poll) => poll,
+        Err(e) => {
+            shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
+            return WorkerOutcome { tally, started_at, finished_at: Instant::now() };
+        }
+    };
+    let clock =
+        phase_histograms.map(|h| IntervalClock::new(shared.control.interval(), started_at, h, shared.prepared.is_mix));
+    let mut event_loop = EventLoop {
+        clock,
+        finished: Vec::with_capacity(conns.capacity()),
+        closing: Vec::with_capacity(conns.capacity()),
+        active: conns.len(),
+        later: later.into_iter().collect(),
+        started_at,
+        phase_end: None,
+        active_close_waits: 0,
+        active_down: 0,
+        next_retry: None,
+        conns,
+        tally,
+        poll,
+        shared,
+    };
+    // A time-bound phase ends `length` after its start (this thread's start).
+    event_loop.run(length.map(|l| started_at + l));
+    let EventLoop { conns, mut tally, clock, .. } = event_loop;
+    let opened = conns.len() as u64;
+    // What a stop (an interrupt, a failure elsewhere) left unanswered.
+    tally.unanswered = conns.iter().map(|c| c.inflight() as u64).sum();
+    // The phase ended when the last share was answered, not when the
+    // servers had closed their sides after it (the close wait).
+    let now = Instant::now();
+    let finished_at = if shared.stop.load(Ordering::Relaxed) {
+        now
+    } else {
+        conns.iter().filter_map(|c| c.answered_at).max().unwrap_or(now)
+    };
+    drop(conns);
+    // After the phase's end is taken: cutting the last interval is no part of it.
+    if let Some(clock) = clock {
+        clock.finish(&mut tally, finished_at.max(now), shared.control, opened);
+    }
+    WorkerOutcome { tally, started_at, finished_at }
+}
+
+/// A `Poll` watching every client's own Link of the group, token = index;
+/// the Links a Router opens later join it under [`token_of`].
+fn register<R: Router>(conns: &mut [Client<R>]) -> std::io::Result<Poll> {
+    let poll = Poll::new()?;
+    for (i, conn) in conns.iter_mut().enumerate() {
+        poll.registry().register(&mut conn.link.stream, Token(i), Interest::READABLE | Interest::WRITABLE)?;
+        if R::REDIRECTS {
+            conn.router.attach(Some(poll.registry().try_clone()?), token_of, i as u32);
+        }
+    }
+    Ok(poll)
+}
+
+/// One thread's connections and what they counted, driven by epoll until
+/// every connection has finished or the phase has stopped.
+struct EventLoop<'a, R: Router> {
+    /// The timed phase: where the time series' intervals end.
+    clock: Option<IntervalClock>,
+    conns: Vec<Client<R>>,
+    finished: Vec<bool>,
+    /// Answered and waiting for the server to close (`Status::Closing`).
+    closing: Vec<bool>,
+    active: usize,
+    /// How many are closing: only then are close-wait deadlines looked at.
+    active_close_waits: usize,
+    /// `--reconnect`: how many are down after a drop, and when the earliest
+    /// of them is due for its next attempt.
+    active_down: usize,
+    next_retry: Option<Instant>,
+    /// `--ramp-connections`: connections still to open, the soonest first.
+    later: std::collections::VecDeque<Later>,
+    /// This thread's start of the phase, and its end for a time-bound one.
+    started_at: Instant,
+    phase_end: Option<Instant>,
+    tally: Tally,
+    poll: Poll,
+    shared: &'a PhaseShared<'a>,
+}
+
+impl<R: Router> EventLoop<'_, R> {
+    fn run(&mut self, phase_end: Option<Instant>) {
+        let prepared = self.shared.prepared;
+        let control = self.shared.control;
+        let timeout = Duration::from_millis(prepared.plan.timeout_ms);
+        self.phase_end = phase_end;
+        // Steps due at or after the phase's end open nothing: the loop does not wait for them.
+        let started_at = self.started_at;
+        self.later.retain(|l| phase_end.is_none_or(|end| started_at + l.at < end));
+        self.finished.resize(self.conns.len(), false);
+        self.closing.resize(self.conns.len(), false);
+        // A time-bound phase is paced: its end is a turn no socket event gives;
+        // so is a cluster's (a redirected request's backoff, a Link being opened).
+        let mut paced = phase_end.is_some() || R::REDIRECTS;
+        for conn in self.conns.iter_mut() {
+            conn.pacer.deadline = phase_end;
+            paced |= conn.pacer.is_paced();
+        }
+        // Paced: the first turn comes at once, then at whatever is due next.
+        let mut next_turn: Option<Instant> = paced.then(Instant::now);
+        // --timeout: the first look computes when the next one is needed.
+        let mut next_timeout_check: Option<Instant> = (!timeout.is_zero()).then(Instant::now);
+        for i in 0..self.conns.len() {
+            let outcome = self.conns[i].start(prepared, &mut self.tally);
+            self.settle(i, outcome);
+        }
+        let mut events = Events::with_capacity(self.conns.len().clamp(16, 1024));
+        // The progress line's p99 so far: published a few times a second, not per reply.
+        let mut next_p99 = Instant::now() + P99_EVERY;
+        // Both ops' counts for that p99, reused (allocated once, timed phase only).
+        let mut p99_sum = self.tally.histogram.is_some().then(LatencyHistogram::new);
+        // One clock read per turn, taken after its events: the interval, p99,
+        // reply-deadline and reconnect checks and the next poll's wait share it.
+        let mut now = Instant::now();
+        while (self.active > 0 || !self.later.is_empty()) && !self.shared.stop.load(Ordering::Relaxed) {
+            if control.is_cancelled() {
+                self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
+                break;
+            }
+            if self.later.front().is_some_and(|l| Instant::now() >= self.started_at + l.at) {
+                self.open_later();
+                // The new ones' first turns (their deadline) are looked at next.
+                now = Instant::now();
+                next_turn = Some(now);
+                continue;
+            }
+            let next_open = self.later.front().map(|l| self.started_at + l.at);
+            let wake = [next_turn, self.next_retry, next_open].into_iter().flatten().min();
+            let wait = poll_wait(wake, next_timeout_check, now);
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    self.shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));
+                    break;
+                }
+            }
+            for event in events.iter() {
+                self.on_event(event);
+            }
+            if paced {
+                next_turn = self.take_due_turns();
+            }
+            if self.tally.unreported_replies > 0 {
+                control.add(self.tally.unreported_replies, self.tally.unreported_errors);
+                self.tally.unreported_replies = 0;
+                self.tally.unreported_errors = 0;
+            }
+            now = Instant::now();
+            if let Some(clock) = self.clock.as_mut() {
+                if now >= clock.next {
+                    clock.cut(&mut self.tally, now, control, self.conns.len() as u64);
+                }
+            }
+            if let (Some(h), Some(sum)) = (self.tally.histogram.as_ref(), p99_sum.as_mut()) {
+                if now >= next_p99 {
+                    // The phase so far: the intervals cut, and the current one.
+                    h.sum_into(sum);
+                    if let Some(clock) = self.clock.as_ref() {
+                        for h in &clock.phase.by_command {
+                            sum.merge(h);
+                        }
+                    }
+                    control.set_p99(sum.value_at_quantile(0.99));
+                    next_p99 = now + P99_EVERY;
+                }
+            }
+            if let Some(at) = next_timeout_check {
+                if now >= at {
+                    next_timeout_check = Some(self.check_reply_deadlines(timeout));
+                }
+            }
+            if self.active_close_waits > 0 {
+                self.end_expired_close_waits();
+            }
+            if self.active_down > 0 && self.next_retry.is_some_and(|t| now >= t) {
+                self.reconnect_due();
+            }
+        }
+        // Stopped while some were down: their time down so far counts.
+        for conn in self.conns.iter_mut().filter(|c| c.down.is_some()) {
+            conn.reconnected(None, &mut self.tally);
+        }
+    }
+
+    /// `--ramp-connections`: opens the connections now due through
+    /// [`crate::open::open`] (it blocks this thread for as long as that
+    /// takes, as a reconnect does) and starts them; those due at or after
+    /// the phase's end are not opened.
+    fn open_later(&mut self) {
+        let prepared = self.shared.prepared;
+        while let Some(l) = self.later.front() {
+            let due = self.started_at + l.at;
+            if Instant::now() < due {
+                return;
+            }
+            let Some(Later { id, source, pacer, .. }) = self.later.pop_front() else { return };
+            if self.phase_end.is_some_and(|end| due >= end) || self.shared.stop.load(Ordering::Relaxed) {
+                continue;
+            }
+            let stream = match crate::open::open(&prepared.plan, self.shared.control) {
+                Ok(stream) => stream,
+                Err(ConnectError::Interrupted) => {
+                    self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted while connecting"));
+                    self.later.clear();
+                    return;
+                }
+                Err(ConnectError::Failed(message)) => {
+                    self.shared.fail(Failure::new(FailureKind::Connect, message));
+                    self.later.clear();
+                    return;
+                }
+            };
+            let i = self.conns.len();
+            let router = R::for_client(prepared, id, None, stream.peer_label().unwrap_or_default());
+            let mut conn = Client::new(id, stream, source, prepared, pacer, router);
+            conn.pacer.deadline = self.phase_end;
+            self.conns.push(conn);
+            self.finished.push(false);
+            self.closing.push(false);
+            self.active += 1;
+            if !self.register_at(i) {
+                return;
+            }
+            let outcome = self.conns[i].start(prepared, &mut self.tally);
+            self.settle(i, outcome);
+        }
+    }
+
+    /// Connection `i`'s socket into the poll (a later ramp step, a reconnect); false (the phase failed) if epoll refused.
+    fn register_at(&mut self, i: usize) -> bool {
+        let registered = self.poll.registry().register(
+            &mut self.conns[i].link.stream,
+            Token(i),
+            Interest::READABLE | Interest::WRITABLE,
+        );
+        if let Err(e) = registered {
+            self.shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
+            return false;
+        }
+        true
+    }
+
+    /// `--reconnect`: connection `i` dropped (`failure`): out of the poll,
+    /// what it had in flight lost, its first attempt due at once.
+    fn drop_connection(&mut self, i: usize, failure: Failure) {
+        let _ = self.poll.registry().deregister(&mut self.conns[i].link.stream);
+        self.conns[i].dropped(failure.message, &mut self.tally);
+        self.active_down += 1;
+        self.next_retry = Some(Instant::now());
+    }
+
+    /// `--reconnect`: each down connection whose attempt is due opens again
+    /// through [`crate::open::open`] (handshake and all; it blocks this
+    /// thread for as long as that takes, as a phase's first opening does),
+    /// or waits its backoff, or, after the last attempt, fails the phase.
+    fn reconnect_due(&mut self) {
+        let prepared = self.shared.prepared;
+        let plan = &prepared.plan;
+        let Some(policy) = plan.reconnect else { return };
+        let mut next: Option<Instant> = None;
+        for i in 0..self.conns.len() {
+            let now = Instant::now();
+            let Some(retry_at) = self.conns[i].down.as_ref().map(|d| d.retry_at) else { continue };
+            if retry_at > now {
+                next = Some(next.map_or(retry_at, |n: Instant| n.min(retry_at)));
+                continue;
+            }
+            let conn = &mut self.conns[i];
+            if !conn.wants_reconnect(now) {
+                conn.reconnected(None, &mut self.tally);
+                self.active_down -= 1;
+                self.settle(i, Ok(Status::Finished));
+                continue;
+            }
+            let attempt = conn.down.as_ref().map_or(0, |d| d.attempts) as usize;
+            let target = reconnect_target(plan, conn.node, conn.replica.as_ref(), attempt);
+            let conn = &mut self.conns[i];
+            match crate::open::open(&target, self.shared.control) {
+                Ok(stream) => {
+                    conn.reconnected(Some(stream), &mut self.tally);
+                    self.active_down -= 1;
+                    if !self.register_at(i) {
+                        return;
+                    }
+                    let outcome = self.conns[i].pump(prepared, &mut self.tally);
+                    self.settle(i, outcome);
+                }
+                Err(ConnectError::Interrupted) => {
+                    self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
+                    return;
+                }
+                Err(ConnectError::Failed(why)) => {
+                    let conn = &mut self.conns[i];
+                    let deadline = conn.pacer.deadline;
+                    let Some(down) = conn.down.as_mut() else { continue };
+                    match down.failed_attempt(&policy, &why, deadline) {
+                        Ok(at) => next = Some(next.map_or(at, |n: Instant| n.min(at))),
+                        Err(message) => {
+                            self.active_down -= 1;
+                            conn.reconnected(None, &mut self.tally);
+                            self.shared.fail(Failure::new(FailureKind::Closed, message));
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        self.next_retry = next;
+    }
+
+    /// Connections whose server has not closed within CLOSE_WAIT of their
+    /// own close: stop waiting (POLL_SLICE bounds how late this looks).
+    fn end_expired_close_waits(&mut self) {
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            if self.closing[i] && !self.finished[i] && self.conns[i].close_wait_expired(now) {
+                self.settle(i, Ok(Status::Finished));
+            }
+        }
+    }
+
+    /// Records what a connection's turn left it in: finished ones leave the
+    /// poll, a failure stops the phase.
+    fn settle(&mut self, i: usize, outcome: Result<Status, Failure>) {
+        match outcome {
+            Ok(Status::Busy) => {}
+            Ok(Status::Closing) => {
+                if !self.closing[i] {
+                    self.closing[i] = true;
+                    self.active_close_waits += 1;
+                }
+            }
+            Ok(Status::Finished) => {
+                if self.closing[i] {
+                    self.closing[i] = false;
+                    self.active_close_waits -= 1;
+                }
+                self.finished[i] = true;
+                self.active -= 1;
+                let _ = self.poll.registry().deregister(&mut self.conns[i].link.stream);
+            }
+            Err(f)
+                if f.kind == FailureKind::Closed
+                    && self.shared.prepared.plan.reconnect.is_some()
+                    && !self.conns[i].router.link_failed() =>
+            {
+                if self.conns[i].down.is_none() {
+                    self.drop_connection(i, f);
+                }
+            }
+            Err(f) => self.shared.fail(f),
+        }
+    }
+
+    fn on_event(&mut self, event: &Event) {
+        let prepared = self.shared.prepared;
+        let (i, peer) = (event.token().0 % PEER_TOKEN_STRIDE, event.token().0 / PEER_TOKEN_STRIDE);
+        if self.finished[i] || self.conns[i].down.is_some() {
+            return;
+        }
+        let closing = event.is_read_closed() || event.is_error();
+        if R::REDIRECTS && peer > 0 {
+            // A Link its Router opened: the same reply loop, through the client.
+            let readable = event.is_readable() || closing;
+            let outcome = self.conns[i].on_peer_event(prepared, &mut self.tally, peer, readable, event.is_writable());
+            self.settle(i, outcome);
+            return;
+        }
+        if event.is_readable() || closing {
+            let outcome = self.conns[i].on_readable(prepared, &mut self.tally, closing);
+            self.settle(i, outcome);
+        }
+        if !self.finished[i] && self.conns[i].down.is_none() && event.is_writable() {
+            let outcome = self.conns[i].on_writable(prepared, &mut self.tally);
+            self.settle(i, outcome);
+        }
+    }
+
+    /// Turns no socket event gives: requests due under `--rate`, the end of a
+    /// time-bound phase. Returns when the next such turn is due.
+    fn take_due_turns(&mut self) -> Option<Instant> {
+        let prepared = self.shared.prepared;
+        let mut next: Option<Instant> = None;
+        let mut wake_at = |t: Instant| next = Some(next.map_or(t, |n: Instant| n.min(t)));
+        let now = Instant::now();
+        for i in 0..self.conns.len() {
+            if self.finished[i] {
+                continue;
+            }
+            match self.conns[i].next_wake() {
+                Some(t) if t <= now => {
+                    let outcome = self.conns[i].pump(prepared, &mut self.tally);
+                    self.settle(i, outcome);
+                    if let Some(t) = self.conns[i].next_wake().filter(|_| !self.finished[i]) {
+                        wake_at(t);
+                    }
+                }
+                Some(t) => wake_at(t),
+                None => {}
+            }
+        }
+        next
+    }
+
+    /// `--timeout`: fails the phase when a connection's oldest request in
+    /// flight has waited longer than `timeout`; otherwise returns when the
+    /// earliest of them will have. No request sent later can be due sooner
+    /// (a connection's requests are answered in order), so looking then, not
+    /// every few milliseconds, reports a stall as soon as it passes the timeout.
+    fn check_reply_deadlines(&self, timeout: Duration) -> Instant {
+        let now = Instant::now();
+        let mut next = now + timeout;
+        for (i, conn) in self.conns.iter().enumerate() {
+            let Some(sent) = conn.oldest_sent_at().filter(|_| !self.finished[i]) else { continue };
+            let due = sent + timeout;
+            if now > due {
+                self.shared.fail(conn.timeout_failure(self.shared.prepared.plan.timeout_ms));
+                break;
+            }
+            next = next.min(due);
+        }
+        next
+    }
+}
+
+/// How long epoll may sleep: until the next paced turn or the next reply
+/// deadline, at most [`POLL_SLICE`].
+fn poll_wait(next_turn: Option<Instant>, next_timeout_check: Option<Instant>, now: Instant) -> Duration {
+    // Sooner than epoll's millisecond: poll without sleeping, or a due
+    // request would go out up to 1 ms late. epoll rounds a timeout up to
+    // whole milliseconds: sleep one less, and poll without sleeping through
+    // the last one.
+    let turn = next_turn.map_or(POLL_SLICE, |t| t.saturating_duration_since(now).min(POLL_SLICE));
+    let turn = turn.saturating_sub(Duration::from_millis(1));
+    // A reply deadline may be looked at up to a millisecond late: no spinning for it.
+    match next_timeout_check {
+        Some(t) => turn.min(t.saturating_duration_since(now)),
+        None => turn,
+    }
+}
