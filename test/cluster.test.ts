@@ -460,7 +460,7 @@ describe.each(engines())('topology changes during a --cluster run (%s engine)', 
     expect(new Map([...union].sort())).toEqual(new Map([...expected].sort()));
     await cluster.waitOk();
   });
-  it('a node reached only through a detour drops its connections under --reconnect: the run ends at once, exit 1, naming it, as without --reconnect', async () => {
+  it('the node a MOVED sent a slot to drops its connections under --reconnect: the Link to it is opened again like any other, and the run goes on', async () => {
     flushAll();
     await cluster.waitOk();
     const tag = Buffer.from('dk');
@@ -472,20 +472,30 @@ describe.each(engines())('topology changes during a --cluster run (%s engine)', 
     const gets = commandCalls(dest, 'get');
     const before = commandCalls(source, 'get');
     const started = Date.now();
-    const running = runJson(['--cluster', '-p', String(source), '--engine', engine, '--duration', '20s', '-c', '2', '-P', '4', '-r', '300', '--key-prefix', '{dk}:', '--mode', 'get', '--no-preload', '--timeout', '5s', '--reconnect', '--reconnect-backoff', '100ms'], 40_000);
+    const durationMs = 6000;
+    const running = runJson(['--cluster', '-p', String(source), '--engine', engine, '--duration', `${durationMs}ms`, '-c', '2', '-P', '4', '-r', '300', '--key-prefix', '{dk}:', '--mode', 'get', '--no-preload', '--timeout', '5s', '--reconnect', '--reconnect-backoff', '100ms'], 40_000);
     // Reads only (no key is written), so the slot can be given away at once: SETSLOT NODE refuses while the source holds keys of it.
     await until('load on the source', () => commandCalls(source, 'get') > before + 50);
     for (const p of [dest, source, ...cluster.primaries().filter((x) => x !== dest && x !== source)]) redis(p, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', destId);
-    // The slot's requests now go straight to the destination, over detours (its own sockets carry none of them).
+    // The slot's requests now go straight to the destination.
     await until('GETs on the destination', () => commandCalls(dest, 'get') > gets + 20);
     redis(dest, 'CLIENT', 'KILL', 'TYPE', 'normal');
+    const killed = commandCalls(dest, 'get');
     const { run, result } = await running;
-    expect(run.code, run.stderr).toBe(1);
-    expect(result.failure.kind).toBe('closed');
-    expect(result.failure.message).toContain(`127.0.0.1:${dest} (where a redirection sent it)`);
+    if (engine === 'native') {
+      // The native engine still ends the run on a redirection's own socket (issue 19 asks both engines to go on).
+      expect(run.code, run.stderr).toBe(1);
+      expect(result.failure.message).toContain(`127.0.0.1:${dest} (where a redirection sent it)`);
+    } else {
+      expect(result.failure, run.stderr).toBeNull();
+      expect(run.code, run.stderr).toBe(0);
+      expect(result.reconnects).toBeGreaterThanOrEqual(1);
+      // The slot's requests reached the destination again after the kill.
+      expect(commandCalls(dest, 'get')).toBeGreaterThan(killed + 20);
+      expect(result.errors).toBe(0);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(durationMs);
+    }
     expect(run.stderr).not.toMatch(/\n\s+at /);
-    // Not the 20 s of the run, nor the --timeout: at once.
-    expect(Date.now() - started).toBeLessThan(15_000);
     for (const p of [source, dest, ...cluster.primaries().filter((x) => x !== dest && x !== source)]) redis(p, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', sourceId);
     await cluster.waitOk();
   });
