@@ -424,11 +424,16 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     return this.nodeOf[0] ?? -1;
   }
 
-  /** Recovery: nothing left to send on `link`. */
+  /** Recovery: nothing left to send on `link` (its source done, nothing a redirection encoded or queued for it). */
   idle(link: Link): boolean {
     const i = link.index;
-    if (i < this.sources.length) return this.sources[i].remaining === 0 && this.heldLen[i] === 0 && (link.waiting === null || link.waiting.len === 0);
-    return link.ring.len === 0 && (link.waiting === null || link.waiting.len === 0);
+    if (link.ring.len > 0 || (link.waiting !== null && link.waiting.len > 0)) return false;
+    return i >= this.sources.length || (this.sources[i].remaining === 0 && this.heldLen[i] === 0);
+  }
+
+  /** The Router handed `link` requests: a parked one (--reconnect, down with nothing to send) is opened again. */
+  needsSocket(link: Link): void {
+    if (link.parked) this.recovery?.resume(link);
   }
 
   /**

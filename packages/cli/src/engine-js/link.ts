@@ -67,6 +67,8 @@ export class Link implements ReplySide {
   opening = false;
   /** Its side closed after the share was answered: waiting for the server's close. */
   closing = false;
+  /** --reconnect: down with nothing to send, not being opened again until requests come for it. */
+  parked = false;
   /** --reconnect: performance.now() when it dropped; -1 while up. */
   downSince = -1;
   retryTimer: NodeJS.Timeout | null = null;

@@ -21,7 +21,7 @@ export interface RecoveryOwner {
   readonly deadline: number;
   /** Time is up: nothing more is sent. */
   endStream(): void;
-  /** Nothing left to send on `link` (its source done, nothing waiting): no need to be up again. */
+  /** Nothing left to send on `link` (its source done, nothing encoded or waiting for it): no need to be up again. */
   idle(link: Link): boolean;
   /** Where attempt `attempt` to open `link` again goes. */
   targetOf(link: Link, attempt: number): Plan;
@@ -59,7 +59,9 @@ export class Recovery {
       if (owner.ended) return;
       if (performance.now() >= owner.deadline) owner.endStream();
       if (owner.idle(link)) {
+        // Parked: opened again only if a redirection sends it requests (resume).
         this.up(link);
+        link.parked = true;
         owner.pump();
         return;
       }
@@ -101,6 +103,14 @@ export class Recovery {
     const until = Math.min(reconnectDelayMs(r, attempt), owner.deadline - performance.now());
     if (until <= 0) go();
     else link.retryTimer = setTimeout(go, until);
+  }
+
+  /** A parked Link (down, nothing left to send) was handed requests: open it again now. */
+  resume(link: Link): void {
+    if (!link.parked) return;
+    link.parked = false;
+    link.downSince = performance.now();
+    this.reopen(link, `${link.label()}: reopened for redirected requests`, 0);
   }
 
   /** The time down since the drop counts. */

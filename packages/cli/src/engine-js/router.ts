@@ -68,6 +68,8 @@ export interface RouterOwner {
   readonly links: Link[];
   /** A new Link of this client to `target` (host:port), opening. */
   addLink(target: string): Link;
+  /** Requests were queued on `link`: one that is down and not being opened again must be. */
+  needsSocket(link: Link): void;
   fail(failure: Failure): void;
   readonly ended: boolean;
   pump(): void;
@@ -118,6 +120,7 @@ export class Router {
     link.reserve(request.len);
     out.copy(link.out, link.outLen, at, at + request.len);
     link.outLen += request.len;
+    if (link.socket === null) this.owner.needsSocket(link);
   }
 
   /**
@@ -179,6 +182,7 @@ export class Router {
     if (R.notBefore[e] > now) {
       to.waiting!.pushFrom(R, e);
       if (to.backoffTimer === null) this.armBackoff(to);
+      if (to.socket === null) this.owner.needsSocket(to);
     } else this.encodeOn(to, R, e);
   }
 
@@ -213,6 +217,7 @@ export class Router {
     } else len += encoder.encode(link.out, len, from.keyIndex[e], this.rand);
     link.outLen = len;
     link.ring.pushFrom(from, e);
+    if (link.socket === null) this.owner.needsSocket(link);
   }
 
   /** A backoff's end for the first request waiting on `link`. */
