@@ -9,6 +9,7 @@
  * path writes through its own loop that looks at none of them. Paired with
  * crates/respbench-core/src/client.rs.
  */
+import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_CONNECT_TIMEOUT_MS, openConnection } from './connection.js';
 import type { Counters } from './counters.js';
@@ -40,7 +41,7 @@ const IDLE_WAIT_CAP_MS = 50;
 /** One socket the client starts with, and the source that feeds it. */
 export interface Feed {
   /** An open socket, from openConnection. */
-  socket: import('node:net').Socket;
+  socket: net.Socket;
   source: RequestSource;
   /** Where --reconnect opens it again. */
   target: Plan;
@@ -100,7 +101,11 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
   private readonly heldLen: Int32Array;
   private readonly heldOrdinal: Float64Array;
   private readonly heldRequest: Request[];
-  /** The choice made once: the closed-loop single-server loop, or the one that paces and routes. */
+  /**
+   * The choice made once: the closed-loop single-server loop, or the one
+   * that paces and routes. A prototype method, so every client holds the
+   * same function and the call site stays monomorphic however many there are.
+   */
   private readonly write: (i: number, n: number, now: number, dueCount: number) => boolean;
   private idleTimer: NodeJS.Timeout | null = null;
   private idleWaitMs = 0;
@@ -263,7 +268,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
   }
 
   /** Closed loop, one server: n requests encoded and written at once; their latency counts from now. */
-  private writeClosedLoop = (i: number, n: number, now: number): boolean => {
+  private writeClosedLoop(i: number, n: number, now: number): boolean {
     const link = this.links[i];
     const source = this.sources[i];
     const ring = link.ring;
@@ -280,7 +285,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     link.outLen = pos;
     link.flush();
     return true;
-  };
+  }
 
   /**
    * Paced or routed: n requests, each recorded with when it was due (--rate)
@@ -288,7 +293,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
    * drawn past the due ones (`dueCount`, --rate under --cluster) is held for
    * later, not sent.
    */
-  private writePacedOrRouted = (i: number, n: number, now: number, dueCount: number): boolean => {
+  private writePacedOrRouted(i: number, n: number, now: number, dueCount: number): boolean {
     const link = this.links[i];
     const source = this.sources[i];
     const router = this.router;
@@ -335,7 +340,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     link.flush();
     if (straight > 0) router!.flush();
     return true;
-  };
+  }
 
   /** Records a request encoded at `out[at]` on fed Link `i`, or (false) hands it to the Link a MOVED named for its slot. */
   private place(i: number, r: Request, out: Buffer, at: number, now: number, ordinal: number, writtenBefore: boolean): boolean {
