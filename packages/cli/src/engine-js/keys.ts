@@ -112,6 +112,13 @@ export function writeKey(out: Buffer, at: number, prefix: Buffer, index: number)
 
 /** How many decimal digits `n` (a non-negative integer) has. */
 export function decimalDigits(n: number): number {
+  // Lengths and key indexes are nearly always small: compare, don't divide.
+  if (n < 10) return 1;
+  if (n < 100) return 2;
+  if (n < 1000) return 3;
+  if (n < 10000) return 4;
+  if (n < 100000) return 5;
+  if (n < 1000000) return 6;
   let d = 1;
   while (n >= 10) {
     n = Math.floor(n / 10);
@@ -131,8 +138,15 @@ export function writeDecimal(out: Uint8Array, at: number, n: number): number {
  * string made.
  */
 export function writePadded(out: Uint8Array, at: number, n: number, width: number): number {
-  for (let i = width - 1; i >= 0; i--) {
+  let i = width - 1;
+  // Below 2^31 an integer division by 10 is exact in 32 bits (no float floor).
+  for (; i >= 0 && n >= 2147483648; i--) {
     const q = Math.floor(n / 10);
+    out[at + i] = 48 + (n - q * 10);
+    n = q;
+  }
+  for (; i >= 0; i--) {
+    const q = (n / 10) | 0;
     out[at + i] = 48 + (n - q * 10);
     n = q;
   }

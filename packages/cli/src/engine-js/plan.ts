@@ -9,7 +9,9 @@
 import type { Counters } from './counters.js';
 import type { HistogramData } from './histogram.js';
 import type { KeyPattern } from './keys.js';
-import type { RunOptions } from './progress.js';
+import type { RawInterval, RunOptions } from './progress.js';
+
+export type { RawInterval };
 
 export type Mode = 'set' | 'get' | 'mixed';
 export type EngineName = 'js' | 'native';
@@ -344,32 +346,6 @@ export interface RawNode {
   histogram: HistogramData;
 }
 
-/**
- * What the measured phase counted in one interval of its time series: the
- * replies that came in it, and their latencies per op kind. Paired with
- * IntervalRecord in crates/respbench-core/src/plan.rs.
- */
-export interface RawInterval {
-  /** 0 for the first interval. */
-  index: number;
-  /** From the phase start, ns. */
-  startNs: number;
-  /** From the phase start, ns: startNs + the interval, or earlier for the last one. */
-  endNs: number;
-  requests: number;
-  sets: number;
-  gets: number;
-  errors: number;
-  misses: number;
-  mismatches: number;
-  lostWrites: number;
-  setHistogram: HistogramData;
-  getHistogram: HistogramData;
-  /** A command mix: each command's latencies in the interval, in the mix's order. Absent otherwise. */
-  commandHistograms?: HistogramData[];
-  /** Connections open at the interval's end (all of them but under --ramp-connections); absent in older results. */
-  connections?: number;
-}
 
 /**
  * How late the JS engine's event loop ran a 1 ms timer during the measured

@@ -5,7 +5,7 @@
  * crates/respbench-core/src/progress.rs.
  */
 
-import type { RawInterval } from './plan.js';
+import type { HistogramData } from './histogram.js';
 
 /** The time series' interval unless RunOptions.intervalMs says otherwise. */
 export const DEFAULT_INTERVAL_MS = 1000;
@@ -35,4 +35,31 @@ export interface RunOptions {
   onInterval?: (i: RawInterval) => void;
   /** Aborting ends the run with an `interrupted` failure and the counters so far. */
   signal?: AbortSignal;
+}
+
+/**
+ * What the measured phase counted in one interval of its time series: the
+ * replies that came in it, and their latencies per op kind. Paired with
+ * IntervalRecord in crates/respbench-core/src/plan.rs.
+ */
+export interface RawInterval {
+  /** 0 for the first interval. */
+  index: number;
+  /** From the phase start, ns. */
+  startNs: number;
+  /** From the phase start, ns: startNs + the interval, or earlier for the last one. */
+  endNs: number;
+  requests: number;
+  sets: number;
+  gets: number;
+  errors: number;
+  misses: number;
+  mismatches: number;
+  lostWrites: number;
+  setHistogram: HistogramData;
+  getHistogram: HistogramData;
+  /** A command mix: each command's latencies in the interval, in the mix's order. Absent otherwise. */
+  commandHistograms?: HistogramData[];
+  /** Connections open at the interval's end (all of them but under --ramp-connections); absent in older results. */
+  connections?: number;
 }

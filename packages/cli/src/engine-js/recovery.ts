@@ -1,0 +1,122 @@
+/**
+ * --reconnect: a Link whose socket dropped mid-phase is opened again, with
+ * backoff, handshake and all (openConnection). What was in flight on it is
+ * lost: handed out, never answered, counted `lost`, not sent again, so the
+ * key stream goes on where it was. Any Link recovers the same way: a single
+ * server's, a cluster node's, one a redirection opened. Paired with
+ * crates/respbench-core/src/recovery.rs.
+ */
+import { performance } from 'node:perf_hooks';
+import { openConnection } from './connection.js';
+import type { Counters } from './counters.js';
+import type { Link } from './link.js';
+import { reconnectDelayMs, type Failure, type Plan, type Reconnect } from './plan.js';
+import { ConnectInterrupted, earlyErrors } from './transport.js';
+
+/** What Recovery needs of the client whose Link dropped. */
+export interface RecoveryOwner {
+  readonly ended: boolean;
+  readonly links: Link[];
+  /** performance.now() after which nothing is sent (Infinity: a counted phase). */
+  readonly deadline: number;
+  /** Time is up: nothing more is sent. */
+  endStream(): void;
+  /** Nothing left to send on `link` (its source done, nothing encoded or waiting for it): no need to be up again. */
+  idle(link: Link): boolean;
+  /** Where attempt `attempt` to open `link` again goes. */
+  targetOf(link: Link, attempt: number): Plan;
+  pump(): void;
+  fail(failure: Failure): void;
+  linkClosed(link: Link, err: NodeJS.ErrnoException | null): void;
+}
+
+export class Recovery {
+  constructor(
+    private readonly owner: RecoveryOwner,
+    private readonly reconnect: Reconnect,
+    private readonly counters: Counters,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  /** `link` dropped (`why` says how): its requests in flight are lost, and it is opened again after the first backoff. */
+  dropped(link: Link, why: string): void {
+    const ring = link.ring;
+    const links = this.owner.links;
+    // Each lost request leaves the window of the Link it was drawn for.
+    if (ring.origin.length > 0) for (let i = 0; i < ring.len; i++) links[ring.origin[ring.at(i)]].charged--;
+    else link.charged -= ring.len;
+    this.counters.lost += link.detach();
+    link.downSince = performance.now();
+    this.reopen(link, why, 0);
+  }
+
+  /** Attempt `attempt` (0-based) to open `link` again, after its backoff. */
+  private reopen(link: Link, why: string, attempt: number): void {
+    const owner = this.owner;
+    const r = this.reconnect;
+    const go = () => {
+      link.retryTimer = null;
+      if (owner.ended) return;
+      if (performance.now() >= owner.deadline) owner.endStream();
+      if (owner.idle(link)) {
+        // Parked: opened again only if a redirection sends it requests (resume).
+        this.up(link);
+        link.parked = true;
+        owner.pump();
+        return;
+      }
+      link.opening = true;
+      openConnection(owner.targetOf(link, attempt), this.signal).then(
+        (socket) => {
+          link.opening = false;
+          if (owner.ended) {
+            socket.destroy();
+            return;
+          }
+          this.counters.reconnects++;
+          this.up(link);
+          link.attach(socket);
+          const early = earlyErrors.get(socket);
+          if (early || socket.destroyed || socket.readyState !== 'open') owner.linkClosed(link, (early as NodeJS.ErrnoException | undefined) ?? null);
+          else {
+            link.flush();
+            owner.pump();
+          }
+        },
+        (err: unknown) => {
+          link.opening = false;
+          if (owner.ended) return;
+          if (err instanceof ConnectInterrupted) {
+            owner.fail({ kind: 'interrupted', message: 'interrupted' });
+            return;
+          }
+          if (attempt + 1 >= r.attempts) {
+            this.up(link);
+            owner.fail({ kind: 'closed', message: `${why}; not reconnected after ${r.attempts} attempts (--reconnect-attempts), the last: ${(err as Error)?.message ?? String(err)}` });
+            return;
+          }
+          this.reopen(link, why, attempt + 1);
+        },
+      );
+    };
+    // A time-bound phase that ends during the wait ends it too.
+    const until = Math.min(reconnectDelayMs(r, attempt), owner.deadline - performance.now());
+    if (until <= 0) go();
+    else link.retryTimer = setTimeout(go, until);
+  }
+
+  /** A parked Link (down, nothing left to send) was handed requests: open it again now. */
+  resume(link: Link): void {
+    if (!link.parked) return;
+    link.parked = false;
+    link.downSince = performance.now();
+    this.reopen(link, `${link.label()}: reopened for redirected requests`, 0);
+  }
+
+  /** The time down since the drop counts. */
+  up(link: Link): void {
+    if (link.downSince < 0) return;
+    this.counters.downNs += (performance.now() - link.downSince) * 1e6;
+    link.downSince = -1;
+  }
+}
