@@ -6,12 +6,12 @@
  * both engines and of several machines merge by adding counts only if this
  * holds.
  */
-import { build } from 'hdr-histogram-js';
+import { build, type JsHistogram } from 'hdr-histogram-js';
 import { describe, expect, it } from 'vitest';
 import { countsIndex, HIGHEST_TRACKABLE_NS, valueFromIndex } from '../src/engine-js/histogram.js';
 
 describe('the histogram bucket of a value', () => {
-  const reference = build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_TRACKABLE_NS, numberOfSignificantValueDigits: 3, useWebAssembly: false });
+  const reference = build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_TRACKABLE_NS, numberOfSignificantValueDigits: 3, useWebAssembly: false }) as JsHistogram; // without WebAssembly, build gives the JS histogram
 
   it("is HdrHistogram's, at every power of two and its neighbours, and for values spread over the range", () => {
     const values: number[] = [0];
