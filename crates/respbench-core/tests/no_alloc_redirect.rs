@@ -1,7 +1,7 @@
 //! `--cluster`: the redirection path allocates nothing per request. A
 //! "primary" answers every request with a redirection to a second server
 //! that answers `+OK`: with `-ASK`, every request goes again (after
-//! `ASKING`) over the connection's detour; with `-MOVED 0 …`, every request
+//! `ASKING`) over the client's Link to the second server; with `-MOVED 0 …`, every request
 //! not of slot 0 is redirected too (the slot the MOVED names is the only one
 //! moved), and slot 0's then go straight to the new owner. A run of many
 //! requests makes as many allocations as a run of few. One test in this

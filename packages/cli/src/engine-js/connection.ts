@@ -2,7 +2,7 @@
  * Opening a connection: the one place a socket is opened and made ready for
  * load, so a Link only ever gets a ready socket (at the start of a phase,
  * for a node a redirection names, and under --reconnect). Paired with
- * crates/respbench-core/src/connection.rs.
+ * crates/respbench-core/src/open.rs.
  */
 import type net from 'node:net';
 import { HandshakeError, runHandshake } from './handshake.js';
