@@ -138,6 +138,10 @@ pub(crate) trait Router: Sized + Send {
     /// A topology refresh's whole new map: each slot's later requests go
     /// straight to its owner (the client's own node: the source's routing).
     fn apply_topology(&mut self, _w: &PreparedPlan, _tally: &mut Tally, _map: &SlotMap) {}
+    /// `(host, port)` of the node the last MOVED named.
+    fn moved_target(&self) -> Option<(String, u16)> {
+        None
+    }
 }
 
 /// One server: every request on the client's own Link; nothing redirects.
@@ -214,6 +218,8 @@ pub(crate) struct ClusterRouter {
     index: u32,
     /// A Link of this Router failed: that ends the run (see `Client::settle`).
     pub link_failed: bool,
+    /// The peer the last MOVED named: where a topology refresh asks first.
+    last_moved: Option<usize>,
 }
 
 impl ClusterRouter {
@@ -242,6 +248,7 @@ impl ClusterRouter {
             token_of: |_, _| mio::Token(0),
             index: 0,
             link_failed: false,
+            last_moved: None,
         }
     }
 
@@ -557,6 +564,10 @@ impl Router for ClusterRouter {
         }
     }
 
+    fn moved_target(&self) -> Option<(String, u16)> {
+        self.last_moved.and_then(|k| split_host_port(&self.peers[k].target))
+    }
+
     #[inline]
     fn moved_to(&self, r: &Request) -> Option<usize> {
         r.slot.and_then(|s| self.slot_peer.get(s as usize)).filter(|&&d| d >= 0).map(|&d| d as usize)
@@ -601,6 +612,7 @@ impl Router for ClusterRouter {
                     let slot =
                         text[6.min(space)..space].iter().fold(0usize, |n, &b| n * 10 + b.wrapping_sub(b'0') as usize);
                     self.slot_moved(slot, peer);
+                    self.last_moved = Some(peer);
                 } else {
                     c.asked += 1;
                 }

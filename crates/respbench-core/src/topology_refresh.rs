@@ -62,21 +62,29 @@ impl TopologyRefresh {
         TopologyRefresh { asking: None, refused: false, last_asked: None, nodes, moved_seen: 0, applied: 0, failed: 0 }
     }
 
-    /// `moved`: the worker's MOVED count so far. More than last time: the
-    /// map is stale, and a question starts unless one is under way or the
-    /// last began less than [`MIN_INTERVAL`] ago (then a later turn asks).
-    pub fn note_moved(&mut self, plan: &Plan, moved: u64, now: Instant) {
-        if moved == self.moved_seen || self.asking.is_some() || self.refused {
-            return;
-        }
-        if self.last_asked.is_some_and(|t| now < t + MIN_INTERVAL) {
-            return;
-        }
+    /// `moved`: the worker's MOVED count so far. More than last time, the
+    /// map is stale: a question is due unless one is under way or the last
+    /// began less than [`MIN_INTERVAL`] ago (then a later turn asks).
+    pub fn due(&self, moved: u64, now: Instant) -> bool {
+        moved != self.moved_seen
+            && self.asking.is_none()
+            && !self.refused
+            && self.last_asked.is_none_or(|t| now >= t + MIN_INTERVAL)
+    }
+
+    /// Starts the question (when [`due`](Self::due)): `first`, the node a
+    /// MOVED named, is asked first, as the one that surely has the slot's
+    /// new owner (a node the news has not reached yet would give the old map).
+    pub fn ask(&mut self, plan: &Plan, moved: u64, first: Option<(String, u16)>, now: Instant) {
         self.moved_seen = moved;
         self.last_asked = Some(now);
         let (tx, rx) = mpsc::channel();
         let plan = plan.clone();
-        let nodes = self.nodes.clone();
+        let mut nodes = self.nodes.clone();
+        if let Some(first) = first {
+            nodes.retain(|n| *n != first);
+            nodes.insert(0, first);
+        }
         // Nobody joins it: it gives up after the plan's --timeout per node asked.
         let spawned = std::thread::Builder::new().name("respbench-topology".into()).spawn(move || {
             let _ = tx.send(ask_any(&plan, &nodes));
@@ -126,7 +134,9 @@ impl TopologyRefresh {
 fn ask_any(plan: &Plan, nodes: &[(String, u16)]) -> Result<SlotMap, Unanswered> {
     let mut all_refused = !nodes.is_empty();
     for (host, port) in nodes {
-        let node = Plan { host: host.clone(), port: *port, socket: None, cluster: None, ..plan.clone() };
+        // An empty host (a node announcing none) is the one the plan reached it on.
+        let host = if host.is_empty() { plan.host.clone() } else { host.clone() };
+        let node = Plan { host, port: *port, socket: None, cluster: None, ..plan.clone() };
         match ask(&node) {
             Ok(map) => return Ok(map),
             Err(why) => all_refused &= matches!(why, TopologyError::Refused(_)),
@@ -179,7 +189,12 @@ fn exchange(
                 Err(e) => return Err(failed(e)),
             }
         }
-        if !input.is_empty() {
+        if let Some(&first) = input.first() {
+            // Neither a list nor an error (`+OK`, say): no cluster topology is
+            // to be had there, now or later, as from a node that refuses.
+            if !b"*>-|".contains(&first) {
+                break Err(TopologyError::Refused("the reply is not a list".into()));
+            }
             match parse(&input) {
                 Err(TopologyError::Incomplete) => {}
                 answer => break answer.map(|p| p.map),

@@ -363,7 +363,10 @@ impl<R: Router> EventLoop<'_, R> {
                 conn.router.apply_topology(prepared, &mut self.tally, &map);
             }
         }
-        refresh.note_moved(&prepared.plan, moved, now);
+        if refresh.due(moved, now) {
+            let first = self.conns.iter().find_map(|c| c.router.moved_target());
+            refresh.ask(&prepared.plan, moved, first, now);
+        }
         refresh.next_wake(moved, now)
     }
 
