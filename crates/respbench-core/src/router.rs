@@ -142,6 +142,15 @@ pub(crate) trait Router: Sized + Send {
     fn moved_target(&self) -> Option<(String, u16)> {
         None
     }
+    /// The slots MOVED replies moved since [`Router::clear_moved_news`],
+    /// each with the `host:port` they went to: news for the worker's other
+    /// clients, whose requests of those slots then go straight there too.
+    fn moved_news(&self) -> impl Iterator<Item = (u16, &str)> {
+        std::iter::empty()
+    }
+    fn clear_moved_news(&mut self) {}
+    /// Another client of the worker got a MOVED: `slot` is at `target` now.
+    fn learn_moved(&mut self, _w: &PreparedPlan, _tally: &mut Tally, _slot: u16, _target: &str) {}
 }
 
 /// One server: every request on the client's own Link; nothing redirects.
@@ -220,7 +229,13 @@ pub(crate) struct ClusterRouter {
     pub link_failed: bool,
     /// The peer the last MOVED named: where a topology refresh asks first.
     last_moved: Option<usize>,
+    /// Slots MOVED since the worker last shared them (at most [`MOVED_NEWS`]; made with the slot map).
+    news: Vec<u16>,
 }
+
+/// Slots one client's MOVED replies pass on to the worker's other clients per
+/// turn; past that a topology refresh brings the rest.
+const MOVED_NEWS: usize = 64;
 
 impl ClusterRouter {
     pub fn new(w: &PreparedPlan, id: u32, node: Option<u16>, home: String) -> ClusterRouter {
@@ -249,6 +264,7 @@ impl ClusterRouter {
             index: 0,
             link_failed: false,
             last_moved: None,
+            news: Vec::new(),
         }
     }
 
@@ -304,6 +320,7 @@ impl ClusterRouter {
         }
         if self.slot_peer.is_empty() {
             self.slot_peer = vec![-1; SLOTS];
+            self.news = Vec::with_capacity(MOVED_NEWS);
         }
         self.slot_peer[slot] = if peer == HOME { -1 } else { peer as i16 };
     }
@@ -568,6 +585,22 @@ impl Router for ClusterRouter {
         self.last_moved.and_then(|k| split_host_port(&self.peers[k].target))
     }
 
+    fn moved_news(&self) -> impl Iterator<Item = (u16, &str)> {
+        self.news.iter().map(|&slot| {
+            let peer = self.slot_peer.get(slot as usize).map_or(HOME, |&p| if p < 0 { HOME } else { p as usize });
+            (slot, self.peers[peer].target.as_str())
+        })
+    }
+
+    fn clear_moved_news(&mut self) {
+        self.news.clear();
+    }
+
+    fn learn_moved(&mut self, w: &PreparedPlan, tally: &mut Tally, slot: u16, target: &str) {
+        let peer = self.peer_to(w, tally, target.as_bytes());
+        self.slot_moved(slot as usize, peer);
+    }
+
     #[inline]
     fn moved_to(&self, r: &Request) -> Option<usize> {
         r.slot.and_then(|s| self.slot_peer.get(s as usize)).filter(|&&d| d >= 0).map(|&d| d as usize)
@@ -613,6 +646,9 @@ impl Router for ClusterRouter {
                         text[6.min(space)..space].iter().fold(0usize, |n, &b| n * 10 + b.wrapping_sub(b'0') as usize);
                     self.slot_moved(slot, peer);
                     self.last_moved = Some(peer);
+                    if slot < SLOTS && self.news.len() < self.news.capacity() {
+                        self.news.push(slot as u16);
+                    }
                 } else {
                     c.asked += 1;
                 }

@@ -213,3 +213,44 @@ fn exchange(
     let _ = poll.registry().deregister(stream);
     answer
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The answer of a question that cannot reach anyone (no node known), waited for.
+    fn answered(refresh: &mut TopologyRefresh) -> Option<SlotMap> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while refresh.asking.is_some() && Instant::now() < deadline {
+            if let Some(map) = refresh.take_map() {
+                return Some(map);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        None
+    }
+
+    #[test]
+    fn a_moved_asks_once_at_a_time_and_once_per_interval_at_most() {
+        let plan = Plan::new("127.0.0.1", 1);
+        let mut refresh = TopologyRefresh::new(&plan);
+        let now = Instant::now();
+        // No MOVED yet: nothing to ask.
+        assert!(!refresh.due(0, now));
+        assert_eq!(refresh.next_wake(0, now), None);
+        assert!(refresh.due(3, now));
+        refresh.ask(&plan, 3, None, now);
+        // One in flight: more MOVEDs ask nothing more, and the worker looks for the answer soon.
+        assert!(!refresh.due(9, now));
+        assert_eq!(refresh.next_wake(9, now), Some(now + ANSWER_POLL));
+        // No node to ask: no map, the old one stays.
+        assert_eq!(answered(&mut refresh), None);
+        assert_eq!((refresh.applied, refresh.failed), (0, 1));
+        // The MOVEDs since ask again, but not before the interval has passed.
+        assert!(!refresh.due(9, now + MIN_INTERVAL / 2));
+        assert_eq!(refresh.next_wake(9, now + MIN_INTERVAL / 2), Some(now + MIN_INTERVAL));
+        assert!(refresh.due(9, now + MIN_INTERVAL));
+        // None since the last question: nothing to ask.
+        assert!(!refresh.due(3, now + MIN_INTERVAL));
+    }
+}

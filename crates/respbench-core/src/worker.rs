@@ -131,6 +131,7 @@ pub(crate) fn worker<R: Router>(
         active_down: 0,
         next_retry: None,
         refresh: R::REDIRECTS.then(|| TopologyRefresh::new(&shared.prepared.plan)),
+        moved_shared: 0,
         conns,
         tally,
         poll,
@@ -189,6 +190,8 @@ struct EventLoop<'a, R: Router> {
     next_retry: Option<Instant>,
     /// `--cluster`: asks for the whole slot map when a MOVED says it is stale.
     refresh: Option<TopologyRefresh>,
+    /// The MOVED count when the clients last shared what MOVED replies told them.
+    moved_shared: u64,
     /// `--ramp-connections`: connections still to open, the soonest first.
     later: std::collections::VecDeque<Later>,
     /// This thread's start of the phase, and its end for a time-bound one.
@@ -358,6 +361,10 @@ impl<R: Router> EventLoop<'_, R> {
         let refresh = self.refresh.as_mut()?;
         let now = Instant::now();
         let moved = self.tally.counters.moved;
+        if moved != self.moved_shared {
+            self.moved_shared = moved;
+            share_moved_news(prepared, &mut self.conns, &mut self.tally);
+        }
         if let Some(map) = refresh.take_map() {
             for conn in self.conns.iter_mut() {
                 conn.router.apply_topology(prepared, &mut self.tally, &map);
@@ -564,6 +571,22 @@ impl<R: Router> EventLoop<'_, R> {
             next = next.min(due);
         }
         next
+    }
+}
+
+/// What a MOVED told one client holds for all of the worker's: the slot's
+/// requests of every other client go straight to its new owner too, without
+/// a MOVED each, until the next topology refresh brings the whole map.
+fn share_moved_news<R: Router>(w: &PreparedPlan, conns: &mut [Client<R>], tally: &mut Tally) {
+    for i in 0..conns.len() {
+        let (before, rest) = conns.split_at_mut(i);
+        let Some((me, after)) = rest.split_first_mut() else { break };
+        for (slot, target) in me.router.moved_news() {
+            for other in before.iter_mut().chain(after.iter_mut()) {
+                other.router.learn_moved(w, tally, slot, target);
+            }
+        }
+        me.router.clear_moved_news();
     }
 }
 
