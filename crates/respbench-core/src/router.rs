@@ -644,9 +644,13 @@ impl Router for ClusterRouter {
                     c.moved += 1;
                     let slot =
                         text[6.min(space)..space].iter().fold(0usize, |n, &b| n * 10 + b.wrapping_sub(b'0') as usize);
+                    let was = self.slot_peer.get(slot).copied();
                     self.slot_moved(slot, peer);
                     self.last_moved = Some(peer);
-                    if slot < SLOTS && self.news.len() < self.news.capacity() {
+                    // News only when it changes where the slot goes (a request in flight
+                    // before a MOVED or a refresh was answered MOVED too: old news).
+                    let changed = slot < SLOTS && self.slot_peer.get(slot).copied() != was.or(Some(-1));
+                    if changed && self.news.len() < self.news.capacity() {
                         self.news.push(slot as u16);
                     }
                 } else {

@@ -49,8 +49,8 @@ pub(crate) struct TopologyRefresh {
     last_asked: Option<Instant>,
     /// `host:port` of every primary known, newest map first.
     nodes: Vec<(String, u16)>,
-    /// MOVED replies counted when this last looked: more since means stale.
-    moved_seen: u64,
+    /// A MOVED told a client something its map did not say since the last question.
+    stale: bool,
     /// Maps applied, and questions that brought none (unreachable, refused, invalid).
     pub applied: u64,
     pub failed: u64,
@@ -59,24 +59,25 @@ pub(crate) struct TopologyRefresh {
 impl TopologyRefresh {
     pub fn new(plan: &Plan) -> TopologyRefresh {
         let nodes = plan.cluster.as_ref().map_or_else(Vec::new, |c| c.nodes.clone());
-        TopologyRefresh { asking: None, refused: false, last_asked: None, nodes, moved_seen: 0, applied: 0, failed: 0 }
+        TopologyRefresh { asking: None, refused: false, last_asked: None, nodes, stale: false, applied: 0, failed: 0 }
     }
 
-    /// `moved`: the worker's MOVED count so far. More than last time, the
-    /// map is stale: a question is due unless one is under way or the last
-    /// began less than [`MIN_INTERVAL`] ago (then a later turn asks).
-    pub fn due(&self, moved: u64, now: Instant) -> bool {
-        moved != self.moved_seen
-            && self.asking.is_none()
-            && !self.refused
-            && self.last_asked.is_none_or(|t| now >= t + MIN_INTERVAL)
+    /// A MOVED told a client something its map did not say: the map is stale.
+    pub fn mark_stale(&mut self) {
+        self.stale = true;
+    }
+
+    /// The map is stale, and no question is under way or began less than
+    /// [`MIN_INTERVAL`] ago (then a later turn asks).
+    pub fn due(&self, now: Instant) -> bool {
+        self.stale && self.asking.is_none() && !self.refused && self.last_asked.is_none_or(|t| now >= t + MIN_INTERVAL)
     }
 
     /// Starts the question (when [`due`](Self::due)): `first`, the node a
     /// MOVED named, is asked first, as the one that surely has the slot's
     /// new owner (a node the news has not reached yet would give the old map).
-    pub fn ask(&mut self, plan: &Plan, moved: u64, first: Option<(String, u16)>, now: Instant) {
-        self.moved_seen = moved;
+    pub fn ask(&mut self, plan: &Plan, first: Option<(String, u16)>, now: Instant) {
+        self.stale = false;
         self.last_asked = Some(now);
         let (tx, rx) = mpsc::channel();
         let plan = plan.clone();
@@ -122,11 +123,11 @@ impl TopologyRefresh {
 
     /// When the worker needs a turn for this: a question under way is looked
     /// at every [`ANSWER_POLL`]; a stale map waiting out [`MIN_INTERVAL`] asks then.
-    pub fn next_wake(&self, moved: u64, now: Instant) -> Option<Instant> {
+    pub fn next_wake(&self, now: Instant) -> Option<Instant> {
         if self.asking.is_some() {
             return Some(now + ANSWER_POLL);
         }
-        (moved != self.moved_seen && !self.refused).then(|| self.last_asked.map_or(now, |t| t + MIN_INTERVAL))
+        (self.stale && !self.refused).then(|| self.last_asked.map_or(now, |t| t + MIN_INTERVAL))
     }
 }
 
@@ -231,26 +232,30 @@ mod tests {
     }
 
     #[test]
-    fn a_moved_asks_once_at_a_time_and_once_per_interval_at_most() {
+    fn a_stale_map_asks_once_at_a_time_and_once_per_interval_at_most() {
         let plan = Plan::new("127.0.0.1", 1);
         let mut refresh = TopologyRefresh::new(&plan);
         let now = Instant::now();
-        // No MOVED yet: nothing to ask.
-        assert!(!refresh.due(0, now));
-        assert_eq!(refresh.next_wake(0, now), None);
-        assert!(refresh.due(3, now));
-        refresh.ask(&plan, 3, None, now);
-        // One in flight: more MOVEDs ask nothing more, and the worker looks for the answer soon.
-        assert!(!refresh.due(9, now));
-        assert_eq!(refresh.next_wake(9, now), Some(now + ANSWER_POLL));
+        // Not stale: nothing to ask.
+        assert!(!refresh.due(now));
+        assert_eq!(refresh.next_wake(now), None);
+        refresh.mark_stale();
+        assert!(refresh.due(now));
+        refresh.ask(&plan, None, now);
+        // One in flight: stale again asks nothing more, and the worker looks for the answer soon.
+        refresh.mark_stale();
+        assert!(!refresh.due(now));
+        assert_eq!(refresh.next_wake(now), Some(now + ANSWER_POLL));
         // No node to ask: no map, the old one stays.
         assert_eq!(answered(&mut refresh), None);
         assert_eq!((refresh.applied, refresh.failed), (0, 1));
-        // The MOVEDs since ask again, but not before the interval has passed.
-        assert!(!refresh.due(9, now + MIN_INTERVAL / 2));
-        assert_eq!(refresh.next_wake(9, now + MIN_INTERVAL / 2), Some(now + MIN_INTERVAL));
-        assert!(refresh.due(9, now + MIN_INTERVAL));
-        // None since the last question: nothing to ask.
-        assert!(!refresh.due(3, now + MIN_INTERVAL));
+        // Stale since: asked again, but not before the interval has passed.
+        assert!(!refresh.due(now + MIN_INTERVAL / 2));
+        assert_eq!(refresh.next_wake(now + MIN_INTERVAL / 2), Some(now + MIN_INTERVAL));
+        assert!(refresh.due(now + MIN_INTERVAL));
+        refresh.ask(&plan, None, now + MIN_INTERVAL);
+        assert_eq!(answered(&mut refresh), None);
+        // Nothing stale since the last question: nothing to ask.
+        assert!(!refresh.due(now + MIN_INTERVAL * 3));
     }
 }

@@ -363,18 +363,20 @@ impl<R: Router> EventLoop<'_, R> {
         let moved = self.tally.counters.moved;
         if moved != self.moved_shared {
             self.moved_shared = moved;
-            share_moved_news(prepared, &mut self.conns, &mut self.tally);
+            if share_moved_news(prepared, &mut self.conns, &mut self.tally) {
+                refresh.mark_stale();
+            }
         }
         if let Some(map) = refresh.take_map() {
             for conn in self.conns.iter_mut() {
                 conn.router.apply_topology(prepared, &mut self.tally, &map);
             }
         }
-        if refresh.due(moved, now) {
+        if refresh.due(now) {
             let first = self.conns.iter().find_map(|c| c.router.moved_target());
-            refresh.ask(&prepared.plan, moved, first, now);
+            refresh.ask(&prepared.plan, first, now);
         }
-        refresh.next_wake(moved, now)
+        refresh.next_wake(now)
     }
 
     /// Connection `i`'s socket into the poll (a later ramp step, a reconnect); false (the phase failed) if epoll refused.
@@ -577,17 +579,21 @@ impl<R: Router> EventLoop<'_, R> {
 /// What a MOVED told one client holds for all of the worker's: the slot's
 /// requests of every other client go straight to its new owner too, without
 /// a MOVED each, until the next topology refresh brings the whole map.
-fn share_moved_news<R: Router>(w: &PreparedPlan, conns: &mut [Client<R>], tally: &mut Tally) {
+/// Whether there was any (a MOVED that said what no map had: it is stale).
+fn share_moved_news<R: Router>(w: &PreparedPlan, conns: &mut [Client<R>], tally: &mut Tally) -> bool {
+    let mut any = false;
     for i in 0..conns.len() {
         let (before, rest) = conns.split_at_mut(i);
         let Some((me, after)) = rest.split_first_mut() else { break };
         for (slot, target) in me.router.moved_news() {
+            any = true;
             for other in before.iter_mut().chain(after.iter_mut()) {
                 other.router.learn_moved(w, tally, slot, target);
             }
         }
         me.router.clear_moved_news();
     }
+    any
 }
 
 /// How long epoll may sleep: until the next paced turn or the next reply
