@@ -12,7 +12,8 @@
 //! [`transport`] (the byte stream: TCP, unix socket or TLS), [`handshake`]
 //! (AUTH, HELLO, SELECT before the load) and [`open`] (the one place a
 //! socket is opened and made ready); [`slot`] (a key's cluster hash slot)
-//! and [`topology`] (the slot map from a CLUSTER SHARDS or SLOTS reply).
+//! and [`topology`] (the slot map from a CLUSTER SHARDS or SLOTS reply),
+//! which [`topology_refresh`] asks for mid-run when a MOVED says the map is stale.
 //! Then the engine's rooms (docs/design.md): [`run`](mod@run) (phases, worker
 //! threads pinned by [`affinity`], merge of their results) starts one
 //! [`worker`] loop per thread (mio poll and timers; it owns no policy), which
@@ -56,6 +57,7 @@ pub mod template;
 pub mod tls;
 pub mod tls_config;
 pub mod topology;
+pub mod topology_refresh;
 pub mod transport;
 pub mod values;
 pub mod worker;

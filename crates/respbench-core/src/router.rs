@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
+use crate::cluster_plan::endpoint_label;
 use crate::command::KeyScratch;
 use crate::handshake::ConnectError;
 use crate::keys::KeyStream;
@@ -21,6 +22,7 @@ use crate::plan::{Failure, FailureKind, Plan};
 use crate::progress::RunControl;
 use crate::request_source::{PreparedPlan, Request};
 use crate::tally::Tally;
+use crate::topology::SlotMap;
 use crate::transport::Stream;
 
 /// Redirections (or retries) of one request before it counts as the error
@@ -133,6 +135,22 @@ pub(crate) trait Router: Sized + Send {
     /// the peer's later requests open it again, or, while its node cannot
     /// be reached, ask the client's own node again after a backoff.
     fn drop_peer(&mut self, _k: usize, _link: Link, _tally: &mut Tally) {}
+    /// A topology refresh's whole new map: each slot's later requests go
+    /// straight to its owner (the client's own node: the source's routing).
+    fn apply_topology(&mut self, _w: &PreparedPlan, _tally: &mut Tally, _map: &SlotMap) {}
+    /// `(host, port)` of the node the last MOVED named.
+    fn moved_target(&self) -> Option<(String, u16)> {
+        None
+    }
+    /// The slots MOVED replies moved since [`Router::clear_moved_news`],
+    /// each with the `host:port` they went to: news for the worker's other
+    /// clients, whose requests of those slots then go straight there too.
+    fn moved_news(&self) -> impl Iterator<Item = (u16, &str)> {
+        std::iter::empty()
+    }
+    fn clear_moved_news(&mut self) {}
+    /// Another client of the worker got a MOVED: `slot` is at `target` now.
+    fn learn_moved(&mut self, _w: &PreparedPlan, _tally: &mut Tally, _slot: u16, _target: &str) {}
 }
 
 /// One server: every request on the client's own Link; nothing redirects.
@@ -209,7 +227,15 @@ pub(crate) struct ClusterRouter {
     index: u32,
     /// A Link of this Router failed: that ends the run (see `Client::settle`).
     pub link_failed: bool,
+    /// The peer the last MOVED named: where a topology refresh asks first.
+    last_moved: Option<usize>,
+    /// Slots MOVED since the worker last shared them (at most [`MOVED_NEWS`]; made with the slot map).
+    news: Vec<u16>,
 }
+
+/// Slots one client's MOVED replies pass on to the worker's other clients per
+/// turn; past that a topology refresh brings the rest.
+const MOVED_NEWS: usize = 64;
 
 impl ClusterRouter {
     pub fn new(w: &PreparedPlan, id: u32, node: Option<u16>, home: String) -> ClusterRouter {
@@ -237,6 +263,8 @@ impl ClusterRouter {
             token_of: |_, _| mio::Token(0),
             index: 0,
             link_failed: false,
+            last_moved: None,
+            news: Vec::new(),
         }
     }
 
@@ -261,28 +289,24 @@ impl ClusterRouter {
     }
 
     /// The peer `target` (`host:port`) names, made on first use.
-    fn peer_to(&mut self, w: &PreparedPlan, target: &[u8]) -> usize {
+    fn peer_to(&mut self, w: &PreparedPlan, tally: &mut Tally, target: &[u8]) -> usize {
         if let Some(i) = self.peers.iter().position(|p| p.target.as_bytes() == target) {
             return i;
         }
         let target = String::from_utf8_lossy(target).into_owned();
         // The row its replies count in: the primary it is, or whose replica it is
         // (a failover promotes one: the shard's row), else this client's own.
-        let row = w
-            .plan
-            .cluster
-            .as_ref()
+        let cluster = w.plan.cluster.as_ref();
+        let row = cluster
             .and_then(|c| {
                 (0..c.nodes.len()).find(|&i| {
                     c.node_label(i) == target
-                        || c.replicas.get(i).is_some_and(|rs| {
-                            rs.iter().any(|(h, p)| {
-                                (if h.contains(':') { format!("[{h}]:{p}") } else { format!("{h}:{p}") }) == target
-                            })
-                        })
+                        || c.replicas.get(i).is_some_and(|rs| rs.iter().any(|(h, p)| endpoint_label(h, *p) == target))
                 })
             })
             .map(|i| i as u16)
+            // A node the plan does not name joined mid-run: a row of its own.
+            .or_else(|| tally.joined_row(&target, cluster.map_or(0, |c| c.nodes.len())))
             .or(self.node);
         self.peers.push(Peer { target, row, link: None, opening: None, waiting: VecDeque::with_capacity(self.window) });
         self.peers.len() - 1
@@ -296,6 +320,7 @@ impl ClusterRouter {
         }
         if self.slot_peer.is_empty() {
             self.slot_peer = vec![-1; SLOTS];
+            self.news = Vec::with_capacity(MOVED_NEWS);
         }
         self.slot_peer[slot] = if peer == HOME { -1 } else { peer as i16 };
     }
@@ -529,6 +554,53 @@ impl Router for ClusterRouter {
         }
     }
 
+    /// Every slot this client's source may draw is routed as `map` says:
+    /// those of its own primary by the source (its own Link), the others
+    /// straight to their owner's peer (opened on first use). Nothing moves
+    /// between sources, so each request is still sent once, and a key's
+    /// requests still go one after another to one node.
+    fn apply_topology(&mut self, w: &PreparedPlan, tally: &mut Tally, map: &SlotMap) {
+        let own = w.plan.cluster.as_ref().zip(self.node).map(|(c, n)| c.node_label(n as usize));
+        let peer_of: Vec<i16> = map
+            .nodes()
+            .iter()
+            .map(|(host, port)| {
+                let label = endpoint_label(host, *port);
+                if own.as_deref() == Some(label.as_str()) || label == self.peers[HOME].target {
+                    -1
+                } else {
+                    self.peer_to(w, tally, label.as_bytes()) as i16
+                }
+            })
+            .collect();
+        if self.slot_peer.is_empty() {
+            self.slot_peer = vec![-1; SLOTS];
+        }
+        for (slot, to) in self.slot_peer.iter_mut().enumerate() {
+            *to = peer_of[map.owner(slot as u16)];
+        }
+    }
+
+    fn moved_target(&self) -> Option<(String, u16)> {
+        self.last_moved.and_then(|k| split_host_port(&self.peers[k].target))
+    }
+
+    fn moved_news(&self) -> impl Iterator<Item = (u16, &str)> {
+        self.news.iter().map(|&slot| {
+            let peer = self.slot_peer.get(slot as usize).map_or(HOME, |&p| if p < 0 { HOME } else { p as usize });
+            (slot, self.peers[peer].target.as_str())
+        })
+    }
+
+    fn clear_moved_news(&mut self) {
+        self.news.clear();
+    }
+
+    fn learn_moved(&mut self, w: &PreparedPlan, tally: &mut Tally, slot: u16, target: &str) {
+        let peer = self.peer_to(w, tally, target.as_bytes());
+        self.slot_moved(slot as usize, peer);
+    }
+
     #[inline]
     fn moved_to(&self, r: &Request) -> Option<usize> {
         r.slot.and_then(|s| self.slot_peer.get(s as usize)).filter(|&&d| d >= 0).map(|&d| d as usize)
@@ -562,17 +634,25 @@ impl Router for ClusterRouter {
             tally.given_up(entry.op, text, u32::from(entry.hops) - 1, now);
             return;
         }
-        let c = &mut tally.counters;
         let (peer, not_before) = match kind {
             Redirect::Moved | Redirect::Ask => {
                 // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381"
                 let space = text.iter().rposition(|&b| b == b' ').unwrap_or(0);
-                let peer = self.peer_to(w, &text[(space + 1).min(text.len())..]);
+                let peer = self.peer_to(w, tally, &text[(space + 1).min(text.len())..]);
+                let c = &mut tally.counters;
                 if kind == Redirect::Moved {
                     c.moved += 1;
                     let slot =
                         text[6.min(space)..space].iter().fold(0usize, |n, &b| n * 10 + b.wrapping_sub(b'0') as usize);
+                    let was = self.slot_peer.get(slot).copied();
                     self.slot_moved(slot, peer);
+                    self.last_moved = Some(peer);
+                    // News only when it changes where the slot goes (a request in flight
+                    // before a MOVED or a refresh was answered MOVED too: old news).
+                    let changed = slot < SLOTS && self.slot_peer.get(slot).copied() != was.or(Some(-1));
+                    if changed && self.news.len() < self.news.capacity() {
+                        self.news.push(slot as u16);
+                    }
                 } else {
                     c.asked += 1;
                 }
@@ -583,7 +663,7 @@ impl Router for ClusterRouter {
                 (peer, if hops <= free { now } else { now + backoff(hops - free) })
             }
             Redirect::Retry => {
-                c.retried += 1;
+                tally.counters.retried += 1;
                 entry.asking = false;
                 (HOME, now + backoff(u32::from(entry.hops)))
             }

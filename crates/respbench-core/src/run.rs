@@ -78,7 +78,10 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
                 .iter()
                 .enumerate()
                 .map(|(i, n)| NodeRecord {
-                    node: c.node_label(i),
+                    node: match i.checked_sub(c.nodes.len()) {
+                        None => c.node_label(i),
+                        Some(j) => outcome.joined[j].clone(),
+                    },
                     requests: n.requests,
                     errors: n.errors,
                     redirections: n.redirections,
@@ -159,8 +162,10 @@ struct PhaseOutcome {
     lag: Option<LatencyHistogram>,
     /// Requests written whose replies had not come when the phase stopped.
     unanswered: u64,
-    /// `--cluster`, the timed phase: per primary.
+    /// `--cluster`, the timed phase: per primary, then per node that joined mid-run.
     nodes: Vec<NodeTally>,
+    /// `host:port` of the rows past the plan's primaries.
+    joined: Vec<String>,
 }
 
 /// What kind of phase the workers run: whether latency is recorded, whether
@@ -233,6 +238,7 @@ fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> Pha
                 lag: tally.lag,
                 unanswered: 0,
                 nodes: tally.nodes,
+                joined: Vec::new(),
             };
         }
     };
@@ -413,7 +419,20 @@ fn merge_workers(
         if let (Some(sum), Some(h)) = (total.lag.as_mut(), o.tally.lag.as_ref()) {
             sum.merge(h);
         }
-        for (sum, n) in total.nodes.iter_mut().zip(&o.tally.nodes) {
+        for (i, n) in o.tally.nodes.iter().enumerate() {
+            // A row past the plan's nodes is a node that joined mid-run: the same in every thread by its label.
+            let row = match i.checked_sub(shape.nodes).and_then(|j| o.tally.joined.get(j)) {
+                None => i,
+                Some(label) => match total.joined.iter().position(|l| l == label) {
+                    Some(at) => shape.nodes + at,
+                    None => {
+                        total.joined.push(label.clone());
+                        total.nodes.push(NodeTally::default());
+                        total.nodes.len() - 1
+                    }
+                },
+            };
+            let Some(sum) = total.nodes.get_mut(row) else { continue };
             sum.requests += n.requests;
             sum.errors += n.errors;
             sum.redirections += n.redirections;
@@ -431,6 +450,7 @@ fn merge_workers(
         lag: total.lag,
         unanswered: total.unanswered,
         nodes: total.nodes,
+        joined: total.joined,
     }
 }
 

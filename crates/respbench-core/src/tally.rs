@@ -38,8 +38,11 @@ pub(crate) struct Tally {
     pub unreported_errors: u64,
     /// Requests written whose replies had not come when the phase stopped.
     pub unanswered: u64,
-    /// `--cluster`, the timed phase: per primary, in `ClusterPlan::nodes` order.
+    /// `--cluster`, the timed phase: per primary, in `ClusterPlan::nodes`
+    /// order, then those a topology refresh found joined mid-run.
     pub nodes: Vec<NodeTally>,
+    /// `host:port` of the rows past the plan's nodes, in `nodes` order.
+    pub joined: Vec<String>,
 }
 
 /// `--cluster`: what the timed phase counts per primary (`NodeRecord`).
@@ -53,6 +56,23 @@ pub(crate) struct NodeTally {
 }
 
 impl Tally {
+    /// The per-node row of `label`, a node the plan does not name (joined
+    /// mid-run), made on first use; None outside the timed phase (no rows).
+    pub fn joined_row(&mut self, label: &str, plan_nodes: usize) -> Option<u16> {
+        if self.histogram.is_none() || self.nodes.is_empty() {
+            return None;
+        }
+        let at = match self.joined.iter().position(|j| j == label) {
+            Some(at) => at,
+            None => {
+                self.joined.push(label.to_string());
+                self.nodes.push(NodeTally::default());
+                self.joined.len() - 1
+            }
+        };
+        u16::try_from(plan_nodes + at).ok()
+    }
+
     /// A reply (not a redirection) to a request of this phase: counted once,
     /// its latency recorded in its command's histogram and, under
     /// `--cluster`, in the row of the node that answered (`row`).

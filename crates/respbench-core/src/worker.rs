@@ -24,6 +24,7 @@ use crate::recovery::reconnect_target;
 use crate::request_source::{PreparedPlan, RequestSource};
 use crate::router::Router;
 use crate::tally::{IntervalClock, Tally};
+use crate::topology_refresh::TopologyRefresh;
 
 /// Longest a worker sleeps in epoll before it looks at the cancel flag and
 /// the other threads' failures again.
@@ -129,6 +130,8 @@ pub(crate) fn worker<R: Router>(
         active_close_waits: 0,
         active_down: 0,
         next_retry: None,
+        refresh: R::REDIRECTS.then(|| TopologyRefresh::new(&shared.prepared.plan)),
+        moved_shared: 0,
         conns,
         tally,
         poll,
@@ -185,6 +188,10 @@ struct EventLoop<'a, R: Router> {
     /// of them is due for its next attempt.
     active_down: usize,
     next_retry: Option<Instant>,
+    /// `--cluster`: asks for the whole slot map when a MOVED says it is stale.
+    refresh: Option<TopologyRefresh>,
+    /// The MOVED count when the clients last shared what MOVED replies told them.
+    moved_shared: u64,
     /// `--ramp-connections`: connections still to open, the soonest first.
     later: std::collections::VecDeque<Later>,
     /// This thread's start of the phase, and its end for a time-bound one.
@@ -229,6 +236,7 @@ impl<R: Router> EventLoop<'_, R> {
         // One clock read per turn, taken after its events: the interval, p99,
         // reply-deadline and reconnect checks and the next poll's wait share it.
         let mut now = Instant::now();
+        let mut next_refresh: Option<Instant> = None;
         while (self.active > 0 || !self.later.is_empty()) && !self.shared.stop.load(Ordering::Relaxed) {
             if control.is_cancelled() {
                 self.shared.fail(Failure::new(FailureKind::Interrupted, "interrupted"));
@@ -242,7 +250,7 @@ impl<R: Router> EventLoop<'_, R> {
                 continue;
             }
             let next_open = self.later.front().map(|l| self.started_at + l.at);
-            let wake = [next_turn, self.next_retry, next_open].into_iter().flatten().min();
+            let wake = [next_turn, self.next_retry, next_open, next_refresh].into_iter().flatten().min();
             let wait = poll_wait(wake, next_timeout_check, now);
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
@@ -255,6 +263,9 @@ impl<R: Router> EventLoop<'_, R> {
             }
             if paced {
                 next_turn = self.take_due_turns();
+            }
+            if R::REDIRECTS {
+                next_refresh = self.refresh_topology();
             }
             if self.tally.unreported_replies > 0 {
                 control.add(self.tally.unreported_replies, self.tally.unreported_errors);
@@ -340,6 +351,32 @@ impl<R: Router> EventLoop<'_, R> {
             let outcome = self.conns[i].start(prepared, &mut self.tally);
             self.settle(i, outcome);
         }
+    }
+
+    /// `--cluster`: a MOVED since the last look asks the cluster for its
+    /// map (rate-limited in [`TopologyRefresh`]); a map that came whole is
+    /// applied in every client's Router. Returns when it next needs a turn.
+    fn refresh_topology(&mut self) -> Option<Instant> {
+        let prepared = self.shared.prepared;
+        let refresh = self.refresh.as_mut()?;
+        let now = Instant::now();
+        let moved = self.tally.counters.moved;
+        if moved != self.moved_shared {
+            self.moved_shared = moved;
+            if share_moved_news(prepared, &mut self.conns, &mut self.tally) {
+                refresh.mark_stale();
+            }
+        }
+        if let Some(map) = refresh.take_map() {
+            for conn in self.conns.iter_mut() {
+                conn.router.apply_topology(prepared, &mut self.tally, &map);
+            }
+        }
+        if refresh.due(now) {
+            let first = self.conns.iter().find_map(|c| c.router.moved_target());
+            refresh.ask(&prepared.plan, first, now);
+        }
+        refresh.next_wake(now)
     }
 
     /// Connection `i`'s socket into the poll (a later ramp step, a reconnect); false (the phase failed) if epoll refused.
@@ -537,6 +574,26 @@ impl<R: Router> EventLoop<'_, R> {
         }
         next
     }
+}
+
+/// What a MOVED told one client holds for all of the worker's: the slot's
+/// requests of every other client go straight to its new owner too, without
+/// a MOVED each, until the next topology refresh brings the whole map.
+/// Whether there was any (a MOVED that said what no map had: it is stale).
+fn share_moved_news<R: Router>(w: &PreparedPlan, conns: &mut [Client<R>], tally: &mut Tally) -> bool {
+    let mut any = false;
+    for i in 0..conns.len() {
+        let (before, rest) = conns.split_at_mut(i);
+        let Some((me, after)) = rest.split_first_mut() else { break };
+        for (slot, target) in me.router.moved_news() {
+            any = true;
+            for other in before.iter_mut().chain(after.iter_mut()) {
+                other.router.learn_moved(w, tally, slot, target);
+            }
+        }
+        me.router.clear_moved_news();
+    }
+    any
 }
 
 /// How long epoll may sleep: until the next paced turn or the next reply

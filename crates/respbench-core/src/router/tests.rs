@@ -92,3 +92,51 @@ fn a_request_redirected_too_often_or_for_too_long_counts_as_the_error_it_got() {
     assert!(first.starts_with("MOVED 1 127.0.0.1:7001 (after 64 redirections or retries)"), "{first}");
     let _ = Op::Set;
 }
+
+/// A `CLUSTER SLOTS` reply: each `(first, last, port)` range owned by `127.0.0.1:port`.
+fn slot_map(ranges: &[(u16, u16, u16)]) -> SlotMap {
+    let mut reply = format!("*{}\r\n", ranges.len());
+    for (first, last, port) in ranges {
+        reply += &format!("*3\r\n:{first}\r\n:{last}\r\n*2\r\n$9\r\n127.0.0.1\r\n:{port}\r\n");
+    }
+    crate::topology::parse_slots(reply.as_bytes(), "127.0.0.1").unwrap().map
+}
+
+#[test]
+fn a_refreshed_map_sends_each_slot_straight_to_its_owner_and_its_own_nodes_slots_home() {
+    let (_, _, w) = paired_link(1);
+    let (mut r, mut tally) = (router(&w), Tally::default());
+    // A MOVED had sent slot 10 to 7001; the new map gives it back to 7000 (the client's own),
+    // and slots 0..=5000 to a node the client has not heard of (7003).
+    r.redirect(&w, &mut tally, entry(1), &[1], Redirect::Moved, b"MOVED 10 127.0.0.1:7001", Instant::now());
+    assert_eq!(r.moved_to(&request(10)), Some(1));
+    r.apply_topology(&w, &mut tally, &slot_map(&[(0, 5000, 7003), (5001, 9000, 7000), (9001, 16383, 7001)]));
+    let to = |slot: u16| r.moved_to(&request(slot)).map(|k| r.peers[k].target.as_str());
+    assert_eq!(to(0), Some("127.0.0.1:7003"));
+    assert_eq!(to(5000), Some("127.0.0.1:7003"));
+    assert_eq!(to(5001), None);
+    assert_eq!(to(10), Some("127.0.0.1:7003"));
+    assert_eq!(to(9001), Some("127.0.0.1:7001"));
+    // One peer per node, none for the client's own.
+    assert_eq!(r.peers.len(), 3);
+    // No MOVED counted for what the map moved.
+    assert_eq!(tally.counters.moved, 1);
+}
+
+#[test]
+fn a_moved_is_news_another_client_of_the_worker_routes_by() {
+    let (_, _, w) = paired_link(1);
+    let (mut a, mut b, mut tally) = (router(&w), router(&w), Tally::default());
+    a.redirect(&w, &mut tally, entry(1), &[1], Redirect::Moved, b"MOVED 77 127.0.0.1:7002", Instant::now());
+    let news: Vec<(u16, String)> = a.moved_news().map(|(s, t)| (s, t.to_string())).collect();
+    assert_eq!(news, vec![(77, "127.0.0.1:7002".to_string())]);
+    for (slot, target) in &news {
+        b.learn_moved(&w, &mut tally, *slot, target);
+    }
+    a.clear_moved_news();
+    assert_eq!(a.moved_news().count(), 0);
+    // The other client sends slot 77 straight to 7002, without a MOVED of its own; learning is no news.
+    assert_eq!(b.moved_to(&request(77)).map(|k| b.peers[k].target.as_str()), Some("127.0.0.1:7002"));
+    assert_eq!(b.moved_news().count(), 0);
+    assert_eq!(tally.counters.moved, 1);
+}

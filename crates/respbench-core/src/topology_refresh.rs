@@ -1,0 +1,261 @@
+//! `--cluster`: a mid-run topology refresh. A MOVED says this worker's slot
+//! map is stale; rather than learn the new one a MOVED per slot, the worker
+//! asks the cluster for the whole map (`CLUSTER SHARDS`, or `CLUSTER SLOTS`
+//! where that is refused) and hands it to every client's Router, so slots
+//! that moved but no request has touched yet, and nodes that joined
+//! mid-run, get their requests straight away.
+//!
+//! The question goes on a control connection of its own, opened like any
+//! Link ([`crate::open::open`]: TLS, AUTH and the handshake apply) on a
+//! helper thread, so the worker never blocks; the worker looks for the
+//! answer on its turns. At most one is asked at a time per worker, and at
+//! most one per [`MIN_INTERVAL`], so a MOVED storm stays one question. A
+//! reply that does not parse whole changes nothing (the map in use stays).
+
+use std::io::{self, Read, Write};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::time::{Duration, Instant};
+
+use mio::{Events, Interest, Poll, Token};
+
+use crate::plan::Plan;
+use crate::progress::RunControl;
+use crate::topology::{CLUSTER_SHARDS, CLUSTER_SLOTS, SlotMap, TopologyError, parse_shards, parse_slots};
+use crate::transport::Stream;
+
+/// Fewest time between two questions of one worker.
+pub(crate) const MIN_INTERVAL: Duration = Duration::from_millis(100);
+/// How often the worker looks whether the helper thread has the answer.
+const ANSWER_POLL: Duration = Duration::from_millis(1);
+/// The longest a question waits for its reply without a `--timeout`.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a question brought no map.
+#[derive(Debug)]
+enum Unanswered {
+    /// Every node asked refused both `CLUSTER SHARDS` and `CLUSTER SLOTS`
+    /// (a proxy, say): asking again would get the same, so nothing is.
+    Refused,
+    /// Unreachable, timed out, or a reply that is not a whole map: a later MOVED asks again.
+    Failed,
+}
+
+/// One worker's refreshes: the question under way, when the last began, and
+/// where to ask (the nodes of the newest map first).
+pub(crate) struct TopologyRefresh {
+    asking: Option<Receiver<Result<SlotMap, Unanswered>>>,
+    /// The cluster refuses to say: no more questions this phase.
+    refused: bool,
+    last_asked: Option<Instant>,
+    /// `host:port` of every primary known, newest map first.
+    nodes: Vec<(String, u16)>,
+    /// A MOVED told a client something its map did not say since the last question.
+    stale: bool,
+    /// Maps applied, and questions that brought none (unreachable, refused, invalid).
+    pub applied: u64,
+    pub failed: u64,
+}
+
+impl TopologyRefresh {
+    pub fn new(plan: &Plan) -> TopologyRefresh {
+        let nodes = plan.cluster.as_ref().map_or_else(Vec::new, |c| c.nodes.clone());
+        TopologyRefresh { asking: None, refused: false, last_asked: None, nodes, stale: false, applied: 0, failed: 0 }
+    }
+
+    /// A MOVED told a client something its map did not say: the map is stale.
+    pub fn mark_stale(&mut self) {
+        self.stale = true;
+    }
+
+    /// The map is stale, and no question is under way or began less than
+    /// [`MIN_INTERVAL`] ago (then a later turn asks).
+    pub fn due(&self, now: Instant) -> bool {
+        self.stale && self.asking.is_none() && !self.refused && self.last_asked.is_none_or(|t| now >= t + MIN_INTERVAL)
+    }
+
+    /// Starts the question (when [`due`](Self::due)): `first`, the node a
+    /// MOVED named, is asked first, as the one that surely has the slot's
+    /// new owner (a node the news has not reached yet would give the old map).
+    pub fn ask(&mut self, plan: &Plan, first: Option<(String, u16)>, now: Instant) {
+        self.stale = false;
+        self.last_asked = Some(now);
+        let (tx, rx) = mpsc::channel();
+        let plan = plan.clone();
+        let mut nodes = self.nodes.clone();
+        if let Some(first) = first {
+            nodes.retain(|n| *n != first);
+            nodes.insert(0, first);
+        }
+        // Nobody joins it: it gives up after the plan's --timeout per node asked.
+        let spawned = std::thread::Builder::new().name("respbench-topology".into()).spawn(move || {
+            let _ = tx.send(ask_any(&plan, &nodes));
+        });
+        match spawned {
+            Ok(_) => self.asking = Some(rx),
+            Err(_) => self.failed += 1,
+        }
+    }
+
+    /// The new map, once the helper thread has one whole.
+    pub fn take_map(&mut self) -> Option<SlotMap> {
+        let answer = match self.asking.as_ref()?.try_recv() {
+            Err(TryRecvError::Empty) => return None,
+            Ok(answer) => answer,
+            Err(TryRecvError::Disconnected) => Err(Unanswered::Failed),
+        };
+        self.asking = None;
+        match answer {
+            Ok(map) => {
+                self.applied += 1;
+                // Ask the newest map's nodes first next time (a joined one included).
+                let mut nodes = map.nodes().to_vec();
+                nodes.extend(self.nodes.drain(..).filter(|n| !map.nodes().contains(n)));
+                self.nodes = nodes;
+                Some(map)
+            }
+            Err(why) => {
+                self.refused = matches!(why, Unanswered::Refused);
+                self.failed += 1;
+                None
+            }
+        }
+    }
+
+    /// When the worker needs a turn for this: a question under way is looked
+    /// at every [`ANSWER_POLL`]; a stale map waiting out [`MIN_INTERVAL`] asks then.
+    pub fn next_wake(&self, now: Instant) -> Option<Instant> {
+        if self.asking.is_some() {
+            return Some(now + ANSWER_POLL);
+        }
+        (self.stale && !self.refused).then(|| self.last_asked.map_or(now, |t| t + MIN_INTERVAL))
+    }
+}
+
+/// Asks each node in turn until one answers with a whole map.
+fn ask_any(plan: &Plan, nodes: &[(String, u16)]) -> Result<SlotMap, Unanswered> {
+    let mut all_refused = !nodes.is_empty();
+    for (host, port) in nodes {
+        // An empty host (a node announcing none) is the one the plan reached it on.
+        let host = if host.is_empty() { plan.host.clone() } else { host.clone() };
+        let node = Plan { host, port: *port, socket: None, cluster: None, ..plan.clone() };
+        match ask(&node) {
+            Ok(map) => return Ok(map),
+            Err(why) => all_refused &= matches!(why, TopologyError::Refused(_)),
+        }
+    }
+    Err(if all_refused { Unanswered::Refused } else { Unanswered::Failed })
+}
+
+/// One node's map: `CLUSTER SHARDS`, or `CLUSTER SLOTS` if it refuses that.
+fn ask(node: &Plan) -> Result<SlotMap, TopologyError> {
+    let timeout = if node.timeout_ms > 0 { Duration::from_millis(node.timeout_ms) } else { DEFAULT_TIMEOUT };
+    let mut stream = crate::open::open(node, &RunControl::new()).map_err(|_| TopologyError::Invalid(String::new()))?;
+    let tls = node.tls.is_some();
+    match exchange(&mut stream, CLUSTER_SHARDS, timeout, |b| parse_shards(b, &node.host, tls)) {
+        Err(TopologyError::Refused(_)) => exchange(&mut stream, CLUSTER_SLOTS, timeout, |b| parse_slots(b, &node.host)),
+        answer => answer,
+    }
+}
+
+/// Writes `request`, then reads until `parse` takes the reply (or refuses it).
+fn exchange(
+    stream: &mut Stream,
+    request: &[u8],
+    timeout: Duration,
+    parse: impl Fn(&[u8]) -> Result<crate::topology::Parsed, TopologyError>,
+) -> Result<SlotMap, TopologyError> {
+    let failed = |e: io::Error| TopologyError::Invalid(format!("topology refresh: {e}"));
+    let mut poll = Poll::new().map_err(failed)?;
+    poll.registry().register(stream, Token(0), Interest::READABLE | Interest::WRITABLE).map_err(failed)?;
+    let deadline = Instant::now() + timeout;
+    let mut events = Events::with_capacity(4);
+    let (mut written, mut input, mut chunk) = (0, Vec::with_capacity(16 * 1024), [0u8; 16 * 1024]);
+    let answer = loop {
+        while written < request.len() {
+            match stream.write(&request[written..]) {
+                Ok(0) => break,
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(failed(e)),
+            }
+        }
+        let _ = stream.flush();
+        loop {
+            match stream.read(&mut chunk) {
+                Ok(0) => return Err(TopologyError::Invalid("the server closed the control connection".into())),
+                Ok(n) => input.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(failed(e)),
+            }
+        }
+        if let Some(&first) = input.first() {
+            // Neither a list nor an error (`+OK`, say): no cluster topology is
+            // to be had there, now or later, as from a node that refuses.
+            if !b"*>-|".contains(&first) {
+                break Err(TopologyError::Refused("the reply is not a list".into()));
+            }
+            match parse(&input) {
+                Err(TopologyError::Incomplete) => {}
+                answer => break answer.map(|p| p.map),
+            }
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break Err(TopologyError::Invalid("no topology reply within the timeout".into()));
+        }
+        if let Err(e) = poll.poll(&mut events, Some((deadline - now).min(Duration::from_millis(20)))) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                break Err(failed(e));
+            }
+        }
+    };
+    let _ = poll.registry().deregister(stream);
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The answer of a question that cannot reach anyone (no node known), waited for.
+    fn answered(refresh: &mut TopologyRefresh) -> Option<SlotMap> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while refresh.asking.is_some() && Instant::now() < deadline {
+            if let Some(map) = refresh.take_map() {
+                return Some(map);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        None
+    }
+
+    #[test]
+    fn a_stale_map_asks_once_at_a_time_and_once_per_interval_at_most() {
+        let plan = Plan::new("127.0.0.1", 1);
+        let mut refresh = TopologyRefresh::new(&plan);
+        let now = Instant::now();
+        // Not stale: nothing to ask.
+        assert!(!refresh.due(now));
+        assert_eq!(refresh.next_wake(now), None);
+        refresh.mark_stale();
+        assert!(refresh.due(now));
+        refresh.ask(&plan, None, now);
+        // One in flight: stale again asks nothing more, and the worker looks for the answer soon.
+        refresh.mark_stale();
+        assert!(!refresh.due(now));
+        assert_eq!(refresh.next_wake(now), Some(now + ANSWER_POLL));
+        // No node to ask: no map, the old one stays.
+        assert_eq!(answered(&mut refresh), None);
+        assert_eq!((refresh.applied, refresh.failed), (0, 1));
+        // Stale since: asked again, but not before the interval has passed.
+        assert!(!refresh.due(now + MIN_INTERVAL / 2));
+        assert_eq!(refresh.next_wake(now + MIN_INTERVAL / 2), Some(now + MIN_INTERVAL));
+        assert!(refresh.due(now + MIN_INTERVAL));
+        refresh.ask(&plan, None, now + MIN_INTERVAL);
+        assert_eq!(answered(&mut refresh), None);
+        // Nothing stale since the last question: nothing to ask.
+        assert!(!refresh.due(now + MIN_INTERVAL * 3));
+    }
+}
