@@ -140,17 +140,20 @@ fn count_reply(
         }
         return;
     }
-    let command = &w.commands[entry.command as usize];
     if entry.op == Op::Set {
         c.ok += 1;
         // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
-        if let Some(written) = w.written.as_ref().filter(|_| command.kind == CommandKind::Write) {
-            for &key in &keys[..command.encoder.key_count()] {
-                written.add(key);
+        if let Some(written) = w.written.as_ref() {
+            let command = &w.commands[entry.command as usize];
+            if command.kind == CommandKind::Write {
+                for &key in &keys[..command.encoder.key_count()] {
+                    written.add(key);
+                }
             }
         }
         return;
     }
+    let command = &w.commands[entry.command as usize];
     if command.array_reply {
         count_array_reply(w, tally, scanner, buf, &keys[..command.encoder.key_count()], now, replica);
         return;
