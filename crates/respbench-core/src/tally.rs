@@ -134,9 +134,7 @@ fn count_reply(
     if scanner.kind == ReplyKind::Error {
         c.errors += 1;
         if tally.first.error.is_none() {
-            let text = scanner.payload(buf);
-            let text: String = text[..text.len().min(MAX_ERROR_TEXT)].iter().map(|&b| b as char).collect();
-            tally.first.error = Some((now, text));
+            keep_first_error(&mut tally.first, scanner, buf, now);
         }
         return;
     }
@@ -190,10 +188,21 @@ fn count_reply(
     }
 }
 
+/// The first error reply's text (at most [`MAX_ERROR_TEXT`] bytes). Out of
+/// line: it runs once a run, and the reply loop it sits in stays small.
+#[cold]
+#[inline(never)]
+fn keep_first_error(first: &mut FirstTexts, scanner: &ReplyScanner, buf: &[u8], now: Instant) {
+    let text = scanner.payload(buf);
+    let text: String = text[..text.len().min(MAX_ERROR_TEXT)].iter().map(|&b| b as char).collect();
+    first.error = Some((now, text));
+}
+
 /// A read answered with one value per key (MGET), as `countArrayReply` in
 /// the TS engine: each element is checked against its key's value
 /// (`--verify-get`). The request counts once: a mismatch if any key's value
 /// differs (the first one described), else a miss if any key was nil, else ok.
+#[inline(never)]
 fn count_array_reply(
     w: &PreparedPlan,
     tally: &mut Tally,
@@ -309,6 +318,7 @@ fn count_array_reply(
 /// `key K: …` with both lengths and the first byte that differs, both sides
 /// shown from a little before it (two 1 MiB values differing at byte
 /// 900,000 show that byte, not two equal prefixes). Worded as the TS engine.
+#[cold]
 fn describe_mismatch(w: &PreparedPlan, s: &ReplyScanner, buf: &[u8], key_index: u64) -> String {
     let expected = w.value_bytes(key_index);
     let key = w.key_text(key_index);
