@@ -181,7 +181,10 @@ impl ReplyScanner {
     /// elements to go; while `top`, the element scanned sets kind and
     /// payload. After a top-level attribute, the reply it annotates is top
     /// again once `pending` comes back to `top_again_at`.
-    #[inline]
+    // Always into the reply loop, as the one-call scan of 404c66c was: a
+    // call per reply (and its Result written to memory) was ~25% more
+    // instructions per reply.
+    #[inline(always)]
     fn walk(&mut self, buf: &[u8], from: Partial) -> Result<Scan, ProtocolError> {
         let end = buf.len();
         let Partial { at, mut pos, mut pending, mut top, mut top_again_at } = from;

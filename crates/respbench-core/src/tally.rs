@@ -56,7 +56,7 @@ impl Tally {
     /// A reply (not a redirection) to a request of this phase: counted once,
     /// its latency recorded in its command's histogram and, under
     /// `--cluster`, in the row of the node that answered (`row`).
-    #[inline]
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub fn answer(
         &mut self,
@@ -106,7 +106,7 @@ impl Tally {
 
 /// Counts one reply against the request it answers, as the TS engine's onReply.
 /// `replica`: `--read-from`, the reply came from a replica (a nil may be stale).
-#[inline]
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn count_reply(
     w: &PreparedPlan,
