@@ -300,6 +300,9 @@ impl<R: Router> Client<R> {
     /// requests of the client's stream due by now go; under `--cluster` one
     /// of this node's drawn past them is held for its time ([`Held`]).
     fn send(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<(), Failure> {
+        if !R::REDIRECTS && self.pacer.interval.is_none() {
+            return self.send_closed_loop(w, tally);
+        }
         while !self.link.writing() {
             // Redirected requests (`--cluster`) are in the window too.
             let free = self.window.saturating_sub(self.link.inflight() + self.router.pending()) as u64;
@@ -378,6 +381,29 @@ impl<R: Router> Client<R> {
                     // write under --reconnect then counts them lost, as it counts the others).
                     self.router.service(w, tally, &mut self.link, now)?;
                 }
+            }
+            self.link.flush(&mut tally.counters.bytes_out)?;
+        }
+        Ok(())
+    }
+
+    /// [`Client::send`] for one server in a closed loop: every request is
+    /// due at once and goes on the client's own Link, so a batch is only the
+    /// window's room, drawn and pushed; no schedule, held request or route
+    /// is looked at per request.
+    fn send_closed_loop(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<(), Failure> {
+        while !self.link.writing() {
+            let free = self.window - self.link.inflight();
+            let count = (free as u64).min(self.source.remaining).min(self.batch_limit as u64) as usize;
+            if count == 0 {
+                return Ok(());
+            }
+            // Requests of one write share a send time, and are due when sent.
+            let now = Instant::now();
+            for _ in 0..count {
+                let r = self.source.next(w, self.link.spare());
+                let entry = InFlight::of(w, &r, now, now);
+                self.link.push(entry, r.len, &self.source.keys()[..r.key_count as usize]);
             }
             self.link.flush(&mut tally.counters.bytes_out)?;
         }

@@ -275,6 +275,7 @@ impl Link {
 
     /// The socket is writable again: TLS records a full socket held back go
     /// first (a no-op for TCP and unix), then what is pending.
+    #[inline(always)]
     pub fn on_writable(&mut self, bytes_out: &mut u64) -> Result<(), Failure> {
         if let Err(e) = self.stream.flush() {
             return Err(self.closed_failure(Some(e)));
@@ -283,6 +284,7 @@ impl Link {
     }
 
     /// One read into the read buffer (grown first when full).
+    #[inline(always)]
     pub fn fill(&mut self, bytes_in: &mut u64) -> Fill {
         loop {
             if self.input_len == self.input.len() {

@@ -413,6 +413,11 @@ pub struct RequestSource {
     slot_scratch: Vec<u8>,
     /// `--read-from`: the writes or the reads of the node's share only (All: both).
     side: Side,
+    /// The plain stream, decided once: every request is this one-key command
+    /// with its key drawn from the stream, sent to the one server (no
+    /// command draw, no routing, no sequential preload), so [`RequestSource::next`]
+    /// asks none of those questions per request.
+    plain: Option<u16>,
 }
 
 impl RequestSource {
@@ -432,7 +437,14 @@ impl RequestSource {
         };
         let mut choosers = vec![chooser(plan.key_pattern)];
         choosers.extend(w.commands.iter().filter_map(|c| c.key_pattern).map(chooser));
+        let fixed = match order {
+            Order::Run if !w.draws_command => Some(w.fixed_command),
+            Order::PreloadReplay => Some(0),
+            _ => None,
+        };
+        let plain = fixed.filter(|&c| node.is_none() && w.commands[c as usize].encoder.key_count() == 1);
         RequestSource {
+            plain,
             remaining: count,
             walked: 0,
             order,
@@ -457,6 +469,28 @@ impl RequestSource {
     /// `max_request_bytes` long).
     #[inline]
     pub fn next(&mut self, w: &PreparedPlan, out: &mut [u8]) -> Request {
+        match self.plain {
+            Some(command) if self.remaining > 0 => self.next_plain(w, out, command),
+            _ => self.next_drawn(w, out),
+        }
+    }
+
+    /// The plain stream's next request: one key from the stream, `command`'s bytes for it.
+    #[inline(always)]
+    fn next_plain(&mut self, w: &PreparedPlan, out: &mut [u8], command: u16) -> Request {
+        self.remaining -= 1;
+        self.walked += 1;
+        let c = &w.commands[command as usize];
+        let key_index = self.choosers[c.chooser].next(&mut self.key_stream);
+        self.keys[0] = key_index;
+        let (len, key_hash) = c.encoder.encode(out, key_index, &mut self.rand_ints, &w.values);
+        Request { len, op: c.op, command, key_hash, key_index, key_count: 1, slot: None }
+    }
+
+    /// Any other stream's next request: a drawn command, several keys, a
+    /// sequential preload, or (`--cluster`) only the requests of this
+    /// source's primary.
+    fn next_drawn(&mut self, w: &PreparedPlan, out: &mut [u8]) -> Request {
         let plan = &w.plan;
         let mut skipped = 0;
         loop {

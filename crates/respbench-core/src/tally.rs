@@ -76,7 +76,7 @@ impl Tally {
     /// A reply (not a redirection) to a request of this phase: counted once,
     /// its latency recorded in its command's histogram and, under
     /// `--cluster`, in the row of the node that answered (`row`).
-    #[inline]
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub fn answer(
         &mut self,
@@ -126,7 +126,7 @@ impl Tally {
 
 /// Counts one reply against the request it answers, as the TS engine's onReply.
 /// `replica`: `--read-from`, the reply came from a replica (a nil may be stale).
-#[inline]
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn count_reply(
     w: &PreparedPlan,
@@ -154,23 +154,24 @@ fn count_reply(
     if scanner.kind == ReplyKind::Error {
         c.errors += 1;
         if tally.first.error.is_none() {
-            let text = scanner.payload(buf);
-            let text: String = text[..text.len().min(MAX_ERROR_TEXT)].iter().map(|&b| b as char).collect();
-            tally.first.error = Some((now, text));
+            keep_first_error(&mut tally.first, scanner, buf, now);
         }
         return;
     }
-    let command = &w.commands[entry.command as usize];
     if entry.op == Op::Set {
         c.ok += 1;
         // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
-        if let Some(written) = w.written.as_ref().filter(|_| command.kind == CommandKind::Write) {
-            for &key in &keys[..command.encoder.key_count()] {
-                written.add(key);
+        if let Some(written) = w.written.as_ref() {
+            let command = &w.commands[entry.command as usize];
+            if command.kind == CommandKind::Write {
+                for &key in &keys[..command.encoder.key_count()] {
+                    written.add(key);
+                }
             }
         }
         return;
     }
+    let command = &w.commands[entry.command as usize];
     if command.array_reply {
         count_array_reply(w, tally, scanner, buf, &keys[..command.encoder.key_count()], now, replica);
         return;
@@ -207,10 +208,21 @@ fn count_reply(
     }
 }
 
+/// The first error reply's text (at most [`MAX_ERROR_TEXT`] bytes). Out of
+/// line: it runs once a run, and the reply loop it sits in stays small.
+#[cold]
+#[inline(never)]
+fn keep_first_error(first: &mut FirstTexts, scanner: &ReplyScanner, buf: &[u8], now: Instant) {
+    let text = scanner.payload(buf);
+    let text: String = text[..text.len().min(MAX_ERROR_TEXT)].iter().map(|&b| b as char).collect();
+    first.error = Some((now, text));
+}
+
 /// A read answered with one value per key (MGET), as `countArrayReply` in
 /// the TS engine: each element is checked against its key's value
 /// (`--verify-get`). The request counts once: a mismatch if any key's value
 /// differs (the first one described), else a miss if any key was nil, else ok.
+#[inline(never)]
 fn count_array_reply(
     w: &PreparedPlan,
     tally: &mut Tally,
@@ -326,6 +338,7 @@ fn count_array_reply(
 /// `key K: …` with both lengths and the first byte that differs, both sides
 /// shown from a little before it (two 1 MiB values differing at byte
 /// 900,000 show that byte, not two equal prefixes). Worded as the TS engine.
+#[cold]
 fn describe_mismatch(w: &PreparedPlan, s: &ReplyScanner, buf: &[u8], key_index: u64) -> String {
     let expected = w.value_bytes(key_index);
     let key = w.key_text(key_index);

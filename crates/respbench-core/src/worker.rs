@@ -473,7 +473,8 @@ impl<R: Router> EventLoop<'_, R> {
     }
 
     /// Records what a connection's turn left it in: finished ones leave the
-    /// poll, a failure stops the phase.
+    /// poll, a failure stops the phase. Once per socket event: inlined.
+    #[inline(always)]
     fn settle(&mut self, i: usize, outcome: Result<Status, Failure>) {
         match outcome {
             Ok(Status::Busy) => {}
