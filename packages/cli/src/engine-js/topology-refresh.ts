@@ -1,0 +1,157 @@
+/**
+ * --cluster: the topology asked again mid-run when a MOVED says the map a
+ * client routes by is stale, so slots that moved go straight to their new
+ * owner before each of them costs a MOVED, and nodes that joined are used.
+ * One per phase of this worker, shared by its Clients' Routers: at most one
+ * query in flight and at most one started per REFRESH_INTERVAL_MS, so a
+ * MOVED storm never becomes a CLUSTER SHARDS storm. The query goes on a
+ * connection of its own (never a load Link), opened through the engine's one
+ * open path (openConnection: TLS, AUTH and the handshake apply), CLUSTER
+ * SHARDS first, CLUSTER SLOTS when that is refused, read as discovery before
+ * the run reads it (cluster.ts readTopology). A reply that does not
+ * parse whole, or leaves a slot without an owner, changes nothing (it is
+ * counted in `invalid`). Paired with crates/respbench-core/src/topology.rs.
+ */
+import type net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { readTopology, topologyProblem } from '../cluster.js';
+import { openConnection } from './connection.js';
+import { LatencyHistogram } from './histogram.js';
+import { nodeLabel, slotOwners, type ClusterPlan, type Plan } from './plan.js';
+import type { NodeTally } from './tally.js';
+
+/** The shortest time between the starts of two queries. */
+export const REFRESH_INTERVAL_MS = 100;
+
+/** A cluster's slot map as the Routers apply it: each slot's owner, by label. */
+export interface SlotMap {
+  /** `host:port` of each primary that owns slots. */
+  labels: string[];
+  /** slot → index in `labels`. */
+  owner: Uint16Array;
+}
+
+/** What takes a new map: a Client's Router. */
+export interface TopologyListener {
+  applyTopology(map: SlotMap): void;
+}
+
+/** The per-node rows of the measured phase (null otherwise): a primary that joins mid-run gets its own. */
+export interface NodeRows {
+  labels: string[];
+  tallies: NodeTally[];
+}
+
+export class TopologyRefresh {
+  /** Maps applied. */
+  refreshes = 0;
+  /** Queries that failed or whose reply did not parse whole (the old map kept). */
+  invalid = 0;
+  private readonly listeners: TopologyListener[] = [];
+  private inFlight = false;
+  /** A MOVED came while a query was in flight or too soon after one: ask again when allowed. */
+  private again = false;
+  private lastStart = -Infinity;
+  private timer: NodeJS.Timeout | null = null;
+  /** The node the next query asks (the last MOVED's: it owns the slot, so its map is at least that new). */
+  private seed = '';
+  private socket: net.Socket | null = null;
+  private closed = false;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly rows: NodeRows | null,
+  ) {}
+
+  /** The phase's start map, from the plan's discovery. */
+  static initialMap(cluster: ClusterPlan): SlotMap {
+    return { labels: cluster.nodes.map(nodeLabel), owner: slotOwners(cluster) };
+  }
+
+  subscribe(listener: TopologyListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** A MOVED named `seed` (host:port) for a slot the map had elsewhere: the map is stale. */
+  request(seed: string): void {
+    if (this.closed) return;
+    this.seed = seed;
+    if (this.inFlight || this.timer !== null) {
+      this.again = true;
+      return;
+    }
+    const wait = this.lastStart + REFRESH_INTERVAL_MS - performance.now();
+    if (wait > 0) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.start();
+      }, wait);
+    } else this.start();
+  }
+
+  /** The phase is over: nothing more is asked, a query under way is dropped. */
+  close(): void {
+    this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.abort.abort();
+    this.socket?.destroy();
+  }
+
+  private start(): void {
+    if (this.closed) return;
+    this.inFlight = true;
+    this.again = false;
+    this.lastStart = performance.now();
+    this.query(this.seed).then(
+      (map) => {
+        this.inFlight = false;
+        if (this.closed) return;
+        if (map === null) this.invalid++;
+        else this.apply(map);
+        if (this.again) this.request(this.seed);
+      },
+      () => {
+        this.inFlight = false;
+        if (!this.closed) this.invalid++;
+      },
+    );
+  }
+
+  /** The map `seed` tells, or null when it tells none whole. */
+  private async query(seed: string): Promise<SlotMap | null> {
+    const m = /^\[?(.*?)\]?:(\d+)$/.exec(seed);
+    if (!m) return null;
+    const plan = this.plan;
+    const host = m[1] === '' ? plan.host : m[1];
+    const timeoutMs = plan.timeoutMs > 0 ? plan.timeoutMs : 10_000;
+    try {
+      const socket = await openConnection({ ...plan, host, port: Number(m[2]), socket: null, cluster: null, readOnly: false }, this.abort.signal);
+      this.socket = socket;
+      if (this.closed) return null;
+      const topology = await readTopology(socket, host, plan.tls !== null, timeoutMs);
+      if (topologyProblem(topology) !== null) return null;
+      return TopologyRefresh.initialMap({ seeds: [], ...topology });
+    } catch {
+      return null;
+    } finally {
+      this.socket?.destroy();
+      this.socket = null;
+    }
+  }
+
+  /** A map read whole: every Router routes by it from now on (a primary new to the phase gets a row). */
+  apply(map: SlotMap): void {
+    this.refreshes++;
+    const rows = this.rows;
+    if (rows !== null) {
+      for (const label of map.labels) {
+        if (rows.labels.includes(label)) continue;
+        rows.labels.push(label);
+        rows.tallies.push({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() });
+      }
+    }
+    for (const l of this.listeners) l.applyTopology(map);
+  }
+}
