@@ -1,7 +1,8 @@
 /**
- * --cluster: finding a Redis Cluster's primaries and who owns which slot,
- * once, before the engine runs (both engines then only route; see
- * docs/cluster.md and docs/design.md). The seeds are tried in order; the
+ * --cluster: finding a Redis Cluster's primaries and who owns which slot
+ * before the engine runs (see docs/cluster.md and docs/design.md), and
+ * reading a node's topology (readTopology) for the JS engine's refresh
+ * during the run (engine-js/topology-refresh.ts). The seeds are tried in order; the
  * first that answers tells the topology: CLUSTER SHARDS (Redis 7+), else
  * CLUSTER SLOTS. Each seed connection is opened through the engines' one
  * place (openConnection), so TLS, AUTH and the rest of the handshake apply

@@ -4,7 +4,9 @@
  * that primary's RequestSource, as CRC16 slot ownership splits the stream);
  * a MOVED or ASK names a node, and the request is re-sent on the client's
  * Link to it (made and opened on first use), ASK after ASKING; a MOVED also
- * sends the slot's later requests straight there. TRYAGAIN and CLUSTERDOWN
+ * sends the slot's later requests straight there, and when the map did not
+ * say so already, asks the phase's TopologyRefresh for the whole map, which
+ * it then applies (applyTopology) to every slot. TRYAGAIN and CLUSTERDOWN
  * send the request again on the Link that answered, after a backoff, until
  * --timeout has passed since its first redirection. A single server has no
  * Router: its one Link is used directly. Paired with
@@ -227,10 +229,11 @@ export class Router implements TopologyListener {
     }
   }
 
-  /** The client's Link to `target` (host:port), made on first use. */
+  /** The client's Link to `target` (host:port, as a redirection names it), made on first use; a primary's rather than a replica's. */
   private linkNamed(target: string): Link {
     const links = this.owner.links;
-    for (let i = 0; i < links.length; i++) if (links[i].peer === target && !links[i].replica) return links[i];
+    const want = Buffer.from(target, 'latin1');
+    for (let i = 0; i < links.length; i++) if (!links[i].replica && links[i].peerBytes.equals(want)) return links[i];
     return this.owner.addLink(target);
   }
 
