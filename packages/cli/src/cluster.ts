@@ -199,20 +199,23 @@ export function uncoveredSlot(slots: [number, number, number][]): number {
   return covered.indexOf(0);
 }
 
+/** A node that answered but refuses to tell its topology (not in cluster mode, a password needed, both commands refused). */
+export class TopologyRefused extends Error {}
+
 /**
  * The topology a ready node tells: CLUSTER SHARDS (Redis 7+), else CLUSTER
- * SLOTS when that is refused. Rejects with one line when the node tells none
- * (not in cluster mode, a password needed, both refused, a reply of the wrong
- * shape). Discovery before the run and the engine's refresh during it
+ * SLOTS when that is refused. Rejects with one line when the node tells none:
+ * TopologyRefused when it refuses to, an Error when its reply has the wrong
+ * shape or the connection fails. Discovery before the run and the engine's refresh during it
  * (engine-js/topology-refresh.ts) both ask through here.
  */
 export async function readTopology(socket: net.Socket, seedHost: string, tls: boolean, timeoutMs: number): Promise<Omit<ClusterPlan, 'seeds'>> {
   const shards = await command(socket, ['CLUSTER', 'SHARDS'], timeoutMs);
   if (!(shards instanceof RespError)) return fromShards(shards, seedHost, tls);
-  if (/cluster support disabled/i.test(shards.text)) throw new Error(`not in cluster mode (${shards.text}): leave out --cluster`);
-  if (/^NOAUTH\b/.test(shards.text)) throw new Error(`the server requires a password (${shards.text}): give it with -a/--pass or REDISCLI_AUTH`);
+  if (/cluster support disabled/i.test(shards.text)) throw new TopologyRefused(`not in cluster mode (${shards.text}): leave out --cluster`);
+  if (/^NOAUTH\b/.test(shards.text)) throw new TopologyRefused(`the server requires a password (${shards.text}): give it with -a/--pass or REDISCLI_AUTH`);
   const slots = await command(socket, ['CLUSTER', 'SLOTS'], timeoutMs);
-  if (slots instanceof RespError) throw new Error(`CLUSTER SLOTS answered ${slots.text}`);
+  if (slots instanceof RespError) throw new TopologyRefused(`CLUSTER SLOTS answered ${slots.text}`);
   return fromSlots(slots, seedHost);
 }
 

@@ -150,7 +150,7 @@ describe("the Router's redirections", () => {
     expect(counters.ok).toBe(3);
     expect(counters.moved).toBe(0);
     expect(count(a.text(), 'SET') + count(b.text(), 'SET')).toBe(3);
-    expect(refresh.refreshes).toBe(1);
+    expect(refresh.applied).toBe(1);
     refresh.close();
   });
 

@@ -9,12 +9,13 @@
  * open path (openConnection: TLS, AUTH and the handshake apply), CLUSTER
  * SHARDS first, CLUSTER SLOTS when that is refused, read as discovery before
  * the run reads it (cluster.ts readTopology). A reply that does not
- * parse whole, or leaves a slot without an owner, changes nothing (it is
- * counted in `invalid`). Paired with crates/respbench-core/src/topology.rs.
+ * parse whole, or leaves a slot without an owner, changes nothing (counted
+ * in `failed`); a cluster that refuses both commands is not asked again in
+ * the phase. Paired with crates/respbench-core/src/topology.rs.
  */
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { readTopology, topologyProblem } from '../cluster.js';
+import { readTopology, topologyProblem, TopologyRefused } from '../cluster.js';
 import { openConnection } from './connection.js';
 import { LatencyHistogram } from './histogram.js';
 import { nodeLabel, slotOwners, type ClusterPlan, type Plan } from './plan.js';
@@ -44,9 +45,11 @@ export interface NodeRows {
 
 export class TopologyRefresh {
   /** Maps applied. */
-  refreshes = 0;
-  /** Queries that failed or whose reply did not parse whole (the old map kept). */
-  invalid = 0;
+  applied = 0;
+  /** Queries that brought no map: unreachable, refused, or a reply that did not parse whole (the old map kept). */
+  failed = 0;
+  /** The cluster refuses to tell its topology (a proxy, say): asking again would get the same, so nothing more is asked this phase. */
+  private refused = false;
   private readonly listeners: TopologyListener[] = [];
   private inFlight = false;
   /** A MOVED came while a query was in flight or too soon after one: ask again when allowed. */
@@ -75,7 +78,7 @@ export class TopologyRefresh {
 
   /** A MOVED named `seed` (host:port) for a slot the map had elsewhere: the map is stale. */
   request(seed: string): void {
-    if (this.closed) return;
+    if (this.closed || this.refused) return;
     this.seed = seed;
     if (this.inFlight || this.timer !== null) {
       this.again = true;
@@ -108,13 +111,13 @@ export class TopologyRefresh {
       (map) => {
         this.inFlight = false;
         if (this.closed) return;
-        if (map === null) this.invalid++;
+        if (map === null) this.failed++;
         else this.apply(map);
         if (this.again) this.request(this.seed);
       },
       () => {
         this.inFlight = false;
-        if (!this.closed) this.invalid++;
+        if (!this.closed) this.failed++;
       },
     );
   }
@@ -133,7 +136,8 @@ export class TopologyRefresh {
       const topology = await readTopology(socket, host, plan.tls !== null, timeoutMs);
       if (topologyProblem(topology) !== null) return null;
       return TopologyRefresh.initialMap({ seeds: [], ...topology });
-    } catch {
+    } catch (err) {
+      if (err instanceof TopologyRefused) this.refused = true;
       return null;
     } finally {
       this.socket?.destroy();
@@ -143,7 +147,7 @@ export class TopologyRefresh {
 
   /** A map read whole: every Router routes by it from now on (a primary new to the phase gets a row). */
   apply(map: SlotMap): void {
-    this.refreshes++;
+    this.applied++;
     const rows = this.rows;
     if (rows !== null) {
       for (const label of map.labels) {
