@@ -134,7 +134,7 @@ describe("the Router's redirections", () => {
   }
 
   it('a refreshed map sends a slot\'s next requests straight to its new owner, with no MOVED, and each request once', async () => {
-    const refresh = new TopologyRefresh(clusterPlan(), null);
+    const refresh = new TopologyRefresh(clusterPlan());
     const { sockets, counters, done } = start(refresh);
     const [a, b] = sockets;
     expect(count(a.text(), 'SET')).toBe(1);

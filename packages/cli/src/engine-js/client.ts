@@ -13,6 +13,7 @@ import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_CONNECT_TIMEOUT_MS, openConnection } from './connection.js';
 import type { Counters } from './counters.js';
+import { LatencyHistogram } from './histogram.js';
 import { InFlight, type InFlightShape } from './in-flight.js';
 import { Link, type LinkOwner } from './link.js';
 import type { Pacer, Schedule, Wakeable } from './pacer.js';
@@ -21,8 +22,8 @@ import type { ReplyReader } from './reply.js';
 import { Recovery, type RecoveryOwner } from './recovery.js';
 import { OP_GET, OP_SET, type PreparedPlan, type Request, type RequestSource } from './request-source.js';
 import { Router, type RouterOwner } from './router.js';
-import type { Tally } from './tally.js';
-import type { NodeRows, TopologyRefresh } from './topology-refresh.js';
+import type { NodeRows, Tally } from './tally.js';
+import type { TopologyRefresh } from './topology-refresh.js';
 import { ConnectInterrupted, earlyErrors } from './transport.js';
 
 /** Bytes of requests encoded into one write at most (a larger value makes a larger write). */
@@ -419,20 +420,25 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
   /**
    * --cluster: the row of the per-node table a reply from `target` counts in:
    * the primary's it is, or the primary's it is a replica of (a failover
-   * promotes one: the shard's row), or one that joined mid-run (a refresh
-   * gave it a row), else the client's first node's.
+   * promotes one: the shard's row); a node the plan does not name joined
+   * mid-run and gets a row of its own, made on first use (shared by the
+   * phase's clients, as the native engine's Tally.joined_row).
    */
   private rowOf(target: string): number {
     const cluster = this.prepared.plan.cluster;
-    const joined = this.nodes !== null ? this.nodes.labels.indexOf(target) : -1;
-    if (joined >= 0) return joined;
     if (cluster) {
       for (let i = 0; i < cluster.nodes.length; i++) {
         if (nodeLabel(cluster.nodes[i]) === target) return i;
         for (const r of cluster.replicas?.[i] ?? []) if (nodeLabel(r) === target) return i;
       }
     }
-    return this.nodeOf[0] ?? -1;
+    const rows = this.nodes;
+    if (rows === null) return -1;
+    const joined = rows.labels.indexOf(target);
+    if (joined >= 0) return joined;
+    rows.labels.push(target);
+    rows.tallies.push({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() });
+    return rows.labels.length - 1;
   }
 
   /** Recovery: nothing left to send on `link` (its source done, nothing a redirection encoded or queued for it). */

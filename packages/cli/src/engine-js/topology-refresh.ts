@@ -17,9 +17,7 @@ import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { readTopology, topologyProblem, TopologyRefused } from '../cluster.js';
 import { openConnection } from './connection.js';
-import { LatencyHistogram } from './histogram.js';
 import { nodeLabel, slotOwners, type ClusterPlan, type Plan } from './plan.js';
-import type { NodeTally } from './tally.js';
 
 /** The shortest time between the starts of two queries. */
 export const REFRESH_INTERVAL_MS = 100;
@@ -35,12 +33,6 @@ export interface SlotMap {
 /** What takes a new map: a Client's Router. */
 export interface TopologyListener {
   applyTopology(map: SlotMap): void;
-}
-
-/** The per-node rows of the measured phase (null otherwise): a primary that joins mid-run gets its own. */
-export interface NodeRows {
-  labels: string[];
-  tallies: NodeTally[];
 }
 
 export class TopologyRefresh {
@@ -62,10 +54,7 @@ export class TopologyRefresh {
   private closed = false;
   private readonly abort = new AbortController();
 
-  constructor(
-    private readonly plan: Plan,
-    private readonly rows: NodeRows | null,
-  ) {}
+  constructor(private readonly plan: Plan) {}
 
   /** The phase's start map, from the plan's discovery. */
   static initialMap(cluster: ClusterPlan): SlotMap {
@@ -145,17 +134,9 @@ export class TopologyRefresh {
     }
   }
 
-  /** A map read whole: every Router routes by it from now on (a primary new to the phase gets a row). */
+  /** A map read whole: every Router routes by it from now on. */
   apply(map: SlotMap): void {
     this.applied++;
-    const rows = this.rows;
-    if (rows !== null) {
-      for (const label of map.labels) {
-        if (rows.labels.includes(label)) continue;
-        rows.labels.push(label);
-        rows.tallies.push({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() });
-      }
-    }
     for (const l of this.listeners) l.applyTopology(map);
   }
 }

@@ -16,8 +16,8 @@ import { Pacer, paceFor, phaseDurationMs, rampSteps, Schedule } from './pacer.js
 import { localConnections, nodeLabel, rampOpenAtMs, readTarget, type Failure, type Plan, type RawInterval, type RawNode } from './plan.js';
 import { DEFAULT_INTERVAL_MS, type Phase, type RunOptions } from './progress.js';
 import { SEND_ALL, SEND_READS, SEND_WRITES, type PreparedPlan, type Side } from './request-source.js';
-import { IntervalClock, Tally } from './tally.js';
-import { TopologyRefresh, type NodeRows } from './topology-refresh.js';
+import { IntervalClock, Tally, type NodeRows } from './tally.js';
+import { TopologyRefresh } from './topology-refresh.js';
 
 /** What the measured phase watches of the client's own lateness. */
 export interface PhaseLag {
@@ -144,7 +144,7 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
     const nodeRows: NodeRows | null = histogram && plan.cluster
       ? { labels: plan.cluster.nodes.map(nodeLabel), tallies: plan.cluster.nodes.map(() => ({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() })) }
       : null;
-    const refresh = plan.cluster ? new TopologyRefresh(plan, nodeRows) : null;
+    const refresh = plan.cluster ? new TopologyRefresh(plan) : null;
     const start = performance.now();
     const startedUnixMs = Date.now();
     const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval, () => (plan.cluster ? local.count : clients.length), prepared.isMix) : null;
