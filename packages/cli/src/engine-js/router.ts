@@ -176,7 +176,7 @@ export class Router implements TopologyListener {
         c.moved++;
         let slot = 0;
         for (let i = start + 6; i < space; i++) slot = slot * 10 + buf[i] - 48;
-        // A MOVED the map already says is news: the map is stale, ask for the whole of it.
+        // A MOVED the map did not already say: the map is stale, ask for the whole of it.
         if (this.refresh !== null && this.linkOf(slot) !== to.index) this.refresh.request(to.peer);
         this.slotMoved(slot, to.index);
       } else c.asked++;
@@ -214,7 +214,7 @@ export class Router implements TopologyListener {
     if (this.owner.ended) return;
     const owners = this.prepared.slotOwners!;
     const sourceLabels = this.sourceLabels;
-    // Per owner of the new map and per start owner: the Link (-1: the source's own). Made once per map.
+    // Per owner of the new map: the client's Link to it (-2: not looked up yet), looked up once per map.
     const linkOfOwner = new Int16Array(next.labels.length).fill(-2);
     const map = this.slotLink ?? (this.slotLink = new Int16Array(SLOTS).fill(-1));
     for (let s = 0; s < SLOTS; s++) {

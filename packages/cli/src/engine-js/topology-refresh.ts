@@ -11,7 +11,8 @@
  * the run reads it (cluster.ts readTopology). A reply that does not
  * parse whole, or leaves a slot without an owner, changes nothing (counted
  * in `failed`); a cluster that refuses both commands is not asked again in
- * the phase. Paired with crates/respbench-core/src/topology.rs.
+ * the phase. Paired with
+ * crates/respbench-core/src/topology_refresh.rs.
  */
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
