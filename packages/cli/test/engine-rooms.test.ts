@@ -133,6 +133,28 @@ describe("the Router's redirections", () => {
     return c;
   }
 
+  it('a MOVED one client gets is news for the other clients of the phase: their requests of that slot go straight to the new owner', async () => {
+    const refresh = new TopologyRefresh(clusterPlan());
+    const first = start(refresh);
+    const second = start(refresh);
+    // Asked of nothing here: the refresh's query is not this test's.
+    refresh.close();
+    first.sockets[0].reply(`-MOVED ${slot} 127.0.0.1:7002\r\n`);
+    expect(first.counters.moved).toBe(1);
+    second.sockets[0].reply('+OK\r\n');
+    // The second client's next request went to node 1 without a MOVED of its own.
+    expect(count(second.sockets[0].text(), 'SET')).toBe(1);
+    expect(count(second.sockets[1].text(), 'SET')).toBe(1);
+    expect(second.counters.moved).toBe(0);
+    for (const c of [first, second]) {
+      c.sockets[1].reply('+OK\r\n');
+      c.sockets[1].reply('+OK\r\n');
+    }
+    first.sockets[1].reply('+OK\r\n');
+    expect(await first.done).toBeNull();
+    expect(await second.done).toBeNull();
+  });
+
   it('a refreshed map sends a slot\'s next requests straight to its new owner, with no MOVED, and each request once', async () => {
     const refresh = new TopologyRefresh(clusterPlan());
     const { sockets, counters, done } = start(refresh);

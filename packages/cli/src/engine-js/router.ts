@@ -177,7 +177,10 @@ export class Router implements TopologyListener {
         let slot = 0;
         for (let i = start + 6; i < space; i++) slot = slot * 10 + buf[i] - 48;
         // A MOVED the map did not already say: the map is stale, ask for the whole of it.
-        if (this.refresh !== null && this.linkOf(slot) !== to.index) this.refresh.request(to.peer);
+        if (this.refresh !== null && this.linkOf(slot) !== to.index) {
+          this.refresh.request(to.peer);
+          this.refresh.shareMoved(this, slot, to.peerBytes.toString('latin1'));
+        }
         this.slotMoved(slot, to.index);
       } else c.asked++;
       R.asking[e] = kind === REDIRECT_ASK ? 1 : 0;
@@ -227,6 +230,12 @@ export class Router implements TopologyListener {
       if (linkOfOwner[o] === -2) linkOfOwner[o] = this.linkNamed(label).index;
       map[s] = linkOfOwner[o];
     }
+  }
+
+  /** Another client's MOVED: `slot`'s requests go straight to `target` here too. */
+  learnMoved(slot: number, target: string): void {
+    if (this.owner.ended || slot < 0 || slot >= SLOTS) return;
+    this.slotMoved(slot, this.linkNamed(target).index);
   }
 
   /** The client's Link to `target` (host:port, as a redirection names it), made on first use; a primary's rather than a replica's. */

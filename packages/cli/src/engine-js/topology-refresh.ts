@@ -31,9 +31,11 @@ export interface SlotMap {
   owner: Uint16Array;
 }
 
-/** What takes a new map: a Client's Router. */
+/** What takes a new map, and another client's MOVED: a Client's Router. */
 export interface TopologyListener {
   applyTopology(map: SlotMap): void;
+  /** Another client of the phase got a MOVED: `slot` is at `target` (host:port) now. */
+  learnMoved(slot: number, target: string): void;
 }
 
 export class TopologyRefresh {
@@ -133,6 +135,16 @@ export class TopologyRefresh {
       this.socket?.destroy();
       this.socket = null;
     }
+  }
+
+  /**
+   * `from` got a MOVED: `slot` is at `target` now, news for every other
+   * client of the phase (their requests of that slot go straight there too),
+   * so while slots move one by one each costs the phase one MOVED between
+   * refreshes, not one per connection.
+   */
+  shareMoved(from: TopologyListener, slot: number, target: string): void {
+    for (const l of this.listeners) if (l !== from) l.learnMoved(slot, target);
   }
 
   /** A map read whole: every Router routes by it from now on. */
