@@ -1,7 +1,8 @@
 /**
- * --cluster: finding a Redis Cluster's primaries and who owns which slot,
- * once, before the engine runs (both engines then only route; see
- * docs/cluster.md and docs/design.md). The seeds are tried in order; the
+ * --cluster: finding a Redis Cluster's primaries and who owns which slot
+ * before the engine runs (see docs/cluster.md and docs/design.md), and
+ * reading a node's topology (readTopology) for the JS engine's refresh
+ * during the run (engine-js/topology-refresh.ts). The seeds are tried in order; the
  * first that answers tells the topology: CLUSTER SHARDS (Redis 7+), else
  * CLUSTER SLOTS. Each seed connection is opened through the engines' one
  * place (openConnection), so TLS, AUTH and the rest of the handshake apply
@@ -198,6 +199,33 @@ export function uncoveredSlot(slots: [number, number, number][]): number {
   return covered.indexOf(0);
 }
 
+/** A node that answered but refuses to tell its topology (not in cluster mode, a password needed, both commands refused). */
+export class TopologyRefused extends Error {}
+
+/**
+ * The topology a ready node tells: CLUSTER SHARDS (Redis 7+), else CLUSTER
+ * SLOTS when that is refused. Rejects with one line when the node tells none:
+ * TopologyRefused when it refuses to, an Error when its reply has the wrong
+ * shape or the connection fails. Discovery before the run and the engine's refresh during it
+ * (engine-js/topology-refresh.ts) both ask through here.
+ */
+export async function readTopology(socket: net.Socket, seedHost: string, tls: boolean, timeoutMs: number): Promise<Omit<ClusterPlan, 'seeds'>> {
+  const shards = await command(socket, ['CLUSTER', 'SHARDS'], timeoutMs);
+  if (!(shards instanceof RespError)) return fromShards(shards, seedHost, tls);
+  if (/cluster support disabled/i.test(shards.text)) throw new TopologyRefused(`not in cluster mode (${shards.text}): leave out --cluster`);
+  if (/^NOAUTH\b/.test(shards.text)) throw new TopologyRefused(`the server requires a password (${shards.text}): give it with -a/--pass or REDISCLI_AUTH`);
+  const slots = await command(socket, ['CLUSTER', 'SLOTS'], timeoutMs);
+  if (slots instanceof RespError) throw new TopologyRefused(`CLUSTER SLOTS answered ${slots.text}`);
+  return fromSlots(slots, seedHost);
+}
+
+/** Why a topology cannot be routed by (no primary, or a slot nobody owns), or null. */
+export function topologyProblem(topology: Omit<ClusterPlan, 'seeds'>): string | null {
+  if (topology.nodes.length === 0) return 'the cluster has no primary with slots';
+  const gap = uncoveredSlot(topology.slots);
+  return gap >= 0 ? `slot ${gap} has no primary (is cluster_state ok? see CLUSTER INFO)` : null;
+}
+
 /** `host:port` of a seed as given (for messages). */
 function seedText(s: { host: string; port: number }): string {
   return s.host.includes(':') ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`;
@@ -218,18 +246,9 @@ export async function discoverCluster(plan: Plan, signal?: AbortSignal): Promise
     let socket: net.Socket | null = null;
     try {
       socket = await openConnection({ ...plan, host: seed.host, port: seed.port, socket: null, cluster: null }, signal);
-      let topology: Omit<ClusterPlan, 'seeds'>;
-      const shards = await command(socket, ['CLUSTER', 'SHARDS'], timeoutMs);
-      if (shards instanceof RespError) {
-        if (/cluster support disabled/i.test(shards.text)) throw new Error(`not in cluster mode (${shards.text}): leave out --cluster`);
-        if (/^NOAUTH\b/.test(shards.text)) throw new Error(`the server requires a password (${shards.text}): give it with -a/--pass or REDISCLI_AUTH`);
-        const slots = await command(socket, ['CLUSTER', 'SLOTS'], timeoutMs);
-        if (slots instanceof RespError) throw new Error(`CLUSTER SLOTS answered ${slots.text}`);
-        topology = fromSlots(slots, seed.host);
-      } else topology = fromShards(shards, seed.host, plan.tls !== null);
-      if (topology.nodes.length === 0) throw new Error('the cluster has no primary with slots');
-      const gap = uncoveredSlot(topology.slots);
-      if (gap >= 0) throw new Error(`slot ${gap} has no primary (is cluster_state ok? see CLUSTER INFO)`);
+      const topology = await readTopology(socket, seed.host, plan.tls !== null, timeoutMs);
+      const problem = topologyProblem(topology);
+      if (problem !== null) throw new Error(problem);
       const lonely = topology.nodes.findIndex((_, i) => (topology.replicas?.[i]?.length ?? 0) === 0);
       if (cluster.readFrom === 'replica' && lonely >= 0) {
         throw new UsageError(`--read-from replica: primary ${nodeLabel(topology.nodes[lonely])} has no replica to read from (use --read-from any or primary)`);

@@ -17,6 +17,7 @@ import type { Failure, Plan } from '../src/engine-js/plan.js';
 import { PreparedPlan, SEND_ALL } from '../src/engine-js/request-source.js';
 import { keySlot } from '../src/engine-js/slot.js';
 import { Tally } from '../src/engine-js/tally.js';
+import { TopologyRefresh } from '../src/engine-js/topology-refresh.js';
 import { planOf } from './fixtures.js';
 
 /** An in-memory socket: every write is kept; `reply` feeds the engine bytes as the server would. */
@@ -49,7 +50,7 @@ function count(text: string, name: string): number {
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A client over fake sockets, one per target; resolves `done` with its failure (null: its share answered). */
-function clientOf(plan: Plan, targets: { node: number; target: Plan }[]) {
+function clientOf(plan: Plan, targets: { node: number; target: Plan }[], refresh: TopologyRefresh | null = null) {
   const prepared = new PreparedPlan(plan);
   const counters = newCounters();
   const sockets = targets.map(() => new FakeSocket());
@@ -72,6 +73,7 @@ function clientOf(plan: Plan, targets: { node: number; target: Plan }[]) {
     pacer: null,
     deadline: Infinity,
     nodes: null,
+    refresh,
     finish: (_id, f) => finished(f),
   });
   return { client, sockets, counters, done };
@@ -123,13 +125,56 @@ describe("the Router's redirections", () => {
   }
   const slot = keySlot(Buffer.from('r'), 0, 1);
 
-  function start() {
+  function start(refresh: TopologyRefresh | null = null) {
     const plan = clusterPlan();
     const targets = plan.cluster!.nodes.map((n, node) => ({ node, target: { ...plan, host: n.host, port: n.port } }));
-    const c = clientOf(plan, targets);
+    const c = clientOf(plan, targets, refresh);
     c.client.start();
     return c;
   }
+
+  it('a MOVED one client gets is news for the other clients of the phase: their requests of that slot go straight to the new owner', async () => {
+    const refresh = new TopologyRefresh(clusterPlan());
+    const first = start(refresh);
+    const second = start(refresh);
+    // Asked of nothing here: the refresh's query is not this test's.
+    refresh.close();
+    first.sockets[0].reply(`-MOVED ${slot} 127.0.0.1:7002\r\n`);
+    expect(first.counters.moved).toBe(1);
+    second.sockets[0].reply('+OK\r\n');
+    // The second client's next request went to node 1 without a MOVED of its own.
+    expect(count(second.sockets[0].text(), 'SET')).toBe(1);
+    expect(count(second.sockets[1].text(), 'SET')).toBe(1);
+    expect(second.counters.moved).toBe(0);
+    for (const c of [first, second]) {
+      c.sockets[1].reply('+OK\r\n');
+      c.sockets[1].reply('+OK\r\n');
+    }
+    first.sockets[1].reply('+OK\r\n');
+    expect(await first.done).toBeNull();
+    expect(await second.done).toBeNull();
+  });
+
+  it('a refreshed map sends a slot\'s next requests straight to its new owner, with no MOVED, and each request once', async () => {
+    const refresh = new TopologyRefresh(clusterPlan());
+    const { sockets, counters, done } = start(refresh);
+    const [a, b] = sockets;
+    expect(count(a.text(), 'SET')).toBe(1);
+    // Every slot at node 1 now (as CLUSTER SHARDS would say after a reshard).
+    refresh.apply({ labels: ['127.0.0.1:7001', '127.0.0.1:7002'], owner: new Uint16Array(16384).fill(1) });
+    a.reply('+OK\r\n');
+    expect(count(a.text(), 'SET')).toBe(1);
+    expect(count(b.text(), 'SET')).toBe(1);
+    b.reply('+OK\r\n');
+    expect(count(b.text(), 'SET')).toBe(2);
+    b.reply('+OK\r\n');
+    expect(await done).toBeNull();
+    expect(counters.ok).toBe(3);
+    expect(counters.moved).toBe(0);
+    expect(count(a.text(), 'SET') + count(b.text(), 'SET')).toBe(3);
+    expect(refresh.applied).toBe(1);
+    refresh.close();
+  });
 
   it('MOVED re-sends the request on the Link to the node named, and the slot\'s later requests go straight there', async () => {
     const { sockets, counters, done } = start();

@@ -13,6 +13,7 @@ import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_CONNECT_TIMEOUT_MS, openConnection } from './connection.js';
 import type { Counters } from './counters.js';
+import { LatencyHistogram } from './histogram.js';
 import { InFlight, type InFlightShape } from './in-flight.js';
 import { Link, type LinkOwner } from './link.js';
 import type { Pacer, Schedule, Wakeable } from './pacer.js';
@@ -21,7 +22,8 @@ import type { ReplyReader } from './reply.js';
 import { Recovery, type RecoveryOwner } from './recovery.js';
 import { OP_GET, OP_SET, type PreparedPlan, type Request, type RequestSource } from './request-source.js';
 import { Router, type RouterOwner } from './router.js';
-import type { NodeTally, Tally } from './tally.js';
+import type { NodeRows, Tally } from './tally.js';
+import type { TopologyRefresh } from './topology-refresh.js';
 import { ConnectInterrupted, earlyErrors } from './transport.js';
 
 /** Bytes of requests encoded into one write at most (a larger value makes a larger write). */
@@ -65,8 +67,10 @@ export interface ClientOptions {
   pacer: Pacer | null;
   /** performance.now() after which nothing is sent; Infinity for a counted phase. */
   deadline: number;
-  /** --cluster, the measured phase: every primary's figures (ClusterPlan.nodes order). */
-  nodes: NodeTally[] | null;
+  /** --cluster, the measured phase: every primary's figures (ClusterPlan.nodes order, then those that joined mid-run). */
+  nodes: NodeRows | null;
+  /** --cluster: the phase's one topology refresh, shared by its clients' Routers. */
+  refresh: TopologyRefresh | null;
   /** Called once when the client is done: with null when its share is answered. */
   finish: (id: number, failure: Failure | null) => void;
   /** Cancels a connect under way (Ctrl-C). */
@@ -92,7 +96,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
   private readonly pacer: Pacer | null;
   private readonly router: Router | null;
   private readonly recovery: Recovery | null;
-  private readonly nodes: NodeTally[] | null;
+  private readonly nodes: NodeRows | null;
   private readonly ringOf: (capacity: number) => InFlight;
   private readonly finish: (id: number, failure: Failure | null) => void;
   private readonly signal: AbortSignal | undefined;
@@ -141,7 +145,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     this.targets = o.feeds.map((f) => f.target);
     this.nodeOf = o.feeds.map((f) => f.node);
     const timeoutMs = plan.timeoutMs > 0 ? plan.timeoutMs : DEFAULT_CONNECT_TIMEOUT_MS;
-    this.router = routed ? new Router(this, o.prepared, o.tally, o.id, this.ringOf, timeoutMs) : null;
+    this.router = routed ? new Router(this, o.prepared, o.tally, o.id, this.ringOf, timeoutMs, o.refresh) : null;
     this.recovery = plan.reconnect ? new Recovery(this, plan.reconnect, o.counters, o.signal) : null;
     const holds = o.schedule !== null && routed;
     const n = o.feeds.length;
@@ -152,7 +156,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     this.write = o.schedule === null && !routed ? this.writeClosedLoop : this.writePacedOrRouted;
     for (const f of o.feeds) {
       const target = f.target.socket ?? nodeLabel(f.target);
-      const node = f.node >= 0 && o.nodes !== null ? o.nodes[f.node] : null;
+      const node = f.node >= 0 && o.nodes !== null ? o.nodes.tallies[f.node] : null;
       const link = new Link(this, o.id, this.links.length, target, this.pipeline, this.ringOf, this.batchRequests * this.maxRequestBytes, o.counters, o.tally, node, f.replica, routed ? this.links : null, routed);
       link.attach(f.socket);
       this.links.push(link);
@@ -383,7 +387,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
   addLink(target: string): Link {
     const index = this.links.length;
     const row = this.rowOf(target);
-    const node = row >= 0 && this.nodes !== null ? this.nodes[row] : null;
+    const node = row >= 0 && this.nodes !== null ? this.nodes.tallies[row] : null;
     const link = new Link(this, this.id, index, target, this.pipeline, this.ringOf, this.maxRequestBytes * 2, this.counters, this.tally, node, false, this.links, true);
     this.links.push(link);
     const m = /^\[?(.*?)\]?:(\d+)$/.exec(target);
@@ -416,7 +420,9 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
   /**
    * --cluster: the row of the per-node table a reply from `target` counts in:
    * the primary's it is, or the primary's it is a replica of (a failover
-   * promotes one: the shard's row), else the client's first node's.
+   * promotes one: the shard's row); a node the plan does not name joined
+   * mid-run and gets a row of its own, made on first use (shared by the
+   * phase's clients, as the native engine's Tally.joined_row).
    */
   private rowOf(target: string): number {
     const cluster = this.prepared.plan.cluster;
@@ -426,7 +432,13 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
         for (const r of cluster.replicas?.[i] ?? []) if (nodeLabel(r) === target) return i;
       }
     }
-    return this.nodeOf[0] ?? -1;
+    const rows = this.nodes;
+    if (rows === null) return -1;
+    const joined = rows.labels.indexOf(target);
+    if (joined >= 0) return joined;
+    rows.labels.push(target);
+    rows.tallies.push({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() });
+    return rows.labels.length - 1;
   }
 
   /** Recovery: nothing left to send on `link` (its source done, nothing a redirection encoded or queued for it). */

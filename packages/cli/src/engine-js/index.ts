@@ -12,7 +12,8 @@
  * starts and watches the clients, owns no policy), pacer.ts (when the next
  * request is due: closed loop, --rate, ramp), client.ts (one per -c: its
  * key stream and window), router.ts (--cluster: which Link a request goes
- * to, redirections), link.ts (one socket: in-flight ring, batched writes,
+ * to, redirections) with topology-refresh.ts (the slot map asked again
+ * when a MOVED says it is stale), link.ts (one socket: in-flight ring, batched writes,
  * the one reply loop) with in-flight.ts (that ring), tally.ts (a reply
  * against its request: counters, verification, histograms), recovery.ts
  * (--reconnect); below them connection.ts (opening a ready socket),

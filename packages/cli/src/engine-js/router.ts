@@ -4,7 +4,9 @@
  * that primary's RequestSource, as CRC16 slot ownership splits the stream);
  * a MOVED or ASK names a node, and the request is re-sent on the client's
  * Link to it (made and opened on first use), ASK after ASKING; a MOVED also
- * sends the slot's later requests straight there. TRYAGAIN and CLUSTERDOWN
+ * sends the slot's later requests straight there, and when the map did not
+ * say so already, asks the phase's TopologyRefresh for the whole map, which
+ * it then applies (applyTopology) to every slot. TRYAGAIN and CLUSTERDOWN
  * send the request again on the Link that answered, after a backoff, until
  * --timeout has passed since its first redirection. A single server has no
  * Router: its one Link is used directly. Paired with
@@ -19,10 +21,11 @@ import { performance } from 'node:perf_hooks';
 import { InFlight } from './in-flight.js';
 import { KeyStream } from './keys.js';
 import type { Link } from './link.js';
-import type { Failure } from './plan.js';
+import { nodeLabel, type Failure } from './plan.js';
 import type { ReplyReader } from './reply.js';
 import type { PreparedPlan, Request } from './request-source.js';
 import type { Tally } from './tally.js';
+import type { SlotMap, TopologyListener, TopologyRefresh } from './topology-refresh.js';
 
 /** Hash slots of a cluster. */
 const SLOTS = 16384;
@@ -75,7 +78,7 @@ export interface RouterOwner {
   pump(): void;
 }
 
-export class Router {
+export class Router implements TopologyListener {
   /** slot → index in the client's links of the node a MOVED named for it (-1: where the sources route it). */
   private slotLink: Int16Array | null = null;
   /** A popped entry on its way to another ring (its own ring may grow and lose it). */
@@ -85,6 +88,8 @@ export class Router {
   /** A multi-key request's keys when it is encoded again. */
   private readonly keys: Float64Array;
   private readonly timeoutMs: number;
+  /** The start map's owner of each slot, by label: where the sources route it. */
+  private readonly sourceLabels: string[];
 
   constructor(
     private readonly owner: RouterOwner,
@@ -93,11 +98,14 @@ export class Router {
     clientId: number,
     ringOf: (capacity: number) => InFlight,
     timeoutMs: number,
+    private readonly refresh: TopologyRefresh | null,
   ) {
     this.scratch = ringOf(1);
     this.rand = new KeyStream((prepared.plan.seed ^ REDIRECT_RAND_SALT) >>> 0, clientId);
     this.keys = new Float64Array(prepared.maxKeys);
     this.timeoutMs = timeoutMs;
+    this.sourceLabels = prepared.plan.cluster ? prepared.plan.cluster.nodes.map(nodeLabel) : [];
+    refresh?.subscribe(this);
   }
 
   /** The Link a MOVED sent `slot`'s requests to, or -1 (where its source routes it). */
@@ -168,6 +176,11 @@ export class Router {
         c.moved++;
         let slot = 0;
         for (let i = start + 6; i < space; i++) slot = slot * 10 + buf[i] - 48;
+        // A MOVED the map did not already say: the map is stale, ask for the whole of it.
+        if (this.refresh !== null && this.linkOf(slot) !== to.index) {
+          this.refresh.request(to.peer);
+          this.refresh.shareMoved(this, slot, to.peerBytes.toString('latin1'));
+        }
         this.slotMoved(slot, to.index);
       } else c.asked++;
       R.asking[e] = kind === REDIRECT_ASK ? 1 : 0;
@@ -191,6 +204,46 @@ export class Router {
     if (slot < 0 || slot >= SLOTS) return;
     const map = this.slotLink ?? (this.slotLink = new Int16Array(SLOTS).fill(-1));
     map[slot] = index;
+  }
+
+  /**
+   * A refreshed map: every slot whose owner is not the one its source routes
+   * it to goes to the client's Link to its owner (opened now when new), the
+   * others back to their sources' Links; overrides of earlier MOVEDs are
+   * replaced. Only where a request goes changes: what each source draws
+   * does not, so each request is still sent once.
+   */
+  applyTopology(next: SlotMap): void {
+    if (this.owner.ended) return;
+    const owners = this.prepared.slotOwners!;
+    const sourceLabels = this.sourceLabels;
+    // Per owner of the new map: the client's Link to it (-2: not looked up yet), looked up once per map.
+    const linkOfOwner = new Int16Array(next.labels.length).fill(-2);
+    const map = this.slotLink ?? (this.slotLink = new Int16Array(SLOTS).fill(-1));
+    for (let s = 0; s < SLOTS; s++) {
+      const o = next.owner[s];
+      const label = next.labels[o];
+      if (label === sourceLabels[owners[s]]) {
+        map[s] = -1;
+        continue;
+      }
+      if (linkOfOwner[o] === -2) linkOfOwner[o] = this.linkNamed(label).index;
+      map[s] = linkOfOwner[o];
+    }
+  }
+
+  /** Another client's MOVED: `slot`'s requests go straight to `target` here too. */
+  learnMoved(slot: number, target: string): void {
+    if (this.owner.ended || slot < 0 || slot >= SLOTS) return;
+    this.slotMoved(slot, this.linkNamed(target).index);
+  }
+
+  /** The client's Link to `target` (host:port, as a redirection names it), made on first use; a primary's rather than a replica's. */
+  private linkNamed(target: string): Link {
+    const links = this.owner.links;
+    const want = Buffer.from(target, 'latin1');
+    for (let i = 0; i < links.length; i++) if (!links[i].replica && links[i].peerBytes.equals(want)) return links[i];
+    return this.owner.addLink(target);
   }
 
   /** The client's Link to the node `buf[start, end)` names (host:port), made on first use. */

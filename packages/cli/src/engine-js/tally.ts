@@ -23,6 +23,17 @@ export interface NodeTally {
   histogram: LatencyHistogram;
 }
 
+/**
+ * --cluster, the measured phase: its per-node rows, the plan's primaries
+ * first (ClusterPlan.nodes order), then each node that joined mid-run, made
+ * when a client first opens a Link to it.
+ */
+export interface NodeRows {
+  /** `host:port` of each row. */
+  labels: string[];
+  tallies: NodeTally[];
+}
+
 /** Where a reply came from, as far as counting it goes. */
 export interface ReplySide {
   /** --cluster, the measured phase: the row of the node that answered. */

@@ -16,7 +16,8 @@ import { Pacer, paceFor, phaseDurationMs, rampSteps, Schedule } from './pacer.js
 import { localConnections, nodeLabel, rampOpenAtMs, readTarget, type Failure, type Plan, type RawInterval, type RawNode } from './plan.js';
 import { DEFAULT_INTERVAL_MS, type Phase, type RunOptions } from './progress.js';
 import { SEND_ALL, SEND_READS, SEND_WRITES, type PreparedPlan, type Side } from './request-source.js';
-import { IntervalClock, Tally, type NodeTally } from './tally.js';
+import { IntervalClock, Tally, type NodeRows } from './tally.js';
+import { TopologyRefresh } from './topology-refresh.js';
 
 /** What the measured phase watches of the client's own lateness. */
 export interface PhaseLag {
@@ -140,7 +141,10 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
     let failure: Failure | null = null;
     // Allocated before the clock starts.
     const phaseHistograms = histogram ? histogram.emptyLike() : null;
-    const nodeTallies: NodeTally[] | null = histogram && plan.cluster ? plan.cluster.nodes.map(() => ({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() })) : null;
+    const nodeRows: NodeRows | null = histogram && plan.cluster
+      ? { labels: plan.cluster.nodes.map(nodeLabel), tallies: plan.cluster.nodes.map(() => ({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() })) }
+      : null;
+    const refresh = plan.cluster ? new TopologyRefresh(plan) : null;
     const start = performance.now();
     const startedUnixMs = Date.now();
     const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval, () => (plan.cluster ? local.count : clients.length), prepared.isMix) : null;
@@ -173,8 +177,9 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
         if (timer) clearInterval(timer);
         clock?.finish(performance.now());
         options.signal?.removeEventListener('abort', onAbort);
-        const nodeFigures = nodeTallies && plan.cluster
-          ? nodeTallies.map((t, i) => ({ node: nodeLabel(plan.cluster!.nodes[i]), requests: t.requests, errors: t.errors, redirections: t.redirections, histogram: t.histogram.toData() }))
+        refresh?.close();
+        const nodeFigures = nodeRows
+          ? nodeRows.tallies.map((t, i) => ({ node: nodeRows.labels[i], requests: t.requests, errors: t.errors, redirections: t.redirections, histogram: t.histogram.toData() }))
           : undefined;
         resolve({ elapsedNs, failure, unanswered, ...(clock ? { intervals: clock.intervals, startedUnixMs } : {}), ...(nodeFigures ? { nodes: nodeFigures } : {}) });
       }
@@ -209,7 +214,8 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
         schedule: pace.intervalMs > 0 ? new Schedule(pace, lag?.schedule ?? null) : null,
         pacer,
         deadline: pace.deadline,
-        nodes: nodeTallies,
+        nodes: nodeRows,
+        refresh,
         finish,
         signal: options.signal,
       });
