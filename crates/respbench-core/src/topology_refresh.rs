@@ -18,8 +18,12 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
+use crate::client::Client;
 use crate::plan::Plan;
 use crate::progress::RunControl;
+use crate::request_source::PreparedPlan;
+use crate::router::Router;
+use crate::tally::Tally;
 use crate::topology::{CLUSTER_SHARDS, CLUSTER_SLOTS, SlotMap, TopologyError, parse_shards, parse_slots};
 use crate::transport::Stream;
 
@@ -213,6 +217,26 @@ fn exchange(
     };
     let _ = poll.registry().deregister(stream);
     answer
+}
+
+/// What a MOVED told one client holds for all of the worker's: the slot's
+/// requests of every other client go straight to its new owner too, without
+/// a MOVED each, until the next topology refresh brings the whole map.
+/// Whether there was any (a MOVED that said what no map had: it is stale).
+pub(crate) fn share_moved_news<R: Router>(w: &PreparedPlan, conns: &mut [Client<R>], tally: &mut Tally) -> bool {
+    let mut any = false;
+    for i in 0..conns.len() {
+        let (before, rest) = conns.split_at_mut(i);
+        let Some((me, after)) = rest.split_first_mut() else { break };
+        for (slot, target) in me.router.moved_news() {
+            any = true;
+            for other in before.iter_mut().chain(after.iter_mut()) {
+                other.router.learn_moved(w, tally, slot, target);
+            }
+        }
+        me.router.clear_moved_news();
+    }
+    any
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use crate::recovery::reconnect_target;
 use crate::request_source::{PreparedPlan, RequestSource};
 use crate::router::Router;
 use crate::tally::{IntervalClock, Tally};
-use crate::topology_refresh::TopologyRefresh;
+use crate::topology_refresh::{self, TopologyRefresh};
 
 /// Longest a worker sleeps in epoll before it looks at the cancel flag and
 /// the other threads' failures again.
@@ -363,7 +363,7 @@ impl<R: Router> EventLoop<'_, R> {
         let moved = self.tally.counters.moved;
         if moved != self.moved_shared {
             self.moved_shared = moved;
-            if share_moved_news(prepared, &mut self.conns, &mut self.tally) {
+            if topology_refresh::share_moved_news(prepared, &mut self.conns, &mut self.tally) {
                 refresh.mark_stale();
             }
         }
@@ -575,26 +575,6 @@ impl<R: Router> EventLoop<'_, R> {
         }
         next
     }
-}
-
-/// What a MOVED told one client holds for all of the worker's: the slot's
-/// requests of every other client go straight to its new owner too, without
-/// a MOVED each, until the next topology refresh brings the whole map.
-/// Whether there was any (a MOVED that said what no map had: it is stale).
-fn share_moved_news<R: Router>(w: &PreparedPlan, conns: &mut [Client<R>], tally: &mut Tally) -> bool {
-    let mut any = false;
-    for i in 0..conns.len() {
-        let (before, rest) = conns.split_at_mut(i);
-        let Some((me, after)) = rest.split_first_mut() else { break };
-        for (slot, target) in me.router.moved_news() {
-            any = true;
-            for other in before.iter_mut().chain(after.iter_mut()) {
-                other.router.learn_moved(w, tally, slot, target);
-            }
-        }
-        me.router.clear_moved_news();
-    }
-    any
 }
 
 /// How long epoll may sleep: until the next paced turn or the next reply

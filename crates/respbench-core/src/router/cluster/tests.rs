@@ -3,6 +3,7 @@
 use super::*;
 use crate::link::tests::{entry, paired_link};
 use crate::request_source::Op;
+use crate::router::RETRY_BACKOFF_CAP;
 use std::io::Read as _;
 
 fn request(slot: u16) -> Request {
