@@ -45,6 +45,21 @@ pub(crate) struct InFlight {
 }
 
 impl InFlight {
+    /// A ring entry that stands for no request (the ring's filler, a test's record).
+    pub fn empty(now: Instant) -> InFlight {
+        InFlight {
+            sent_at: now,
+            intended: now,
+            key_index: 0,
+            key_hash: 0,
+            command: 0,
+            op: Op::Set,
+            written_before: false,
+            hops: 0,
+            asking: false,
+        }
+    }
+
     /// What the ring keeps of request `r`, sent at `now` and due at `intended`.
     #[inline]
     pub fn of(w: &PreparedPlan, r: &Request, now: Instant, intended: Instant) -> InFlight {
@@ -138,17 +153,7 @@ impl Link {
     /// flight at most, `out_bytes` of them encoded at once at most.
     pub fn new(id: u32, stream: Stream, prepared: &PreparedPlan, window: usize, out_bytes: usize) -> Link {
         let now = Instant::now();
-        let empty = InFlight {
-            sent_at: now,
-            intended: now,
-            key_index: 0,
-            key_hash: 0,
-            command: 0,
-            op: Op::Set,
-            written_before: false,
-            hops: 0,
-            asking: false,
-        };
+        let empty = InFlight::empty(now);
         let max_keys = prepared.max_keys;
         Link {
             id,
@@ -484,18 +489,7 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn entry(key_index: u64) -> InFlight {
-        let now = Instant::now();
-        InFlight {
-            sent_at: now,
-            intended: now,
-            key_index,
-            key_hash: 0,
-            command: 0,
-            op: Op::Set,
-            written_before: false,
-            hops: 0,
-            asking: false,
-        }
+        InFlight { key_index, ..InFlight::empty(Instant::now()) }
     }
 
     /// Keeps the key index of every reply it is given, in order.
