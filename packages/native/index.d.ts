@@ -85,6 +85,10 @@ export interface NativeInterval {
   /** A command mix: each command's latencies in the interval; absent otherwise. */
   commandHistograms?: Array<NativeHistogram>
   connections: number
+  bytesOut: number
+  bytesIn: number
+  /** `--reconnect`: requests lost to drops in the interval. */
+  lost: number
 }
 
 /** `RawNode` from engine-js/plan.ts. */

@@ -12,6 +12,7 @@ import { Exit, EXIT } from './exit.js';
 import { processIo, type CliIo } from './io.js';
 import { runCommand, type RunFlags } from './run-command.js';
 import { addRunOptions } from './run-options.js';
+import { addTelemetryOptions, runWithTelemetry, type TelemetryFlags } from './metrics/session.js';
 import { registerMergeCommand } from './merge.js';
 import { registerServeCommand } from './serve/command.js';
 import { registerStudyCommand } from './study/command.js';
@@ -77,17 +78,18 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     .option('--csv', 'with -t: print CSV in redis-benchmark --csv columns', false)
     .option('--compare <[name=]host:port>', 'with -t: run the suite against this second target too; ratios are this target as % of the second (e.g. redis=127.0.0.1:6379)')
     .option('--target-name <name>', 'with --compare: what to call this target in the table (default host:port)')
-    .option('--version', 'print the version, the engines available here and the Node/napi versions', false)
+    .option('--version', 'print the version, the engines available here and the Node/napi versions', false);
+  addTelemetryOptions(program)
     .argument('[redis-command...]', 'a command to benchmark, as in redis-benchmark (e.g. INCR counter:__rand_int__); options go before it')
     // Words after the command are its arguments, not respbench's options (as in redis-benchmark).
     .passThroughOptions()
     .addHelpText('after', HELP_AFTER)
-    .action(async (command: string[], opts: RunFlags & { version: boolean }, cmd: Command) => {
+    .action(async (command: string[], opts: RunFlags & TelemetryFlags & { version: boolean }, cmd: Command) => {
       if (opts.version) {
         io.stdout(`${versionText()}\n`);
         return;
       }
-      await runCommand({ ...opts, command, argv }, io, (name) => cmd.getOptionValueSource(name) === 'cli');
+      await runWithTelemetry(opts, io, opts.quiet, () => runCommand({ ...opts, command, argv }, io, (name) => cmd.getOptionValueSource(name) === 'cli'));
     });
   registerServeCommand(program, io);
   registerMergeCommand(program, io, argv);

@@ -153,6 +153,9 @@ function toRawInterval(i: NativeInterval): RawInterval {
     getHistogram: histogramData(i.getHistogram),
     ...(i.commandHistograms ? { commandHistograms: i.commandHistograms.map(histogramData) } : {}),
     connections: i.connections,
+    bytesOut: i.bytesOut,
+    bytesIn: i.bytesIn,
+    lost: i.lost,
   };
 }
 

@@ -129,17 +129,10 @@ export function seriesEntry(plan: Plan, i: RawInterval, startedUnixMs: number): 
   const rate = (n: number) => (durationSec > 0 ? n / durationSec : 0);
   const set = LatencyHistogram.fromData(i.setHistogram);
   const get = LatencyHistogram.fromData(i.getHistogram);
-  const perCommand = [];
-  const names = mixRowNames(plan);
-  if (names && i.commandHistograms) {
-    names.forEach((command, k) => {
-      const h = LatencyHistogram.fromData(i.commandHistograms![k]);
-      perCommand.push({ command, requests: h.total, opsPerSec: rate(h.total), latencyUs: intervalLatencyUs([h]) });
-    });
-  } else {
-    if (plan.mode !== 'get') perCommand.push({ command: commandName(plan.setCmd), requests: set.total, opsPerSec: rate(set.total), latencyUs: intervalLatencyUs([set]) });
-    if (plan.mode !== 'set') perCommand.push({ command: commandName(plan.getCmd), requests: get.total, opsPerSec: rate(get.total), latencyUs: intervalLatencyUs([get]) });
-  }
+  const perCommand = commandHistograms(plan, i).map(({ command, data }) => {
+    const h = LatencyHistogram.fromData(data);
+    return { command, requests: h.total, opsPerSec: rate(h.total), latencyUs: intervalLatencyUs([h]) };
+  });
   return {
     time: new Date(startedUnixMs + i.startNs / 1e6).toISOString(),
     startSec: i.startNs / 1e9,
@@ -227,16 +220,27 @@ export function perCommandRows(plan: Plan, raw: RawResult, elapsedSec: number, p
     const requests = data.buckets.reduce((n, [, count]) => n + count, 0);
     return { command, requests, opsPerSec: elapsedSec > 0 ? requests / elapsedSec : 0, latencyUs: summaryUs(data), percentilesUs: percentilesUsOf(data, percentiles) };
   };
-  const rows: CommandRow[] = [];
-  const names = mixRowNames(plan);
-  if (names && raw.commandHistograms) {
-    names.forEach((name, k) => rows.push(row(name, raw.commandHistograms![k])));
-  } else if (raw.setHistogram && raw.getHistogram) {
-    if (plan.mode !== 'get') rows.push(row(commandName(plan.setCmd), raw.setHistogram));
-    if (plan.mode !== 'set') rows.push(row(commandName(plan.getCmd), raw.getHistogram));
-  }
+  const rows = commandHistograms(plan, raw).map(({ command, data }) => row(command, data));
   rows.push(row('Totals', raw.histogram));
   return rows;
+}
+
+/** Latencies recorded per op kind, as a result or an interval holds them. */
+type OpHistograms = Pick<RawResult, 'setHistogram' | 'getHistogram' | 'commandHistograms'>;
+
+/**
+ * Each command the run sends with its latencies: a mix's commands in its
+ * order, else the mode's SET side and GET side (none for a result from
+ * before they were recorded apart).
+ */
+export function commandHistograms(plan: Plan, h: OpHistograms): { command: string; data: HistogramData }[] {
+  const names = mixRowNames(plan);
+  if (names && h.commandHistograms) return names.map((command, k) => ({ command, data: h.commandHistograms![k] }));
+  if (!h.setHistogram || !h.getHistogram) return [];
+  const out: { command: string; data: HistogramData }[] = [];
+  if (plan.mode !== 'get') out.push({ command: commandName(plan.setCmd), data: h.setHistogram });
+  if (plan.mode !== 'set') out.push({ command: commandName(plan.getCmd), data: h.getHistogram });
+  return out;
 }
 
 /**
@@ -346,8 +350,42 @@ export function summaryUs(data: HistogramData): LatencyUs {
 }
 
 /** One run of a Plan that preparePlan (prepare.ts) completed: under --cluster, with its topology. */
+/**
+ * Told of every run this process makes, whoever starts it (a run, a suite's
+ * tests, a capacity search's steps, a study's rounds): --metrics-listen and
+ * --statsd. `interval` gets each interval of the measured phase as it ends;
+ * `ended` the result, or null when the engine threw.
+ */
+export interface RunWatcher {
+  started(plan: Plan, engine: string): void;
+  interval(i: RawInterval): void;
+  ended(result: RunResult | null): void;
+}
+
+const watchers = new Set<RunWatcher>();
+
+/** Adds a watcher until the returned function is called. */
+export function watchRuns(w: RunWatcher): () => void {
+  watchers.add(w);
+  return () => watchers.delete(w);
+}
+
 export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}, percentiles: readonly number[] = DEFAULT_PERCENTILES): Promise<RunResult> {
-  return finishResult(plan, await engine.run(plan, options), percentiles);
+  if (watchers.size === 0) return finishResult(plan, await engine.run(plan, options), percentiles);
+  const watching = [...watchers];
+  for (const w of watching) w.started(plan, engine.name);
+  const given = options.onInterval;
+  const onInterval = (i: RawInterval) => {
+    given?.(i);
+    for (const w of watching) w.interval(i);
+  };
+  let result: RunResult | null = null;
+  try {
+    result = finishResult(plan, await engine.run(plan, { ...options, onInterval }), percentiles);
+    return result;
+  } finally {
+    for (const w of watching) w.ended(result);
+  }
 }
 
 /** Which signal stopped the run, and the requests it left unanswered (when the engine counted them). */

@@ -29,9 +29,16 @@ export function addIntervals(a: RawInterval, b: RawInterval): RawInterval {
     // A command mix: each command's, in the mix's order.
     ...(a.commandHistograms && b.commandHistograms ? { commandHistograms: a.commandHistograms.map((h, k) => add(h, b.commandHistograms![k])) } : {}),
     ...(a.connections !== undefined || b.connections !== undefined ? { connections: (a.connections ?? 0) + (b.connections ?? 0) } : {}),
+    ...optionalSum(a, b, 'bytesOut'),
+    ...optionalSum(a, b, 'bytesIn'),
+    ...optionalSum(a, b, 'lost'),
   };
 }
 
+/** A field older results lack: summed where either record has it, absent where neither does. */
+function optionalSum(a: RawInterval, b: RawInterval, field: 'bytesOut' | 'bytesIn' | 'lost'): Partial<RawInterval> {
+  return a[field] !== undefined || b[field] !== undefined ? { [field]: (a[field] ?? 0) + (b[field] ?? 0) } : {};
+}
 
 /** A last interval shorter than this share of the interval is folded into the one before (the replies still in flight at the end). */
 export const SHORT_TAIL_SHARE = 0.1;

@@ -100,6 +100,10 @@ pub struct NativeInterval {
     /// A command mix: each command's latencies in the interval; absent otherwise.
     pub command_histograms: Option<Vec<NativeHistogram>>,
     pub connections: f64,
+    pub bytes_out: f64,
+    pub bytes_in: f64,
+    /// `--reconnect`: requests lost to drops in the interval.
+    pub lost: f64,
 }
 
 /// Each command's histogram of a mix, or None when there is no mix.
@@ -125,6 +129,9 @@ pub(crate) fn interval(r: &IntervalRecord) -> NativeInterval {
         get_histogram: histogram(&r.get_histogram),
         command_histograms: command_histograms(&r.command_histograms),
         connections: n(r.connections),
+        bytes_out: n(c.bytes_out),
+        bytes_in: n(c.bytes_in),
+        lost: n(c.lost),
     }
 }
 fn histogram(buckets: &[(u64, u64)]) -> NativeHistogram {

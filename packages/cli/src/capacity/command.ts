@@ -6,6 +6,7 @@
 import { Command } from 'commander';
 import type { CliIo } from '../io.js';
 import { addRunOptions } from '../run-options.js';
+import { addTelemetryOptions, runWithTelemetry, type TelemetryFlags } from '../metrics/session.js';
 import type { CapacityFlags } from './settings.js';
 
 // The search and its reports (action.ts) are loaded when a capacity search
@@ -48,8 +49,9 @@ export function registerCapacityCommand(program: Command, io: CliIo): void {
     .option('--html <file>', 'write an HTML report: latency against throughput, the SLO, the capacity, the steps')
     .option('-q, --quiet', 'no header or steps on stderr with --json', false);
   addRunOptions(cmd);
-  cmd.addHelpText('after', CAPACITY_HELP).action(async (opts: CapacityFlags, c: Command) => {
+  addTelemetryOptions(cmd);
+  cmd.addHelpText('after', CAPACITY_HELP).action(async (opts: CapacityFlags & TelemetryFlags, c: Command) => {
     const { capacityCommand } = await import('./action.js');
-    await capacityCommand(opts, io, (name) => c.getOptionValueSource(name) === 'cli');
+    await runWithTelemetry(opts, io, opts.quiet, () => capacityCommand(opts, io, (name) => c.getOptionValueSource(name) === 'cli'));
   });
 }

@@ -62,4 +62,9 @@ export interface RawInterval {
   commandHistograms?: HistogramData[];
   /** Connections open at the interval's end (all of them but under --ramp-connections); absent in older results. */
   connections?: number;
+  /** Bytes written to and read from the server in the interval (Counters' bytesOut/bytesIn); absent in older results. */
+  bytesOut?: number;
+  bytesIn?: number;
+  /** --reconnect: requests written on a connection that dropped before their replies came, in the interval; absent in older results. */
+  lost?: number;
 }

@@ -312,6 +312,9 @@ export class IntervalClock {
       getHistogram: this.current.get.toData(),
       ...(this.perCommand ? { commandHistograms: this.current.byCommand.map((h) => h.toData()) } : {}),
       connections: this.openNow(),
+      bytesOut: c.bytesOut - b.bytesOut,
+      bytesIn: c.bytesIn - b.bytesIn,
+      lost: c.lost - b.lost,
     });
     this.phase.merge(this.current);
     this.current.reset();
@@ -320,7 +323,7 @@ export class IntervalClock {
     const empty = () => ({ unit: 'ns' as const, significantDigits: 3 as const, buckets: [] });
     while (this.start + (this.index + 1) * this.everyMs <= now) {
       const commandHistograms = this.perCommand ? { commandHistograms: this.current.byCommand.map(empty) } : {};
-      this.emit({ index: this.index, startNs: at(this.index), endNs: at(this.index + 1), requests: 0, sets: 0, gets: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, setHistogram: empty(), getHistogram: empty(), ...commandHistograms, connections: this.openNow() });
+      this.emit({ index: this.index, startNs: at(this.index), endNs: at(this.index + 1), requests: 0, sets: 0, gets: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, setHistogram: empty(), getHistogram: empty(), ...commandHistograms, connections: this.openNow(), bytesOut: 0, bytesIn: 0, lost: 0 });
       this.index++;
     }
   }

@@ -8,6 +8,7 @@
 import { Command } from 'commander';
 import type { CliIo } from '../io.js';
 import { addRunOptions } from '../run-options.js';
+import { addTelemetryOptions, runWithTelemetry, type TelemetryFlags } from '../metrics/session.js';
 import { MODES } from '../validate.js';
 import { DEFAULT_MODES, type StudyOptions } from './flags.js';
 
@@ -62,10 +63,11 @@ export function registerStudyCommand(program: Command, io: CliIo): void {
     .option('--lang <lang>', 'en | zh: headers of the tables (zh: 场景, 模式, 均值QPS, ...)', 'en')
     .option('--only <scenario>', 'run only this scenario (a glob: * and ?; repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option('--fail-fast', 'stop at the first run that fails (default: record it and go on)', false)
-    .option('-q, --quiet', 'no progress on stderr', false)
+    .option('-q, --quiet', 'no progress on stderr', false);
+  addTelemetryOptions(cmd)
     .addHelpText('after', STUDY_HELP)
-    .action(async (file: string, opts: StudyOptions) => {
+    .action(async (file: string, opts: StudyOptions & TelemetryFlags) => {
       const { runStudy } = await import('./run-study.js');
-      await runStudy(file, opts, cmd, io);
+      await runWithTelemetry(opts, io, Boolean(opts.quiet), () => runStudy(file, opts, cmd, io));
     });
 }
