@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { REPO, runCli } from './helpers/servers.js';
+import { freePort, REPO, runCli } from './helpers/servers.js';
 
 const FILE = path.join(REPO, 'examples', 'kubernetes', 'respbench-job.yaml');
 
@@ -45,6 +45,9 @@ describe('examples/kubernetes/respbench-job.yaml', () => {
       .replace(/"\$CLIENT_COUNT"/, env.CLIENT_COUNT)
       .replace(/"\$REDIS_HOST"/, '127.0.0.1')
       .replace(/"\$REDIS_PORT"/, '1')
+      // The pod's metrics port and its linger, made a free loopback port and no wait here.
+      .replace(/--metrics-listen 0\.0\.0\.0:\d+/, `--metrics-listen 127.0.0.1:${await freePort()}`)
+      .replace(/--metrics-linger \S+/, '--metrics-linger 0s')
       .split(/\s+/)
       .filter((w) => w !== '');
     expect(argv.some((w) => w.includes('$'))).toBe(false);
@@ -52,5 +55,23 @@ describe('examples/kubernetes/respbench-job.yaml', () => {
     const r = await runCli(argv, 20_000);
     expect(r.stderr).not.toMatch(/see --help|must be|needs/);
     expect(r.code).toBe(1);
+  });
+
+  it('serves live metrics on the port its scrape wiring names (annotations and the PodMonitor)', () => {
+    const port = Number(/--metrics-listen 0\.0\.0\.0:(\d+)/.exec(script)?.[1]);
+    expect(port).toBeGreaterThan(0);
+    const annotations = job.spec.template.metadata.annotations;
+    expect(annotations['prometheus.io/scrape']).toBe('true');
+    expect(Number(annotations['prometheus.io/port'])).toBe(port);
+    expect(annotations['prometheus.io/path']).toBe('/metrics');
+    const named = container.ports.find((p: { name: string }) => p.name === 'metrics');
+    expect(named.containerPort).toBe(port);
+    const monitor = parse(readFileSync(path.join(REPO, 'examples', 'kubernetes', 'podmonitor.yaml'), 'utf8'));
+    expect(monitor.kind).toBe('PodMonitor');
+    expect(monitor.spec.selector.matchLabels).toEqual(job.spec.template.metadata.labels);
+    expect(monitor.spec.podMetricsEndpoints[0]).toMatchObject({ port: 'metrics', path: '/metrics' });
+    // The last scrape must come after the run: the linger outlasts the scrape interval.
+    const linger = Number(/--metrics-linger (\d+)s/.exec(script)?.[1]);
+    expect(linger).toBeGreaterThan(Number(/^(\d+)s$/.exec(monitor.spec.podMetricsEndpoints[0].interval)?.[1]) * 2);
   });
 });

@@ -12,7 +12,7 @@ export interface Family {
   name: string;
   type: FamilyType;
   /** OpenMetrics' UNIT line: the name's unit suffix. */
-  unit?: 'seconds' | 'bytes';
+  unit?: 'seconds';
   help: string;
   /** Labels beside the run's (target, engine, client_index, node). */
   labels: readonly string[];
@@ -39,8 +39,9 @@ export const FAMILIES = {
     help: 'Per-request latency (reply parsed minus request written; from the intended send under --rate), classic buckets folded from the HDR histograms of each interval.',
     labels: ['command'],
   },
-  bytesSent: { name: 'respbench_bytes_sent_total', type: 'counter', unit: 'bytes', help: 'Bytes written to the server in the measured phase.', labels: [] },
-  bytesReceived: { name: 'respbench_bytes_received_total', type: 'counter', unit: 'bytes', help: 'Bytes read from the server in the measured phase.', labels: [] },
+  // Named as the issue and the dashboards know them; OpenMetrics wants a unit to end the family's name, so none is declared.
+  bytesSent: { name: 'respbench_bytes_sent_total', type: 'counter', help: 'Bytes written to the server in the measured phase.', labels: [] },
+  bytesReceived: { name: 'respbench_bytes_received_total', type: 'counter', help: 'Bytes read from the server in the measured phase.', labels: [] },
   connections: { name: 'respbench_connections', type: 'gauge', help: 'Connections open at the end of the last interval.', labels: [] },
   targetRate: { name: 'respbench_target_rate', type: 'gauge', help: 'The --rate asked for, requests per second (only under --rate).', labels: [] },
   scheduleLag: {

@@ -8,7 +8,7 @@
  * expects.
  */
 import type { HistogramData } from '../engine-js/histogram.js';
-import type { Plan, RawInterval } from '../engine-js/plan.js';
+import { localConnections, type Plan, type RawInterval } from '../engine-js/plan.js';
 import { commandHistograms, type RunResult } from '../run.js';
 import { DURATION_BUCKETS_SECONDS, FAMILIES, LAG_QUANTILES, type Family, type Outcome } from './families.js';
 
@@ -103,7 +103,8 @@ export class LiveMetrics {
     const labels = runLabels(plan, engine);
     this.run = { plan, labels, published: emptyCounts() };
     this.setGauge(FAMILIES.running, labels, 1);
-    if (plan.rate > 0) this.setGauge(FAMILIES.targetRate, labels, plan.rate);
+    // Several load machines split --rate by connections: each says its own share, so a fleet's add up.
+    if (plan.rate > 0) this.setGauge(FAMILIES.targetRate, labels, (plan.rate * localConnections(plan).count) / plan.connections);
   }
 
   /** One interval of the running measured phase, once it has ended. */

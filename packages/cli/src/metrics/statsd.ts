@@ -61,7 +61,13 @@ export function packets(lines: string[]): Buffer[] {
   return out;
 }
 
+/** How long closing waits for datagrams still queued (the last interval's). */
+const CLOSE_WAIT_MS = 500;
+
 export class StatsdPusher {
+  private pending = 0;
+  private drained: (() => void) | null = null;
+
   private constructor(
     private readonly socket: dgram.Socket,
     private readonly address: string,
@@ -87,11 +93,24 @@ export class StatsdPusher {
 
   push(p: Published, intervalSec: number | null): void {
     for (const packet of packets(statsdLines(this.target.prefix, p, intervalSec))) {
-      this.socket.send(packet, this.target.port, this.address, () => {});
+      this.pending++;
+      this.socket.send(packet, this.target.port, this.address, () => {
+        if (--this.pending === 0) this.drained?.();
+      });
     }
   }
 
-  close(): Promise<void> {
-    return new Promise((resolve) => this.socket.close(() => resolve()));
+  /** Closes once the queued datagrams are out (at most CLOSE_WAIT_MS). */
+  async close(): Promise<void> {
+    if (this.pending > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, CLOSE_WAIT_MS);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    await new Promise<void>((resolve) => this.socket.close(() => resolve()));
   }
 }
