@@ -157,6 +157,26 @@ describe('--statsd', () => {
   });
 });
 
+describe('--metrics-listen over a -t suite', () => {
+  it.each(engines())('%s: every test of the suite adds to the counters, per command, and the endpoint outlives the work for the last scrape', async (engine) => {
+    const port = await freePort();
+    const run = startRun(['--engine', engine, '-p', String(redis.port), '-t', 'set,get,incr', '-n', '3000', '-q', '--metrics-listen', String(port), '--metrics-linger', '3s'], 60_000);
+    // After the suite, while the endpoint lingers: the last figures.
+    let text = '';
+    while (!run.exited()) {
+      await sleep(200);
+      text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => text);
+      if (/^respbench_running\{[^}]*\} 0$/m.test(text) && /command="INCR",outcome="ok"/.test(text)) break;
+    }
+    const { run: cli, result } = await run.done;
+    expect(cli.code, cli.stderr).toBe(0);
+    for (const { label, result: r } of result as { label: string; result: { requests: number } }[]) {
+      const m = new RegExp(`^respbench_requests_total\\{[^}]*command="${label}",outcome="ok"\\} (\\d+)$`, 'm').exec(text);
+      expect(Number(m?.[1]), label).toBe(r.requests);
+    }
+  });
+});
+
 describe('refused before any load', () => {
   it('a --metrics-listen port in use: one line, exit 1, nothing sent', async () => {
     const busy = net.createServer();
