@@ -16,6 +16,7 @@ import { registerMergeCommand } from './merge.js';
 import { registerServeCommand } from './serve/command.js';
 import { registerStudyCommand } from './study/command.js';
 import { SUITE_NAMES } from './suite.js';
+import { firstOperand, flagsTakingValue, ownWords, showHelp, subcommandTypo } from './subcommand-words.js';
 import { printable } from './printable.js';
 import { UsageError } from './usage-error.js';
 
@@ -40,6 +41,17 @@ per-request latency percentiles, an errors column in --csv, --compare.
 --requests is the total over all connections. avg us/op is elapsed / requests
 (inverse throughput); the p50..max columns are per-request latency, reply parsed
 minus request written, even when pipelined.
+
+Durations (--timeout, --duration, --warmup, --interval, --reconnect-backoff,
+--ramp-connections, --slo bounds, serve --service-time, study files) are a
+number with a unit: us, ms, s, m or h (500us, 10ms, 2s, 5m); a bare number is
+refused, except 0 where it turns a thing off. A run is bounded by -n or by
+--duration, not both.
+
+respbench help [command] is help. A first word a letter or two from a
+subcommand (srve, hlep) is refused as a typo; to benchmark such a word as a
+Redis command, put -- before it (respbench -p 6379 -- SRVE x). Words in
+capitals (SAVE, DEL) are always Redis commands.
 
 Exit status: 0 clean; 1 could not run or the run broke off (refused, closed,
 protocol error, timeout); 2 bad usage; 3 the server answered with error
@@ -110,12 +122,12 @@ export function versionText(): string {
  * command's own arguments.
  */
 function hostFlagWithoutValue(program: Command, argv: string[]): string | null {
-  const takesValue = new Set(program.options.filter((o) => o.required || o.optional).flatMap((o) => [o.short, o.long].filter((f): f is string => !!f)));
+  const { required, optional } = flagsTakingValue(program);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (!a.startsWith('-')) return null;
     if (a === '-h' || a === '--host') return i === argv.length - 1 || argv[i + 1].startsWith('-') ? a : null;
-    if (takesValue.has(a)) i++;
+    if (required.has(a) || optional.has(a)) i++;
   }
   return null;
 }
@@ -130,6 +142,14 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     return EXIT.usage;
   }
   try {
+    // The first word: `help`, a subcommand, a near miss of one (refused), or a Redis command.
+    const first = firstOperand(program, argv);
+    if (first?.word === 'help') {
+      showHelp(program, argv.slice(first.index + 1));
+      return EXIT.ok;
+    }
+    const typo = first ? subcommandTypo(first.word, ownWords(program)) : null;
+    if (typo) throw typo;
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;
   } catch (err) {

@@ -117,10 +117,21 @@ export function closedEarlyHint(r: RunResult): string | null {
   return `the server closed the connection before any reply: it may have crashed or refused the command; check that it still runs (redis-cli -h ${printable(host)} -p ${port} PING) and look at its log`;
 }
 
+/**
+ * How a failed run's reason is shown: `with` the figures (a saved result
+ * printed again: merge, the HTML page), or `elsewhere` — a run as it ends
+ * says the reason once, on stderr (failureLines), in every output mode, and
+ * stdout's FAILED line only marks the result as failed.
+ */
+export type ReasonPlace = 'with' | 'elsewhere';
+
 /** What a run prints after it ends: the figures row, the counters, and what went wrong. */
-export function formatFigures(r: RunResult): string {
+export function formatFigures(r: RunResult, reason: ReasonPlace = 'with'): string {
   const lines: string[] = [];
-  if (r.failure?.kind === 'connect' || r.failure?.kind === 'auth') return `FAILED (${r.failure.kind}): ${printable(r.failure.message)}`;
+  // An interruption is not a failure stderr reports: its story stays on this line.
+  const inline = reason === 'with' || r.failure?.kind === 'interrupted';
+  const because = (text: string) => (inline ? `${printable(r.failure?.message ?? '')}${text ? `; ${text}` : ''}` : text || 'the reason is on stderr');
+  if (r.failure?.kind === 'connect' || r.failure?.kind === 'auth') return `FAILED (${r.failure.kind}): ${because(inline ? '' : 'nothing measured')}`;
   if (r.preloadRequests > 0) lines.push(`preload: ${r.preloadRequests} writes in ${fixed(r.preloadElapsedSec, 3)} s (untimed, not in the figures)`);
   if (r.plan.warmupMs > 0) lines.push(`warmup: ${r.warmupRequests} requests in ${fixed((r.warmupElapsedNs ?? 0) / 1e9, 3)} s (sent and answered, not in the figures)`);
   lines.push('');
@@ -154,13 +165,13 @@ export function formatFigures(r: RunResult): string {
     const d = r.redirections;
     lines.push(`cluster redirections: MOVED ${d.moved} · ASK ${d.ask} · TRYAGAIN/CLUSTERDOWN ${d.tryagain} (each request sent again where the cluster said; its latency includes the hops)`);
   }
-  if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${printable(r.failure.message)}; the figures above cover the ${r.requests} replies received`);
+  if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${because(`the figures above cover the ${r.requests} replies received`)}`);
   if (r.interrupted) {
     const i = r.interrupted;
     const counts = i.unanswered === null ? '' : `: ${i.sent} requests sent, ${i.unanswered} of them left unanswered (in no figure)`;
     lines.push(`interrupted by ${i.signal}${counts}`);
   }
-  const closed = closedEarlyHint(r);
+  const closed = reason === 'with' ? closedEarlyHint(r) : null;
   if (closed) lines.push(`hint: ${closed}`);
   if (r.errors > 0) {
     lines.push(`ERROR REPLIES: ${r.errors}, first: ${printable(r.firstError ?? '')}`);
@@ -193,6 +204,17 @@ export function reconnectLine(r: RunResult): string {
 function percentileColumns(asked: Record<string, number> | undefined, l: RunResult['latencyUs']): [string, number][] {
   if (asked && Object.keys(asked).length > 0) return Object.entries(asked);
   return [['p50', l.p50], ['p90', l.p90], ['p99', l.p99], ['p99.9', l.p999]];
+}
+
+/**
+ * A failed run's reason and its hint, for stderr: the one place a run says
+ * why it failed, whether stdout carries the table or --json. An interrupted
+ * run's story is the FAILED (interrupted) line itself.
+ */
+export function failureLines(r: RunResult): string[] {
+  if (!r.failure || r.failure.kind === 'interrupted') return [];
+  const hint = closedEarlyHint(r);
+  return [`respbench: ${printable(r.failure.message)}`, ...(hint ? [`respbench: hint: ${hint}`] : [])];
 }
 
 /**

@@ -8,7 +8,7 @@ import { checkHtmlTarget, writeRunHtml } from './html-report.js';
 import { Exit, EXIT } from './exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
 import type { CliIo } from './io.js';
-import { closedEarlyHint, formatFigures, formatHeader, formatJson } from './output.js';
+import { failureLines, formatFigures, formatHeader, formatJson } from './output.js';
 import { printable, printableTarget } from './printable.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
@@ -167,17 +167,13 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (stoppedBy && result.failure?.kind === 'interrupted') result.interrupted = interruptionOf(stoppedBy, result);
   result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
-  else io.stdout(`${formatFigures(result)}\n`);
+  else io.stdout(`${formatFigures(result, 'elsewhere')}\n`);
   if (opts.hdrLog !== undefined) {
     if (notStarted(result)) io.stderr('respbench: --hdr-log: the run measured nothing, no log files written\n');
     else writeHdrLogs(result, opts.hdrLog);
   }
-  // The reason also goes to stderr, so a script reading --json still sees why it failed.
-  if (result.failure && result.failure.kind !== 'interrupted') {
-    io.stderr(`respbench: ${printable(result.failure.message)}\n`);
-    const hint = closedEarlyHint(result);
-    if (hint && opts.json) io.stderr(`respbench: ${hint}\n`);
-  }
+  // The reason once, on stderr, whatever stdout carries (the table or --json).
+  for (const line of failureLines(result)) io.stderr(`${line}\n`);
   const written = opts.html === undefined || (await writeRunHtml(opts.html, result, [], io.stderr));
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);

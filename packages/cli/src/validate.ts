@@ -505,6 +505,8 @@ export function checkRunCommand(plan: Plan, line: RunCommandLine, given: (option
     const simple = [['mode', '--mode'], ['setRatio', '--set-ratio'], ['setCmd', '--set-cmd'], ['getCmd', '--get-cmd']].find(([key]) => given(key));
     if (simple) throw new UsageError(`${simple[1]} does not go with --command (a mix names its commands and weights itself)`);
   }
+  // Either bound of a run, never both: the other would be silently ignored.
+  if (plan.durationMs > 0 && given('requests')) throw new UsageError('-n/--requests and --duration do not go together: a run is bounded by a count of requests or by time; give one');
   if (line.targetName !== undefined && !line.compare) throw new UsageError('--target-name goes with --compare');
   if (!tests && (line.csv || line.compare)) throw new UsageError(`${line.csv ? '--csv' : '--compare'} goes with -t/--tests`);
   // The demo server speaks plain TCP on a port of its own.

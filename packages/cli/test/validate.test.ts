@@ -10,7 +10,9 @@ import { main } from '../src/cli.js';
 import { addRunOptions } from '../src/run-options.js';
 import { rampOpenAtMs } from '../src/engine-js/plan.js';
 import { buildPlan, MODES, type RawRunOptions } from '../src/validate.js';
-import { parseDurationMs, parseHost, parseHostPort, parseValueSize } from '../src/flag-values.js';
+import { parseDurationMs, parseDurationNs, parseHost, parseHostPort, parseValueSize } from '../src/flag-values.js';
+import { parseServiceTime } from '../src/serve/command.js';
+import { parseSlo } from '../src/capacity/slo.js';
 import { UsageError } from '../src/usage-error.js';
 
 /** The flag values commander hands over when `args` are given. */
@@ -194,6 +196,12 @@ const planCases: Array<[string, string[], string]> = [
   ['--verify-get with values too short to hold the key hash', ['--verify-get', '--value-size', '7'], '--verify-get needs values of at least 8 bytes'],
   ['--verify-get with a value range reaching below 8 bytes', ['--verify-get', '--value-size', '1-100'], '(got --value-size 1-100)'],
   ['timeout that would round to 0 ms (and so mean off)', ['--timeout', '0.4ms'], '--timeout'],
+  // One duration grammar: a bare number has no unit, for every duration flag (it used to mean seconds here).
+  ['a bare-number timeout', ['--timeout', '5'], '--timeout must be a duration, a number with a unit us, ms, s, m or h'],
+  ['a bare-number duration', ['--duration', '2'], '--duration must be a duration'],
+  ['a bare-number warmup', ['--warmup', '1'], '--warmup must be a duration'],
+  ['a bare-number reconnect backoff', ['--reconnect', '--reconnect-backoff', '100'], '--reconnect-backoff must be a duration'],
+  ['a timeout below its millisecond steps', ['--timeout', '500us'], '--timeout is counted in steps of 1ms'],
   ['unknown key pattern', ['--key-pattern', 'hot'], '--key-pattern'],
   ['zipf exponent of zero', ['--key-pattern', 'zipf', '--zipf-exponent', '0'], '--zipf-exponent'],
   ['negative key stddev', ['--key-pattern', 'gaussian', '--key-stddev', '-3'], '--key-stddev'],
@@ -224,6 +232,17 @@ const cliCases: Array<[string, string[], string]> = [
   ['-t with --mode', ['-t', 'set', '--mode', 'get'], '--mode'],
   ['-t with a key prefix holding a space', ['-t', 'lpush', '--key-prefix', 'my app:'], '--key-prefix'],
   ['a plan-level error reaches the user the same way', ['--pipeline', '0'], '--pipeline'],
+  ['a bare-number interval', ['--interval', '2'], '--interval must be a duration'],
+  ['-n beside --duration (one would be ignored)', ['--duration', '1s'], '-n/--requests and --duration do not go together'],
+  // A near miss of a subcommand is refused, never sent to a server as a Redis command.
+  ['a subcommand one letter off, with its own flags', ['srve', '--port', '7330'], 'did you mean `respbench serve`?'],
+  ['study mistyped', ['stdy', 'x.yaml'], 'did you mean `respbench study`?'],
+  ['merge mistyped', ['mrege', 'a.json'], 'did you mean `respbench merge`?'],
+  ['help mistyped', ['hlep'], 'did you mean `respbench help`?'],
+  ['a subcommand in other letter case', ['Serve'], 'did you mean `respbench serve`?'],
+  ['help for no such command', ['help', 'srve'], 'help: no command "srve" (did you mean serve?)'],
+  ['serve with a bare-number service time', ['serve', '--service-time', '1'], '--service-time must be a duration'],
+  ['a bare-number SLO bound', ['capacity', '--slo', 'p99<=1'], 'a bare number has no unit'],
 ];
 
 describe('the CLI turns a usage error into exit 2 and one line on stderr', () => {
@@ -237,6 +256,34 @@ describe('the CLI turns a usage error into exit 2 and one line on stderr', () =>
     expect({ code, lines: lines.length, stdout }).toEqual({ code: 2, lines: 1, stdout: '' });
     expect(lines[0]).toMatch(/^respbench: /);
     expect(lines[0]).toContain(flag);
+  });
+});
+
+/** Runs `main` in this process; what it wrote and its status. */
+async function mainRun(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io = { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t), stderrIsTty: false };
+  const code = await main(args, io);
+  return { code, stdout, stderr };
+}
+
+describe('the first word: help, a subcommand, or a command for the server', () => {
+  it('`respbench help` is the program\'s help and `respbench help serve` the subcommand\'s, exit 0', async () => {
+    const top = await mainRun(['help']);
+    expect(top).toMatchObject({ code: 0, stderr: '' });
+    expect(top.stdout).toMatch(/^Usage: respbench \[options\] \[command\] \[redis-command\.\.\.\]/);
+    const serve = await mainRun(['-p', '1', 'help', 'serve']);
+    expect(serve).toMatchObject({ code: 0, stderr: '' });
+    expect(serve.stdout).toMatch(/^Usage: respbench serve/);
+  });
+
+  it('after --, or written in capitals, a word near a subcommand is a Redis command (it reaches the server: connect refused, exit 1)', async () => {
+    for (const words of [['--', 'srve'], ['SAVE'], ['DEL', 'k'], ['HELLO', '3']]) {
+      const run = await mainRun(['--port', '1', '--requests', '10', '--engine', 'js', ...words]);
+      expect({ words, code: run.code }).toEqual({ words, code: 1 });
+      expect(run.stderr).not.toContain('did you mean');
+    }
   });
 });
 
@@ -258,7 +305,13 @@ describe('parsers', () => {
 
   it('durations', () => {
     expect(parseDurationMs('--t', '1.5s', false)).toBe(1500);
-    expect(parseDurationMs('--t', '2', false)).toBe(2000);
+    expect(parseDurationMs('--t', '2000us', false)).toBe(2);
+    expect(parseDurationMs('--t', '2m', false)).toBe(120_000);
+    expect(parseDurationNs('--t', '500us', { allowZero: false })).toBe(500_000);
+    expect(parseDurationNs('--t', '1.5ms', { allowZero: false })).toBe(1_500_000);
+    expect(parseServiceTime('0.5us')).toBe(500);
+    expect(parseSlo('p99<=500us').latency[0].maxUs).toBe(500);
+    expect(usageError(() => parseDurationMs('--t', '2', false)).message).toContain('a bare number has no unit; write 2s or 2ms');
     expect(parseDurationMs('--t', '1h', false)).toBe(3_600_000);
     expect(parseDurationMs('--t', '0', true)).toBe(0);
     expect(usageError(() => parseDurationMs('--t', '0', false)).message).not.toContain('turns it off');

@@ -13,6 +13,7 @@ import { checkCpus, formatCpuList } from '../cpus.js';
 import { MODES, type RawMixCommand } from '../validate.js';
 import { parseDurationMs, parseHost, parseHostPort, parseInteger, parsePercentiles, parsePositive } from '../flag-values.js';
 import { parseUri } from '../uri.js';
+import { closest } from '../edit-distance.js';
 import { UsageError } from '../usage-error.js';
 import { parseSlo, type Slo } from '../capacity/slo.js';
 import { DEFAULT_MODES, type RunFlag } from './flags.js';
@@ -216,34 +217,6 @@ class FileErrors {
 
 function describe(at: Path): string {
   return at.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '') || 'the top level';
-}
-
-/** Edit distance, for "did you mean" on a mistyped key. */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const keep = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = keep;
-    }
-  }
-  return row[b.length];
-}
-
-function closest(key: string, candidates: string[]): string | null {
-  let best: string | null = null;
-  let bestD = 3;
-  for (const c of candidates) {
-    const d = distance(key.toLowerCase(), c.toLowerCase());
-    if (d < bestD) {
-      best = c;
-      bestD = d;
-    }
-  }
-  return best;
 }
 
 function kebab(key: string): string {
