@@ -51,6 +51,13 @@ describe('release layout', () => {
       expect(workflow.match(new RegExp(`target: ${triple}\\b`, 'g'))?.length ?? 0, `${triple}: a build and a smoke test`).toBeGreaterThanOrEqual(2);
     }
   });
+
+  it('strips the published binaries (symbols are 0.3 MB of a 2.6 MB .node nobody debugs from npm)', () => {
+    const workflow = readFileSync(path.join(REPO, '.github/workflows/release.yml'), 'utf8');
+    const builds = workflow.split('\n').filter((l) => /napi build/.test(l));
+    expect(builds).toHaveLength((native.napi.targets as string[]).length);
+    for (const line of builds) expect(line, line.trim()).toMatch(/ --strip\b/);
+  });
 });
 
 describe('scripts/version.mjs', () => {

@@ -10,7 +10,9 @@ import { registerCapacityCommand } from './capacity/command.js';
 import { loadNativeEngine } from './engine-native.js';
 import { Exit, EXIT } from './exit.js';
 import { processIo, type CliIo } from './io.js';
-import { runCommand, type RunFlags } from './run-command.js';
+import { loopUntilInterrupted, runCommand, type RunFlags } from './run-command.js';
+import { runIdle } from './idle.js';
+import { buildPlan } from './validate.js';
 import { addRunOptions } from './run-options.js';
 import { registerMergeCommand } from './merge.js';
 import { registerServeCommand } from './serve/command.js';
@@ -76,7 +78,7 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     .showSuggestionAfterError(true);
   addRunOptions(program)
     .option('--json', 'print the RunResult as JSON (stable field names)', false)
-    .option('-q, --quiet', 'no progress on stderr', false)
+    .option('-q, --quiet', "no progress on stderr; with -t or a command on the line, redis-benchmark's -q: one line per test or command (SET: 93457.95 requests per second, p50=0.263 msec)", false)
     .option('--percentiles <list>', 'latency percentiles for the table and --json (percentilesUs), e.g. 50,90,99,99.9,99.99', '50,90,99,99.9')
     .option('--client-index <i>', 'several load machines: this one is machine i (0-based) of --client-count; it runs its share of the connections of one run with -c × count connections (needs --seed); respbench merge adds the results')
     .option('--client-count <n>', 'several load machines: how many run together (see --client-index)')
@@ -90,16 +92,26 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     .option('--compare <[name=]host:port>', 'with -t: run the suite against this second target too; ratios are this target as % of the second (e.g. redis=127.0.0.1:6379)')
     .option('--target-name <name>', 'with --compare: what to call this target in the table (default host:port)')
     .option('--version', 'print the version, the engines available here and the Node/napi versions', false)
+    .option('-l, --loop', "run again and again (each result printed) until interrupted or a run fails (redis-benchmark's -l)", false)
+    .option('-I, --idle', "open -c connections (handshake and all) and hold them, sending nothing, until interrupted (redis-benchmark's -I)", false)
+    .option('--precision <n>', "decimal places of the latency figures, 0..6 (redis-benchmark's --precision): the table's us (default 1), -q's msec (default 3)")
     .argument('[redis-command...]', 'a command to benchmark, as in redis-benchmark (e.g. INCR counter:__rand_int__); options go before it')
     // Words after the command are its arguments, not respbench's options (as in redis-benchmark).
     .passThroughOptions()
     .addHelpText('after', HELP_AFTER)
-    .action(async (command: string[], opts: RunFlags & { version: boolean }, cmd: Command) => {
+    .action(async (command: string[], opts: RunFlags & { version: boolean; loop: boolean; idle: boolean }, cmd: Command) => {
       if (opts.version) {
         io.stdout(`${versionText()}\n`);
         return;
       }
-      await runCommand({ ...opts, command, argv }, io, (name) => cmd.getOptionValueSource(name) === 'cli');
+      const given = (name: string) => cmd.getOptionValueSource(name) === 'cli';
+      if (opts.idle) {
+        if (opts.loop || opts.tests !== undefined || command.length > 0 || opts.json) throw new UsageError('-I/--idle opens connections and sends nothing: it does not go with -l, -t, --json or a command');
+        await runIdle(buildPlan(opts, process.env).plan, io);
+      }
+      const once = () => runCommand({ ...opts, command, argv }, io, given);
+      if (opts.loop) await loopUntilInterrupted(once);
+      else await once();
     });
   registerServeCommand(program, io);
   registerMergeCommand(program, io, argv);

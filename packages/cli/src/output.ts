@@ -90,11 +90,11 @@ export function clusterText(plan: Plan): string {
 }
 
 /** --cluster: a row per primary (ops/s, errors, p50/p99), so a hot shard shows. */
-export function nodeLines(r: RunResult): string[] {
+export function nodeLines(r: RunResult, latencyDecimals = 1): string[] {
   const rows = r.perNode ?? [];
   if (rows.length === 0) return [];
   const head = ['node', 'requests', 'ops/s', 'errors', 'redirections', 'p50 us', 'p99 us'];
-  const cells = rows.map((n) => [printable(n.node), String(n.requests), fixed(n.opsPerSec, 2), String(n.errors), String(n.redirections), fixed(n.p50Us, 1), fixed(n.p99Us, 1)]);
+  const cells = rows.map((n) => [printable(n.node), String(n.requests), fixed(n.opsPerSec, 2), String(n.errors), String(n.redirections), fixed(n.p50Us, latencyDecimals), fixed(n.p99Us, latencyDecimals)]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
   const line = (row: string[]) => row.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');
   return ['', line(head), ...cells.map(line)];
@@ -125,8 +125,12 @@ export function closedEarlyHint(r: RunResult): string | null {
  */
 export type ReasonPlace = 'with' | 'elsewhere';
 
-/** What a run prints after it ends: the figures row, the counters, and what went wrong. */
-export function formatFigures(r: RunResult, reason: ReasonPlace = 'with'): string {
+/**
+ * What a run prints after it ends: the figures row, the counters, and what
+ * went wrong. `latencyDecimals`: the latency columns' decimal places
+ * (--precision, as redis-benchmark's).
+ */
+export function formatFigures(r: RunResult, reason: ReasonPlace = 'with', latencyDecimals = 1): string {
   const lines: string[] = [];
   // An interruption is not a failure stderr reports: its story stays on this line.
   const inline = reason === 'with' || r.failure?.kind === 'interrupted';
@@ -142,12 +146,12 @@ export function formatFigures(r: RunResult, reason: ReasonPlace = 'with'): strin
     const l = r.latencyUs;
     const ps = percentileColumns(r.percentilesUs, l);
     const head = ['ops/s', 'avg us/op', 'elapsed s', ...ps.map(([k]) => `${k} us`), 'max us'];
-    const row = [fixed(r.opsPerSec, 2), fixed(r.avgUsPerOp, 3), fixed(r.elapsedSec, 3), ...ps.map(([, v]) => fixed(v, 1)), fixed(l.max, 1)];
+    const row = [fixed(r.opsPerSec, 2), fixed(r.avgUsPerOp, 3), fixed(r.elapsedSec, 3), ...ps.map(([, v]) => fixed(v, latencyDecimals)), fixed(l.max, latencyDecimals)];
     const widths = head.map((h, i) => Math.max(h.length, row[i].length));
     lines.push(head.map((h, i) => h.padStart(widths[i])).join('  '));
     lines.push(row.map((v, i) => v.padStart(widths[i])).join('  '));
-    lines.push(...perCommandLines(r));
-    lines.push(...nodeLines(r));
+    lines.push(...perCommandLines(r, latencyDecimals));
+    lines.push(...nodeLines(r, latencyDecimals));
   }
   lines.push('');
   if (r.serviceUs) {
@@ -222,14 +226,14 @@ export function failureLines(r: RunResult): string[] {
  * a row per command the run sent, then Totals. Nothing when the result has
  * no per-command histograms (one written before they existed).
  */
-export function perCommandLines(r: RunResult): string[] {
+export function perCommandLines(r: RunResult, latencyDecimals = 1): string[] {
   const rows = r.perCommand ?? [];
   if (rows.length < 2) return [];
   const keys = percentileColumns(r.percentilesUs, r.latencyUs).map(([k]) => k);
   const head = ['command', 'requests', 'ops/s', ...keys.map((k) => `${k} us`), 'max us'];
   const cells = rows.map((c) => {
     const ps = percentileColumns(c.percentilesUs, c.latencyUs);
-    return [printable(c.command), String(c.requests), fixed(c.opsPerSec, 2), ...ps.map(([, v]) => fixed(v, 1)), fixed(c.latencyUs.max, 1)];
+    return [printable(c.command), String(c.requests), fixed(c.opsPerSec, 2), ...ps.map(([, v]) => fixed(v, latencyDecimals)), fixed(c.latencyUs.max, latencyDecimals)];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
   const line = (row: string[]) => row.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');

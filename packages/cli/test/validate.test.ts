@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
 import { addRunOptions } from '../src/run-options.js';
 import { rampOpenAtMs } from '../src/engine-js/plan.js';
-import { buildPlan, MODES, type RawRunOptions } from '../src/validate.js';
+import { buildPlan, keylessMixCommands, MODES, type RawRunOptions } from '../src/validate.js';
 import { parseDurationMs, parseDurationNs, parseHost, parseHostPort, parseValueSize } from '../src/flag-values.js';
 import { parseServiceTime } from '../src/serve/command.js';
 import { parseSlo } from '../src/capacity/slo.js';
@@ -267,6 +267,61 @@ async function mainRun(args: string[]): Promise<{ code: number; stdout: string; 
   const code = await main(args, io);
   return { code, stdout, stderr };
 }
+
+describe('a --command with no __key__', () => {
+  it('is a command with no key, as the same words after the options are (a bare name still takes a key)', () => {
+    const plan = buildPlan(raw(['--command', 'INCR ctr:__rand_int__', '--command', 'GET'])).plan;
+    expect(plan.commands?.map((c) => c.template)).toEqual(['INCR ctr:__rand_int__', 'GET']);
+    expect(keylessMixCommands(plan)).toEqual(['INCR ctr:__rand_int__']);
+    // --set-cmd and --get-cmd still need their key: a read or write of no key is not a workload.
+    expect(usageError(() => buildPlan(raw(['--set-cmd', 'SET mykey __data__']))).message).toContain('has no __key__ placeholder');
+  });
+
+  it('is refused under --cluster, by name (its slot would follow from no key)', () => {
+    expect(usageError(() => buildPlan(raw(['--cluster', '--command', 'INCR ctr:total']))).message).toBe(
+      '--command 1: under --cluster a command needs __key__, whose slot says which primary gets it (got "INCR ctr:total")',
+    );
+  });
+});
+
+describe("memtier_benchmark's spellings map to ours", () => {
+  it('--ratio S:G is a mix of --set-cmd and --get-cmd so weighted (a side of 0: a set or get run)', () => {
+    expect(buildPlan(raw(['--ratio', '1:10'])).plan.commands).toEqual([
+      { template: 'SET __key__ __data__', weight: 1, keyPattern: null },
+      { template: 'GET __key__', weight: 10, keyPattern: null },
+    ]);
+    expect(buildPlan(raw(['--ratio', '2:3', '--set-cmd', 'RSET', '--get-cmd', 'RGET'])).plan.commands?.map((c) => c.template)).toEqual(['RSET __key__ __data__', 'RGET __key__']);
+    expect(buildPlan(raw(['--ratio', '1:0'])).plan).toMatchObject({ mode: 'set' });
+    expect(buildPlan(raw(['--ratio', '0:1'])).plan).toMatchObject({ mode: 'get' });
+    for (const [args, text] of [
+      [['--ratio', '0:0'], '--ratio must be SET:GET'],
+      [['--ratio', '1-10'], '--ratio must be SET:GET'],
+      [['--ratio', '1:10', '--command', 'GET'], '--ratio does not go with --command'],
+      [['--ratio', '1:10', '--set-ratio', '20'], '--ratio does not go with --set-ratio'],
+    ] as const) {
+      expect(usageError(() => buildPlan(raw([...args]))).message).toContain(text);
+    }
+  });
+
+  it('--test-time (whole seconds), --data-size, --key-maximum (keys 0..max), --key-pattern R:R/S:S/G:G', () => {
+    expect(buildPlan(raw(['--test-time', '30'])).plan.durationMs).toBe(30_000);
+    expect(buildPlan(raw(['--data-size', '100'])).plan).toMatchObject({ valueSizeMin: 100, valueSizeMax: 100 });
+    expect(buildPlan(raw(['--key-maximum', '9999'])).plan.keyspace).toBe(10_000);
+    expect(buildPlan(raw(['--key-pattern', 'R:R'])).plan.keyPattern).toBe('uniform');
+    expect(buildPlan(raw(['--key-pattern', 'S:S'])).plan.keyPattern).toBe('sequential');
+    expect(buildPlan(raw(['--key-pattern', 'G:G'])).plan.keyPattern).toBe('gaussian');
+    expect(usageError(() => buildPlan(raw(['--key-pattern', 'R:S']))).message).toContain("of memtier's SET:GET patterns only R:R, S:S and G:G are taken");
+    expect(() => raw(['--test-time', '30s'])).toThrow(/--test-time takes whole seconds/);
+  });
+
+  it('are hidden from --help, are not suggested for another flag, and -n says it is not per client', async () => {
+    const help = await mainRun(['--help']);
+    expect(help.stdout).not.toMatch(/--test-time|--data-size|--key-maximum|--ratio/);
+    expect(help.stdout).toMatch(/not per client as memtier's --requests/);
+    const ratio = await mainRun(['--port', '1', '--ratio', 'x']);
+    expect(ratio.stderr).not.toContain('--rate');
+  });
+});
 
 describe('the first word: help, a subcommand, or a command for the server', () => {
   it('`respbench help` is the program\'s help and `respbench help serve` the subcommand\'s, exit 0', async () => {
