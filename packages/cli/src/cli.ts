@@ -16,7 +16,8 @@ import { buildPlan } from './validate.js';
 import { addRunOptions } from './run-options.js';
 import { registerMergeCommand } from './merge.js';
 import { registerServeCommand } from './serve/command.js';
-import { registerStudyCommand } from './study/command.js';
+import { registerSchemaCommand, registerStudyCommand } from './study/command.js';
+import { registerCompletionCommand } from './completion.js';
 import { SUITE_NAMES } from './suite.js';
 import { firstOperand, flagsTakingValue, ownWords, showHelp, subcommandTypo } from './subcommand-words.js';
 import { printable } from './printable.js';
@@ -116,6 +117,8 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
   registerServeCommand(program, io);
   registerMergeCommand(program, io, argv);
   registerStudyCommand(program, io);
+  registerSchemaCommand(program, io);
+  registerCompletionCommand(program, io);
   registerCapacityCommand(program, io);
   return program;
 }

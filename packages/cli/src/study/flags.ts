@@ -21,6 +21,8 @@ export interface RunFlag {
   takesValue: boolean;
   /** `--no-preload`: the file gives `preload: false`. */
   negate: boolean;
+  /** The value's name in --help (`duration`, `n`, `cmd`): a `duration` takes flag-values.ts's grammar. */
+  valueName?: string;
 }
 
 /** The study command's own options (the run flags ride along, by name). */
@@ -47,5 +49,6 @@ export function studyRunFlags(): RunFlag[] {
       flag: o.long ?? o.flags,
       takesValue: o.required || o.optional,
       negate: o.negate,
+      valueName: /<([^>]+)>|\[([^\]]+)\]/.exec(o.flags)?.slice(1).find(Boolean),
     }));
 }
