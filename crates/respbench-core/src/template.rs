@@ -275,7 +275,12 @@ pub fn parse_mix_template(source: &str, literal: bool) -> Result<Template, Templ
     parse_template_keyed(source, crate::command_kind::mix_role(source), literal, true)
 }
 
-fn parse_template_keyed(source: &str, role: Role, literal: bool, key_optional: bool) -> Result<Template, TemplateError> {
+fn parse_template_keyed(
+    source: &str,
+    role: Role,
+    literal: bool,
+    key_optional: bool,
+) -> Result<Template, TemplateError> {
     let split = split_arguments(source)?;
     if split.is_empty() {
         return Err(TemplateError("is empty".into()));
