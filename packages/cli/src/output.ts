@@ -175,7 +175,7 @@ export function formatFigures(r: RunResult, reason: ReasonPlace = 'with', latenc
     const counts = i.unanswered === null ? '' : `: ${i.sent} requests sent, ${i.unanswered} of them left unanswered (in no figure)`;
     lines.push(`interrupted by ${i.signal}${counts}`);
   }
-  const closed = reason === 'with' ? closedEarlyHint(r) : null;
+  const closed = closedEarlyHint(r);
   if (closed) lines.push(`hint: ${closed}`);
   if (r.errors > 0) {
     lines.push(`ERROR REPLIES: ${r.errors}, first: ${printable(r.firstError ?? '')}`);
@@ -211,14 +211,15 @@ function percentileColumns(asked: Record<string, number> | undefined, l: RunResu
 }
 
 /**
- * A failed run's reason and its hint, for stderr: the one place a run says
- * why it failed, whether stdout carries the table or --json. An interrupted
- * run's story is the FAILED (interrupted) line itself.
+ * A failed run's reason, for stderr: the one place a run says why it
+ * failed, whether stdout carries the table or --json. Its hint goes with
+ * the figures (a `hint:` line); with --json, which has no such line, here.
+ * An interrupted run's story is the FAILED (interrupted) line itself.
  */
-export function failureLines(r: RunResult): string[] {
+export function failureLines(r: RunResult, json: boolean): string[] {
   if (!r.failure || r.failure.kind === 'interrupted') return [];
-  const hint = closedEarlyHint(r);
-  return [`respbench: ${printable(r.failure.message)}`, ...(hint ? [`respbench: hint: ${hint}`] : [])];
+  const hint = json ? closedEarlyHint(r) : null;
+  return [`respbench: ${printable(r.failure.message)}`, ...(hint ? [`respbench: ${hint}`] : [])];
 }
 
 /**

@@ -227,7 +227,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     else writeHdrLogs(result, opts.hdrLog);
   }
   // The reason once, on stderr, whatever stdout carries (the table or --json).
-  for (const line of failureLines(result)) io.stderr(`${line}\n`);
+  for (const line of failureLines(result, opts.json)) io.stderr(`${line}\n`);
   const written = opts.html === undefined || (await writeRunHtml(opts.html, result, [], io.stderr));
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);
