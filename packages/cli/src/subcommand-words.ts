@@ -67,7 +67,7 @@ export function subcommandTypo(word: string, own: readonly string[]): UsageError
 /** `respbench help [command]`: the help of the program or of one subcommand. */
 export function showHelp(program: Command, words: readonly string[]): void {
   const name = words[0];
-  if (name === undefined) {
+  if (name === undefined || name === 'help') {
     program.outputHelp();
     return;
   }
