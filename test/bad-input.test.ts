@@ -35,6 +35,10 @@ const cases: Array<[string, string[], string]> = [
   ['--ramp-connections start above -c', ['--duration', '1s', '-c', '4', '--ramp-connections', '5:1:1s'], '--ramp-connections'],
   ['--ramp-connections without --duration', ['-c', '4', '--ramp-connections', '1:1:1s'], '--ramp-connections'],
   ['--ramp-connections with --rate', ['--duration', '1s', '-c', '4', '--rate', '100', '--ramp-connections', '1:1:1s'], '--ramp-connections'],
+  // A typo of a subcommand is never sent to a server as a command (it would exit 1 here: nothing listens).
+  ['a subcommand typo after the options', ['srve', '--port', '7330'], 'did you mean `respbench serve`?'],
+  ['a duration without its unit', ['--timeout', '5'], '--timeout must be a duration'],
+  ['-n beside --duration', ['--duration', '1s'], '-n/--requests and --duration do not go together'],
 ];
 
 /** The case's flags after a harmless target and request count, unless the case sets them itself. */

@@ -98,14 +98,17 @@ describe.each(engines())('engine %s against a faulty server', (engine) => {
     expect(run.stderr).not.toMatch(/ProtocolError|Uncaught|TypeError/);
   });
 
-  it('the human output of a protocol error is one FAILED line with the counters above it', async () => {
+  it('the human output of a protocol error is one FAILED line with the counters above it, and the reason once, on stderr', async () => {
     const s = await serve('bad-type-byte');
     const run = await runCli(load(engine, s.port), 20_000);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(`requests ${AFTER}/200`);
     const failed = run.stdout.split('\n').filter((l) => l.startsWith('FAILED'));
-    expect(failed).toHaveLength(1);
-    expect(failed[0]).toMatch(/^FAILED \(protocol\): connection 0 \(127\.0\.0\.1:\d+\): protocol error after 5 replies: unknown reply type byte at byte \d+ of the replies: "\?what\\r\\n"/);
+    expect(failed).toEqual([`FAILED (protocol): the figures above cover the ${AFTER} replies received`]);
+    const reason = /connection 0 \(127\.0\.0\.1:\d+\): protocol error after 5 replies: unknown reply type byte at byte \d+ of the replies: "\?what\\r\\n"/;
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^respbench: ${reason.source}`))]);
+    // Said once on a terminal that shows both streams: not in the table as well.
+    expect(run.stdout).not.toMatch(/protocol error after/);
     expect(run.stdout + run.stderr).not.toMatch(STACK_TRACE);
   });
 

@@ -78,6 +78,27 @@ describe('weighted command mixes', () => {
     expect(seriesTotal).toBe(3000);
   });
 
+  it('a --command with no __key__ (INCR ctr:__rand_int__) is sent as written beside verified reads: the same calls and dataset from both engines, said once', async () => {
+    const seen: { calls: Record<string, number>; digest: string }[] = [];
+    for (const engine of engines()) {
+      redis.current.cli('FLUSHALL');
+      redis.current.cli('CONFIG', 'RESETSTAT');
+      const args = ['--engine', engine, '--port', String(redis.current.port), '--command', 'INCR ctr:__rand_int__', '--command', 'SET', '--command', 'GET __key__', '--weight', '2'];
+      const { run, result } = await runJson([...args, '-n', '3000', '-r', '50', '--seed', '11', '--verify-get', '--key-prefix', 'kl:']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(result).toMatchObject({ errors: 0, mismatches: 0, lostWrites: 0 });
+      expect(run.stderr.match(/has no __key__: sent as written/g)).toHaveLength(1);
+      const calls = commandCalls(redis.current);
+      const counters = redis.current.cli('--scan', '--pattern', 'ctr:*').split('\n').filter((k) => k !== '');
+      // Each INCR drew its own __rand_int__ (0..49, twelve digits), none took a key of the keyspace.
+      expect(counters.length).toBeGreaterThan(1);
+      expect(counters.every((k) => /^ctr:\d{12}$/.test(k))).toBe(true);
+      expect(counters.reduce((n, k) => n + Number(redis.current.cli('GET', k)), 0)).toBe(calls.incr);
+      seen.push({ calls: { incr: calls.incr, set: calls.set, get: calls.get }, digest: redis.current.cli('DEBUG', 'DIGEST') });
+    }
+    for (const s of seen.slice(1)) expect(s).toEqual(seen[0]);
+  });
+
   it('the human table has a row per command, and the header line names the mix', async () => {
     const run = await runCli(['--engine', 'js', '--port', String(redis.current.port), '-n', '2000', '-q', '--seed', '2', ...MIX]);
     expect(run.code, run.stderr).toBe(0);

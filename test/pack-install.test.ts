@@ -249,6 +249,9 @@ describe.skipIf(!built)('the packages as npm users get them', () => {
     const lines = first.stderr.split('\n').filter(Boolean);
     expect(lines, first.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(/^respbench: using the JS engine \(native engine unavailable: .+\); pass --engine js to choose it and silence this notice, which is shown once$/);
+    // The optional dependency left out: the fix is to install it, not cargo.
+    expect(lines[0]).toContain(`npm i @respbench/native-${HOST}`);
+    expect(lines[0]).not.toContain('cargo');
 
     const second = await respbench(app, home, args);
     expect(second.status, second.stderr).toBe(0);

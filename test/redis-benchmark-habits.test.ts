@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
-import { commandCalls, type RedisServer, runCli, runJson, startRedis } from './helpers/servers.js';
+import { commandCalls, type RedisServer, runCli, runCliUntil, runJson, startRedis } from './helpers/servers.js';
 
 const hasRedisBenchmark = spawnSync('redis-benchmark', ['--version'], { encoding: 'utf8' }).status === 0;
 
@@ -129,6 +129,58 @@ describe.each(engines())('engine %s', (engine) => {
     // Replaying SET's numbers would make every read a hit.
     expect(get.misses).toBeGreaterThan(1900);
     expect(Number.isInteger(get.elapsedNs)).toBe(true);
+  });
+
+  it('-q without -t prints the short line for a command on the line, as redis-benchmark -q; --precision sets its decimals', async () => {
+    const [, ours] = await twoServers();
+    const command = await runCli(['--engine', engine, '-p', String(ours.port), '-q', '-n', '1000', 'INCR', 'counter']);
+    expect(command.code, command.stderr).toBe(0);
+    expect(command.stdout).toMatch(/^INCR counter: \d+\.\d\d requests per second, p50=\d+\.\d{3} msec\n$/);
+    const precise = await runCli(['--engine', engine, '-p', String(ours.port), '-q', '-n', '1000', '--precision', '5', 'SET', 'k', 'v']);
+    expect(precise.code, precise.stderr).toBe(0);
+    expect(precise.stdout).toMatch(/^SET k v: \d+\.\d\d requests per second, p50=\d+\.\d{5} msec\n$/);
+    const table = await runCli(['--engine', engine, '-p', String(ours.port), '-n', '1000', '--mode', 'set', '--precision', '3']);
+    const row = table.stdout.split('\n')[table.stdout.split('\n').findIndex((l) => /^\s*ops\/s/.test(l)) + 1];
+    // ops/s, avg us/op, elapsed s, then the latency columns at 3 decimals.
+    expect(row.trim().split(/\s+/).slice(3)).toEqual(expect.arrayContaining([expect.stringMatching(/^\d+\.\d{3}$/)]));
+    expect(row.trim().split(/\s+/).slice(3).every((v) => /^\d+\.\d{3}$/.test(v))).toBe(true);
+  });
+
+  it('-l runs again and again until interrupted, each result printed; SIGINT ends it with 130', async () => {
+    const [, ours] = await twoServers();
+    const run = await runCliUntil(['--engine', engine, '-p', String(ours.port), '-q', '-l', '-n', '500', 'SET', 'k', 'v'], /(^SET k v: .*\n){3}/m);
+    expect(run.code, run.stderr).toBe(130);
+    expect(run.stdout.split('\n').filter((l) => /^SET k v: \d+\.\d\d requests per second/.test(l)).length).toBeGreaterThanOrEqual(3);
+    expect(benchmarkCalls(ours).set).toBeGreaterThanOrEqual(1500);
+  });
+
+  it('-I opens -c connections and holds them, sending nothing, until interrupted', async () => {
+    const [, ours] = await twoServers();
+    const run = await runCliUntil(['--engine', engine, '-p', String(ours.port), '-I', '-c', '7'], /idle: 7 connections open/);
+    // Counted by the server while they were open: the run is over now, read the stats it left.
+    const clients = Number(/total_connections_received:(\d+)/.exec(ours.cli('INFO', 'stats'))?.[1]);
+    expect(run.code, run.stderr).toBe(130);
+    expect(clients).toBeGreaterThanOrEqual(7);
+    expect(run.stdout).toMatch(/idle: 7 connections were open; stopped by SIGINT/);
+    expect(benchmarkCalls(ours)).not.toHaveProperty('set');
+    expect(benchmarkCalls(ours)).not.toHaveProperty('get');
+  });
+
+  it("memtier's spellings: --ratio 1:4 is a mix of SET and GET so weighted, --test-time seconds, --data-size, --key-maximum, --key-pattern R:R", async () => {
+    const [, ours] = await twoServers();
+    const { run, result } = await runJson(['--engine', engine, '-p', String(ours.port), '--ratio', '1:4', '--data-size', '10', '--key-maximum', '99', '--key-pattern', 'R:R', '-n', '5000', '--seed', '7']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(result.plan).toMatchObject({ keyspace: 100, valueSizeMin: 10, valueSizeMax: 10, keyPattern: 'uniform' });
+    expect(result.plan.commands.map((c: { weight: number }) => c.weight)).toEqual([1, 4]);
+    const calls = benchmarkCalls(ours);
+    expect(calls.set + calls.get).toBe(5000);
+    expect(calls.get / calls.set).toBeGreaterThan(3.5);
+    expect(calls.get / calls.set).toBeLessThan(4.5);
+    // memtier's --requests is per client; ours stays the total, and it says so beside memtier's flags.
+    expect(run.stderr).toContain("respbench: note: -n/--requests is the total over all connections, not per client as memtier_benchmark's --requests");
+    const timed = await runJson(['--engine', engine, '-p', String(ours.port), '--test-time', '1', '--mode', 'set']);
+    expect(timed.run.code, timed.run.stderr).toBe(0);
+    expect(timed.result.plan.durationMs).toBe(1000);
   });
 
   it('a command on the line is benchmarked as redis-benchmark does: INCR counter:__rand_int__', async () => {

@@ -51,6 +51,13 @@ describe('release layout', () => {
       expect(workflow.match(new RegExp(`target: ${triple}\\b`, 'g'))?.length ?? 0, `${triple}: a build and a smoke test`).toBeGreaterThanOrEqual(2);
     }
   });
+
+  it('strips the published binaries (linux-x64-gnu: 2.78 MB with symbols, 2.43 MB without; nobody debugs from npm)', () => {
+    const workflow = readFileSync(path.join(REPO, '.github/workflows/release.yml'), 'utf8');
+    // The one Build step runs every target's napi build (matrix.settings.build) with cargo told to strip.
+    expect(workflow.match(/napi build/g)).toHaveLength((native.napi.targets as string[]).length);
+    expect(workflow).toMatch(/- name: Build\n\s+run: \$\{\{ matrix\.settings\.build \}\}\n(?:\s+[\w-]+: .*\n)*\s+env:\n(?:\s+#.*\n)*\s+CARGO_PROFILE_RELEASE_STRIP: symbols\n/);
+  });
 });
 
 describe('scripts/version.mjs', () => {

@@ -91,6 +91,8 @@ describe.each(engines())('engine %s', (engine) => {
     const run = await runCli(['--engine', engine, '-p', String(s.port), '-n', '100']);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(`hint: the server closed the connection before any reply: it may have crashed or refused the command; check that it still runs (redis-cli -h 127.0.0.1 -p ${s.port} PING) and look at its log`);
+    // Said once: the reason on stderr, the hint with the figures.
+    expect(`${run.stdout}\n${run.stderr}`.match(/may have crashed/g)).toHaveLength(1);
   });
 
   it('a run whose replies were all errors prints no rate, only the count and the first error', async () => {

@@ -114,6 +114,34 @@ export function runCli(args: string[], timeoutMs = 60_000, env: NodeJS.ProcessEn
   });
 }
 
+/**
+ * Runs the built CLI with args and sends it `signal` once its stdout matches
+ * `when` (a run that goes on until interrupted: -l, -I); kills it after
+ * `timeoutMs` if it never does or does not end.
+ */
+export function runCliUntil(args: string[], when: RegExp, signal: NodeJS.Signals = 'SIGINT', timeoutMs = 30_000): Promise<CliRun> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let sent = false;
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      if (!sent && when.test(stdout)) {
+        sent = true;
+        child.kill(signal);
+      }
+    });
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
+
 /** Runs the CLI with --json and parses the result. */
 export async function runJson(args: string[], timeoutMs = 60_000): Promise<{ run: CliRun; result: any }> {
   const run = await runCli([...args, '--json'], timeoutMs);

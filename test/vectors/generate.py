@@ -218,7 +218,7 @@ def mix_requests(seed, connection, connections, keyspace, prefix, lo, hi, comman
     run_chooser = KeyChooser(key_pattern, keyspace, connection, connections)
     choosers = [KeyChooser(c["keyPattern"], keyspace, connection, connections) if c["keyPattern"] else run_chooser
                 for c in commands]
-    parsed = [parse_template(c["template"], mix_role(c["template"])) for c in commands]
+    parsed = [parse_template(c["template"], mix_role(c["template"]), key_optional=True) for c in commands]
     total = sum(c["weight"] for c in commands)
     out = []
     for _ in range(count):
@@ -338,8 +338,11 @@ def argument_parts(pieces, used):
     return parts
 
 
-def parse_template(text, role, literal=False):
-    """[[part]] with part ("lit", bytes) or ("__key__", None)…; raises TemplateError."""
+def parse_template(text, role, literal=False, key_optional=None):
+    """[[part]] with part ("lit", bytes) or ("__key__", None)…; raises TemplateError.
+    key_optional (default: literal): a mix's --command may have no __key__ (a command with no key, sent as written)."""
+    if key_optional is None:
+        key_optional = literal
     split = split_arguments(text)
     if not split:
         raise TemplateError("is empty")
@@ -355,7 +358,7 @@ def parse_template(text, role, literal=False):
         raise TemplateError("must start with a command name, not a placeholder")
     if not args[0]:
         raise TemplateError("has an empty command name")
-    if not literal and "__key__" not in used:
+    if not key_optional and "__key__" not in used:
         raise TemplateError("has no __key__ placeholder")
     return args
 
@@ -502,6 +505,12 @@ def main():
             {"template": "MGET __key__ __key__ __key__", "weight": 3, "keyPattern": None},
             {"template": "MSET __key__ __data__ __key__ __data__", "weight": 1, "keyPattern": "sequential"},
             {"template": "SET x:__key__ __data__", "weight": 1, "keyPattern": None},
+        ], "uniform"),
+        # A command with no __key__ is sent as written (its draw of a key index still happens, as for any command).
+        (5, 0, 1, 100, [
+            {"template": "INCR ctr:total", "weight": 1, "keyPattern": None},
+            {"template": "GET __key__", "weight": 2, "keyPattern": None},
+            {"template": "HINCRBY stats hits 1", "weight": 1, "keyPattern": "sequential"},
         ], "uniform"),
     ]:
         vectors["mixes"].append({

@@ -5,10 +5,10 @@
 //! (kind, key hash, key index) for when the reply comes.
 
 use crate::command::{CommandEncoder, KeyScratch};
-use crate::command_kind::{ARRAY_READS, CommandKind, command_kind, mix_role, template_name};
+use crate::command_kind::{ARRAY_READS, CommandKind, command_kind, template_name};
 use crate::keys::{KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, requests_for_connection, write_key};
 use crate::plan::{Mode, Plan};
-use crate::template::{Role, TemplateError, inline_form, parse_template, rand_int_as_text};
+use crate::template::{Role, TemplateError, inline_form, parse_mix_template, parse_template, rand_int_as_text};
 use crate::values::{ValueFactory, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys};
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -137,23 +137,26 @@ impl PreparedPlan {
     pub fn new(plan: Plan) -> Result<PreparedPlan, TemplateError> {
         let values = ValueFactory::new(plan.value_size_min, plan.value_size_max);
         let literal = plan.literal_commands;
-        let template = |source: &str, role: Role| {
-            let t = parse_template(source, role, literal)?;
+        // `role` None: a command of the mix (parse_mix_template).
+        let template = |source: &str, role: Option<Role>| {
+            let t = match role {
+                Some(role) => parse_template(source, role, literal)?,
+                None => parse_mix_template(source, literal)?,
+            };
             let t = if plan.rand_int_literal { rand_int_as_text(t) } else { t };
             if plan.inline_commands { inline_form(t) } else { Ok(t) }
         };
-        let set = template(&plan.set_cmd, Role::Set).map_err(|e| TemplateError(format!("--set-cmd {e}")))?;
-        let get = template(&plan.get_cmd, Role::Get).map_err(|e| TemplateError(format!("--get-cmd {e}")))?;
+        let set = template(&plan.set_cmd, Some(Role::Set)).map_err(|e| TemplateError(format!("--set-cmd {e}")))?;
+        let get = template(&plan.get_cmd, Some(Role::Get)).map_err(|e| TemplateError(format!("--get-cmd {e}")))?;
         let prefix = plan.key_prefix.as_bytes();
         let is_mix = !plan.commands.is_empty();
         let commands: Vec<PreparedCommand> = if is_mix {
             let mut parsed = Vec::with_capacity(plan.commands.len());
             for (i, c) in plan.commands.iter().enumerate() {
-                let role = mix_role(&c.template);
-                let name = parse_template(&c.template, role, literal)
+                let name = parse_mix_template(&c.template, literal)
                     .map(|t| template_name(&t))
                     .map_err(|e| TemplateError(format!("command {} {e}", i + 1)))?;
-                let t = template(&c.template, role).map_err(|e| TemplateError(format!("command {} {e}", i + 1)))?;
+                let t = template(&c.template, None).map_err(|e| TemplateError(format!("command {} {e}", i + 1)))?;
                 parsed.push((name, t));
             }
             let names: Vec<String> = parsed.iter().map(|(n, _)| n.clone()).collect();
@@ -165,7 +168,8 @@ impl PreparedPlan {
                 .map(|(i, ((name, t), spec))| {
                     let same = names.iter().filter(|n| **n == name).count();
                     let nth = names[..=i].iter().filter(|n| **n == name).count();
-                    let kind = command_kind(&t);
+                    // A command with no key writes or reads no key of the keyspace: nothing to verify or remember (paired with request-source.ts).
+                    let kind = if t.uses_key || literal { command_kind(&t) } else { CommandKind::Other };
                     let chooser = match spec.key_pattern {
                         Some(_) => {
                             chooser += 1;

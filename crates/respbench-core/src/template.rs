@@ -263,6 +263,24 @@ fn argument_parts(runs: &[Run], used: &mut Used) -> Result<Vec<Part>, TemplateEr
 /// `literal` (the command suite's own commands) sends a single word as it is
 /// and needs no `__key__`.
 pub fn parse_template(source: &str, role: Role, literal: bool) -> Result<Template, TemplateError> {
+    parse_template_keyed(source, role, literal, literal)
+}
+
+/// One `--command` of a mix: its role from its name (`mix_role`), and a
+/// command with no `__key__` (`INCR ctr:__rand_int__`) is a command with no
+/// key, sent as written, as the same words after the options are. A single
+/// bare word still takes the kvstore shape (`GET` is `GET key`). Paired with
+/// parseMixTemplate in command.ts.
+pub fn parse_mix_template(source: &str, literal: bool) -> Result<Template, TemplateError> {
+    parse_template_keyed(source, crate::command_kind::mix_role(source), literal, true)
+}
+
+fn parse_template_keyed(
+    source: &str,
+    role: Role,
+    literal: bool,
+    key_optional: bool,
+) -> Result<Template, TemplateError> {
     let split = split_arguments(source)?;
     if split.is_empty() {
         return Err(TemplateError("is empty".into()));
@@ -288,7 +306,7 @@ pub fn parse_template(source: &str, role: Role, literal: bool) -> Result<Templat
     if args[0].is_empty() {
         return Err(TemplateError("has an empty command name".into()));
     }
-    if !literal && !used.key {
+    if !key_optional && !used.key {
         return Err(TemplateError("has no __key__ placeholder".into()));
     }
     Ok(Template {

@@ -10,13 +10,17 @@ import { registerCapacityCommand } from './capacity/command.js';
 import { loadNativeEngine } from './engine-native.js';
 import { Exit, EXIT } from './exit.js';
 import { processIo, type CliIo } from './io.js';
-import { runCommand, type RunFlags } from './run-command.js';
+import { loopUntilInterrupted, runCommand, type RunFlags } from './run-command.js';
+import { runIdle } from './idle.js';
+import { buildPlan } from './validate.js';
 import { addRunOptions } from './run-options.js';
 import { addTelemetryOptions, runWithTelemetry, type TelemetryFlags } from './metrics/session.js';
 import { registerMergeCommand } from './merge.js';
 import { registerServeCommand } from './serve/command.js';
-import { registerStudyCommand } from './study/command.js';
+import { registerSchemaCommand, registerStudyCommand } from './study/command.js';
+import { registerCompletionCommand } from './completion.js';
 import { SUITE_NAMES } from './suite.js';
+import { firstOperand, flagsTakingValue, ownWords, showHelp, subcommandTypo } from './subcommand-words.js';
 import { printable } from './printable.js';
 import { UsageError } from './usage-error.js';
 
@@ -42,6 +46,17 @@ per-request latency percentiles, an errors column in --csv, --compare.
 (inverse throughput); the p50..max columns are per-request latency, reply parsed
 minus request written, even when pipelined.
 
+Durations (--timeout, --duration, --warmup, --interval, --reconnect-backoff,
+--ramp-connections, --slo bounds, serve --service-time, study files) are a
+number with a unit: us, ms, s, m or h (500us, 10ms, 2s, 5m); a bare number is
+refused, except 0 where it turns a thing off. A run is bounded by -n or by
+--duration, not both.
+
+respbench help [command] is help. A first word a letter or two from a
+subcommand (srve, hlep) is refused as a typo; to benchmark such a word as a
+Redis command, put -- before it (respbench -p 6379 -- SRVE x). Words in
+capitals (SAVE, DEL) are always Redis commands.
+
 Exit status: 0 clean; 1 could not run or the run broke off (refused, closed,
 protocol error, timeout); 2 bad usage; 3 the server answered with error
 replies; 4 reads did not verify (--verify-get); 130/143/129 interrupted
@@ -65,7 +80,7 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     .showSuggestionAfterError(true);
   addRunOptions(program)
     .option('--json', 'print the RunResult as JSON (stable field names)', false)
-    .option('-q, --quiet', 'no progress on stderr', false)
+    .option('-q, --quiet', "no progress on stderr; with -t or a command on the line, redis-benchmark's -q: one line per test or command (SET: 93457.95 requests per second, p50=0.263 msec)", false)
     .option('--percentiles <list>', 'latency percentiles for the table and --json (percentilesUs), e.g. 50,90,99,99.9,99.99', '50,90,99,99.9')
     .option('--client-index <i>', 'several load machines: this one is machine i (0-based) of --client-count; it runs its share of the connections of one run with -c × count connections (needs --seed); respbench merge adds the results')
     .option('--client-count <n>', 'several load machines: how many run together (see --client-index)')
@@ -78,22 +93,33 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     .option('--csv', 'with -t: print CSV in redis-benchmark --csv columns', false)
     .option('--compare <[name=]host:port>', 'with -t: run the suite against this second target too; ratios are this target as % of the second (e.g. redis=127.0.0.1:6379)')
     .option('--target-name <name>', 'with --compare: what to call this target in the table (default host:port)')
-    .option('--version', 'print the version, the engines available here and the Node/napi versions', false);
+    .option('--version', 'print the version, the engines available here and the Node/napi versions', false)
+    .option('-l, --loop', "run again and again (each result printed) until interrupted or a run fails (redis-benchmark's -l)", false)
+    .option('-I, --idle', "open -c connections (handshake and all) and hold them, sending nothing, until interrupted (redis-benchmark's -I)", false)
+    .option('--precision <n>', "decimal places of the latency figures, 0..6 (redis-benchmark's --precision): the table's us (default 1), -q's msec (default 3)");
   addTelemetryOptions(program)
     .argument('[redis-command...]', 'a command to benchmark, as in redis-benchmark (e.g. INCR counter:__rand_int__); options go before it')
     // Words after the command are its arguments, not respbench's options (as in redis-benchmark).
     .passThroughOptions()
     .addHelpText('after', HELP_AFTER)
-    .action(async (command: string[], opts: RunFlags & TelemetryFlags & { version: boolean }, cmd: Command) => {
+    .action(async (command: string[], opts: RunFlags & TelemetryFlags & { version: boolean; loop: boolean; idle: boolean }, cmd: Command) => {
       if (opts.version) {
         io.stdout(`${versionText()}\n`);
         return;
       }
-      await runWithTelemetry(opts, io, opts.quiet, () => runCommand({ ...opts, command, argv }, io, (name) => cmd.getOptionValueSource(name) === 'cli'));
+      const given = (name: string) => cmd.getOptionValueSource(name) === 'cli';
+      if (opts.idle) {
+        if (opts.loop || opts.tests !== undefined || command.length > 0 || opts.json) throw new UsageError('-I/--idle opens connections and sends nothing: it does not go with -l, -t, --json or a command');
+        await runIdle(buildPlan(opts, process.env).plan, io);
+      }
+      const once = () => runCommand({ ...opts, command, argv }, io, given);
+      await runWithTelemetry(opts, io, opts.quiet, () => (opts.loop ? loopUntilInterrupted(once) : once()));
     });
   registerServeCommand(program, io);
   registerMergeCommand(program, io, argv);
   registerStudyCommand(program, io);
+  registerSchemaCommand(program, io);
+  registerCompletionCommand(program, io);
   registerCapacityCommand(program, io);
   return program;
 }
@@ -112,12 +138,12 @@ export function versionText(): string {
  * command's own arguments.
  */
 function hostFlagWithoutValue(program: Command, argv: string[]): string | null {
-  const takesValue = new Set(program.options.filter((o) => o.required || o.optional).flatMap((o) => [o.short, o.long].filter((f): f is string => !!f)));
+  const { required, optional } = flagsTakingValue(program);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (!a.startsWith('-')) return null;
     if (a === '-h' || a === '--host') return i === argv.length - 1 || argv[i + 1].startsWith('-') ? a : null;
-    if (takesValue.has(a)) i++;
+    if (required.has(a) || optional.has(a)) i++;
   }
   return null;
 }
@@ -132,6 +158,14 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     return EXIT.usage;
   }
   try {
+    // The first word: `help`, a subcommand, a near miss of one (refused), or a Redis command.
+    const first = firstOperand(program, argv);
+    if (first?.word === 'help') {
+      showHelp(program, argv.slice(first.index + 1));
+      return EXIT.ok;
+    }
+    const typo = first ? subcommandTypo(first.word, ownWords(program)) : null;
+    if (typo) throw typo;
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;
   } catch (err) {

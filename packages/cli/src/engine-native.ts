@@ -8,7 +8,10 @@
  * The addon runs the whole run on its own threads; this side only starts it,
  * polls its progress counters, cancels it on abort and reshapes the result.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
+import { missingBinaryReason, napiTriple, type NativeInstall } from './fallback-notice.js';
 import type { NativeHistogram, NativeInterval, NativePlan, NativeProgress, NativeResult, RunHandle } from '@respbench/native';
 import type { HistogramData } from './engine-js/histogram.js';
 import type { Engine, Failure, FailureKind, Plan, RawInterval, RawResult } from './engine-js/plan.js';
@@ -57,10 +60,20 @@ function loadFailureText(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   const first = String(e?.message ?? err).split('\n')[0];
   if (e?.code === 'MODULE_NOT_FOUND' && /'@respbench\/native'/.test(first)) return '@respbench/native is not installed';
-  if (/Cannot find native binding/.test(first)) {
-    return `no native binary for ${process.platform}-${process.arch} (@respbench/native-${process.platform}-${process.arch}-* is not installed or not built; building needs cargo)`;
-  }
+  if (/Cannot find native binding/.test(first)) return missingBinaryReason(nativeInstall());
   return first;
+}
+
+/** What this install of @respbench/native is (fallback-notice.ts says what to do about a missing binary). */
+function nativeInstall(): NativeInstall {
+  const triple = napiTriple();
+  try {
+    const manifest = createRequire(import.meta.url).resolve('@respbench/native/package.json');
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { optionalDependencies?: Record<string, string> };
+    return { triple, sourceCheckout: existsSync(path.join(path.dirname(manifest), 'Cargo.toml')), prebuilt: Object.keys(pkg.optionalDependencies ?? {}) };
+  } catch {
+    return { triple, sourceCheckout: false, prebuilt: [] };
+  }
 }
 
 function nativeEngine(addon: NativeAddon): Engine {

@@ -47,3 +47,37 @@ function cacheDir(env: NodeJS.ProcessEnv): string | null {
   }
   return home ? path.join(home, '.cache', 'respbench') : null;
 }
+
+/** Where the native engine's binary was looked for and what this install is, for missingBinaryReason. */
+export interface NativeInstall {
+  /** napi's name for this platform: linux-x64-gnu, darwin-arm64, win32-x64-msvc, … */
+  triple: string;
+  /** @respbench/native is a source checkout (its Cargo.toml beside it): the binary is built there, not installed. */
+  sourceCheckout: boolean;
+  /** The platform packages @respbench/native lists as optional dependencies (its prebuilt binaries). */
+  prebuilt: readonly string[];
+}
+
+/**
+ * Why no native binary loaded, with the step that fixes it. The usual cause
+ * on a published install is the optional dependency with this platform's
+ * binary left out (`npm i --omit=optional`, a lockfile written on another
+ * platform): installing that package fixes it, and no cargo is needed.
+ * Building with cargo is the fix only in a source checkout or on a platform
+ * with no prebuilt binary.
+ */
+export function missingBinaryReason(install: NativeInstall): string {
+  const pkg = `@respbench/native-${install.triple}`;
+  if (install.sourceCheckout) return `no native binary for ${install.triple} built in this checkout (building needs cargo: pnpm --filter @respbench/native build)`;
+  if (install.prebuilt.includes(pkg)) return `no native binary for ${install.triple}: the optional dependency ${pkg} is not installed (left out by --omit=optional or a lockfile from another platform?); npm i ${pkg}`;
+  return `no prebuilt native binary for ${install.triple} (building from source needs cargo)`;
+}
+
+/** napi's platform name for this process: the suffix of the @respbench/native-* package it needs. */
+export function napiTriple(platform: string = process.platform, arch: string = process.arch): string {
+  if (platform === 'win32') return `${platform}-${arch}-msvc`;
+  if (platform !== 'linux') return `${platform}-${arch}`;
+  // glibc reports its version; musl (Alpine) does not.
+  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
+  return `${platform}-${arch}-${header?.glibcVersionRuntime ? 'gnu' : 'musl'}`;
+}

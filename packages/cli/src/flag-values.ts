@@ -94,20 +94,61 @@ export function parsePercentiles(raw: string): number[] {
   return values.slice().sort((a, b) => a - b);
 }
 
-/** Durations as `500ms`, `10s`, `2m` or a bare number of seconds. */
-export function parseDurationMs(flag: string, raw: unknown, allowZero: boolean): number {
+/**
+ * The one duration grammar of every flag and file field that takes a time
+ * (--timeout, --duration, --warmup, --interval, --ramp-connections' every,
+ * --reconnect-backoff, --service-time, --slo's bounds, --step-duration, a
+ * study's durations): a number and a unit, `us` (or `µs`), `ms`, `s`, `m`
+ * or `h`. A bare number is refused — `--timeout 5` read as seconds while
+ * `--service-time 5` was refused — except `0` where zero is allowed.
+ */
+export const DURATION_UNITS_NS = { us: 1e3, µs: 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 } as const;
+
+/** How messages say the grammar. */
+export const DURATION_FORMS = 'a number with a unit us, ms, s, m or h (e.g. 500us, 10ms, 2s, 5m)';
+
+export interface DurationLimits {
+  /** Whether 0 is allowed (it turns the thing off). */
+  allowZero: boolean;
+  /** The largest value, in ns (default 24 h). */
+  maxNs?: number;
+  /** The finest step the flag keeps, in ns: a value above 0 below it is refused, others are rounded to it (default 1 ns). */
+  resolutionNs?: number;
+}
+
+const DAY_NS = 24 * 3600e9;
+
+/** A duration in ns (rounded to the flag's resolution), or a UsageError naming the flag and the grammar. */
+export function parseDurationNs(flag: string, raw: unknown, limits: DurationLimits): number {
+  const { allowZero, maxNs = DAY_NS, resolutionNs = 1 } = limits;
   const text = String(raw).trim();
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
-  const unit = m?.[2] ?? 's';
-  const factor = unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000;
-  const exact = m ? Number(m[1]) * factor : NaN;
-  const ms = Math.round(exact);
-  const limit = 24 * 3_600_000;
-  // 0.4ms must not round to 0 and so silently mean "off".
-  if (!Number.isFinite(ms) || ms > limit || (exact === 0 && !allowZero) || (exact > 0 && exact < 1)) {
-    throw new UsageError(`${flag} must be a duration like 500ms, 10s or 2m, up to 24h${allowZero ? ' (0 turns it off)' : ''} (got ${shown(raw)})`);
+  const m = /^(\d+(?:\.\d+)?)(us|µs|ms|s|m|h)$/.exec(text);
+  const exactNs = m ? Number(m[1]) * DURATION_UNITS_NS[m[2] as keyof typeof DURATION_UNITS_NS] : text === '0' ? 0 : NaN;
+  const bound = `up to ${formatDurationNs(maxNs)}${allowZero ? ' (0 turns it off)' : ', more than 0'}`;
+  if (/^\d+(\.\d+)?$/.test(text) && text !== '0') {
+    throw new UsageError(`${flag} must be a duration, ${DURATION_FORMS}: a bare number has no unit; write ${text}s or ${text}ms (got ${shown(raw)})`);
   }
-  return ms;
+  if (!Number.isFinite(exactNs) || exactNs > maxNs || (exactNs === 0 && !allowZero)) {
+    throw new UsageError(`${flag} must be a duration, ${DURATION_FORMS}, ${bound} (got ${shown(raw)})`);
+  }
+  // Below the resolution a value would round to 0 and silently mean "off" (or nothing).
+  if (exactNs > 0 && exactNs < resolutionNs) {
+    throw new UsageError(`${flag} is counted in steps of ${formatDurationNs(resolutionNs)}: it must be ${allowZero ? '0 or ' : ''}at least ${formatDurationNs(resolutionNs)} (got ${shown(raw)})`);
+  }
+  return Math.round(exactNs / resolutionNs) * resolutionNs;
+}
+
+/** A duration in whole milliseconds (what the Plan and both engines count in). */
+export function parseDurationMs(flag: string, raw: unknown, allowZero: boolean, maxMs = DAY_NS / 1e6): number {
+  return parseDurationNs(flag, raw, { allowZero, maxNs: maxMs * 1e6, resolutionNs: 1e6 }) / 1e6;
+}
+
+/** `1ms`, `24h`, `500us`: the largest whole unit (for messages). */
+export function formatDurationNs(ns: number): string {
+  for (const [unit, size] of [['h', 3600e9], ['m', 60e9], ['s', 1e9], ['ms', 1e6], ['us', 1e3]] as const) {
+    if (ns >= size && ns % size === 0) return `${ns / size}${unit}`;
+  }
+  return `${ns / 1e3}us`;
 }
 
 /** -s/--socket: a path, or null. Whether a server listens there is found out when connecting. */

@@ -50,8 +50,12 @@ export function runPageOf(r: RunResult, warnings: string[] = []): RunPage {
   ];
   const rows = r.perCommand ?? [];
   const keys = Object.keys(r.percentilesUs ?? {});
-  const header = ['command', 'requests', 'ops/s', 'avg us', ...keys.map((k) => `${k} us`), 'max us'];
-  const cells = rows.map((c) => [c.command, String(c.requests), c.opsPerSec.toFixed(1), c.latencyUs.mean.toFixed(1), ...keys.map((k) => (c.percentilesUs?.[k] ?? 0).toFixed(1)), c.latencyUs.max.toFixed(1)]);
+  // Two averages, named apart as everywhere: "avg us/op" is the terminal's elapsed / requests (inverse
+  // throughput), "mean latency us" the mean of the per-request latencies; a page saying "avg us" for
+  // the second beside a terminal saying "avg us/op" for the first read as one figure that disagreed.
+  const header = ['command', 'requests', 'ops/s', 'avg us/op', 'mean latency us', ...keys.map((k) => `${k} us`), 'max us'];
+  const usPerOp = (requests: number) => (requests > 0 ? ((r.elapsedSec * 1e6) / requests).toFixed(3) : '');
+  const cells = rows.map((c) => [c.command, String(c.requests), c.opsPerSec.toFixed(1), usPerOp(c.requests), c.latencyUs.mean.toFixed(1), ...keys.map((k) => (c.percentilesUs?.[k] ?? 0).toFixed(1)), c.latencyUs.max.toFixed(1)]);
   return {
     title: `respbench${merged ? ' merge' : ''} · ${printable(targetText(r))} · ${m?.startedAt ?? ''}`.replace(/ · $/, ''),
     meta,
@@ -59,8 +63,22 @@ export function runPageOf(r: RunResult, warnings: string[] = []): RunPage {
     table: { header, rows: cells, numeric: header.map((_, i) => i > 0) },
     series: r.series ?? [],
     figures: formatHuman(r),
-    plan: JSON.stringify(redactPlan(r.plan), null, 2),
+    plan: JSON.stringify(shownPlan(r.plan), null, 2),
+    latencyFrom: r.plan.rate > 0 ? 'intended' : 'written',
   };
+}
+
+/**
+ * The Plan as the page shows it: secrets masked, and on a --duration run no
+ * `requests` (the default count, which bounds nothing there, read as if the
+ * run had sent a million requests).
+ */
+function shownPlan(plan: RunResult['plan']): unknown {
+  const redacted = redactPlan(plan);
+  if (plan.durationMs === 0) return redacted;
+  const shown: Partial<RunResult['plan']> = { ...redacted };
+  delete shown.requests;
+  return shown;
 }
 
 /** Writes the page whole; a file that cannot be written is said on stderr, and the caller exits 1. */

@@ -90,11 +90,11 @@ export function clusterText(plan: Plan): string {
 }
 
 /** --cluster: a row per primary (ops/s, errors, p50/p99), so a hot shard shows. */
-export function nodeLines(r: RunResult): string[] {
+export function nodeLines(r: RunResult, latencyDecimals = 1): string[] {
   const rows = r.perNode ?? [];
   if (rows.length === 0) return [];
   const head = ['node', 'requests', 'ops/s', 'errors', 'redirections', 'p50 us', 'p99 us'];
-  const cells = rows.map((n) => [printable(n.node), String(n.requests), fixed(n.opsPerSec, 2), String(n.errors), String(n.redirections), fixed(n.p50Us, 1), fixed(n.p99Us, 1)]);
+  const cells = rows.map((n) => [printable(n.node), String(n.requests), fixed(n.opsPerSec, 2), String(n.errors), String(n.redirections), fixed(n.p50Us, latencyDecimals), fixed(n.p99Us, latencyDecimals)]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
   const line = (row: string[]) => row.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');
   return ['', line(head), ...cells.map(line)];
@@ -117,10 +117,25 @@ export function closedEarlyHint(r: RunResult): string | null {
   return `the server closed the connection before any reply: it may have crashed or refused the command; check that it still runs (redis-cli -h ${printable(host)} -p ${port} PING) and look at its log`;
 }
 
-/** What a run prints after it ends: the figures row, the counters, and what went wrong. */
-export function formatFigures(r: RunResult): string {
+/**
+ * How a failed run's reason is shown: `with` the figures (a saved result
+ * printed again: merge, the HTML page), or `elsewhere` — a run as it ends
+ * says the reason once, on stderr (failureLines), in every output mode, and
+ * stdout's FAILED line only marks the result as failed.
+ */
+export type ReasonPlace = 'with' | 'elsewhere';
+
+/**
+ * What a run prints after it ends: the figures row, the counters, and what
+ * went wrong. `latencyDecimals`: the latency columns' decimal places
+ * (--precision, as redis-benchmark's).
+ */
+export function formatFigures(r: RunResult, reason: ReasonPlace = 'with', latencyDecimals = 1): string {
   const lines: string[] = [];
-  if (r.failure?.kind === 'connect' || r.failure?.kind === 'auth') return `FAILED (${r.failure.kind}): ${printable(r.failure.message)}`;
+  // An interruption is not a failure stderr reports: its story stays on this line.
+  const inline = reason === 'with' || r.failure?.kind === 'interrupted';
+  const because = (text: string) => (inline ? `${printable(r.failure?.message ?? '')}${text ? `; ${text}` : ''}` : text || 'the reason is on stderr');
+  if (r.failure?.kind === 'connect' || r.failure?.kind === 'auth') return `FAILED (${r.failure.kind}): ${because(inline ? '' : 'nothing measured')}`;
   if (r.preloadRequests > 0) lines.push(`preload: ${r.preloadRequests} writes in ${fixed(r.preloadElapsedSec, 3)} s (untimed, not in the figures)`);
   if (r.plan.warmupMs > 0) lines.push(`warmup: ${r.warmupRequests} requests in ${fixed((r.warmupElapsedNs ?? 0) / 1e9, 3)} s (sent and answered, not in the figures)`);
   lines.push('');
@@ -131,12 +146,12 @@ export function formatFigures(r: RunResult): string {
     const l = r.latencyUs;
     const ps = percentileColumns(r.percentilesUs, l);
     const head = ['ops/s', 'avg us/op', 'elapsed s', ...ps.map(([k]) => `${k} us`), 'max us'];
-    const row = [fixed(r.opsPerSec, 2), fixed(r.avgUsPerOp, 3), fixed(r.elapsedSec, 3), ...ps.map(([, v]) => fixed(v, 1)), fixed(l.max, 1)];
+    const row = [fixed(r.opsPerSec, 2), fixed(r.avgUsPerOp, 3), fixed(r.elapsedSec, 3), ...ps.map(([, v]) => fixed(v, latencyDecimals)), fixed(l.max, latencyDecimals)];
     const widths = head.map((h, i) => Math.max(h.length, row[i].length));
     lines.push(head.map((h, i) => h.padStart(widths[i])).join('  '));
     lines.push(row.map((v, i) => v.padStart(widths[i])).join('  '));
-    lines.push(...perCommandLines(r));
-    lines.push(...nodeLines(r));
+    lines.push(...perCommandLines(r, latencyDecimals));
+    lines.push(...nodeLines(r, latencyDecimals));
   }
   lines.push('');
   if (r.serviceUs) {
@@ -154,7 +169,7 @@ export function formatFigures(r: RunResult): string {
     const d = r.redirections;
     lines.push(`cluster redirections: MOVED ${d.moved} · ASK ${d.ask} · TRYAGAIN/CLUSTERDOWN ${d.tryagain} (each request sent again where the cluster said; its latency includes the hops)`);
   }
-  if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${printable(r.failure.message)}; the figures above cover the ${r.requests} replies received`);
+  if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${because(`the figures above cover the ${r.requests} replies received`)}`);
   if (r.interrupted) {
     const i = r.interrupted;
     const counts = i.unanswered === null ? '' : `: ${i.sent} requests sent, ${i.unanswered} of them left unanswered (in no figure)`;
@@ -196,18 +211,30 @@ function percentileColumns(asked: Record<string, number> | undefined, l: RunResu
 }
 
 /**
+ * A failed run's reason, for stderr: the one place a run says why it
+ * failed, whether stdout carries the table or --json. Its hint goes with
+ * the figures (a `hint:` line); with --json, which has no such line, here.
+ * An interrupted run's story is the FAILED (interrupted) line itself.
+ */
+export function failureLines(r: RunResult, json: boolean): string[] {
+  if (!r.failure || r.failure.kind === 'interrupted') return [];
+  const hint = json ? closedEarlyHint(r) : null;
+  return [`respbench: ${printable(r.failure.message)}`, ...(hint ? [`respbench: ${hint}`] : [])];
+}
+
+/**
  * The figures per command (memtier's Sets/Gets/Totals), below the main row:
  * a row per command the run sent, then Totals. Nothing when the result has
  * no per-command histograms (one written before they existed).
  */
-export function perCommandLines(r: RunResult): string[] {
+export function perCommandLines(r: RunResult, latencyDecimals = 1): string[] {
   const rows = r.perCommand ?? [];
   if (rows.length < 2) return [];
   const keys = percentileColumns(r.percentilesUs, r.latencyUs).map(([k]) => k);
   const head = ['command', 'requests', 'ops/s', ...keys.map((k) => `${k} us`), 'max us'];
   const cells = rows.map((c) => {
     const ps = percentileColumns(c.percentilesUs, c.latencyUs);
-    return [printable(c.command), String(c.requests), fixed(c.opsPerSec, 2), ...ps.map(([, v]) => fixed(v, 1)), fixed(c.latencyUs.max, 1)];
+    return [printable(c.command), String(c.requests), fixed(c.opsPerSec, 2), ...ps.map(([, v]) => fixed(v, latencyDecimals)), fixed(c.latencyUs.max, latencyDecimals)];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
   const line = (row: string[]) => row.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');

@@ -8,8 +8,8 @@ import { checkHtmlTarget, writeRunHtml } from './html-report.js';
 import { Exit, EXIT } from './exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
 import type { CliIo } from './io.js';
-import { closedEarlyHint, formatFigures, formatHeader, formatJson } from './output.js';
-import { printable, printableTarget } from './printable.js';
+import { failureLines, formatFigures, formatHeader, formatJson } from './output.js';
+import { printable, printableTarget, shownQuoted } from './printable.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
@@ -21,10 +21,10 @@ import { runMeta } from './meta.js';
 import { checkCpus, pinThisProcess } from './cpus.js';
 import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
-import { parseTests } from './suite.js';
+import { parseTests, quietLine } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
-import { buildPlan, checkRunCommand, type RawRunOptions } from './validate.js';
-import { parseDurationMs, parseHostPort, parsePercentiles } from './flag-values.js';
+import { buildPlan, checkRunCommand, keylessMixCommands, type RawRunOptions } from './validate.js';
+import { parseDurationMs, parseHostPort, parseInteger, parsePercentiles } from './flag-values.js';
 import { UsageError } from './usage-error.js';
 
 export type RunFlags = RawRunOptions & {
@@ -52,12 +52,55 @@ export type RunFlags = RawRunOptions & {
   argv?: readonly string[];
   /** --html <file>: the run as a page, with its time series charted. */
   html?: string;
+  /** --precision: decimal places of latency figures, as given. */
+  precision?: string;
 };
+
+/** Most --precision decimal places. */
+const MAX_PRECISION = 6;
+
+/**
+ * A single run's short output (-q, as redis-benchmark -q prints a command):
+ * `SET/GET: 93457.95 requests per second, p50=0.263 msec`, and below it what
+ * did not verify (the exit status says it too).
+ */
+function shortRunLines(result: RunResult, precision: number | undefined): string {
+  const p = result.plan;
+  const label = p.literalCommands ? p.setCmd : p.commands ? 'mix' : p.mode === 'set' ? p.setCmd : p.mode === 'get' ? p.getCmd : `${p.setCmd}/${p.getCmd}`;
+  const problems = formatFigures(result, 'elsewhere').split('\n').filter((l) => l.startsWith('VERIFY FAILED') || l.startsWith('interrupted by'));
+  return [quietLine({ label: printable(label), result }, precision), ...problems].join('\n');
+}
+
+/**
+ * `-l` (redis-benchmark's loop): the same run (or -t suite) again and again,
+ * each printed as it ends, until a signal stops one (its partial result is
+ * printed, exit 128 + signal) or a run fails (its exit status). A signal
+ * between two runs ends the loop as well.
+ */
+export async function loopUntilInterrupted(runOnce: () => Promise<void>): Promise<never> {
+  const stopped: { by: StopSignal | null } = { by: null };
+  const stopListening = onStopSignals((signal, n) => {
+    if (n === 1) stopped.by = signal;
+  });
+  try {
+    while (stopped.by === null) await runOnce();
+  } finally {
+    stopListening();
+  }
+  throw new Exit(SIGNAL_EXIT[stopped.by]);
+}
+
+/** The memtier_benchmark flags respbench takes as hidden aliases (their use makes -n's meaning worth a notice). */
+export const MEMTIER_FLAGS = ['--ratio', '--test-time', '--data-size', '--key-maximum'];
 
 /** `given(option)`: whether the option came from the command line (not its default). */
 export async function runCommand(opts: RunFlags, io: CliIo, given: (option: string) => boolean = () => false): Promise<void> {
   const intervalMs = opts.interval === undefined ? undefined : parseDurationMs('--interval', opts.interval, false);
   const percentiles = opts.percentiles === undefined ? undefined : parsePercentiles(opts.percentiles);
+  const precision = opts.precision === undefined ? undefined : parseInteger('--precision', opts.precision, [0, MAX_PRECISION]);
+  // -q with a command on the line: redis-benchmark's one short line, as a -t suite prints per test. Other
+  // runs keep -q as "no progress line" (scripts read their table), so the habit applies where its shape is.
+  const short = opts.quiet && !opts.json && !opts.tests && Boolean(opts.command && opts.command.length > 0);
   const cpus = opts.cpus === undefined ? undefined : checkCpus('--cpus', opts.cpus);
   const built = buildPlan(opts, process.env);
   const tests = opts.tests === undefined ? null : parseTests(opts.tests);
@@ -68,6 +111,16 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   const share = checkRunCommand(built.plan, { ...opts, tests: tests !== null, command, compare: compare !== null }, given);
   if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
   if (opts.html !== undefined) checkHtmlTarget(opts.html);
+  // A --command with no __key__ is sent as written; said once, since --verify-get cannot check it.
+  const keyless = keylessMixCommands(built.plan);
+  if (keyless.length > 0) {
+    io.stderr(`respbench: note: ${keyless.map((t) => `--command ${shownQuoted(t)}`).join(', ')} ${keyless.length === 1 ? 'has' : 'have'} no __key__: sent as written (no key drawn into it), replies counted but not verified${built.plan.verifyGet ? ' (--verify-get checks the other commands)' : ''}\n`);
+  }
+  // memtier's --requests is per client; ours is the total: said once, not silently changed.
+  const memtierFlag = (opts.argv ?? []).find((a) => MEMTIER_FLAGS.includes(a.split('=')[0]));
+  if (memtierFlag && given('requests')) {
+    io.stderr(`respbench: note: -n/--requests is the total over all connections, not per client as memtier_benchmark's --requests (${memtierFlag} is memtier's spelling); for memtier's meaning give N × -c\n`);
+  }
   const engine = engineForCommand(built.engine, io.stderr);
   if (engine.name === 'js' && built.plan.threads > 1) {
     io.stderr('respbench: --threads applies to the native engine; the JS engine runs on one thread\n');
@@ -124,7 +177,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   // What will run, before it runs: with the human output on stdout, else on stderr (unless --quiet).
   const names = compare ? { a: printable(opts.targetName ?? printableTarget(plan.host, plan.port)), b: printable(named ? named[1] : printableTarget(compare.host, compare.port)) } : undefined;
   const header = tests ? suiteHeader(engine.name, plan, tests, compare, names) : formatHeader(engine.name, plan);
-  if (!opts.json && !opts.csv) io.stdout(`${header}\n`);
+  if (!opts.json && !opts.csv && !short) io.stdout(`${header}\n`);
   else if (!opts.quiet) io.stderr(`${header}\n`);
   const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
   let result: RunResult;
@@ -147,7 +200,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
             else io.stdout(line);
           };
     if (tests) {
-      const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => stoppedBy };
+      const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => stoppedBy, precision };
       const code = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
       if (signalCode !== EXIT.ok) throw new Exit(signalCode);
       if (code !== EXIT.ok) throw new Exit(code);
@@ -167,17 +220,14 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (stoppedBy && result.failure?.kind === 'interrupted') result.interrupted = interruptionOf(stoppedBy, result);
   result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
   if (opts.json) io.stdout(`${formatJson(result)}\n`);
-  else io.stdout(`${formatFigures(result)}\n`);
+  else if (short) io.stdout(`${shortRunLines(result, precision)}\n`);
+  else io.stdout(`${formatFigures(result, 'elsewhere', precision)}\n`);
   if (opts.hdrLog !== undefined) {
     if (notStarted(result)) io.stderr('respbench: --hdr-log: the run measured nothing, no log files written\n');
     else writeHdrLogs(result, opts.hdrLog);
   }
-  // The reason also goes to stderr, so a script reading --json still sees why it failed.
-  if (result.failure && result.failure.kind !== 'interrupted') {
-    io.stderr(`respbench: ${printable(result.failure.message)}\n`);
-    const hint = closedEarlyHint(result);
-    if (hint && opts.json) io.stderr(`respbench: ${hint}\n`);
-  }
+  // The reason once, on stderr, whatever stdout carries (the table or --json).
+  for (const line of failureLines(result, opts.json)) io.stderr(`${line}\n`);
   const written = opts.html === undefined || (await writeRunHtml(opts.html, result, [], io.stderr));
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);

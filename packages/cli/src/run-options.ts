@@ -2,7 +2,7 @@
  * The flags of one run, shared by the top-level command and a study (whose
  * file may set each of them and whose command line overrides them).
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { LIMITS } from './engine-js/limits.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { MODES, RECONNECT_DEFAULTS, type RawMixCommand } from './validate.js';
@@ -53,10 +53,10 @@ export function addRunOptions(cmd: Command): Command {
     .option('--tls-ciphers <list>', `TLS 1.2 ciphers, ':'-separated; only these, which both engines have: ${TLS12_CIPHERS.join(', ')}`)
     .option('--tls-ciphersuites <list>', `TLS 1.3 suites, ':'-separated; only these, which both engines have: ${TLS13_CIPHERSUITES.join(', ')}`)
     .option('--mode <mode>', MODES.join(' | '), 'mixed')
-    .option('-n, --requests <n>', 'total requests over all connections (not per second)', '1000000')
+    .option('-n, --requests <n>', 'total requests over all connections (not per second, and not per client as memtier\'s --requests); not with --duration', '1000000')
     .option('-P, --pipeline <n>', 'requests in flight per connection (sliding window)', '64')
     .option('-r, --keyspace <n>', 'keys are drawn from [0, keyspace)', '100000')
-    .option('--key-pattern <pattern>', 'uniform | sequential | gaussian | zipf (deterministic per seed)', 'uniform')
+    .option('--key-pattern <pattern>', 'uniform | sequential | gaussian | zipf (deterministic per seed); memtier\'s R:R, S:S, G:G are uniform, sequential, gaussian', 'uniform')
     .option('--key-stddev <n>', 'gaussian: standard deviation in keys (default: keyspace / 6)')
     .option('--zipf-exponent <s>', 'zipf: exponent s > 0; larger is more skewed', '0.99')
     .option('-d, --value-size <n>', 'value bytes, or a range MIN-MAX (size derived from the key)', '32')
@@ -70,9 +70,9 @@ export function addRunOptions(cmd: Command): Command {
     .option('-c, --connections <n>', 'connections; each has its own key stream and share of the requests', '1')
     .option('--threads <n>', 'native engine worker threads (the JS engine runs on one)')
     .addOption(new Option('--engine <engine>', 'auto (native if it loads, else js) | native | js').default('auto'))
-    .option('--timeout <duration>', 'per-request reply timeout, e.g. 500ms, 10s; 0 turns it off', '10s')
+    .option('--timeout <duration>', 'per-request reply timeout, e.g. 500ms, 10s (whole ms); 0 turns it off', '10s')
     .option('--no-preload', 'get mode: read what is already there instead of writing the keys first')
-    .option('--duration <duration>', 'run for this long (e.g. 30s) instead of --requests')
+    .option('--duration <duration>', 'run for this long (e.g. 30s) instead of a count of requests (-n is refused beside it)')
     .option('--warmup <duration>', 'send load for this long first, left out of every figure')
     .option('--ramp-connections <start:step:every>', 'with --duration: open start connections, then step more every every (e.g. 2:2:5s), up to -c; the series shows connections per interval')
     .option('--rate <n>', 'open loop: total requests per second on a schedule; latency from the intended send time')
@@ -90,5 +90,34 @@ export function addRunOptions(cmd: Command): Command {
     .option('--cluster-node <host:port>', 'with --cluster: a seed node to discover the cluster from; repeat it, the first that answers is used', (v: string, prev: string[] = []) => [...prev, v])
     .option('-u, --uri <uri>', 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS), redis+cluster://… (a cluster seed, as --cluster), unix:///path[?db=N]; flags given win over its parts');
   for (const o of mixOptions()) cmd.addOption(o);
+  for (const o of memtierAliases()) cmd.addOption(o);
   return cmd;
+}
+
+/**
+ * memtier_benchmark's spellings, hidden from --help, each mapped to the flag
+ * of ours that means the same (its attribute name), converted from memtier's
+ * unit where it differs. `--key-pattern R:R` needs no alias (validate.ts
+ * reads memtier's patterns), `--ratio` is read by validate.ts (it becomes a
+ * mix), and memtier's per-client `--requests` is not ours: -n stays the
+ * total (said in --help and, beside these flags, once on stderr).
+ */
+function memtierAliases(): Option[] {
+  const wholeNumber = (flag: string, unit: string, convert: (n: number) => string) => (v: string) => {
+    if (!/^\d+$/.test(String(v).trim())) throw new InvalidArgumentError(`${flag} takes ${unit}, as memtier_benchmark's does`);
+    return convert(Number(String(v).trim()));
+  };
+  const alias = (flags: string, attribute: string, parse: (v: string) => string, help: string) => {
+    const o = new Option(flags, help).argParser(parse).hideHelp();
+    o.attributeName = () => attribute;
+    return o;
+  };
+  return [
+    // memtier's --test-time is whole seconds.
+    alias('--test-time <secs>', 'duration', wholeNumber('--test-time', 'whole seconds', (n) => `${n}s`), 'memtier: --duration in seconds'),
+    alias('--data-size <bytes>', 'valueSize', (v) => v, 'memtier: -d/--value-size'),
+    // memtier draws keys from key-minimum (0) to key-maximum inclusive: that is max + 1 keys.
+    alias('--key-maximum <n>', 'keyspace', wholeNumber('--key-maximum', 'a whole number', (n) => String(n + 1)), 'memtier: -r/--keyspace is key-maximum + 1'),
+    new Option('--ratio <set:get>', "memtier: writes to reads, e.g. 1:10 (a mix of --set-cmd and --get-cmd weighted so)").hideHelp(),
+  ];
 }

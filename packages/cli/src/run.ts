@@ -11,7 +11,7 @@ import { foldShortTail } from './series.js';
 import type { RunMeta } from './meta.js';
 import { localConnections, type Engine, type Plan, type RawInterval, type RawResult } from './engine-js/plan.js';
 import { requestsForConnection } from './engine-js/keys.js';
-import { mixRole, parseTemplate, templateName } from './engine-js/command.js';
+import { parseMixTemplate, templateName } from './engine-js/command.js';
 import type { RunOptions } from './engine-js/progress.js';
 
 /**
@@ -206,7 +206,7 @@ export function mixRowNames(plan: Plan): string[] | null {
   if (mix.length === 0) return null;
   const names = mix.map((m) => {
     try {
-      return templateName(parseTemplate(m.template, mixRole(m.template), plan.literalCommands)) || '?';
+      return templateName(parseMixTemplate(m.template, plan.literalCommands)) || '?';
     } catch {
       return commandName(m.template);
     }

@@ -48,6 +48,8 @@ export interface SuiteOutput {
   names?: { a: string; b: string };
   /** The signal that stopped the suite, if one did (recorded on the interrupted test's result). */
   signal?: () => Interruption['signal'] | null;
+  /** --precision: the p50's decimal places in msec (default 3). */
+  precision?: number;
 }
 
 export type Target = { host: string; port: number };
@@ -85,7 +87,7 @@ export async function runSuiteCommand(
       const failure = line.result.failure;
       const marked = failure ? { ...line, label: `${line.label} (${failure.kind === 'interrupted' ? 'interrupted' : `failed: ${failure.kind}`})` } : line;
       out.stdout(`${csvLine(marked, h.valueAtPercentile(95) / 1000, h.min() / 1000)}\n`);
-    } else out.stdout(`${quietLine(line)}\n`);
+    } else out.stdout(`${quietLine(line, out.precision)}\n`);
   };
   if (out.csv && !out.json && !compare) out.stdout(`${CSV_HEADER}\n`);
   const a = await runSuite(engine, plan, tests, print, runOptions);
@@ -93,7 +95,7 @@ export async function runSuiteCommand(
   if (compare && runOptions.signal?.aborted) {
     // Interrupted on target A: target B is not started; what A measured is printed as it is.
     if (out.json) out.stdout(`${JSON.stringify({ a: a.map(lineJson), b: [] }, null, 2)}\n`);
-    else out.stdout(`A = ${printableTarget(plan.host, plan.port)}, B = ${printableTarget(compare.host, compare.port)} (not run: interrupted)\n${a.map((line) => quietLine(line)).join('\n')}\n`);
+    else out.stdout(`A = ${printableTarget(plan.host, plan.port)}, B = ${printableTarget(compare.host, compare.port)} (not run: interrupted)\n${a.map((line) => quietLine(line, out.precision)).join('\n')}\n`);
   } else if (compare) {
     b = await runSuite(engine, { ...plan, ...compare }, tests, print, runOptions);
     const rows = a.filter((line) => b.some((o) => o.label === line.label)).map((line) => ({ label: line.label, a: line.result, b: b.find((o) => o.label === line.label)!.result }));

@@ -197,12 +197,16 @@ export function allErrors(r: RunResult): boolean {
   return r.requests > 0 && r.errors === r.requests;
 }
 
-/** redis-benchmark -q: `SET: 93457.95 requests per second, p50=0.263 msec`. */
-export function quietLine(line: SuiteLine): string {
+/**
+ * redis-benchmark -q: `SET: 93457.95 requests per second, p50=0.263 msec`.
+ * A failed test says only FAILED and its kind here: its reason goes to
+ * stderr once (suite-output.ts reportProblems).
+ */
+export function quietLine(line: Pick<SuiteLine, 'label' | 'result'>, msecDecimals = 3): string {
   const r = line.result;
-  if (allErrors(r)) return `${line.label}: all ${r.errors} replies were errors, first: ${printable(r.firstError ?? '')}${r.failure ? ` (FAILED: ${printable(r.failure.message)})` : ''}`;
-  const p50ms = (r.latencyUs.p50 / 1000).toFixed(3);
-  const extra = r.failure ? ` (FAILED: ${printable(r.failure.message)})` : r.errors > 0 ? ` (${r.errors} error replies, first: ${printable(r.firstError ?? '')})` : '';
+  if (allErrors(r)) return `${line.label}: all ${r.errors} replies were errors, first: ${printable(r.firstError ?? '')}${r.failure ? ` (FAILED: ${r.failure.kind})` : ''}`;
+  const p50ms = (r.latencyUs.p50 / 1000).toFixed(msecDecimals);
+  const extra = r.failure ? ` (FAILED: ${r.failure.kind})` : r.errors > 0 ? ` (${r.errors} error replies, first: ${printable(r.firstError ?? '')})` : '';
   return `${line.label}: ${r.opsPerSec.toFixed(2)} requests per second, p50=${p50ms} msec${extra}`;
 }
 

@@ -4,7 +4,7 @@
  * that cannot run, before any engine or server is touched. A refusal is a
  * UsageError: the CLI prints that one line and exits 2.
  */
-import { keySlots, mixRole, parseTemplate, refusedOutsideQuotes, TemplateError, unverifiableReason, type Part } from './engine-js/command.js';
+import { keySlots, mixRole, parseMixTemplate, parseTemplate, refusedOutsideQuotes, TemplateError, unverifiableReason, type Part } from './engine-js/command.js';
 import fs from 'node:fs';
 import { LIMITS, windowRefusal } from './engine-js/limits.js';
 import { VERIFY_MIN_VALUE_SIZE } from './engine-js/values.js';
@@ -93,6 +93,8 @@ export interface RawRunOptions {
   rampConnections?: string;
   /** --read-from primary|replica|any (with --cluster). */
   readFrom?: string;
+  /** memtier's --ratio SET:GET (a mix of the write and read command so weighted). */
+  ratio?: string;
 }
 
 /** Most commands in one mix, and the largest --weight: their sum stays far below 2^32. */
@@ -110,7 +112,7 @@ export function readMix(raw: Pick<RawRunOptions, 'commands' | 'orphanMixSetting'
   return given.map((c) => {
     const template = String(c.template);
     try {
-      parseTemplate(template, mixRole(template));
+      parseMixTemplate(template, false);
     } catch (err) {
       if (err instanceof TemplateError) throw new UsageError(`--command ${err.message} (got ${shown(template)})`);
       throw err;
@@ -121,6 +123,11 @@ export function readMix(raw: Pick<RawRunOptions, 'commands' | 'orphanMixSetting'
       keyPattern: c.keyPattern === undefined ? null : parseChoice<KeyPattern>('--command-key-pattern', c.keyPattern, KEY_PATTERNS),
     };
   });
+}
+
+/** The --command templates of a mix with no __key__: commands with no key, sent as written and never verified (parseMixTemplate). */
+export function keylessMixCommands(plan: Plan): string[] {
+  return (plan.commands ?? []).map((c) => c.template).filter((t) => !parseMixTemplate(t, plan.literalCommands).usesKey);
 }
 
 /** Most keys --multi-key-get reads per request. */
@@ -157,6 +164,46 @@ export function parseRamp(raw: unknown, plan: Pick<Plan, 'connections' | 'durati
   if (plan.durationMs === 0) throw new UsageError('--ramp-connections needs --duration (connections are added over time)');
   if (plan.rate > 0) throw new UsageError('--ramp-connections does not go with --rate (a closed loop: each connection sends as fast as its replies come)');
   return { start, step, everyMs };
+}
+
+/** memtier's --key-pattern SET:GET forms that are one of ours for both sides. */
+const MEMTIER_KEY_PATTERNS: Record<string, KeyPattern> = { 'R:R': 'uniform', 'S:S': 'sequential', 'G:G': 'gaussian' };
+
+/** --key-pattern: ours, or memtier's R:R, S:S, G:G (the same pattern for writes and reads). */
+export function parseKeyPattern(raw: unknown): KeyPattern {
+  const memtier = MEMTIER_KEY_PATTERNS[String(raw).trim().toUpperCase()];
+  if (memtier) return memtier;
+  if (/^[A-Za-z]:[A-Za-z]$/.test(String(raw).trim())) {
+    throw new UsageError(`--key-pattern: of memtier's SET:GET patterns only R:R, S:S and G:G are taken (the same pattern for writes and reads: uniform, sequential, gaussian); or one of ${KEY_PATTERNS.join(', ')} (got ${shown(raw)})`);
+  }
+  return parseChoice<KeyPattern>('--key-pattern', raw, KEY_PATTERNS);
+}
+
+/**
+ * memtier's `--ratio S:G` (default there 1:10): S writes to G reads, as a
+ * mix of --set-cmd and --get-cmd with those weights (our --set-ratio is a
+ * whole percentage, which 1:10 is not); a side of 0 leaves a set or get run.
+ */
+function applyMemtierRatio(plan: Plan, raw: RawRunOptions): void {
+  const m = /^\s*(\d+)\s*:\s*(\d+)\s*$/.exec(String(raw.ratio));
+  const writes = m ? Number(m[1]) : NaN;
+  const reads = m ? Number(m[2]) : NaN;
+  if (!m || writes + reads === 0 || writes > MIX_LIMITS.weight || reads > MIX_LIMITS.weight) {
+    throw new UsageError(`--ratio must be SET:GET, whole numbers of writes to reads as memtier_benchmark takes it, e.g. 1:10, not both 0, each at most ${MIX_LIMITS.weight} (got ${shown(raw.ratio)})`);
+  }
+  if (plan.commands) throw new UsageError('--ratio does not go with --command (a mix names its commands and weights itself)');
+  if (String(raw.mode) !== 'mixed') throw new UsageError('--ratio does not go with --mode (the ratio says the share of writes and reads)');
+  if (String(raw.setRatio) !== '50') throw new UsageError('--ratio does not go with --set-ratio: give one');
+  if (reads === 0) plan.mode = 'set';
+  else if (writes === 0) plan.mode = 'get';
+  else {
+    // A bare name is spelt out as --set-cmd/--get-cmd take it: a mix would read a name it does not know as NAME key.
+    const bare = (cmd: string) => !/\s|__/.test(cmd.trim());
+    plan.commands = [
+      { template: bare(plan.setCmd) ? `${plan.setCmd.trim()} __key__ __data__` : plan.setCmd, weight: writes, keyPattern: null },
+      { template: bare(plan.getCmd) ? `${plan.getCmd.trim()} __key__` : plan.getCmd, weight: reads, keyPattern: null },
+    ];
+  }
 }
 
 /** --reconnect's attempts per drop and first backoff when not given. */
@@ -221,7 +268,7 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
     requests: parseInteger('--requests', raw.requests, LIMITS.requests),
     mode,
     keyspace: parseInteger('--keyspace', raw.keyspace, LIMITS.keyspace),
-    keyPattern: parseChoice<KeyPattern>('--key-pattern', raw.keyPattern, KEY_PATTERNS),
+    keyPattern: parseKeyPattern(raw.keyPattern),
     keyStddev: raw.keyStddev === undefined ? null : parsePositive('--key-stddev', raw.keyStddev, 2 ** 48),
     zipfExponent: parsePositive('--zipf-exponent', raw.zipfExponent, 5),
     valueSizeMin: sizes.min,
@@ -249,6 +296,7 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
   if (reconnect) plan.reconnect = reconnect;
   const mix = readMix(raw);
   if (mix) plan.commands = mix;
+  if (raw.ratio !== undefined) applyMemtierRatio(plan, raw);
   if (raw.rampConnections !== undefined) plan.rampConnections = parseRamp(raw.rampConnections, plan);
   checkWindow(plan);
   checkTemplates(plan);
@@ -399,7 +447,8 @@ export function readCluster(raw: RawRunOptions, plan: Plan): Plan['cluster'] {
     if (plan.mode !== 'set') used.push([raw.multiKeyGet !== undefined ? '--multi-key-get' : '--get-cmd', plan.getCmd, 'get']);
   }
   for (const [flag, source, role] of used) {
-    const t = parseTemplate(source, role, plan.literalCommands);
+    // Every template here has parsed already; a mix command with no key is refused just below, by name.
+    const t = parseTemplate(source, role, plan.literalCommands, true);
     const keyArgs = t.args.filter((parts) => parts.some((p) => p.kind === 'key'));
     if (keyArgs.length === 0) throw new UsageError(`${flag}: under --cluster a command needs __key__, whose slot says which primary gets it (got ${shown(source)})`);
     if (keyArgs.some((parts) => parts.some((p) => p.kind === 'data' || p.kind === 'randInt'))) {
@@ -488,6 +537,8 @@ export interface RunCommandLine {
   clientIndex?: string;
   clientCount?: string;
   seed?: string;
+  /** memtier's --ratio: its mix is made of --set-cmd and --get-cmd, which it may name. */
+  ratio?: string;
 }
 
 /**
@@ -500,11 +551,13 @@ export function checkRunCommand(plan: Plan, line: RunCommandLine, given: (option
   // Each machine runs -c connections, and -t or a command on the line takes redis-benchmark's -c 50 when none is given.
   const share = readClientShare(tests || command ? withBenchmarkDefaults(plan, given) : plan, line);
   if (plan.commands && (tests || command)) throw new UsageError(`--command does not go with ${tests ? '-t/--tests' : 'a command after the options'} (the mix is the workload)`);
-  if (plan.commands) {
+  if (plan.commands && line.ratio === undefined) {
     // The simple form of a workload and a mix do not combine: one would be silently ignored.
     const simple = [['mode', '--mode'], ['setRatio', '--set-ratio'], ['setCmd', '--set-cmd'], ['getCmd', '--get-cmd']].find(([key]) => given(key));
     if (simple) throw new UsageError(`${simple[1]} does not go with --command (a mix names its commands and weights itself)`);
   }
+  // Either bound of a run, never both: the other would be silently ignored.
+  if (plan.durationMs > 0 && given('requests')) throw new UsageError('-n/--requests and --duration do not go together: a run is bounded by a count of requests or by time; give one');
   if (line.targetName !== undefined && !line.compare) throw new UsageError('--target-name goes with --compare');
   if (!tests && (line.csv || line.compare)) throw new UsageError(`${line.csv ? '--csv' : '--compare'} goes with -t/--tests`);
   // The demo server speaks plain TCP on a port of its own.

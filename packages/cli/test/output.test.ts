@@ -1,5 +1,6 @@
 /** What a run prints: the human table and its problem lines, and --json. */
 import { describe, expect, it } from 'vitest';
+import { main } from '../src/cli.js';
 import { reconnectDelayMs } from '../src/engine-js/plan.js';
 import { describeWorkload, formatHuman, formatJson, hintFor } from '../src/output.js';
 import { exitCodeFor, finishResult } from '../src/run.js';
@@ -178,5 +179,25 @@ describe('--reconnect', () => {
     expect(exitCodeFor(r)).toBe(0);
     expect(formatHuman(r)).toContain('reconnects 4 · down 12.3 ms (summed over connections) · lost 16 (in flight when a connection dropped; in no figure)');
     expect(formatHuman(finishResult(planOf(['-n', '1000']), rawResult()))).not.toContain('reconnects');
+  });
+});
+
+describe('a failed run says its reason once (stdout the result, stderr the reason), in every output mode', () => {
+  /** Port 1: nothing listens there, the connection is refused. */
+  const refused = ['--port', '1', '--requests', '10', '--engine', 'js'];
+  it.each([
+    ['the table', [], /^FAILED \(connect\): nothing measured$/m],
+    ['--json', ['--json'], /"kind": "connect"/],
+    ['--quiet', ['-q'], /^FAILED \(connect\): nothing measured$/m],
+    ['a -t suite', ['-t', 'set,get'], /^SET: .*\(FAILED: connect\)$/m],
+  ])('%s', async (_what, extra, result) => {
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t), stderrIsTty: true };
+    const code = await main([...refused, ...(extra as string[])], io);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(result as RegExp);
+    const said = (text: string) => text.split('\n').filter((l) => /connection refused by 127\.0\.0\.1:1\b/.test(l));
+    expect({ stdout: extra.includes('--json') ? [] : said(stdout), stderr: said(stderr).length }).toEqual({ stdout: [], stderr: 1 });
   });
 });

@@ -96,7 +96,7 @@ describe('printed forms', () => {
   it('redis-benchmark -q', () => {
     expect(quietLine(line())).toMatch(/^SET: 2000\.00 requests per second, p50=0\.\d{3} msec$/);
     expect(quietLine(line({ errors: 2, firstError: 'ERR x' }))).toMatch(/\(2 error replies, first: ERR x\)$/);
-    expect(quietLine(line({ failure: { kind: 'closed', message: 'gone' } }))).toMatch(/\(FAILED: gone\)$/);
+    expect(quietLine(line({ failure: { kind: 'closed', message: 'gone' } }))).toMatch(/\(FAILED: closed\)$/);
   });
 
   it('a test whose replies were all errors shows no rate, only the count and the first error', () => {

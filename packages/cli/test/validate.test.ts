@@ -9,8 +9,10 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
 import { addRunOptions } from '../src/run-options.js';
 import { rampOpenAtMs } from '../src/engine-js/plan.js';
-import { buildPlan, MODES, type RawRunOptions } from '../src/validate.js';
-import { parseDurationMs, parseHost, parseHostPort, parseValueSize } from '../src/flag-values.js';
+import { buildPlan, keylessMixCommands, MODES, type RawRunOptions } from '../src/validate.js';
+import { parseDurationMs, parseDurationNs, parseHost, parseHostPort, parseValueSize } from '../src/flag-values.js';
+import { parseServiceTime } from '../src/serve/command.js';
+import { parseSlo } from '../src/capacity/slo.js';
 import { UsageError } from '../src/usage-error.js';
 
 /** The flag values commander hands over when `args` are given. */
@@ -194,6 +196,12 @@ const planCases: Array<[string, string[], string]> = [
   ['--verify-get with values too short to hold the key hash', ['--verify-get', '--value-size', '7'], '--verify-get needs values of at least 8 bytes'],
   ['--verify-get with a value range reaching below 8 bytes', ['--verify-get', '--value-size', '1-100'], '(got --value-size 1-100)'],
   ['timeout that would round to 0 ms (and so mean off)', ['--timeout', '0.4ms'], '--timeout'],
+  // One duration grammar: a bare number has no unit, for every duration flag (it used to mean seconds here).
+  ['a bare-number timeout', ['--timeout', '5'], '--timeout must be a duration, a number with a unit us, ms, s, m or h'],
+  ['a bare-number duration', ['--duration', '2'], '--duration must be a duration'],
+  ['a bare-number warmup', ['--warmup', '1'], '--warmup must be a duration'],
+  ['a bare-number reconnect backoff', ['--reconnect', '--reconnect-backoff', '100'], '--reconnect-backoff must be a duration'],
+  ['a timeout below its millisecond steps', ['--timeout', '500us'], '--timeout is counted in steps of 1ms'],
   ['unknown key pattern', ['--key-pattern', 'hot'], '--key-pattern'],
   ['zipf exponent of zero', ['--key-pattern', 'zipf', '--zipf-exponent', '0'], '--zipf-exponent'],
   ['negative key stddev', ['--key-pattern', 'gaussian', '--key-stddev', '-3'], '--key-stddev'],
@@ -224,6 +232,17 @@ const cliCases: Array<[string, string[], string]> = [
   ['-t with --mode', ['-t', 'set', '--mode', 'get'], '--mode'],
   ['-t with a key prefix holding a space', ['-t', 'lpush', '--key-prefix', 'my app:'], '--key-prefix'],
   ['a plan-level error reaches the user the same way', ['--pipeline', '0'], '--pipeline'],
+  ['a bare-number interval', ['--interval', '2'], '--interval must be a duration'],
+  ['-n beside --duration (one would be ignored)', ['--duration', '1s'], '-n/--requests and --duration do not go together'],
+  // A near miss of a subcommand is refused, never sent to a server as a Redis command.
+  ['a subcommand one letter off, with its own flags', ['srve', '--port', '7330'], 'did you mean `respbench serve`?'],
+  ['study mistyped', ['stdy', 'x.yaml'], 'did you mean `respbench study`?'],
+  ['merge mistyped', ['mrege', 'a.json'], 'did you mean `respbench merge`?'],
+  ['help mistyped', ['hlep'], 'did you mean `respbench help`?'],
+  ['a subcommand in other letter case', ['Serve'], 'did you mean `respbench serve`?'],
+  ['help for no such command', ['help', 'srve'], 'help: no command "srve" (did you mean serve?)'],
+  ['serve with a bare-number service time', ['serve', '--service-time', '1'], '--service-time must be a duration'],
+  ['a bare-number SLO bound', ['capacity', '--slo', 'p99<=1'], 'a bare number has no unit'],
 ];
 
 describe('the CLI turns a usage error into exit 2 and one line on stderr', () => {
@@ -237,6 +256,89 @@ describe('the CLI turns a usage error into exit 2 and one line on stderr', () =>
     expect({ code, lines: lines.length, stdout }).toEqual({ code: 2, lines: 1, stdout: '' });
     expect(lines[0]).toMatch(/^respbench: /);
     expect(lines[0]).toContain(flag);
+  });
+});
+
+/** Runs `main` in this process; what it wrote and its status. */
+async function mainRun(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io = { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t), stderrIsTty: false };
+  const code = await main(args, io);
+  return { code, stdout, stderr };
+}
+
+describe('a --command with no __key__', () => {
+  it('is a command with no key, as the same words after the options are (a bare name still takes a key)', () => {
+    const plan = buildPlan(raw(['--command', 'INCR ctr:__rand_int__', '--command', 'GET'])).plan;
+    expect(plan.commands?.map((c) => c.template)).toEqual(['INCR ctr:__rand_int__', 'GET']);
+    expect(keylessMixCommands(plan)).toEqual(['INCR ctr:__rand_int__']);
+    // --set-cmd and --get-cmd still need their key: a read or write of no key is not a workload.
+    expect(usageError(() => buildPlan(raw(['--set-cmd', 'SET mykey __data__']))).message).toContain('has no __key__ placeholder');
+  });
+
+  it('is refused under --cluster, by name (its slot would follow from no key)', () => {
+    expect(usageError(() => buildPlan(raw(['--cluster', '--command', 'INCR ctr:total']))).message).toBe(
+      '--command 1: under --cluster a command needs __key__, whose slot says which primary gets it (got "INCR ctr:total")',
+    );
+  });
+});
+
+describe("memtier_benchmark's spellings map to ours", () => {
+  it('--ratio S:G is a mix of --set-cmd and --get-cmd so weighted (a side of 0: a set or get run)', () => {
+    expect(buildPlan(raw(['--ratio', '1:10'])).plan.commands).toEqual([
+      { template: 'SET __key__ __data__', weight: 1, keyPattern: null },
+      { template: 'GET __key__', weight: 10, keyPattern: null },
+    ]);
+    expect(buildPlan(raw(['--ratio', '2:3', '--set-cmd', 'RSET', '--get-cmd', 'RGET'])).plan.commands?.map((c) => c.template)).toEqual(['RSET __key__ __data__', 'RGET __key__']);
+    expect(buildPlan(raw(['--ratio', '1:0'])).plan).toMatchObject({ mode: 'set' });
+    expect(buildPlan(raw(['--ratio', '0:1'])).plan).toMatchObject({ mode: 'get' });
+    for (const [args, text] of [
+      [['--ratio', '0:0'], '--ratio must be SET:GET'],
+      [['--ratio', '1-10'], '--ratio must be SET:GET'],
+      [['--ratio', '1:10', '--command', 'GET'], '--ratio does not go with --command'],
+      [['--ratio', '1:10', '--set-ratio', '20'], '--ratio does not go with --set-ratio'],
+    ] as const) {
+      expect(usageError(() => buildPlan(raw([...args]))).message).toContain(text);
+    }
+  });
+
+  it('--test-time (whole seconds), --data-size, --key-maximum (keys 0..max), --key-pattern R:R/S:S/G:G', () => {
+    expect(buildPlan(raw(['--test-time', '30'])).plan.durationMs).toBe(30_000);
+    expect(buildPlan(raw(['--data-size', '100'])).plan).toMatchObject({ valueSizeMin: 100, valueSizeMax: 100 });
+    expect(buildPlan(raw(['--key-maximum', '9999'])).plan.keyspace).toBe(10_000);
+    expect(buildPlan(raw(['--key-pattern', 'R:R'])).plan.keyPattern).toBe('uniform');
+    expect(buildPlan(raw(['--key-pattern', 'S:S'])).plan.keyPattern).toBe('sequential');
+    expect(buildPlan(raw(['--key-pattern', 'G:G'])).plan.keyPattern).toBe('gaussian');
+    expect(usageError(() => buildPlan(raw(['--key-pattern', 'R:S']))).message).toContain("of memtier's SET:GET patterns only R:R, S:S and G:G are taken");
+    expect(() => raw(['--test-time', '30s'])).toThrow(/--test-time takes whole seconds/);
+  });
+
+  it('are hidden from --help, are not suggested for another flag, and -n says it is not per client', async () => {
+    const help = await mainRun(['--help']);
+    expect(help.stdout).not.toMatch(/--test-time|--data-size|--key-maximum|--ratio/);
+    expect(help.stdout).toMatch(/not per client as memtier's --requests/);
+    const ratio = await mainRun(['--port', '1', '--ratio', 'x']);
+    expect(ratio.stderr).not.toContain('--rate');
+  });
+});
+
+describe('the first word: help, a subcommand, or a command for the server', () => {
+  it('`respbench help` is the program\'s help and `respbench help serve` the subcommand\'s, exit 0', async () => {
+    const top = await mainRun(['help']);
+    expect(top).toMatchObject({ code: 0, stderr: '' });
+    expect(top.stdout).toMatch(/^Usage: respbench \[options\] \[command\] \[redis-command\.\.\.\]/);
+    const serve = await mainRun(['-p', '1', 'help', 'serve']);
+    expect(serve).toMatchObject({ code: 0, stderr: '' });
+    expect(serve.stdout).toMatch(/^Usage: respbench serve/);
+  });
+
+  it('after --, or written in capitals, a word near a subcommand is a Redis command (it reaches the server: connect refused, exit 1)', async () => {
+    for (const words of [['--', 'srve'], ['SAVE'], ['DEL', 'k'], ['HELLO', '3']]) {
+      const run = await mainRun(['--port', '1', '--requests', '10', '--engine', 'js', ...words]);
+      expect({ words, code: run.code }).toEqual({ words, code: 1 });
+      expect(run.stderr).not.toContain('did you mean');
+    }
   });
 });
 
@@ -258,7 +360,13 @@ describe('parsers', () => {
 
   it('durations', () => {
     expect(parseDurationMs('--t', '1.5s', false)).toBe(1500);
-    expect(parseDurationMs('--t', '2', false)).toBe(2000);
+    expect(parseDurationMs('--t', '2000us', false)).toBe(2);
+    expect(parseDurationMs('--t', '2m', false)).toBe(120_000);
+    expect(parseDurationNs('--t', '500us', { allowZero: false })).toBe(500_000);
+    expect(parseDurationNs('--t', '1.5ms', { allowZero: false })).toBe(1_500_000);
+    expect(parseServiceTime('0.5us')).toBe(500);
+    expect(parseSlo('p99<=500us').latency[0].maxUs).toBe(500);
+    expect(usageError(() => parseDurationMs('--t', '2', false)).message).toContain('a bare number has no unit; write 2s or 2ms');
     expect(parseDurationMs('--t', '1h', false)).toBe(3_600_000);
     expect(parseDurationMs('--t', '0', true)).toBe(0);
     expect(usageError(() => parseDurationMs('--t', '0', false)).message).not.toContain('turns it off');

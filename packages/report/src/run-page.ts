@@ -22,6 +22,12 @@ export interface RunPage {
   figures: string;
   /** The Plan, as JSON text. */
   plan: string;
+  /**
+   * Where each request's latency starts: `written` (closed loop: the request
+   * written) or `intended` (--rate: its intended send time on the schedule,
+   * so a request sent late counts its wait). Default `written`.
+   */
+  latencyFrom?: 'written' | 'intended';
 }
 
 export const X_AXIS = 'seconds into the measured phase';
@@ -77,7 +83,7 @@ ${table}
 ${charts.throughput}
 <h3>Latency: p99, p50 and max</h3>
 ${charts.latency}
-<p class="note">One dot per interval (${page.series.length}), at its middle; latency from request written to reply parsed, per request, on a log axis; a hollow dot on the bottom edge is an interval without replies.</p>
+<p class="note">One dot per interval (${page.series.length}), at its middle; latency from ${page.latencyFrom === 'intended' ? "each request's intended send time (--rate's schedule)" : 'request written'} to reply parsed, per request, on a log axis; a hollow dot on the bottom edge is an interval without replies.</p>
 <details><summary>The intervals</summary>
 ${intervalTable(page.series)}
 </details>

@@ -7,6 +7,7 @@
  */
 import { shownQuoted } from '../printable.js';
 import { UsageError } from '../usage-error.js';
+import { DURATION_FORMS, parseDurationNs } from '../flag-values.js';
 
 export interface PercentileCondition {
   /** 0 < percentile <= 100 (100 is the maximum). */
@@ -25,9 +26,7 @@ export interface Slo {
   errorsGiven: boolean;
 }
 
-const FORMS = "conditions like 'p99<=1ms', joined by commas ('p99<=1ms,p99.9<=5ms'), and optionally 'errors<=0.1%'; latency units us, ms or s";
-
-const UNIT_US: Record<string, number> = { ns: 0.001, us: 1, µs: 1, ms: 1000, s: 1_000_000 };
+const FORMS = `conditions like 'p99<=1ms', joined by commas ('p99<=1ms,p99.9<=5ms'), and optionally 'errors<=0.1%'; latency bounds are durations (${DURATION_FORMS})`;
 
 export function parseSlo(raw: string, flag = '--slo'): Slo {
   const bad = (why: string) => new UsageError(`${flag} takes ${FORMS}: ${why} (got ${shownQuoted(raw)})`);
@@ -47,12 +46,16 @@ export function parseSlo(raw: string, flag = '--slo'): Slo {
       maxErrorShare = pct / 100;
       continue;
     }
-    const m = /^p(\d+(?:\.\d+)?)<=(\d+(?:\.\d+)?)(ns|us|µs|ms|s)$/i.exec(part);
+    const m = /^p(\d+(?:\.\d+)?)<=(.+)$/i.exec(part);
     if (!m) throw bad(`cannot read ${shownQuoted(part)}`);
     const percentile = Number(m[1]);
     if (!(percentile > 0 && percentile <= 100)) throw bad(`a percentile is above 0 and at most 100 (p${m[1]})`);
-    const maxUs = Number(m[2]) * UNIT_US[m[3].toLowerCase()];
-    if (!(maxUs > 0)) throw bad('a latency bound must be above 0');
+    let maxUs: number;
+    try {
+      maxUs = parseDurationNs(`the bound of p${m[1]}`, m[2], { allowZero: false }) / 1000;
+    } catch (err) {
+      throw bad((err as Error).message);
+    }
     if (latency.some((c) => c.percentile === percentile)) throw bad(`p${m[1]} given twice`);
     latency.push({ percentile, name: `p${m[1]}`, maxUs });
   }

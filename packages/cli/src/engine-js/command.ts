@@ -215,7 +215,7 @@ function hasDoubleUnderscore(parts: Part[]): boolean {
  * `literal` (the command suite's own commands, Plan.literalCommands) sends a
  * single word as it is and needs no __key__.
  */
-export function parseTemplate(source: string, role: 'set' | 'get', literal = false): Template {
+export function parseTemplate(source: string, role: 'set' | 'get', literal = false, keyOptional = literal): Template {
   // Text that cannot be UTF-8 (a lone surrogate from a JSON/YAML escape) has no bytes to send.
   if (/[\uD800-\uDFFF]/u.test(source)) throw new TemplateError('is not valid Unicode text (it holds a lone surrogate)');
   const split = splitArguments(Buffer.from(source, 'utf8'));
@@ -232,8 +232,19 @@ export function parseTemplate(source: string, role: 'set' | 'get', literal = fal
   }
   if (args[0].some((p) => p.kind !== 'literal')) throw new TemplateError('must start with a command name, not a placeholder');
   if (args[0].length === 0) throw new TemplateError('has an empty command name');
-  if (!literal && !used.key) throw new TemplateError('has no __key__ placeholder');
+  if (!keyOptional && !used.key) throw new TemplateError('has no __key__ placeholder');
   return { source, args, usesKey: used.key, usesData: used.data, usesRandInt: used.randInt };
+}
+
+/**
+ * One --command of a mix: its role from its name (mixRole), and a command
+ * with no `__key__` (`INCR ctr:__rand_int__`, `PING x`) is a command with no
+ * key, sent as written — as the same words after the options are. A single
+ * bare word still takes the kvstore shape (`GET` is `GET key`). Paired with
+ * parse_mix_template in template.rs.
+ */
+export function parseMixTemplate(source: string, literal: boolean): Template {
+  return parseTemplate(source, mixRole(source), literal, true);
 }
 
 /**

@@ -6,7 +6,7 @@
  * (op, key hash, key index) for when the reply comes. Paired with
  * crates/respbench-core/src/request_source.rs.
  */
-import { ARRAY_READS, CommandEncoder, commandKind, inlineForm, mixRole, parseTemplate, randIntAsText, templateName, TemplateError, type CommandKind, type Template } from './command.js';
+import { ARRAY_READS, CommandEncoder, commandKind, inlineForm, parseMixTemplate, parseTemplate, randIntAsText, templateName, TemplateError, type CommandKind, type Template } from './command.js';
 import { fnv1a32, KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey, type KeyPattern } from './keys.js';
 import { slotOwners, type Plan } from './plan.js';
 import { ValueFactory, VERIFY_MIN_VALUE_SIZE, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys } from './values.js';
@@ -250,8 +250,8 @@ export class PreparedPlan {
     }
     this.values = new ValueFactory({ min: plan.valueSizeMin, max: plan.valueSizeMax });
     this.prefix = Buffer.from(plan.keyPrefix);
-    const template = (source: string, role: 'set' | 'get'): Template => {
-      const parsed = parseTemplate(source, role, plan.literalCommands);
+    const template = (source: string, role: 'set' | 'get' | 'mix'): Template => {
+      const parsed = role === 'mix' ? parseMixTemplate(source, plan.literalCommands) : parseTemplate(source, role, plan.literalCommands);
       const drawn = plan.randIntLiteral ? randIntAsText(parsed) : parsed;
       return plan.inlineCommands ? inlineForm(drawn) : drawn;
     };
@@ -266,14 +266,15 @@ export class PreparedPlan {
       let chooser = 0;
       const names = mix.map((m, i) => {
         try {
-          return templateName(parseTemplate(m.template, mixRole(m.template), plan.literalCommands));
+          return templateName(parseMixTemplate(m.template, plan.literalCommands));
         } catch (err) {
           throw err instanceof TemplateError ? new TemplateError(`command ${i + 1} ${err.message}`) : err;
         }
       });
       this.commands = mix.map((m, i) => {
-        const t = template(m.template, mixRole(m.template));
-        const kind = commandKind(t);
+        const t = template(m.template, 'mix');
+        // A command with no key writes or reads no key of the keyspace: nothing to verify or remember (paired with request_source.rs).
+        const kind = t.usesKey || plan.literalCommands ? commandKind(t) : 'other';
         const name = names.filter((n) => n === names[i]).length > 1 ? `${names[i]}#${names.slice(0, i + 1).filter((n) => n === names[i]).length}` : names[i];
         return {
           name,

@@ -2,9 +2,8 @@
 import { Command, Option } from 'commander';
 import type { CliIo } from '../io.js';
 import { LIMITS } from '../engine-js/limits.js';
-import { printableTarget, shownQuoted } from '../printable.js';
-import { parseInteger } from '../flag-values.js';
-import { UsageError } from '../usage-error.js';
+import { printableTarget } from '../printable.js';
+import { parseDurationNs, parseInteger } from '../flag-values.js';
 import { startServer } from './server.js';
 
 interface ServeFlags {
@@ -14,15 +13,9 @@ interface ServeFlags {
   serviceTime?: string;
 }
 
-/** `--service-time`: `200us`, `1.5ms`, `0.01s` (the unit is required); in ns, up to 10 s. */
+/** `--service-time`: `200us`, `1.5ms`, `0.01s` (flag-values.ts's duration grammar); in ns, up to 10 s. */
 export function parseServiceTime(raw: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s)$/.exec(String(raw).trim());
-  const factor = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9 }[(m?.[2] ?? 'ns') as 'ns'];
-  const ns = m ? Math.round(Number(m[1]) * factor) : NaN;
-  if (!Number.isFinite(ns) || ns < 1 || ns > 10e9) {
-    throw new UsageError(`--service-time must be a duration like 200us, 1.5ms or 0.01s, more than 0 and up to 10s (got ${shownQuoted(String(raw))})`);
-  }
-  return ns;
+  return parseDurationNs('--service-time', raw, { allowZero: false, maxNs: 10e9 });
 }
 
 export function registerServeCommand(program: Command, io: CliIo): void {

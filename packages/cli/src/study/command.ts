@@ -10,7 +10,7 @@ import type { CliIo } from '../io.js';
 import { addRunOptions } from '../run-options.js';
 import { addTelemetryOptions, runWithTelemetry, type TelemetryFlags } from '../metrics/session.js';
 import { MODES } from '../validate.js';
-import { DEFAULT_MODES, type StudyOptions } from './flags.js';
+import { DEFAULT_MODES, studyRunFlags, type StudyOptions } from './flags.js';
 
 // The study itself (its file's parser, the runner, the reports) is loaded
 // when a study runs: a plain run does not pay for it at start-up.
@@ -69,5 +69,16 @@ export function registerStudyCommand(program: Command, io: CliIo): void {
     .action(async (file: string, opts: StudyOptions & TelemetryFlags) => {
       const { runStudy } = await import('./run-study.js');
       await runWithTelemetry(opts, io, Boolean(opts.quiet), () => runStudy(file, opts, cmd, io));
+    });
+}
+
+/** `respbench schema`: the study file's JSON Schema, for editors (`# yaml-language-server: $schema=…`). */
+export function registerSchemaCommand(program: Command, io: CliIo): void {
+  program
+    .command('schema')
+    .description("print the JSON Schema of study files, for an editor's YAML language server (# yaml-language-server: $schema=study.schema.json)")
+    .action(async () => {
+      const { studySchema } = await import('./schema.js');
+      io.stdout(`${JSON.stringify(studySchema(studyRunFlags()), null, 2)}\n`);
     });
 }

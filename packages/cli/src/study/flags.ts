@@ -21,6 +21,8 @@ export interface RunFlag {
   takesValue: boolean;
   /** `--no-preload`: the file gives `preload: false`. */
   negate: boolean;
+  /** The value's name in --help (`duration`, `n`, `cmd`): a `duration` takes flag-values.ts's grammar. */
+  valueName?: string;
 }
 
 /** The study command's own options (the run flags ride along, by name). */
@@ -38,10 +40,15 @@ export interface StudyOptions {
 
 /** The run flags a study file may set: the options addRunOptions gives a command. */
 export function studyRunFlags(): RunFlag[] {
-  return addRunOptions(new Command()).options.map((o) => ({
-    key: o.attributeName(),
-    flag: o.long ?? o.flags,
-    takesValue: o.required || o.optional,
-    negate: o.negate,
-  }));
+  const seen = new Set<string>();
+  // A hidden alias (memtier's --test-time for --duration) shares its flag's key: the file takes the key once, named as our flag.
+  return addRunOptions(new Command())
+    .options.filter((o) => !seen.has(o.attributeName()) && Boolean(seen.add(o.attributeName())))
+    .map((o) => ({
+      key: o.attributeName(),
+      flag: o.long ?? o.flags,
+      takesValue: o.required || o.optional,
+      negate: o.negate,
+      valueName: /<([^>]+)>|\[([^\]]+)\]/.exec(o.flags)?.slice(1).find(Boolean),
+    }));
 }

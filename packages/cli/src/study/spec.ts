@@ -13,6 +13,8 @@ import { checkCpus, formatCpuList } from '../cpus.js';
 import { MODES, type RawMixCommand } from '../validate.js';
 import { parseDurationMs, parseHost, parseHostPort, parseInteger, parsePercentiles, parsePositive } from '../flag-values.js';
 import { parseUri } from '../uri.js';
+import { closest } from '../edit-distance.js';
+import { CAPACITY_FIELDS, GROUP_FIELDS, keysOf, MIX_COMMAND_FIELDS, REDIS_CLUSTER_FIELDS, REDIS_PRESETS, SCENARIO_FIELDS, TARGET_FIELDS, TLS_FIELDS, TOP_FIELDS } from './file-format.js';
 import { UsageError } from '../usage-error.js';
 import { parseSlo, type Slo } from '../capacity/slo.js';
 import { DEFAULT_MODES, type RunFlag } from './flags.js';
@@ -23,13 +25,7 @@ export { DEFAULT_MODES, type RunFlag };
 /** Raw flag values as commander would hand them over: strings, booleans for switches, and a mix's commands (`commands`). */
 export type RawFlags = Record<string, string | boolean | RawMixCommand[]>;
 
-export const REDIS_PRESETS = {
-  none: ['--save', '', '--appendonly', 'no'],
-  rdb_default: ['--save', '3600 1 300 100 60 10000', '--appendonly', 'no'],
-  aof_no: ['--save', '', '--appendonly', 'yes', '--appendfsync', 'no'],
-  aof_everysec: ['--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec'],
-  aof_always: ['--save', '', '--appendonly', 'yes', '--appendfsync', 'always'],
-} as const satisfies Record<string, readonly string[]>;
+export { REDIS_PRESETS };
 
 export type RedisPreset = keyof typeof REDIS_PRESETS;
 
@@ -218,34 +214,6 @@ function describe(at: Path): string {
   return at.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '') || 'the top level';
 }
 
-/** Edit distance, for "did you mean" on a mistyped key. */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const keep = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = keep;
-    }
-  }
-  return row[b.length];
-}
-
-function closest(key: string, candidates: string[]): string | null {
-  let best: string | null = null;
-  let bestD = 3;
-  for (const c of candidates) {
-    const d = distance(key.toLowerCase(), c.toLowerCase());
-    if (d < bestD) {
-      best = c;
-      bestD = d;
-    }
-  }
-  return best;
-}
-
 function kebab(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
@@ -326,10 +294,11 @@ function locate(doc: Document, lines: LineCounter, at: Path): number | undefined
 }
 
 /** A capacity study's settings at the top level (as `respbench capacity`'s flags, either spelling). */
-const CAPACITY_KEYS = ['slo', 'start-rate', 'startRate', 'step-duration', 'stepDuration', 'precision'];
-const TOP_KEYS = ['name', 'description', 'rounds', 'mode', 'modes', 'baseline', 'cvWarn', 'percentiles', 'defaults', 'groups', 'scenarios', ...CAPACITY_KEYS];
-const GROUP_KEYS = ['title', 'description', 'modes', 'target', 'scenarios'];
-const SCENARIO_KEYS = ['name', 'description', 'tags', 'target', 'modes'];
+// The keys each map takes: file-format.ts declares them (the JSON Schema is made from the same declaration).
+const CAPACITY_KEYS = keysOf(CAPACITY_FIELDS);
+const TOP_KEYS = keysOf(TOP_FIELDS);
+const GROUP_KEYS = keysOf(GROUP_FIELDS);
+const SCENARIO_KEYS = keysOf(SCENARIO_FIELDS);
 
 /** Run flags read from one map, with where each was set. */
 interface FlagsAt {
@@ -337,9 +306,24 @@ interface FlagsAt {
   paths: Record<string, Path>;
 }
 
+/**
+ * The run flags a study file takes, by every name it takes them under
+ * (commander's camelCase and the kebab-case of the command line): the
+ * reader's and the JSON Schema's (schema.ts) list.
+ */
+export function fileRunFlags(runFlags: RunFlag[]): Map<string, RunFlag> {
+  const byName = new Map<string, RunFlag>();
+  for (const f of runFlags) {
+    if (NOT_IN_FILE.has(f.key)) continue;
+    byName.set(f.key, f);
+    byName.set(kebab(f.key), f);
+  }
+  return byName;
+}
+
 /** Reads the parts of a study file, each check naming the file and line of what it refuses. */
 class SpecReader {
-  private readonly flagByName = new Map<string, RunFlag>();
+  private readonly flagByName: Map<string, RunFlag>;
   private readonly flagNames: string[];
   /** Scenario names seen so far: they must be unique in a study. */
   readonly names = new Set<string>();
@@ -349,11 +333,7 @@ class SpecReader {
     runFlags: RunFlag[],
     readonly errors: FileErrors,
   ) {
-    for (const f of runFlags) {
-      if (NOT_IN_FILE.has(f.key)) continue;
-      this.flagByName.set(f.key, f);
-      this.flagByName.set(kebab(f.key), f);
-    }
+    this.flagByName = fileRunFlags(runFlags);
     this.flagNames = [...new Set(runFlags.filter((f) => !NOT_IN_FILE.has(f.key)).map((f) => f.key))];
   }
 
@@ -412,7 +392,7 @@ class SpecReader {
       const here = [...at, i];
       if (typeof c === 'string') return { template: c };
       if (!isPlainObject(c)) throw this.errors.at(here, form);
-      this.checkKeys(c, here, ['command', 'weight', 'keyPattern'], false, `commands[${i}]`);
+      this.checkKeys(c, here, keysOf(MIX_COMMAND_FIELDS), false, `commands[${i}]`);
       if (c.command === undefined) throw this.errors.at(here, `commands[${i}]: command is missing (${form})`);
       const text = (v: unknown, key: string) => {
         if (typeof v !== 'string' && typeof v !== 'number') throw this.errors.at([...here, key], `commands[${i}].${key} must be text or a number (got ${JSON.stringify(v)})`);
@@ -644,18 +624,7 @@ function buildSpec(data: unknown, file: string, runFlags: RunFlag[], errors: Fil
 }
 
 const TARGET_FORMS = "one of { redis: PRESET }, { redis_cluster: { primaries: 3, replicas: 1, persistence: PRESET } }, { address: 'HOST:PORT' } (cluster: true for a cluster seed), { uri: 'redis://…' or 'redis+cluster://…' }, { socket: PATH }, { command: CMD, port: N }, { embedded: true }";
-/** Keys every target but the embedded one takes: who to log in as, which database. */
-const CREDENTIAL_KEYS = ['user', 'pass', 'dbnum'];
-const TARGET_KEYS: Record<string, string[]> = {
-  redis: ['redis', 'binary', 'args', 'readyTimeout', 'stopTimeout', 'tls', 'socket', 'cpus', ...CREDENTIAL_KEYS],
-  address: ['address', 'tls', 'cluster', ...CREDENTIAL_KEYS],
-  uri: ['uri', ...CREDENTIAL_KEYS],
-  port: ['host', 'port', 'tls', 'cluster', ...CREDENTIAL_KEYS],
-  socket: ['socket', ...CREDENTIAL_KEYS],
-  command: ['command', 'host', 'port', 'cwd', 'env', 'readyTimeout', 'stopTimeout', 'cpus', ...CREDENTIAL_KEYS],
-  embedded: ['embedded'],
-  redis_cluster: ['redis_cluster', 'binary', 'readyTimeout', 'stopTimeout', 'tls'],
-};
+const TARGET_KEYS: Record<string, string[]> = Object.fromEntries(Object.entries(TARGET_FIELDS).map(([kind, fields]) => [kind, keysOf(fields)]));
 
 /** One target map's values, each read with the file and line of a bad one. */
 class TargetFields {
@@ -751,7 +720,7 @@ class TargetFields {
 
 function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: string): TargetSpec {
   if (!isPlainObject(value)) throw errors.at(at, `target must be ${TARGET_FORMS}`);
-  const kind = ['redis_cluster', 'redis', 'command', 'embedded', 'address', 'uri', 'port', 'socket'].find((k) => k in value);
+  const kind = Object.keys(TARGET_FIELDS).find((k) => k in value);
   if (!kind) throw errors.at(at, `target must be ${TARGET_FORMS} (got keys: ${Object.keys(value).join(', ') || 'none'})`);
   for (const key of Object.keys(value)) {
     if (!TARGET_KEYS[kind].includes(key)) {
@@ -788,7 +757,7 @@ function withCredentials(spec: TargetSpec, t: TargetFields): TargetSpec {
   return credentials ? { ...spec, credentials } : spec;
 }
 
-const TLS_KEYS = ['cacert', 'cacertdir', 'cert', 'key', 'insecure', 'sni', 'ciphers', 'ciphersuites'];
+const TLS_KEYS = keysOf(TLS_FIELDS);
 
 /** `tls: true` or `tls: { cacert: FILE, … }` on an address target; nothing without it. */
 function readTls(t: TargetFields, studyDir: string): { tls?: TargetTls } {
@@ -836,7 +805,7 @@ function readClusterTarget(t: TargetFields): TargetSpec {
   const at = [...t.at, 'redis_cluster'];
   if (!isPlainObject(v)) throw t.errors.at(at, 'redis_cluster must be a map: { primaries: 3, replicas: 1, persistence: PRESET }');
   for (const key of Object.keys(v)) {
-    if (!['primaries', 'replicas', 'persistence'].includes(key)) throw t.errors.at([...at, key], `unknown key "${key}" in redis_cluster (known: primaries, replicas, persistence)`);
+    if (!keysOf(REDIS_CLUSTER_FIELDS).includes(key)) throw t.errors.at([...at, key], `unknown key "${key}" in redis_cluster (known: ${keysOf(REDIS_CLUSTER_FIELDS).join(', ')})`);
   }
   const count = (key: string, fallback: number, min: number): number => {
     const n = v[key] === undefined ? fallback : v[key];
