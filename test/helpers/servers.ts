@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../packages/cli/src/ports.js';
+import { decodeHistograms } from '../../packages/cli/src/result-json.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = path.join(REPO, 'packages', 'cli', 'dist', 'bin.js');
@@ -114,12 +115,17 @@ export function runCli(args: string[], timeoutMs = 60_000, env: NodeJS.ProcessEn
   });
 }
 
-/** Runs the CLI with --json and parses the result. */
+/** A result's JSON text (respbench --json, a --json-file) parsed, histograms decoded to their bucket lists (either file form). */
+export function parseResult(text: string, what = 'stdout'): any {
+  return decodeHistograms(JSON.parse(text), what);
+}
+
+/** Runs the CLI with --json and parses the result (parseResult). */
 export async function runJson(args: string[], timeoutMs = 60_000): Promise<{ run: CliRun; result: any }> {
   const run = await runCli([...args, '--json'], timeoutMs);
   let result: any = null;
   try {
-    result = JSON.parse(run.stdout);
+    result = parseResult(run.stdout);
   } catch {
     throw new Error(`no JSON from respbench ${args.join(' ')} (exit ${run.code}): ${run.stderr}${run.stdout}`);
   }

@@ -13,6 +13,7 @@ import { processIo, type CliIo } from './io.js';
 import { runCommand, type RunFlags } from './run-command.js';
 import { addRunOptions } from './run-options.js';
 import { registerMergeCommand } from './merge.js';
+import { registerCompareCommand } from './compare/command.js';
 import { registerServeCommand } from './serve/command.js';
 import { registerStudyCommand } from './study/command.js';
 import { SUITE_NAMES } from './suite.js';
@@ -63,7 +64,10 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     .exitOverride()
     .showSuggestionAfterError(true);
   addRunOptions(program)
-    .option('--json', 'print the RunResult as JSON (stable field names)', false)
+    .option('--json', 'print the RunResult as JSON on one line (stable field names; histograms as HdrHistogram V2 base64); --json=pretty indents it', false)
+    // Result files (issue 22): one block, so --json-out-file and other aliases can sit beside it.
+    .option('--pretty', 'with --json or --json-file: indented JSON for people (same as --json=pretty)', false)
+    .option('--json-file <path>', 'also write the result as JSON to this file, whole (a temp file renamed over it): the file merge and compare read')
     .option('-q, --quiet', 'no progress on stderr', false)
     .option('--percentiles <list>', 'latency percentiles for the table and --json (percentilesUs), e.g. 50,90,99,99.9,99.99', '50,90,99,99.9')
     .option('--client-index <i>', 'several load machines: this one is machine i (0-based) of --client-count; it runs its share of the connections of one run with -c × count connections (needs --seed); respbench merge adds the results')
@@ -91,6 +95,7 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     });
   registerServeCommand(program, io);
   registerMergeCommand(program, io, argv);
+  registerCompareCommand(program, io);
   registerStudyCommand(program, io);
   registerCapacityCommand(program, io);
   return program;
@@ -120,8 +125,35 @@ function hostFlagWithoutValue(program: Command, argv: string[]): string | null {
   return null;
 }
 
+/**
+ * `--json=pretty` (and `--json=compact`, the default) as the two boolean
+ * flags commander knows: an optional value on --json would swallow the
+ * command after it (`--json INCR counter` is a command, not a style).
+ * Only among the options, before `--`.
+ */
+export function jsonStyleArgs(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  let options = true;
+  for (const a of argv) {
+    if (a === '--') options = false;
+    const style = options ? /^--json=(.*)$/.exec(a) : null;
+    if (!style) out.push(a);
+    else if (style[1] === 'pretty') out.push('--json', '--pretty');
+    else if (style[1] === 'compact') out.push('--json');
+    else throw new UsageError(`--json takes =pretty or =compact (the default), got ${printable(JSON.stringify(style[1]))}`);
+  }
+  return out;
+}
+
 /** Runs the program on argv; resolves to the exit status. */
-export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+export async function main(given: string[], io: CliIo = processIo): Promise<number> {
+  let argv: string[];
+  try {
+    argv = jsonStyleArgs(given);
+  } catch (err) {
+    io.stderr(`respbench: ${printable((err as Error).message)}\n`);
+    return EXIT.usage;
+  }
   const program = buildProgram(io, argv);
   // `-h` alone used to be help; now that it is the host, say so instead of a bare "argument missing".
   const bareHost = hostFlagWithoutValue(program, argv);

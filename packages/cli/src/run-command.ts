@@ -20,6 +20,7 @@ import { SHORT_TAIL_SHARE } from './series.js';
 import { runMeta } from './meta.js';
 import { checkCpus, pinThisProcess } from './cpus.js';
 import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
+import { checkWritableFile, writeWhole } from './files.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { parseTests } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
@@ -52,6 +53,9 @@ export type RunFlags = RawRunOptions & {
   argv?: readonly string[];
   /** --html <file>: the run as a page, with its time series charted. */
   html?: string;
+  /** Result files: --pretty (indented JSON) and --json-file <path> (the result written whole). */
+  pretty?: boolean;
+  jsonFile?: string;
 };
 
 /** `given(option)`: whether the option came from the command line (not its default). */
@@ -68,6 +72,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   const share = checkRunCommand(built.plan, { ...opts, tests: tests !== null, command, compare: compare !== null }, given);
   if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
   if (opts.html !== undefined) checkHtmlTarget(opts.html);
+  if (opts.jsonFile !== undefined) checkWritableFile('--json-file', opts.jsonFile);
   const engine = engineForCommand(built.engine, io.stderr);
   if (engine.name === 'js' && built.plan.threads > 1) {
     io.stderr('respbench: --threads applies to the native engine; the JS engine runs on one thread\n');
@@ -147,7 +152,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
             else io.stdout(line);
           };
     if (tests) {
-      const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => stoppedBy };
+      const out = { json: opts.json, pretty: opts.pretty ?? false, jsonFile: opts.jsonFile, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => stoppedBy };
       const code = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
       if (signalCode !== EXIT.ok) throw new Exit(signalCode);
       if (code !== EXIT.ok) throw new Exit(code);
@@ -166,8 +171,9 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   }
   if (stoppedBy && result.failure?.kind === 'interrupted') result.interrupted = interruptionOf(stoppedBy, result);
   result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
-  if (opts.json) io.stdout(`${formatJson(result)}\n`);
+  if (opts.json) io.stdout(`${formatJson(result, opts.pretty)}\n`);
   else io.stdout(`${formatFigures(result)}\n`);
+  if (opts.jsonFile !== undefined) writeWhole(opts.jsonFile, `${formatJson(result, opts.pretty)}\n`);
   if (opts.hdrLog !== undefined) {
     if (notStarted(result)) io.stderr('respbench: --hdr-log: the run measured nothing, no log files written\n');
     else writeHdrLogs(result, opts.hdrLog);

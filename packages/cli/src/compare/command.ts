@@ -1,0 +1,79 @@
+/**
+ * `respbench compare BASE NEW [NEW2 …]`: saved results side by side (each
+ * NEW against BASE), NEW as a percentage of BASE per figure with a verdict,
+ * the noise test named; exit 2 for results that do not compare.
+ */
+import type { Command } from 'commander';
+import { Exit, EXIT } from '../exit.js';
+import type { CliIo } from '../io.js';
+import { printable } from '../printable.js';
+import { resultJsonText } from '../result-json.js';
+import { compareResults, type Comparison } from './compare.js';
+import { readComparable } from './figures.js';
+
+export interface CompareFlags {
+  json: boolean;
+  pretty: boolean;
+}
+
+export function registerCompareCommand(program: Command, io: CliIo): void {
+  program
+    .command('compare')
+    .description('saved results side by side: NEW as a percentage of BASE per command and figure, better / worse / within noise')
+    .argument('<base>', 'the baseline: a --json result (run, merge, -t suite, capacity search) or a study summary CSV')
+    .argument('<new...>', 'the results to compare with it, of the same kind and workload')
+    .option('--json', 'print the comparison as JSON (one line; --pretty indents it)', false)
+    .option('--pretty', 'with --json: indented', false)
+    .action(async (baseFile: string, newFiles: string[], opts: CompareFlags) => {
+      const base = readComparable(baseFile);
+      const comparisons = newFiles.map((f) => compareResults(base, readComparable(f)));
+      for (const c of comparisons) for (const w of c.warnings) io.stderr(`respbench: warning: ${w}\n`);
+      if (opts.json) io.stdout(`${resultJsonText(comparisons.length === 1 ? comparisonJson(comparisons[0]) : comparisons.map(comparisonJson), opts.pretty)}\n`);
+      else io.stdout(`${comparisons.map(formatComparison).join('\n\n')}\n`);
+      const code = EXIT.ok;
+      if (code !== EXIT.ok) throw new Exit(code);
+    });
+}
+
+/** `ops/s`, `p99 us`: a figure as a column header says it. */
+export function figureLabel(figure: string): string {
+  return figure === 'ops' ? 'ops/s' : `${figure} us`;
+}
+
+function number(v: number): string {
+  return Math.abs(v) >= 1000 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(3);
+}
+
+function percent(v: number | null): string {
+  return v === null ? 'n/a' : `${v.toFixed(1)}%`;
+}
+
+/** The comparison as a table: the two files named, what the ratio is, the noise test, a row per figure. */
+export function formatComparison(c: Comparison): string {
+  const head = ['row', 'figure', 'BASE', 'NEW', 'NEW/BASE', `${c.noise.startsWith('none') ? '' : '95% interval'}`, 'verdict'];
+  const cells = c.figures.map((f) => [printable(f.row), figureLabel(f.figure), number(f.base), number(f.next), percent(f.percent), f.interval ? `${f.interval[0].toFixed(1)}-${f.interval[1].toFixed(1)}%` : '', f.verdict]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
+  const line = (row: string[]) => row.map((v, i) => (i < 2 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ').trimEnd();
+  return [
+    `BASE = ${printable(c.base.file)} (${c.base.summary})`,
+    `NEW  = ${printable(c.next.file)} (${c.next.summary})`,
+    `ratios: NEW as a percentage of BASE; noise: ${c.noise}`,
+    '',
+    line(head),
+    ...cells.map(line),
+  ].join('\n');
+}
+
+/** The comparison for --json: the files, the ratio's direction, the noise test, the figures. */
+export function comparisonJson(c: Comparison): unknown {
+  return {
+    kind: 'comparison',
+    version: 1,
+    base: { file: c.base.file, summary: c.base.summary },
+    new: { file: c.next.file, summary: c.next.summary },
+    ratio: 'NEW as a percentage of BASE',
+    noise: c.noise,
+    warnings: c.warnings,
+    figures: c.figures.map((f) => ({ row: f.row, figure: f.figure, base: f.base, new: f.next, percent: f.percent, interval: f.interval, verdict: f.verdict })),
+  };
+}
