@@ -68,6 +68,11 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     // Result files (issue 22): one block, so --json-out-file and other aliases can sit beside it.
     .option('--pretty', 'with --json or --json-file: indented JSON for people (same as --json=pretty)', false)
     .option('--json-file <path>', 'also write the result as JSON to this file, whole (a temp file renamed over it): the file merge and compare read')
+    // CI gates (issue 22): one block; the grammar is capacity's --slo (capacity/slo.ts).
+    .option('--slo <conditions>', "a gate every command (with -t: every test) must meet, e.g. 'p99<=1ms,ops>=100000,errors<=0.1%': exit 5 and a line per missed figure otherwise")
+    .option('--junit <file>', 'write the gates as JUnit XML: a testcase per command (with -t: per test), a failure with the missed figures')
+    .option('--markdown <file>', 'write the figures and gates as a Markdown table (for $GITHUB_STEP_SUMMARY; with --slo or --junit and no --markdown, appended there when it is set)')
+    .option('-x, --repeat <n>', 'run the same run n times: the figures are over the n rounds (merged histograms), with mean ± sd of each; compare uses the rounds\' spread as its noise')
     .option('-q, --quiet', 'no progress on stderr', false)
     .option('--percentiles <list>', 'latency percentiles for the table and --json (percentilesUs), e.g. 50,90,99,99.9,99.99', '50,90,99,99.9')
     .option('--client-index <i>', 'several load machines: this one is machine i (0-based) of --client-count; it runs its share of the connections of one run with -c × count connections (needs --seed); respbench merge adds the results')

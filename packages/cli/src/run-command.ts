@@ -13,7 +13,7 @@ import { printable, printableTarget } from './printable.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
-import { exitCodeFor, formatSeriesLine, interruptionOf, notStarted, runPlan, seriesEntry } from './run.js';
+import { DEFAULT_PERCENTILES, exitCodeFor, formatSeriesLine, interruptionOf, notStarted, runPlan, seriesEntry } from './run.js';
 import type { Plan, RawInterval } from './engine-js/plan.js';
 import { preparePlan, type Completion } from './prepare.js';
 import { SHORT_TAIL_SHARE } from './series.js';
@@ -21,11 +21,14 @@ import { runMeta } from './meta.js';
 import { checkCpus, pinThisProcess } from './cpus.js';
 import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { checkWritableFile, writeWhole } from './files.js';
+import { finishGates, runColumns } from './gate-reports.js';
+import { parseRunSlo, runGateCases, suiteGateCases } from './gates.js';
+import { combineRounds, repeatLine, type RepeatSummary } from './repeat.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { parseTests } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
 import { buildPlan, checkRunCommand, type RawRunOptions } from './validate.js';
-import { parseDurationMs, parseHostPort, parsePercentiles } from './flag-values.js';
+import { parseDurationMs, parseHostPort, parseInteger, parsePercentiles } from './flag-values.js';
 import { UsageError } from './usage-error.js';
 
 export type RunFlags = RawRunOptions & {
@@ -56,6 +59,11 @@ export type RunFlags = RawRunOptions & {
   /** Result files: --pretty (indented JSON) and --json-file <path> (the result written whole). */
   pretty?: boolean;
   jsonFile?: string;
+  /** CI gates: --slo conditions, --junit/--markdown files, -x/--repeat rounds (as given). */
+  slo?: string;
+  junit?: string;
+  markdown?: string;
+  repeat?: string;
 };
 
 /** `given(option)`: whether the option came from the command line (not its default). */
@@ -73,6 +81,14 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
   if (opts.html !== undefined) checkHtmlTarget(opts.html);
   if (opts.jsonFile !== undefined) checkWritableFile('--json-file', opts.jsonFile);
+  const gates = opts.slo === undefined ? [] : parseRunSlo(opts.slo);
+  if (opts.junit !== undefined) checkWritableFile('--junit', opts.junit);
+  if (opts.markdown !== undefined) checkWritableFile('--markdown', opts.markdown);
+  const repeat = opts.repeat === undefined ? 1 : parseInteger('-x/--repeat', opts.repeat, [1, 1000]);
+  if (repeat > 1 && (tests || compare)) throw new UsageError('-x/--repeat repeats one run; not with -t or --compare');
+  // The gates' percentiles are figures of the result too, so the table and --json show what was judged.
+  const judged = gates.flatMap((c) => (c.percentile === null ? [] : [c.percentile]));
+  const withJudged = judged.length === 0 ? percentiles : [...new Set([...(percentiles ?? DEFAULT_PERCENTILES), ...judged])];
   const engine = engineForCommand(built.engine, io.stderr);
   if (engine.name === 'js' && built.plan.threads > 1) {
     io.stderr('respbench: --threads applies to the native engine; the JS engine runs on one thread\n');
@@ -153,12 +169,20 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
           };
     if (tests) {
       const out = { json: opts.json, pretty: opts.pretty ?? false, jsonFile: opts.jsonFile, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => stoppedBy };
-      const code = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
+      const { code, lines } = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
+      const gated = gateReportWanted(opts) ? { title: 'respbench -t', classname: 'respbench.suite', gates: opts.slo ?? 'none', cases: suiteGateCases(lines, gates), columns: runColumns(gates.map((g) => g.figure)), startedUnixMs: lines[0]?.result.startedUnixMs ?? Date.now() } : null;
+      const missed = gated !== null && finishGates(io.stderr, gated, opts);
       if (signalCode !== EXIT.ok) throw new Exit(signalCode);
       if (code !== EXIT.ok) throw new Exit(code);
+      if (missed) throw new Exit(EXIT.gateMissed);
       return;
     }
-    result = await runPlan(engine, plan, { ...runOptions, onInterval }, percentiles);
+    const rounds: RunResult[] = [];
+    for (let round = 0; round < repeat; round++) {
+      rounds.push(await runPlan(engine, plan, { ...runOptions, onInterval }, withJudged));
+      if (controller.signal.aborted || rounds[round].failure) break;
+    }
+    result = rounds.length === 1 ? rounds[0] : combineRounds(plan, rounds, withJudged);
   } finally {
     progress.clear();
     // Signals stay handled while the server stops; after that bin.ts's guard ignores them until the result is out.
@@ -172,7 +196,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (stoppedBy && result.failure?.kind === 'interrupted') result.interrupted = interruptionOf(stoppedBy, result);
   result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
   if (opts.json) io.stdout(`${formatJson(result, opts.pretty)}\n`);
-  else io.stdout(`${formatFigures(result)}\n`);
+  else io.stdout(`${formatFigures(result)}\n${repeat > 1 ? `${repeatLine(result as { repeat?: RepeatSummary })}\n` : ''}`);
   if (opts.jsonFile !== undefined) writeWhole(opts.jsonFile, `${formatJson(result, opts.pretty)}\n`);
   if (opts.hdrLog !== undefined) {
     if (notStarted(result)) io.stderr('respbench: --hdr-log: the run measured nothing, no log files written\n');
@@ -185,7 +209,17 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     if (hint && opts.json) io.stderr(`respbench: ${hint}\n`);
   }
   const written = opts.html === undefined || (await writeRunHtml(opts.html, result, [], io.stderr));
+  const gated = gateReportWanted(opts) && !notStarted(result)
+    ? { title: 'respbench run', classname: 'respbench.run', gates: opts.slo ?? 'none', cases: runGateCases(result, gates), columns: runColumns(gates.map((g) => g.figure)), startedUnixMs: result.startedUnixMs ?? Date.now() }
+    : null;
+  const missed = gated !== null && finishGates(io.stderr, gated, opts);
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);
+  if (missed) throw new Exit(EXIT.gateMissed);
   if (!written) throw new Exit(EXIT.failed);
+}
+
+/** A gate report is made when a gate or a JUnit file is asked for, or a Markdown file. */
+function gateReportWanted(opts: RunFlags): boolean {
+  return opts.slo !== undefined || opts.junit !== undefined || opts.markdown !== undefined;
 }

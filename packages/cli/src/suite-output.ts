@@ -79,7 +79,7 @@ export async function runSuiteCommand(
   compare: Target | null,
   out: SuiteOutput,
   runOptions: RunOptions,
-): Promise<number> {
+): Promise<{ code: number; lines: SuiteLine[] }> {
   const print = (line: SuiteLine) => {
     const signal = out.signal?.();
     if (signal && line.result.failure?.kind === 'interrupted') line.result.interrupted = interruptionOf(signal, line.result);
@@ -113,7 +113,7 @@ export async function runSuiteCommand(
   }
   const sides: [SuiteLine[], Target][] = compare ? [[a, plan], [b, compare]] : [[a, plan]];
   reportProblems(out, sides, compare !== null);
-  return worstExitCode([...a, ...b].map((line) => exitCodeFor(line.result)));
+  return { code: worstExitCode([...a, ...b].map((line) => exitCodeFor(line.result))), lines: a };
 }
 
 /** Failures always go to stderr; error replies too when the printed form would not show them. */

@@ -8,12 +8,18 @@ import { Exit, EXIT } from '../exit.js';
 import type { CliIo } from '../io.js';
 import { printable } from '../printable.js';
 import { resultJsonText } from '../result-json.js';
+import { checkWritableFile } from '../files.js';
+import { finishGates } from '../gate-reports.js';
+import { compareGateCases, parseFailIf } from '../gates.js';
 import { compareResults, type Comparison } from './compare.js';
 import { readComparable } from './figures.js';
 
 export interface CompareFlags {
   json: boolean;
   pretty: boolean;
+  failIf?: string;
+  junit?: string;
+  markdown?: string;
 }
 
 export function registerCompareCommand(program: Command, io: CliIo): void {
@@ -24,14 +30,30 @@ export function registerCompareCommand(program: Command, io: CliIo): void {
     .argument('<new...>', 'the results to compare with it, of the same kind and workload')
     .option('--json', 'print the comparison as JSON (one line; --pretty indents it)', false)
     .option('--pretty', 'with --json: indented', false)
+    // CI gates (issue 22), the grammar of --slo (capacity/slo.ts).
+    .option('--fail-if <changes>', "fail (exit 5, a line per figure) when NEW moved this far from BASE beyond the noise, e.g. 'ops<-5%,p99>+10%'")
+    .option('--junit <file>', 'write the gate as JUnit XML: a testcase per compared row, a failure with the figures that failed')
+    .option('--markdown <file>', 'write the comparison as a Markdown table (default: appended to $GITHUB_STEP_SUMMARY when that is set)')
     .action(async (baseFile: string, newFiles: string[], opts: CompareFlags) => {
+      const gates = opts.failIf === undefined ? [] : parseFailIf(opts.failIf);
+      if (opts.junit !== undefined) checkWritableFile('--junit', opts.junit);
+      if (opts.markdown !== undefined) checkWritableFile('--markdown', opts.markdown);
       const base = readComparable(baseFile);
       const comparisons = newFiles.map((f) => compareResults(base, readComparable(f)));
       for (const c of comparisons) for (const w of c.warnings) io.stderr(`respbench: warning: ${w}\n`);
       if (opts.json) io.stdout(`${resultJsonText(comparisons.length === 1 ? comparisonJson(comparisons[0]) : comparisons.map(comparisonJson), opts.pretty)}\n`);
       else io.stdout(`${comparisons.map(formatComparison).join('\n\n')}\n`);
-      const code = EXIT.ok;
-      if (code !== EXIT.ok) throw new Exit(code);
+      const cases = comparisons.flatMap((c) => compareGateCases(c, gates).map((g) => (comparisons.length > 1 ? { ...g, name: `${printable(c.next.file)}: ${g.name}` } : g)));
+      const figures = [...new Set(comparisons.flatMap((c) => c.figures.map((f) => f.figure)))];
+      const report = {
+        title: `respbench compare: NEW as % of BASE (${printable(baseFile)})`,
+        classname: 'respbench.compare',
+        gates: opts.failIf ?? 'none',
+        cases,
+        columns: figures.map((f) => ({ figure: f, label: `${figureLabel(f)} NEW/BASE`, show: (v: number) => `${v.toFixed(1)}%` })),
+        startedUnixMs: Date.now(),
+      };
+      if (finishGates(io.stderr, report, opts)) throw new Exit(EXIT.gateMissed);
     });
 }
 

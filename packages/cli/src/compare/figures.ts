@@ -52,19 +52,27 @@ function figuresOf(opsPerSec: number, percentilesUs: Record<string, number> | un
   return { ops: opsPerSec, ...(percentilesUs ?? {}) };
 }
 
-/** A run's interval histograms for row `k` of its perCommand (the command rows, then Totals). */
-function rowHistogram(r: RunResult, i: RawInterval, k: number): HistogramData['buckets'] {
+type Buckets = HistogramData['buckets'];
+const NONE: HistogramData = { unit: 'ns', significantDigits: 3, buckets: [] };
+
+/** Histograms per op kind and per command, as a whole run and each of its intervals hold them. */
+export type HistogramHolder = Pick<RawInterval, 'commandHistograms'> & { setHistogram?: HistogramData; getHistogram?: HistogramData };
+
+/** The histogram of row `k` of a run's perCommand (the command rows, then Totals) in `holder` (the run, or one interval). */
+export function commandHistogram(r: RunResult, holder: HistogramHolder, k: number): HistogramData {
   const commands = r.perCommand.length - 1;
+  const set = holder.setHistogram ?? NONE;
+  const get = holder.getHistogram ?? NONE;
   if (k === commands) {
     // Totals: every command's.
-    if (i.commandHistograms) return i.commandHistograms.reduce((s, h) => addBuckets(s, h.buckets), [] as HistogramData['buckets']);
-    return addBuckets(i.setHistogram.buckets, i.getHistogram.buckets);
+    const parts = holder.commandHistograms ?? [set, get];
+    return { ...NONE, buckets: parts.reduce((s, h) => addBuckets(s, h.buckets), [] as Buckets) };
   }
-  if (i.commandHistograms) return i.commandHistograms[k]?.buckets ?? [];
+  if (holder.commandHistograms) return holder.commandHistograms[k] ?? NONE;
   // --mode: SET then GET rows, as the mode sends them.
   const mode = r.plan.mode;
   const side = mode === 'get' ? 'get' : mode === 'set' ? 'set' : k === 0 ? 'set' : 'get';
-  return side === 'set' ? i.setHistogram.buckets : i.getHistogram.buckets;
+  return side === 'set' ? set : get;
 }
 
 function runUnits(r: RunResult, k: number): Units | null {
@@ -76,7 +84,7 @@ function runUnits(r: RunResult, k: number): Units | null {
   const intervals = foldShortTail(r.intervals ?? []);
   if (intervals.length === 0) return null;
   const blocks: Block[] = intervals.map((i) => {
-    const buckets = rowHistogram(r, i, k);
+    const buckets = commandHistogram(r, i, k).buckets;
     return { requests: totalOf(buckets), durationSec: Math.max(0, i.endNs - i.startNs) / 1e9, buckets };
   });
   return { kind: 'intervals', blocks };
