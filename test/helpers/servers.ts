@@ -222,3 +222,17 @@ export function tcpSocketsOf(pid: number): { remotePort: number; state: string }
 export function hasTcpSocketTo(pid: number, port: number): boolean {
   return tcpSocketsOf(pid).some((s) => s.remotePort === port);
 }
+
+/** `respbench serve --service-time <d> --port 0` (without it when null) in a child process; resolves once it says its port. */
+export function startServe(serviceTime: string | null): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...(serviceTime ? ['--service-time', serviceTime] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let text = '';
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+    child.stdout!.on('data', (d) => {
+      text += d;
+      const m = /listening on .+:(\d+)\n/.exec(text);
+      if (m) resolve({ port: Number(m[1]), child });
+    });
+  });
+}

@@ -52,7 +52,7 @@ export function checkWorkloads(base: Comparable, next: Comparable): string[] {
   const np = next.plan ?? {};
   for (const k of WORKLOAD_FIELDS) if (JSON.stringify(bp[k] ?? null) !== JSON.stringify(np[k] ?? null)) differ.push(`${k} ${shown(bp[k])} vs ${shown(np[k])}`);
   const rowsOf = (c: Comparable) => c.rows.map((r) => r.name).join(', ');
-  if (rowsOf(base) !== rowsOf(next)) differ.push(`rows ${printable(rowsOf(base))} vs ${printable(rowsOf(next))}`);
+  if (rowsOf(base) !== rowsOf(next)) differ.push(`rows ${shown(rowsOf(base))} vs ${shown(rowsOf(next))}`);
   if (differ.length > 0) throw new UsageError(`${names} ran different workloads (${differ.join('; ')}): their figures do not compare`);
   const warnings: string[] = [];
   const keys = new Set([...Object.keys(bp), ...Object.keys(np)]);
@@ -88,8 +88,11 @@ function noiseText(base: Comparable, next: Comparable): string {
   const n = next.rows[0]?.units;
   if (!b || !n || b.kind !== n.kind) return 'none: a result without rounds or recorded intervals (no verdict beyond the ratio)';
   const count = `BASE ${unitCount(b)}, NEW ${unitCount(n)}`;
-  const what = b.kind === 'rounds' ? `bootstrap over the rounds (${count}; mean of the rounds' figure)` : `block bootstrap over the recorded intervals (${count}; each interval's requests and latency histogram drawn whole)`;
-  return `${what}, ${RESAMPLES} resamples, ${CONFIDENCE * 100}% interval of NEW/BASE; within noise when it holds 100%`;
+  const what =
+    b.kind === 'rounds'
+      ? `Welch's t-test over the rounds (${count}; the difference of the rounds' mean figures)`
+      : `block bootstrap over the recorded intervals (${count}; each interval's requests and latency histogram drawn whole), ${RESAMPLES} resamples`;
+  return `${what}, ${CONFIDENCE * 100}% interval of NEW/BASE; within noise when it holds 100%`;
 }
 
 /** BASE and NEW compared figure by figure (checkWorkloads first). */
