@@ -44,8 +44,10 @@ minus request written, even when pipelined.
 
 Exit status: 0 clean; 1 could not run or the run broke off (refused, closed,
 protocol error, timeout); 2 bad usage; 3 the server answered with error
-replies; 4 reads did not verify (--verify-get); 130/143/129 interrupted
-(SIGINT/SIGTERM/SIGHUP).
+replies; 4 reads did not verify (--verify-get); 5 a gate was missed (--slo,
+compare --fail-if); 130/143/129 interrupted (SIGINT/SIGTERM/SIGHUP).
+
+Saved results: --json-file run.json, then respbench compare base.json run.json.
 `;
 
 export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []): Command {
