@@ -20,7 +20,8 @@ import { UsageError } from './usage-error.js';
 const HDR_BASE64_START = 'HISTF';
 
 let loaded: typeof HdrLib | null = null;
-function hdrLib(): typeof HdrLib {
+/** hdr-histogram-js, loaded at the first histogram encoded or decoded: a run that writes none does not pay for it at start-up. */
+export function hdrLib(): typeof HdrLib {
   return (loaded ??= createRequire(import.meta.url)('hdr-histogram-js') as typeof HdrLib);
 }
 
