@@ -5,7 +5,8 @@
  * JUnit XSD (test/fixtures/junit/JUnit.xsd, validated by libxml2) and the
  * Markdown a table a real renderer (marked) makes a <table> of.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { XmlDocument, XsdValidator } from 'libxml2-wasm';
@@ -13,7 +14,7 @@ import { marked } from 'marked';
 import { describe, expect, it } from 'vitest';
 import { LatencyHistogram } from '../src/engine-js/histogram.js';
 import { parseCondition, parseSlo } from '../src/capacity/slo.js';
-import { gateMarkdown, junitXml, runColumns, type GateReport } from '../src/gate-reports.js';
+import { gateMarkdown, junitXml, runColumns, writeGateReports, type GateReport } from '../src/gate-reports.js';
 import { compareGateCases, parseFailIf, parseRunSlo, runGateCases } from '../src/gates.js';
 import type { Comparison } from '../src/compare/compare.js';
 import { finishResult } from '../src/run.js';
@@ -116,5 +117,22 @@ describe('the reports', () => {
     expect(rows.slice(1).map((r) => r[0])).toEqual(['SET', 'GET', 'Totals']);
     expect(rows[1][5]).toBe('met');
     expect(rows[3][5]).toContain('<strong>missed</strong>: Totals p99 2.001 ms misses the SLO p99&lt;=1ms; Totals errors 0.5%');
+  });
+
+  it('without --markdown the table is appended to $GITHUB_STEP_SUMMARY when set; --markdown writes its file instead', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'respbench-summary-'));
+    try {
+      const summary = path.join(dir, 'summary.md');
+      writeFileSync(summary, '## earlier step\n');
+      writeGateReports(report(), {}, { GITHUB_STEP_SUMMARY: summary });
+      const text = readFileSync(summary, 'utf8');
+      expect(text.startsWith('## earlier step\n### respbench run: 2 of 3 missed a gate\n')).toBe(true);
+      const own = path.join(dir, 'own.md');
+      writeGateReports(report(), { markdown: own }, { GITHUB_STEP_SUMMARY: summary });
+      expect(readFileSync(summary, 'utf8')).toBe(text);
+      expect(readFileSync(own, 'utf8')).toBe(gateMarkdown(report()));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
