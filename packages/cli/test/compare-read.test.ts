@@ -8,7 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { summarize, summaryCsv, type RunRow } from '@respbench/report';
 import { compareResults } from '../src/compare/compare.js';
+import { mergeLatency, mergePercentiles } from '../src/study/latency.js';
 import { readComparable } from '../src/compare/figures.js';
 import { LatencyHistogram, type HistogramData } from '../src/engine-js/histogram.js';
 import type { RawInterval } from '../src/engine-js/plan.js';
@@ -85,13 +87,22 @@ describe('compare reads every result kind', () => {
     expect(compareResults(base, readComparable(search(9000, 9000, 9400))).noise).toMatch(/brackets/);
   });
 
-  it("a study's summary CSV: a row per label, the rounds' ops/s as its noise, percentiles without an estimate", () => {
-    const header = 'group,scenario,label,tags,mode,ok_rounds,bad_rounds,round1_ops_per_sec,round2_ops_per_sec,round3_ops_per_sec,mean_ops_per_sec,stddev_ops_per_sec,p50_us,p999_us,note';
-    const csv = (a: number[]) => `${header}\nredis,none,"redis, none",,mixed,3,0,${a.join(',')},${a.reduce((s, v) => s + v) / 3},1,120.5,900,\n`;
+  it("a study's summary CSV (as the study writes it): a row per label, the rounds' ops/s as its noise, percentiles without an estimate", () => {
+    const row = (round: number, ops: number): RunRow => ({
+      group: 'Redis', scenario: 'none', tags: ['none'], target: 'test', mode: 'set', round, status: 'ok', error: '',
+      opsPerSec: ops, avgUsPerOp: 1e6 / ops, elapsedSec: 1, latencyUs: { p50: 400, p90: 600, p99: 900, p999: 1500, max: 3000, mean: 450 },
+      answered: ops, ok: ops, errors: 0, misses: 0, mismatches: 0, engine: 'native', startedAt: '2026-03-05T07:59:54.000Z', flags: {},
+      histogram: { unit: 'ns', significantDigits: 3, buckets: [[399_872, ops - 10], [1_499_136, 10]] },
+    });
+    const study = { rounds: 3, modes: ['set'], groups: [{ title: 'Redis', scenarios: [{ name: 'none', tags: ['none'] }] }] };
+    const percentiles = [50, 99.9];
+    const csv = (ops: number[]) => summaryCsv(summarize(ops.map((o, i) => row(i + 1, o)), study, { mergeLatency, mergePercentiles, percentiles }), undefined, percentiles);
     const base = readComparable(write('a.csv', csv([1000, 1020, 980])));
-    expect(base.rows[0].name).toBe('redis, none');
+    expect(base.rows.map((r) => r.name)).toEqual([base.rows[0].name]);
     expect(Object.keys(base.rows[0].figures)).toEqual(['ops', 'p50', 'p99.9']);
+    expect(base.rows[0].units).toMatchObject({ kind: 'rounds', values: [{ ops: 1000 }, { ops: 1020 }, { ops: 980 }] });
     const c = compareResults(base, readComparable(write('b.csv', csv([700, 710, 690]))));
     expect(c.figures.map((f) => [f.figure, f.verdict])).toEqual([['ops', 'worse'], ['p50', 'no noise estimate'], ['p99.9', 'no noise estimate']]);
+    expect(c.figures[0].percent).toBeCloseTo(70, 6);
   });
 });
