@@ -30,12 +30,17 @@ let scratch: ReturnType<typeof HdrLib.build> | null = null;
 
 /** A histogram as HdrHistogram V2 compressed base64 (1 ns .. 2^40 ns, 3 significant digits, as the engines record). */
 export function encodeHistogram(data: HistogramData): string {
+  // An interval's other op kind is often empty: its encoding is always the same.
+  if (data.buckets.length === 0 && emptyEncoded !== null) return emptyEncoded;
   const hdr = hdrLib();
   scratch ??= hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_TRACKABLE_NS, numberOfSignificantValueDigits: 3, bitBucketSize: 64, autoResize: false, useWebAssembly: false });
   scratch.reset();
   for (const [value, count] of data.buckets) if (count > 0) scratch.recordValueWithCount(value, count);
-  return hdr.encodeIntoCompressedBase64(scratch);
+  const text = hdr.encodeIntoCompressedBase64(scratch);
+  if (data.buckets.length === 0) emptyEncoded = text;
+  return text;
 }
+let emptyEncoded: string | null = null;
 
 /** The buckets of a V2 compressed base64 histogram; `where` names it in the message when it does not decode. */
 export function decodeHistogram(text: string, where: string): HistogramData {

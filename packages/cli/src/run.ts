@@ -119,7 +119,9 @@ export interface IntervalLatencyUs {
 
 /** An interval's latency figures from its histograms (read off the sparse buckets: a series has thousands). */
 function intervalLatencyUs(hs: HistogramData[]): IntervalLatencyUs {
-  const buckets = hs.length === 1 ? hs[0].buckets : hs.reduce((sum, h) => addBuckets(sum, h.buckets), [] as HistogramData['buckets']);
+  // An interval's other op kind is often empty: nothing to add.
+  const parts = hs.filter((h) => h.buckets.length > 0);
+  const buckets = parts.length <= 1 ? (parts[0]?.buckets ?? []) : parts.reduce((sum, h) => addBuckets(sum, h.buckets), [] as HistogramData['buckets']);
   const total = totalOf(buckets);
   const us = (ns: number) => Math.round(ns) / 1000;
   return { p50: us(valueAtPercentileOfBuckets(buckets, 50, total)), p99: us(valueAtPercentileOfBuckets(buckets, 99, total)), max: us(maxOfBuckets(buckets)) };
