@@ -102,7 +102,7 @@ describe.each(engines())('compare, %s engine', (engine) => {
     const human = await runCli(['compare', base, again]);
     expect(human.stdout).toContain(`BASE = ${base} (run, ${engine} engine)`);
     expect(human.stdout).toContain('ratios: NEW as a percentage of BASE; noise: block bootstrap');
-    expect(human.stdout).toMatch(/^Totals\s+ops\/s\s+\d+\s+\d+\s+\d+\.\d%\s+\d+\.\d-\d+\.\d%\s+(within noise|better|worse)$/m);
+    expect(human.stdout).toMatch(/^Totals\s+ops\/s\s+[\d.]+\s+[\d.]+\s+\d+\.\d%\s+\d+\.\d-\d+\.\d%\s+(within noise|better|worse)$/m);
   });
 
   it('--slo on a run and on a -t suite: exit 5 with a line per missed figure; -x keeps each round and their mean ± sd', async () => {
