@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
-import { CLI, runCli, useRedis } from './helpers/servers.js';
+import { CLI, runCli, startServe, useRedis } from './helpers/servers.js';
 
 interface Step {
   targetRate: number;
@@ -25,20 +25,6 @@ interface Step {
   retried: boolean;
   limit: 'client' | 'server' | null;
   limitReason: string | null;
-}
-
-/** `respbench serve --service-time <d> --port 0` (without it when null) in a child process; resolves once it says its port. */
-function startServe(serviceTime: string | null): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...(serviceTime ? ['--service-time', serviceTime] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let text = '';
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
-    child.stdout!.on('data', (d) => {
-      text += d;
-      const m = /listening on .+:(\d+)\n/.exec(text);
-      if (m) resolve({ port: Number(m[1]), child });
-    });
-  });
 }
 
 const FAST_STEPS = ['--step-duration', '1s', '--warmup', '300ms'];

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { needChromium, renderPage } from './helpers/chromium.js';
 import { engines } from './helpers/engines.js';
-import { CLI, runCli, runJson, startRedis, type CliRun, type RedisServer } from './helpers/servers.js';
+import { CLI, parseResult, runCli, runJson, startRedis, type CliRun, type RedisServer } from './helpers/servers.js';
 
 interface Entry {
   time: string;
@@ -251,7 +251,7 @@ describe.each(engines())('engine %s', (engineName) => {
       const mergedHtml = path.join(out, `merged-${engineName}.html`);
       const merged = await runCli(['merge', ...files, '--json', '--html', mergedHtml]);
       expect(merged.code).toBe(0);
-      const m = JSON.parse(merged.stdout);
+      const m = parseResult(merged.stdout);
       // The merged result's page: its series over time, a dot per merged interval, per command too.
       const page = readFileSync(mergedHtml, 'utf8');
       expect(page).toContain('merged from 3 results (--client-count 3)');

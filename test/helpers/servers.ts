@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../packages/cli/src/ports.js';
+import { decodeHistograms } from '../../packages/cli/src/result-json.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = path.join(REPO, 'packages', 'cli', 'dist', 'bin.js');
@@ -142,12 +143,17 @@ export function runCliUntil(args: string[], when: RegExp, signal: NodeJS.Signals
   });
 }
 
-/** Runs the CLI with --json and parses the result. */
+/** A result's JSON text (respbench --json, a --json-file) parsed, histograms decoded to their bucket lists (either file form). */
+export function parseResult(text: string, what = 'stdout'): any {
+  return decodeHistograms(JSON.parse(text), what);
+}
+
+/** Runs the CLI with --json and parses the result (parseResult). */
 export async function runJson(args: string[], timeoutMs = 60_000): Promise<{ run: CliRun; result: any }> {
   const run = await runCli([...args, '--json'], timeoutMs);
   let result: any = null;
   try {
-    result = JSON.parse(run.stdout);
+    result = parseResult(run.stdout);
   } catch {
     throw new Error(`no JSON from respbench ${args.join(' ')} (exit ${run.code}): ${run.stderr}${run.stdout}`);
   }
@@ -243,4 +249,18 @@ export function tcpSocketsOf(pid: number): { remotePort: number; state: string }
  */
 export function hasTcpSocketTo(pid: number, port: number): boolean {
   return tcpSocketsOf(pid).some((s) => s.remotePort === port);
+}
+
+/** `respbench serve --service-time <d> --port 0` (without it when null) in a child process; resolves once it says its port. */
+export function startServe(serviceTime: string | null): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...(serviceTime ? ['--service-time', serviceTime] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let text = '';
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+    child.stdout!.on('data', (d) => {
+      text += d;
+      const m = /listening on .+:(\d+)\n/.exec(text);
+      if (m) resolve({ port: Number(m[1]), child });
+    });
+  });
 }

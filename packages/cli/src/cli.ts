@@ -16,6 +16,7 @@ import { buildPlan } from './validate.js';
 import { addRunOptions } from './run-options.js';
 import { addTelemetryOptions, runWithTelemetry, type TelemetryFlags } from './metrics/session.js';
 import { registerMergeCommand } from './merge.js';
+import { registerCompareCommand } from './compare/command.js';
 import { registerServeCommand } from './serve/command.js';
 import { registerSchemaCommand, registerStudyCommand } from './study/command.js';
 import { registerCompletionCommand } from './completion.js';
@@ -59,8 +60,10 @@ capitals (SAVE, DEL) are always Redis commands.
 
 Exit status: 0 clean; 1 could not run or the run broke off (refused, closed,
 protocol error, timeout); 2 bad usage; 3 the server answered with error
-replies; 4 reads did not verify (--verify-get); 130/143/129 interrupted
-(SIGINT/SIGTERM/SIGHUP).
+replies; 4 reads did not verify (--verify-get); 5 a gate was missed (--slo,
+compare --fail-if); 130/143/129 interrupted (SIGINT/SIGTERM/SIGHUP).
+
+Saved results: --json-file run.json, then respbench compare base.json run.json.
 `;
 
 export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []): Command {
@@ -79,7 +82,15 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     .exitOverride()
     .showSuggestionAfterError(true);
   addRunOptions(program)
-    .option('--json', 'print the RunResult as JSON (stable field names)', false)
+    .option('--json', 'print the RunResult as JSON on one line (stable field names; histograms as HdrHistogram V2 base64); --json=pretty indents it', false)
+    // Result files (issue 22): one block, so --json-out-file and other aliases can sit beside it.
+    .option('--pretty', 'with --json or --json-file: indented JSON for people (same as --json=pretty)', false)
+    .option('--json-file <path>', 'also write the result as JSON to this file, whole (a temp file renamed over it): the file merge and compare read')
+    // CI gates (issue 22): one block; the grammar is capacity's --slo (capacity/slo.ts).
+    .option('--slo <conditions>', "a gate every command (with -t: every test) must meet, e.g. 'p99<=1ms,ops>=100000,errors<=0.1%': exit 5 and a line per missed figure otherwise")
+    .option('--junit <file>', 'write the gates as JUnit XML: a testcase per command (with -t: per test), a failure with the missed figures')
+    .option('--markdown <file>', 'write the figures and gates as a Markdown table (for $GITHUB_STEP_SUMMARY; with --slo or --junit and no --markdown, appended there when it is set)')
+    .option('-x, --repeat <n>', 'run the same run n times: the figures are over the n rounds (merged histograms), with mean ± sd of each; compare uses the rounds\' spread as its noise')
     .option('-q, --quiet', "no progress on stderr; with -t or a command on the line, redis-benchmark's -q: one line per test or command (SET: 93457.95 requests per second, p50=0.263 msec)", false)
     .option('--percentiles <list>', 'latency percentiles for the table and --json (percentilesUs), e.g. 50,90,99,99.9,99.99', '50,90,99,99.9')
     .option('--client-index <i>', 'several load machines: this one is machine i (0-based) of --client-count; it runs its share of the connections of one run with -c × count connections (needs --seed); respbench merge adds the results')
@@ -117,6 +128,7 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     });
   registerServeCommand(program, io);
   registerMergeCommand(program, io, argv);
+  registerCompareCommand(program, io);
   registerStudyCommand(program, io);
   registerSchemaCommand(program, io);
   registerCompletionCommand(program, io);
@@ -148,8 +160,35 @@ function hostFlagWithoutValue(program: Command, argv: string[]): string | null {
   return null;
 }
 
+/**
+ * `--json=pretty` (and `--json=compact`, the default) as the two boolean
+ * flags commander knows: an optional value on --json would swallow the
+ * command after it (`--json INCR counter` is a command, not a style).
+ * Only among the options, before `--`.
+ */
+export function jsonStyleArgs(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  let options = true;
+  for (const a of argv) {
+    if (a === '--') options = false;
+    const style = options ? /^--json=(.*)$/.exec(a) : null;
+    if (!style) out.push(a);
+    else if (style[1] === 'pretty') out.push('--json', '--pretty');
+    else if (style[1] === 'compact') out.push('--json');
+    else throw new UsageError(`--json takes =pretty or =compact (the default), got ${printable(JSON.stringify(style[1]))}`);
+  }
+  return out;
+}
+
 /** Runs the program on argv; resolves to the exit status. */
-export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+export async function main(given: string[], io: CliIo = processIo): Promise<number> {
+  let argv: string[];
+  try {
+    argv = jsonStyleArgs(given);
+  } catch (err) {
+    io.stderr(`respbench: ${printable((err as Error).message)}\n`);
+    return EXIT.usage;
+  }
   const program = buildProgram(io, argv);
   // `-h` alone used to be help; now that it is the host, say so instead of a bare "argument missing".
   const bareHost = hostFlagWithoutValue(program, argv);

@@ -11,6 +11,8 @@ export const EXIT = {
   errorReplies: 3,
   /** Reads returned values that differ from what was written (or, in get mode with --verify-get, nothing). */
   verifyFailed: 4,
+  /** A gate was missed: --slo on a run or suite, --fail-if on compare. */
+  gateMissed: 5,
   /** SIGHUP: the terminal or the ssh session closed. */
   sighup: 129,
   sigint: 130,

@@ -3,7 +3,10 @@
  * the study's outputs, --html and the capacity report. Kept apart from the
  * study's outputs so a run loads neither the study nor the report package.
  */
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { printable } from './printable.js';
+import { UsageError } from './usage-error.js';
 
 /** An fs error in words a user reads: `no space left on device (ENOSPC)`. */
 export function fsErrorText(err: unknown): string {
@@ -40,5 +43,22 @@ export function writeWhole(file: string, text: string): void {
       /* never created */
     }
     throw err;
+  }
+}
+
+/** Before the run: an output file (`flag file`) that cannot be written is said now (exit 2), not after the run. */
+export function checkWritableFile(flag: string, file: string): void {
+  const dir = path.dirname(path.resolve(file));
+  try {
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    accessSync(dir, fsConstants.W_OK);
+  } catch (err) {
+    throw new UsageError(`${flag} ${printable(file)}: cannot write there: ${fsErrorText(err)}`);
+  }
+  try {
+    if (statSync(file).isDirectory()) throw new UsageError(`${flag} ${printable(file)} is a directory: give a file name`);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    /* does not exist yet: fine */
   }
 }

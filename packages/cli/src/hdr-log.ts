@@ -15,8 +15,9 @@
  */
 import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import type HdrLib from 'hdr-histogram-js';
+import { hdrLib } from './result-json.js';
+import { addHistogramData } from './buckets.js';
 import { HIGHEST_TRACKABLE_NS, type HistogramData } from './engine-js/histogram.js';
 import type { RawInterval } from './engine-js/plan.js';
 import { printable } from './printable.js';
@@ -39,23 +40,11 @@ export function checkHdrLogPrefix(prefix: string, flag = '--hdr-log'): void {
   }
 }
 
-/** hdr-histogram-js, loaded at the first log written: a run without --hdr-log does not pay for it at start-up. */
-let loaded: typeof HdrLib | null = null;
-function hdrLib(): typeof HdrLib {
-  return (loaded ??= createRequire(import.meta.url)('hdr-histogram-js') as typeof HdrLib);
-}
-
 function toHdr(data: HistogramData): ReturnType<typeof HdrLib.build> {
   const hdr = hdrLib();
   const h = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_TRACKABLE_NS, numberOfSignificantValueDigits: 3, bitBucketSize: 64, autoResize: false, useWebAssembly: false });
   for (const [value, count] of data.buckets) if (count > 0) h.recordValueWithCount(value, count);
   return h;
-}
-
-function sum(a: HistogramData, b: HistogramData): HistogramData {
-  const m = new Map<number, number>();
-  for (const [v, c] of [...a.buckets, ...b.buckets]) m.set(v, (m.get(v) ?? 0) + c);
-  return { unit: 'ns', significantDigits: 3, buckets: [...m.entries()].sort((x, y) => x[0] - y[0]) };
 }
 
 /** One log: the header (version, what the values are, start/base time, legend), then a line per histogram. */
@@ -96,7 +85,7 @@ export function hdrLogFiles(result: RunResult, prefix: string): Map<string, stri
     rows[0].name += '.set';
     rows[1].name += '.get';
   }
-  rows.push({ name: 'Totals', whole: result.histogram, of: (i) => sum(i.setHistogram ?? empty, i.getHistogram ?? empty) });
+  rows.push({ name: 'Totals', whole: result.histogram, of: (i) => addHistogramData(i.setHistogram ?? empty, i.getHistogram ?? empty) });
   const files = new Map<string, string>();
   const elapsedSec = result.elapsedNs / 1e9;
   for (const r of rows) {

@@ -4,31 +4,16 @@
  * target, the figures per command, and the time series over time. Written
  * whole (a temp file renamed over the file), like the study's outputs.
  */
-import { accessSync, constants as fsConstants, statSync } from 'node:fs';
-import path from 'node:path';
 import type { RunPage } from '@respbench/report';
 import { toolVersion } from './meta.js';
 import { describeWorkload, formatHuman, targetText } from './output.js';
 import { printable } from './printable.js';
 import { redactPlan, type RunResult } from './run.js';
-import { fsErrorText, writeWhole } from './files.js';
-import { UsageError } from './usage-error.js';
+import { checkWritableFile, fsErrorText, writeWhole } from './files.js';
 
 /** Before the run: a --html file that cannot be written is said now, not after the run. */
 export function checkHtmlTarget(file: string): void {
-  const dir = path.dirname(path.resolve(file));
-  try {
-    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-    accessSync(dir, fsConstants.W_OK);
-  } catch (err) {
-    throw new UsageError(`--html ${printable(file)}: cannot write there: ${fsErrorText(err)}`);
-  }
-  try {
-    if (statSync(file).isDirectory()) throw new UsageError(`--html ${printable(file)} is a directory: give a file name`);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    /* does not exist yet: fine */
-  }
+  checkWritableFile('--html', file);
 }
 
 /** The page's parts from a RunResult (a run's, or merge's); `warnings` go under the metadata. */

@@ -5,7 +5,6 @@
  * are aligned by wall clock; throughput is over the union of the runs'
  * windows. Runs of different Plans (other than the client index) are refused.
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
@@ -13,7 +12,9 @@ import type { Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { Exit, EXIT } from './exit.js';
 import type { CliIo } from './io.js';
 import { checkHtmlTarget, writeRunHtml } from './html-report.js';
+import { checkWritableFile, writeWhole } from './files.js';
 import { formatHuman, formatJson } from './output.js';
+import { readResultJson } from './result-json.js';
 import { printable } from './printable.js';
 import { exitCodeFor, finishResult, type RunResult } from './run.js';
 import { addIntervals } from './series.js';
@@ -39,16 +40,20 @@ export function registerMergeCommand(program: Command, io: CliIo, argv: readonly
     .command('merge')
     .description('add up the --json results of several load machines (--client-index/--client-count) into one')
     .argument('<results...>', 'the machines\' --json files')
-    .option('--json', 'print the merged result as JSON', false)
+    .option('--json', 'print the merged result as JSON (one line; --pretty indents it)', false)
+    .option('--pretty', 'with --json or --json-file: indented JSON', false)
+    .option('--json-file <path>', 'also write the merged result as JSON to this file, whole')
     .option('--html <file>', 'also write the merged result as an HTML page (figures per command, throughput and p50/p99 over time)')
     .option('--hdr-log <prefix>', 'write the merged run\'s HdrHistogram interval logs, as a single run\'s --hdr-log does')
-    .action(async (files: string[], opts: { json: boolean; html?: string; hdrLog?: string }) => {
+    .action(async (files: string[], opts: { json: boolean; pretty: boolean; jsonFile?: string; html?: string; hdrLog?: string }) => {
       if (opts.html !== undefined) checkHtmlTarget(opts.html);
+      if (opts.jsonFile !== undefined) checkWritableFile('--json-file', opts.jsonFile);
       if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
       const runs = files.map((f) => readResult(f));
       const { result, warnings } = mergeResults(runs, files, argv);
       for (const w of warnings) io.stderr(`respbench: warning: ${w}\n`);
-      io.stdout(`${opts.json ? formatJson(result) : formatHuman(result)}\n`);
+      io.stdout(`${opts.json ? formatJson(result, opts.pretty) : formatHuman(result)}\n`);
+      if (opts.jsonFile !== undefined) writeWhole(opts.jsonFile, `${formatJson(result, opts.pretty)}\n`);
       if (opts.hdrLog !== undefined) writeHdrLogs(result, opts.hdrLog);
       const written = opts.html === undefined || (await writeRunHtml(opts.html, result, warnings, io.stderr));
       const code = exitCodeFor(result);
@@ -58,18 +63,8 @@ export function registerMergeCommand(program: Command, io: CliIo, argv: readonly
 }
 
 function readResult(file: string): RunResult {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`cannot read ${printable(file)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  let r: RunResult;
-  try {
-    r = JSON.parse(text);
-  } catch {
-    throw new UsageError(`${printable(file)} is not JSON: give the --json output of respbench runs`);
-  }
+  // Either file form (histograms as V2 base64 or as bucket lists): result-json.ts.
+  const r = readResultJson(file, 'give the --json output of respbench runs') as RunResult;
   if (!r || typeof r !== 'object' || !r.plan || !r.histogram || typeof r.requests !== 'number') {
     throw new UsageError(`${printable(file)} is not a respbench --json result`);
   }

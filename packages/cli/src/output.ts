@@ -4,6 +4,7 @@
  * user or the server goes through printable(): a control character in a
  * key prefix or an error reply never reaches the terminal raw.
  */
+import { resultJsonText } from './result-json.js';
 import { readTarget, type EngineName, type Plan } from './engine-js/plan.js';
 import { tracksWrittenKeys } from './engine-js/request-source.js';
 import { WRITTEN_KEYS_MAX_KEYSPACE } from './engine-js/values.js';
@@ -273,7 +274,7 @@ export function jsonView(r: RunResult): unknown {
   return { ...r, elapsedNs: null, elapsedSec: null, opsPerSec: null, avgUsPerOp: null, latencyUs: null, perCommand: null, percentilesUs: null };
 }
 
-/** The RunResult for --json, histogram included, stable field names. */
-export function formatJson(r: RunResult): string {
-  return JSON.stringify(jsonView(r), null, 2);
+/** The RunResult for --json, histograms included (compact: result-json.ts), stable field names; indented with `pretty`. */
+export function formatJson(r: RunResult, pretty = false): string {
+  return resultJsonText(jsonView(r), pretty);
 }

@@ -13,13 +13,17 @@ import { printable, printableTarget, shownQuoted } from './printable.js';
 import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
-import { exitCodeFor, formatSeriesLine, interruptionOf, notStarted, runPlan, seriesEntry } from './run.js';
+import { DEFAULT_PERCENTILES, exitCodeFor, formatSeriesLine, interruptionOf, notStarted, runPlan, seriesEntry } from './run.js';
 import type { Plan, RawInterval } from './engine-js/plan.js';
 import { preparePlan, type Completion } from './prepare.js';
 import { SHORT_TAIL_SHARE } from './series.js';
 import { runMeta } from './meta.js';
 import { checkCpus, pinThisProcess } from './cpus.js';
 import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
+import { checkWritableFile, writeWhole } from './files.js';
+import { finishGates, runColumns } from './gate-reports.js';
+import { parseRunSlo, runGateCases, suiteGateCases } from './gates.js';
+import { combineRounds, repeatLine, type RepeatSummary } from './repeat.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { parseTests, quietLine } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
@@ -54,6 +58,14 @@ export type RunFlags = RawRunOptions & {
   html?: string;
   /** --precision: decimal places of latency figures, as given. */
   precision?: string;
+  /** Result files: --pretty (indented JSON) and --json-file <path> (the result written whole). */
+  pretty?: boolean;
+  jsonFile?: string;
+  /** CI gates: --slo conditions, --junit/--markdown files, -x/--repeat rounds (as given). */
+  slo?: string;
+  junit?: string;
+  markdown?: string;
+  repeat?: string;
 };
 
 /** Most --precision decimal places. */
@@ -121,6 +133,15 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (memtierFlag && given('requests')) {
     io.stderr(`respbench: note: -n/--requests is the total over all connections, not per client as memtier_benchmark's --requests (${memtierFlag} is memtier's spelling); for memtier's meaning give N × -c\n`);
   }
+  if (opts.jsonFile !== undefined) checkWritableFile('--json-file', opts.jsonFile);
+  const gates = opts.slo === undefined ? [] : parseRunSlo(opts.slo);
+  if (opts.junit !== undefined) checkWritableFile('--junit', opts.junit);
+  if (opts.markdown !== undefined) checkWritableFile('--markdown', opts.markdown);
+  const repeat = opts.repeat === undefined ? 1 : parseInteger('-x/--repeat', opts.repeat, [1, 1000]);
+  if (repeat > 1 && (tests || compare)) throw new UsageError('-x/--repeat repeats one run; not with -t or --compare');
+  // The gates' percentiles are figures of the result too, so the table and --json show what was judged.
+  const judged = gates.flatMap((c) => (c.percentile === null ? [] : [c.percentile]));
+  const withJudged = judged.length === 0 ? percentiles : [...new Set([...(percentiles ?? DEFAULT_PERCENTILES), ...judged])];
   const engine = engineForCommand(built.engine, io.stderr);
   if (engine.name === 'js' && built.plan.threads > 1) {
     io.stderr('respbench: --threads applies to the native engine; the JS engine runs on one thread\n');
@@ -200,13 +221,21 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
             else io.stdout(line);
           };
     if (tests) {
-      const out = { json: opts.json, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => stoppedBy, precision };
-      const code = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
+      const out = { json: opts.json, pretty: opts.pretty ?? false, jsonFile: opts.jsonFile, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => stoppedBy, precision };
+      const { code, lines } = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
+      const gated = gateReportWanted(opts) ? { title: 'respbench -t', classname: 'respbench.suite', gates: opts.slo ?? 'none', cases: suiteGateCases(lines, gates), columns: runColumns(gates.map((g) => g.figure)), startedUnixMs: lines[0]?.result.startedUnixMs ?? Date.now() } : null;
+      const missed = gated !== null && finishGates(io.stderr, gated, opts);
       if (signalCode !== EXIT.ok) throw new Exit(signalCode);
       if (code !== EXIT.ok) throw new Exit(code);
+      if (missed) throw new Exit(EXIT.gateMissed);
       return;
     }
-    result = await runPlan(engine, plan, { ...runOptions, onInterval }, percentiles);
+    const rounds: RunResult[] = [];
+    for (let round = 0; round < repeat; round++) {
+      rounds.push(await runPlan(engine, plan, { ...runOptions, onInterval }, withJudged));
+      if (controller.signal.aborted || rounds[round].failure) break;
+    }
+    result = rounds.length === 1 ? rounds[0] : combineRounds(plan, rounds, withJudged);
   } finally {
     progress.clear();
     // Signals stay handled while the server stops; after that bin.ts's guard ignores them until the result is out.
@@ -219,9 +248,10 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   }
   if (stoppedBy && result.failure?.kind === 'interrupted') result.interrupted = interruptionOf(stoppedBy, result);
   result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
-  if (opts.json) io.stdout(`${formatJson(result)}\n`);
+  if (opts.json) io.stdout(`${formatJson(result, opts.pretty)}\n`);
   else if (short) io.stdout(`${shortRunLines(result, precision)}\n`);
-  else io.stdout(`${formatFigures(result, 'elsewhere', precision)}\n`);
+  else io.stdout(`${formatFigures(result, 'elsewhere', precision)}\n${repeat > 1 ? `${repeatLine(result as { repeat?: RepeatSummary })}\n` : ''}`);
+  if (opts.jsonFile !== undefined) writeWhole(opts.jsonFile, `${formatJson(result, opts.pretty)}\n`);
   if (opts.hdrLog !== undefined) {
     if (notStarted(result)) io.stderr('respbench: --hdr-log: the run measured nothing, no log files written\n');
     else writeHdrLogs(result, opts.hdrLog);
@@ -229,7 +259,17 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   // The reason once, on stderr, whatever stdout carries (the table or --json).
   for (const line of failureLines(result, opts.json)) io.stderr(`${line}\n`);
   const written = opts.html === undefined || (await writeRunHtml(opts.html, result, [], io.stderr));
+  const gated = gateReportWanted(opts) && !notStarted(result)
+    ? { title: 'respbench run', classname: 'respbench.run', gates: opts.slo ?? 'none', cases: runGateCases(result, gates), columns: runColumns(gates.map((g) => g.figure)), startedUnixMs: result.startedUnixMs ?? Date.now() }
+    : null;
+  const missed = gated !== null && finishGates(io.stderr, gated, opts);
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);
+  if (missed) throw new Exit(EXIT.gateMissed);
   if (!written) throw new Exit(EXIT.failed);
+}
+
+/** A gate report is made when a gate or a JUnit file is asked for, or a Markdown file. */
+function gateReportWanted(opts: RunFlags): boolean {
+  return opts.slo !== undefined || opts.junit !== undefined || opts.markdown !== undefined;
 }

@@ -7,7 +7,8 @@ import type { LatencyUs } from '@respbench/report';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import { EXIT } from './exit.js';
 import { SECRET_SHOWN } from './printable.js';
-import { foldShortTail } from './series.js';
+import { addBuckets, maxOfBuckets, totalOf, valueAtPercentileOfBuckets } from './buckets.js';
+import { coarsenIntervals, foldShortTail } from './series.js';
 import type { RunMeta } from './meta.js';
 import { localConnections, type Engine, type Plan, type RawInterval, type RawResult } from './engine-js/plan.js';
 import { requestsForConnection } from './engine-js/keys.js';
@@ -16,11 +17,12 @@ import type { RunOptions } from './engine-js/progress.js';
 
 /**
  * What `--json` prints: the engine's RawResult with the figures derived from
- * it. Version 2 renamed `workload` (which held the Plan) to `plan`; other
- * field names are stable.
+ * it. Version 2 renamed `workload` (which held the Plan) to `plan`; version 3
+ * writes each histogram in files as HdrHistogram V2 base64 (result-json.ts;
+ * in memory it is still the bucket list); other field names are stable.
  */
 export interface RunResult extends RawResult {
-  /** The shape of this object: 2 since `workload` became `plan`. */
+  /** The shape of this object: 2 since `workload` became `plan`, 3 since files hold histograms as V2 base64. */
   version: typeof RUN_RESULT_VERSION;
   target: { host: string; port: number };
   /** The Plan the engine ran. */
@@ -86,7 +88,7 @@ function perNodeRows(raw: RawResult, elapsedSec: number): NodeRow[] | undefined 
   });
 }
 
-export const RUN_RESULT_VERSION = 2;
+export const RUN_RESULT_VERSION = 3;
 
 /** One interval of RunResult.series. */
 export interface SeriesEntry {
@@ -115,23 +117,25 @@ export interface IntervalLatencyUs {
   max: number;
 }
 
-/** An interval's latency figures from its histograms. */
-function intervalLatencyUs(hs: LatencyHistogram[]): IntervalLatencyUs {
-  const h = new LatencyHistogram();
-  for (const x of hs) h.merge(x);
+/** An interval's latency figures from its histograms (read off the sparse buckets: a series has thousands). */
+function intervalLatencyUs(hs: HistogramData[]): IntervalLatencyUs {
+  // An interval's other op kind is often empty: nothing to add.
+  const parts = hs.filter((h) => h.buckets.length > 0);
+  const buckets = parts.length <= 1 ? (parts[0]?.buckets ?? []) : parts.reduce((sum, h) => addBuckets(sum, h.buckets), [] as HistogramData['buckets']);
+  const total = totalOf(buckets);
   const us = (ns: number) => Math.round(ns) / 1000;
-  return { p50: us(h.valueAtPercentile(50)), p99: us(h.valueAtPercentile(99)), max: us(h.max()) };
+  return { p50: us(valueAtPercentileOfBuckets(buckets, 50, total)), p99: us(valueAtPercentileOfBuckets(buckets, 99, total)), max: us(maxOfBuckets(buckets)) };
 }
 
 /** One RawInterval as RunResult.series shows it. */
 export function seriesEntry(plan: Plan, i: RawInterval, startedUnixMs: number): SeriesEntry {
   const durationSec = Math.max(0, i.endNs - i.startNs) / 1e9;
   const rate = (n: number) => (durationSec > 0 ? n / durationSec : 0);
-  const set = LatencyHistogram.fromData(i.setHistogram);
-  const get = LatencyHistogram.fromData(i.getHistogram);
+  const set = i.setHistogram;
+  const get = i.getHistogram;
   const perCommand = commandHistograms(plan, i).map(({ command, data }) => {
-    const h = LatencyHistogram.fromData(data);
-    return { command, requests: h.total, opsPerSec: rate(h.total), latencyUs: intervalLatencyUs([h]) };
+    const requests = totalOf(data.buckets);
+    return { command, requests, opsPerSec: rate(requests), latencyUs: intervalLatencyUs([data]) };
   });
   return {
     time: new Date(startedUnixMs + i.startNs / 1e6).toISOString(),
@@ -300,6 +304,8 @@ export function finishResult(plan: Plan, given: RawResult, percentiles: readonly
     warmupRequests: raw.warmupRequests ?? 0,
     warmupElapsedNs: raw.warmupElapsedNs ?? 0,
     serviceHistogram: raw.serviceHistogram ?? null,
+    // The series (above) has every interval; the histograms per interval are bounded (series.ts).
+    ...(raw.intervals ? { intervals: coarsenIntervals(raw.intervals) } : {}),
     scheduleLagHistogram: raw.scheduleLagHistogram ?? null,
     eventLoopDelay: raw.eventLoopDelay ?? null,
     target: { host: plan.host, port: plan.port },

@@ -3,16 +3,11 @@
  * the native engine's per-thread records of one interval, and a last
  * interval too short to stand alone folded into the one before it.
  */
-import type { HistogramData } from './engine-js/histogram.js';
+import { addHistogramData as add } from './buckets.js';
 import type { RawInterval } from './engine-js/plan.js';
 
 /** Two records of one interval added up (two threads', or a short last one folded into the one before). */
 export function addIntervals(a: RawInterval, b: RawInterval): RawInterval {
-  const add = (x: HistogramData, y: HistogramData): HistogramData => {
-    const m = new Map<number, number>();
-    for (const [v, c] of [...x.buckets, ...y.buckets]) m.set(v, (m.get(v) ?? 0) + c);
-    return { unit: 'ns', significantDigits: 3, buckets: [...m.entries()].sort((p, q) => p[0] - q[0]) };
-  };
   return {
     index: a.index,
     startNs: Math.min(a.startNs, b.startNs),
@@ -54,4 +49,29 @@ export function foldShortTail(intervals: RawInterval[]): RawInterval[] {
   // Connections open at the end: the last record's count, not a sum.
   const connections = last.connections !== undefined ? { connections: last.connections } : {};
   return [...intervals.slice(0, -2), { ...addIntervals(before, last), index: before.index, ...connections }];
+}
+
+/**
+ * Most intervals whose histograms a result keeps. A longer series keeps
+ * every interval's counters and p50/p99/max (RunResult.series), but its
+ * per-interval histograms (RunResult.intervals, what merge and --hdr-log
+ * read) are added up k at a time, k = ceil(intervals / bound), so a result
+ * file holds at most this many of them however fine --interval is.
+ */
+export const INTERVAL_HISTOGRAMS_BOUND = 1000;
+
+/** The intervals with at most `bound` records: consecutive groups of k added into one (index = the group's). */
+export function coarsenIntervals(intervals: RawInterval[], bound = INTERVAL_HISTOGRAMS_BOUND): RawInterval[] {
+  if (intervals.length <= bound) return intervals;
+  const k = Math.ceil(intervals.length / bound);
+  const out: RawInterval[] = [];
+  for (let g = 0; g * k < intervals.length; g++) {
+    const group = intervals.slice(g * k, (g + 1) * k);
+    let sum = group[0];
+    for (const i of group.slice(1)) sum = addIntervals(sum, i);
+    // Connections open at the group's end: its last record's count, not a sum.
+    const last = group[group.length - 1];
+    out.push({ ...sum, index: g, ...(last.connections !== undefined ? { connections: last.connections } : {}) });
+  }
+  return out;
 }

@@ -7,6 +7,8 @@ import { EXIT } from './exit.js';
 import { LatencyHistogram } from './engine-js/histogram.js';
 import type { Engine, EngineName, Plan } from './engine-js/plan.js';
 import { jsonView } from './output.js';
+import { writeWhole } from './files.js';
+import { resultJsonText } from './result-json.js';
 import type { RunOptions } from './engine-js/progress.js';
 import { printable, printableTarget } from './printable.js';
 import { exitCodeFor, interruptionOf, type Interruption } from './run.js';
@@ -39,6 +41,10 @@ function targetName(t: Target): string {
 
 export interface SuiteOutput {
   json: boolean;
+  /** --pretty: the JSON indented. */
+  pretty?: boolean;
+  /** --json-file: the suite's JSON written there too (whole). */
+  jsonFile?: string;
   csv: boolean;
   stdout: (text: string) => void;
   stderr: (text: string) => void;
@@ -75,7 +81,7 @@ export async function runSuiteCommand(
   compare: Target | null,
   out: SuiteOutput,
   runOptions: RunOptions,
-): Promise<number> {
+): Promise<{ code: number; lines: SuiteLine[] }> {
   const print = (line: SuiteLine) => {
     const signal = out.signal?.();
     if (signal && line.result.failure?.kind === 'interrupted') line.result.interrupted = interruptionOf(signal, line.result);
@@ -94,22 +100,22 @@ export async function runSuiteCommand(
   let b: SuiteLine[] = [];
   if (compare && runOptions.signal?.aborted) {
     // Interrupted on target A: target B is not started; what A measured is printed as it is.
-    if (out.json) out.stdout(`${JSON.stringify({ a: a.map(lineJson), b: [] }, null, 2)}\n`);
-    else out.stdout(`A = ${printableTarget(plan.host, plan.port)}, B = ${printableTarget(compare.host, compare.port)} (not run: interrupted)\n${a.map((line) => quietLine(line, out.precision)).join('\n')}\n`);
+    emitJson(out, { a: a.map(lineJson), b: [] });
+    if (!out.json) out.stdout(`A = ${printableTarget(plan.host, plan.port)}, B = ${printableTarget(compare.host, compare.port)} (not run: interrupted)\n${a.map((line) => quietLine(line, out.precision)).join('\n')}\n`);
   } else if (compare) {
     b = await runSuite(engine, { ...plan, ...compare }, tests, print, runOptions);
     const rows = a.filter((line) => b.some((o) => o.label === line.label)).map((line) => ({ label: line.label, a: line.result, b: b.find((o) => o.label === line.label)!.result }));
     // Every ratio reads "this target as % of the second" (the study's "vs baseline" too).
     const nameA = out.names?.a ?? targetName(plan);
     const nameB = out.names?.b ?? targetName(compare);
-    if (out.json) out.stdout(`${JSON.stringify({ a: a.map(lineJson), b: b.map(lineJson), ratio: `${nameA} ops/s as % of ${nameB}` }, null, 2)}\n`);
-    else out.stdout(`${nameA} vs ${nameB}: ${nameA}'s ops/s as a percentage of ${nameB}'s\n${comparisonTable(rows, nameA, nameB)}\n`);
-  } else if (out.json) {
-    out.stdout(`${JSON.stringify(a.map(lineJson), null, 2)}\n`);
+    emitJson(out, { a: a.map(lineJson), b: b.map(lineJson), ratio: `${nameA} ops/s as % of ${nameB}` });
+    if (!out.json) out.stdout(`${nameA} vs ${nameB}: ${nameA}'s ops/s as a percentage of ${nameB}'s\n${comparisonTable(rows, nameA, nameB)}\n`);
+  } else {
+    emitJson(out, a.map(lineJson));
   }
   const sides: [SuiteLine[], Target][] = compare ? [[a, plan], [b, compare]] : [[a, plan]];
   reportProblems(out, sides, compare !== null);
-  return worstExitCode([...a, ...b].map((line) => exitCodeFor(line.result)));
+  return { code: worstExitCode([...a, ...b].map((line) => exitCodeFor(line.result))), lines: a };
 }
 
 /** Failures always go to stderr; error replies too when the printed form would not show them. */
@@ -123,6 +129,14 @@ function reportProblems(out: SuiteOutput, sides: [SuiteLine[], Target][], compar
       }
     }
   }
+}
+
+/** The suite's JSON (result-json.ts's file form) on stdout with --json, and into --json-file. */
+function emitJson(out: SuiteOutput, value: unknown): void {
+  if (!out.json && out.jsonFile === undefined) return;
+  const text = `${resultJsonText(value, out.pretty)}\n`;
+  if (out.json) out.stdout(text);
+  if (out.jsonFile !== undefined) writeWhole(out.jsonFile, text);
 }
 
 function lineJson(line: SuiteLine) {

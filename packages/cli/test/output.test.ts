@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
 import { reconnectDelayMs } from '../src/engine-js/plan.js';
 import { describeWorkload, formatHuman, formatJson, hintFor } from '../src/output.js';
+import { LatencyHistogram } from '../src/engine-js/histogram.js';
+import { decodeHistograms } from '../src/result-json.js';
 import { exitCodeFor, finishResult } from '../src/run.js';
 import { planOf, rawResult } from './fixtures.js';
 
@@ -151,11 +153,14 @@ describe('hints and the workload line', () => {
 });
 
 describe('formatJson', () => {
-  it('is the RunResult, two-space indented, that parses back equal', () => {
-    const r = finishResult(planOf(), rawResult());
+  it('is the RunResult on one line (two-space indented when pretty) that parses back equal, histograms decoded', () => {
+    // Buckets as engines write them: each at its lowest equivalent value.
+    const r = finishResult(planOf(), rawResult({ histogram: LatencyHistogram.fromData(rawResult().histogram).toData() }));
     const text = formatJson(r);
-    expect(text.split('\n')[1]).toMatch(/^ {2}"/);
-    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(r)));
+    expect(text).not.toContain('\n');
+    const pretty = formatJson(r, true);
+    expect(pretty.split('\n')[1]).toMatch(/^ {2}"/);
+    for (const t of [text, pretty]) expect(decodeHistograms(JSON.parse(t), 'result.json')).toEqual(JSON.parse(JSON.stringify(r)));
   });
 });
 

@@ -29,10 +29,10 @@ function raw(): RawResult {
 }
 
 describe('finishResult', () => {
-  it('says version 2 and holds the Plan as plan, not workload', () => {
+  it('says version 3 and holds the Plan as plan, not workload', () => {
     const r = finishResult(plan, raw());
-    expect(RUN_RESULT_VERSION).toBe(2);
-    expect(r.version).toBe(2);
+    expect(RUN_RESULT_VERSION).toBe(3);
+    expect(r.version).toBe(3);
     expect(r.plan).toBe(plan);
     expect('workload' in r).toBe(false);
     expect(Object.keys(JSON.parse(JSON.stringify(r)))[0]).toBe('version');

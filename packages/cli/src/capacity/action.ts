@@ -73,7 +73,7 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   report.slo.text = opts.slo;
   const answer = answerLine(report, slo);
   const limit = limitLine(report);
-  if (opts.json) io.stdout(`${formatCapacityJson(report)}\n`);
+  if (opts.json) io.stdout(`${formatCapacityJson(report, opts.pretty)}\n`);
   if (opts.json && opts.quiet) {
     // The answer is what an interrupted search owes whoever stopped it, even with --quiet.
     if (stoppedBy) io.stderr(`${answer}\n`);

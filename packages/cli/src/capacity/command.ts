@@ -45,7 +45,8 @@ export function registerCapacityCommand(program: Command, io: CliIo): void {
     .option('--step-duration <duration>', 'measured length of each step', '10s')
     .option('--precision <percent>', 'stop when the lowest failed rate is within this of the highest met one', '5%')
     .option('--no-retry', 'believe a step that kept its rate but broke the SLO at once (default: run it once more, so one pause of the machine does not set the capacity)')
-    .option('--json', 'print the search as JSON: every step (the curve), the bracket, the capacity, the limit', false)
+    .option('--json', 'print the search as JSON on one line (--pretty indents it): every step (the curve), the bracket, the capacity, the limit; compare reads it', false)
+    .option('--pretty', 'with --json: indented', false)
     .option('--html <file>', 'write an HTML report: latency against throughput, the SLO, the capacity, the steps')
     .option('-q, --quiet', 'no header or steps on stderr with --json', false);
   addRunOptions(cmd);

@@ -95,8 +95,9 @@ export function limitLine(r: CapacityReport): string | null {
   return `limit at ${rate(r.limit.atRate)}: ${who}; ${r.limit.reason}`;
 }
 
-export function formatCapacityJson(r: CapacityReport): string {
-  return JSON.stringify(r, null, 2);
+/** The search as JSON: one line (a result file compare reads), indented with `pretty`. */
+export function formatCapacityJson(r: CapacityReport, pretty = false): string {
+  return JSON.stringify(r, null, pretty ? 2 : undefined);
 }
 
 /** The --html page. */

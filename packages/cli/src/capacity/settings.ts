@@ -13,6 +13,8 @@ export interface CapacityFlags extends RawRunOptions {
   stepDuration: string;
   precision: string;
   json: boolean;
+  /** --pretty: the JSON indented (one line without). */
+  pretty?: boolean;
   html?: string;
   quiet: boolean;
   retry: boolean;

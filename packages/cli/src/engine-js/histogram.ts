@@ -5,7 +5,8 @@
  * either engine, or from several machines, merge by adding counts.
  *
  * The serialised form is the sparse list of non-empty buckets as
- * [lowest equivalent value in ns, count], ascending.
+ * [lowest equivalent value in ns, count], ascending (HistogramData; result
+ * files hold it as HdrHistogram V2 base64 instead: ../result-json.ts).
  */
 
 const SUB_BUCKET_HALF_COUNT_MAGNITUDE = 10;
