@@ -5,7 +5,7 @@
  * serve/command.ts, study/command.ts.
  */
 import { createRequire } from 'node:module';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { registerCapacityCommand } from './capacity/command.js';
 import { loadNativeEngine } from './engine-native.js';
 import { Exit, EXIT } from './exit.js';
@@ -91,6 +91,9 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     .option('--junit <file>', 'write the gates as JUnit XML: a testcase per command (with -t: per test), a failure with the missed figures')
     .option('--markdown <file>', 'write the figures and gates as a Markdown table (for $GITHUB_STEP_SUMMARY; with --slo or --junit and no --markdown, appended there when it is set)')
     .option('-x, --repeat <n>', 'run the same run n times: the figures are over the n rounds (merged histograms), with mean ± sd of each; compare uses the rounds\' spread as its noise')
+    // memtier_benchmark's spellings of the two above, hidden from --help (its -x is --run-count already).
+    .addOption(memtierAlias('--json-out-file <path>', 'jsonFile', 'memtier: --json-file'))
+    .addOption(memtierAlias('--run-count <n>', 'repeat', 'memtier: -x/--repeat'))
     .option('-q, --quiet', "no progress on stderr; with -t or a command on the line, redis-benchmark's -q: one line per test or command (SET: 93457.95 requests per second, p50=0.263 msec)", false)
     .option('--percentiles <list>', 'latency percentiles for the table and --json (percentilesUs), e.g. 50,90,99,99.9,99.99', '50,90,99,99.9')
     .option('--client-index <i>', 'several load machines: this one is machine i (0-based) of --client-count; it runs its share of the connections of one run with -c × count connections (needs --seed); respbench merge adds the results')
@@ -134,6 +137,13 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
   registerCompletionCommand(program, io);
   registerCapacityCommand(program, io);
   return program;
+}
+
+/** A hidden flag of memtier's that sets one of ours. */
+function memtierAlias(flags: string, attribute: string, help: string): Option {
+  const o = new Option(flags, help).hideHelp();
+  o.attributeName = () => attribute;
+  return o;
 }
 
 /** `--version`: what runs here, for a bug report. */
