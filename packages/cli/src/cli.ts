@@ -18,6 +18,8 @@ import { registerStudyCommand } from './study/command.js';
 import { SUITE_NAMES } from './suite.js';
 import { printable } from './printable.js';
 import { UsageError } from './usage-error.js';
+import { redactingIo, rememberSecret } from './secrets.js';
+import { PASSWORD_ENV } from './validate.js';
 
 export type { CliIo } from './io.js';
 
@@ -58,7 +60,8 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
       writeOut: io.stdout,
       writeErr: io.stderr,
       // Commander's own usage errors, as one line in the same voice as ours.
-      outputError: (text, write) => write(`respbench: ${text.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').trim()} (see --help)\n`),
+      // An unknown `--flag=value` is shown without its value: it may be a mistyped --pass=….
+      outputError: (text, write) => write(`respbench: ${text.replace(/^error: /, '').replace(/('--?[\w-]+)=[^']*'/g, "$1=…'").replace(/\s*\n\s*/g, ' ').trim()} (see --help)\n`),
     })
     .exitOverride()
     .showSuggestionAfterError(true);
@@ -121,7 +124,10 @@ function hostFlagWithoutValue(program: Command, argv: string[]): string | null {
 }
 
 /** Runs the program on argv; resolves to the exit status. */
-export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+export async function main(argv: string[], given: CliIo = processIo): Promise<number> {
+  // The last net: no password this process was given reaches its output, whatever path printed it.
+  const io = redactingIo(given);
+  rememberSecret(process.env[PASSWORD_ENV]);
   const program = buildProgram(io, argv);
   // `-h` alone used to be help; now that it is the host, say so instead of a bare "argument missing".
   const bareHost = hostFlagWithoutValue(program, argv);

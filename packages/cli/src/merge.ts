@@ -17,7 +17,8 @@ import { formatHuman, formatJson } from './output.js';
 import { printable } from './printable.js';
 import { exitCodeFor, finishResult, type RunResult } from './run.js';
 import { addIntervals } from './series.js';
-import { runMeta, type RunMeta } from './meta.js';
+import { maskArgv, runMeta, type RunMeta } from './meta.js';
+import { redactSecrets } from './secrets.js';
 import { UsageError } from './usage-error.js';
 
 /** Runs whose starts lie further apart than this are merged with a warning: their windows barely overlap. */
@@ -80,7 +81,10 @@ function readResult(file: string): RunResult {
 /** The Plan fields two runs may differ in and still be one run's shares (each machine pins its own CPUs). */
 const SHARE_FIELDS = new Set(['clientIndex', 'cpus']);
 
-function planDifferences(a: Plan, b: Plan): string[] {
+/** The Plan fields two runs differ in, as they may be shown: a secret field (a hand-edited password) only as *** whatever it holds. */
+function planDifferences(given: Plan, other: Plan): string[] {
+  const a = redactSecrets(given);
+  const b = redactSecrets(other);
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   const out: string[] = [];
   for (const k of keys) {
@@ -165,7 +169,8 @@ export function mergeResults(runs: RunResult[], names: string[], argv: readonly 
   // The merged run is the single run the shares make up: every machine's connections.
   const { clientIndex: _index, clientCount: _count, cpus: _cpus, ...plan } = first.plan;
   const result = finishResult(plan, raw);
-  const machines = runs.map((r, i) => ({ file: names[i], meta: r.meta ?? null }));
+  // An input file's metadata is shown again: whatever secret a hand-edited one holds stays hidden.
+  const machines = runs.map((r, i) => ({ file: names[i], meta: r.meta ? redactSecrets({ ...r.meta, commandLine: Array.isArray(r.meta.commandLine) ? maskArgv(r.meta.commandLine.map(String)) : r.meta.commandLine }) : null }));
   const merged: MergedFrom = { files: names, clientCount: count, startSpreadMs, machines };
   // The merged result's own metadata: this merge's command line, the earliest start, and the load machines it adds up.
   const hosts = [...new Set(runs.map((r) => r.meta?.hostname).filter((h): h is string => typeof h === 'string'))];

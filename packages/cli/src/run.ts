@@ -6,7 +6,7 @@
 import type { LatencyUs } from '@respbench/report';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import { EXIT } from './exit.js';
-import { SECRET_SHOWN } from './printable.js';
+import { redactSecrets, redactText } from './secrets.js';
 import { foldShortTail } from './series.js';
 import type { RunMeta } from './meta.js';
 import { localConnections, type Engine, type Plan, type RawInterval, type RawResult } from './engine-js/plan.js';
@@ -282,6 +282,7 @@ export function finishResult(plan: Plan, given: RawResult, percentiles: readonly
   // Whole things are counted in whole numbers, whatever clock the engine read.
   const raw: RawResult = {
     ...given,
+    ...redactedTexts(plan, given),
     elapsedNs: Math.round(given.elapsedNs),
     preloadElapsedNs: Math.round(given.preloadElapsedNs),
     ...(given.warmupElapsedNs === undefined ? {} : { warmupElapsedNs: Math.round(given.warmupElapsedNs) }),
@@ -317,6 +318,16 @@ export function finishResult(plan: Plan, given: RawResult, percentiles: readonly
   };
 }
 
+/**
+ * The result's texts that quote the server or the failure (an error reply, a
+ * mismatch, why the run ended) without the password: a server may echo a
+ * command's arguments (AUTH's among them) in its error replies.
+ */
+function redactedTexts(plan: Plan, r: RawResult): Pick<RawResult, 'firstError' | 'firstMismatch' | 'failure'> {
+  const hide = (t: string | null) => (t === null ? null : redactText(t, plan.password));
+  return { firstError: hide(r.firstError), firstMismatch: hide(r.firstMismatch), failure: r.failure && { ...r.failure, message: redactText(r.failure.message, plan.password) } };
+}
+
 /** The timed requests this machine runs: all of them, or its connections' shares (--client-count). */
 export function plannedRequests(plan: Plan): number {
   if ((plan.clientCount ?? 1) <= 1) return plan.requests;
@@ -328,7 +339,7 @@ export function plannedRequests(plan: Plan): number {
 
 /** The Plan as it may be shown: the password as "***" (the engine got the real one). */
 export function redactPlan(plan: Plan): Plan {
-  return plan.password == null ? plan : { ...plan, password: SECRET_SHOWN };
+  return redactSecrets(plan);
 }
 
 /** Percentiles, max and mean in microseconds (the shape a study row takes, too). */

@@ -5,6 +5,7 @@
  */
 import { LIMITS } from './engine-js/limits.js';
 import { parseInteger, shown } from './flag-values.js';
+import { redactUri, rememberSecret } from './secrets.js';
 import { UsageError } from './usage-error.js';
 
 /** Highest --dbnum (Redis's `databases` is an int). */
@@ -27,18 +28,7 @@ export interface ParsedUri {
 
 const URI_FORMS = 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS), redis+cluster:// or rediss+cluster:// (a cluster seed) or unix:///path[?db=N]';
 
-/**
- * A URI with its password replaced by *** (redis-cli's rule: in `user:pass@`
- * the part after the colon, in `pass@` all of it), for anything printed.
- */
-export function redactUri(uri: string): string {
-  const m = /^([a-z+]+:\/\/)([^/]*)@/i.exec(uri) ?? /^([a-z+]+:\/\/)(.*)@/i.exec(uri);
-  if (!m) return uri;
-  const info = m[2];
-  const colon = info.indexOf(':');
-  const shownInfo = colon >= 0 ? `${info.slice(0, colon)}:***` : '***';
-  return `${m[1]}${shownInfo}@${uri.slice(m[0].length)}`;
-}
+export { redactUri } from './secrets.js';
 
 function uriError(raw: string, what: string, why: string): UsageError {
   return new UsageError(`${what} must be ${URI_FORMS}${why ? ` (${why})` : ''} (got ${shown(redactUri(raw))})`);
@@ -79,6 +69,7 @@ export function parseUri(raw: string, what = '-u/--uri'): ParsedUri {
       password = decodeUriPart(info.slice(colon + 1), raw, what);
     } else password = decodeUriPart(info, raw, what);
     if (password === '') password = null;
+    rememberSecret(password);
   }
   if (kind === 'unix') {
     const q = rest.indexOf('?');

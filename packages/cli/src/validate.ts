@@ -13,6 +13,7 @@ import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { parseChoice, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePositive, parseSocket, parseText, parseValueSize, shown } from './flag-values.js';
 import { MAX_DBNUM, parseUri, type ParsedUri } from './uri.js';
+import { rememberSecret } from './secrets.js';
 import { SUITE, withBenchmarkDefaults } from './suite.js';
 import { UsageError } from './usage-error.js';
 
@@ -190,6 +191,7 @@ function readCredentials(raw: RawRunOptions, uri: ParsedUri | null, env: Readonl
   if (raw.pass !== undefined && String(raw.pass) === '') throw new UsageError('-a/--pass must not be empty');
   if (raw.user !== undefined && String(raw.user).trim() === '') throw new UsageError('--user must not be empty');
   const password = raw.pass !== undefined ? String(raw.pass) : uri?.password ?? (env[PASSWORD_ENV] || null);
+  rememberSecret(password);
   const user = raw.user !== undefined ? String(raw.user) : uri?.user ?? null;
   if (user !== null && password === null) throw new UsageError(`--user needs a password: -a/--pass, user:pass@ in --uri, or ${PASSWORD_ENV}`);
   const dbnum = raw.dbnum !== undefined ? parseInteger('--dbnum', raw.dbnum, [0, MAX_DBNUM]) : uri?.dbnum ?? null;

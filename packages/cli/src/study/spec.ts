@@ -13,6 +13,7 @@ import { checkCpus, formatCpuList } from '../cpus.js';
 import { MODES, type RawMixCommand } from '../validate.js';
 import { parseDurationMs, parseHost, parseHostPort, parseInteger, parsePercentiles, parsePositive } from '../flag-values.js';
 import { parseUri } from '../uri.js';
+import { rememberSecret } from '../secrets.js';
 import { UsageError } from '../usage-error.js';
 import { parseSlo, type Slo } from '../capacity/slo.js';
 import { DEFAULT_MODES, type RunFlag } from './flags.js';
@@ -726,6 +727,7 @@ class TargetFields {
     };
     const user = text('user') ?? fromUri?.user ?? null;
     const password = text('pass') ?? fromUri?.password ?? null;
+    rememberSecret(password);
     const dbnum = v.dbnum === undefined ? fromUri?.dbnum ?? null : this.placed('dbnum', () => parseInteger('target dbnum', v.dbnum, [0, 2 ** 31 - 1]));
     if (user !== null && password === null) throw this.errors.at([...this.at, 'user'], 'a target with user: needs pass: too');
     return { user, password, dbnum };
