@@ -136,7 +136,7 @@ function expectNoLeak(run: CliRun, what: string): void {
 function handEditedResult(name: string, requests: number, clientIndex: number): string {
   const histogram = { unit: 'ns', significantDigits: 3, buckets: [[1000, 10]] };
   const result = {
-    version: 1,
+    version: 2,
     engine: 'js',
     requests: 10,
     sets: 10,
