@@ -8,12 +8,12 @@
  * is sent in its error replies, as Redis's "unknown command … with args
  * beginning with:" does.
  */
-import net from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
+import { startRespServer, unknownCommand, type RespServer } from './helpers/resp-server.js';
 import { freePort, runCli, type CliRun } from './helpers/servers.js';
 
 /** The password: an `@`, a `/` and a `:` in it, so a URI parser that splits at the first of them shows the rest. */
@@ -49,55 +49,14 @@ function filesText(): string {
  * +OK, and answers GET with an error reply quoting the password it was given,
  * and anything else with Redis's unknown-command error quoting the arguments.
  */
-let server: net.Server;
+let server: RespServer;
 let port = 0;
 /** A server that refuses AUTH, quoting the password it was sent. */
-let refusing: net.Server;
+let refusing: RespServer;
 let refusingPort = 0;
 
-function respServer(answer: (args: string[], login: { password: string | null }) => string): net.Server {
-  return net.createServer((socket) => {
-    let buf = Buffer.alloc(0);
-    const login = { password: null as string | null };
-    socket.on('error', () => undefined);
-    socket.on('data', (chunk) => {
-      buf = Buffer.concat([buf, chunk]);
-      const out: string[] = [];
-      for (;;) {
-        const parsed = parseCommand(buf);
-        if (!parsed) break;
-        buf = buf.subarray(parsed.used);
-        out.push(answer(parsed.args, login));
-      }
-      if (out.length > 0) socket.write(out.join(''));
-    });
-  });
-}
-
-function parseCommand(buf: Buffer): { args: string[]; used: number } | null {
-  if (buf.length === 0 || buf[0] !== 0x2a) return null;
-  let at = buf.indexOf('\r\n');
-  if (at < 0) return null;
-  const n = Number(buf.toString('latin1', 1, at));
-  let pos = at + 2;
-  const args: string[] = [];
-  for (let i = 0; i < n; i++) {
-    at = buf.indexOf('\r\n', pos);
-    if (at < 0) return null;
-    const len = Number(buf.toString('latin1', pos + 1, at));
-    if (buf.length < at + 2 + len + 2) return null;
-    args.push(buf.toString('utf8', at + 2, at + 2 + len));
-    pos = at + 2 + len + 2;
-  }
-  return { args, used: pos };
-}
-
-function listen(s: net.Server): Promise<number> {
-  return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as net.AddressInfo).port)));
-}
-
 beforeAll(async () => {
-  server = respServer((args, login) => {
+  server = await startRespServer((args, login) => {
     const name = args[0].toUpperCase();
     if (name === 'AUTH') {
       login.password = args[args.length - 1];
@@ -109,10 +68,10 @@ beforeAll(async () => {
     }
     if (name === 'CLIENT' || name === 'SET') return '+OK\r\n';
     if (name === 'GET') return `-ERR wrong password ${login.password ?? ''} for ${args[1]}\r\n`;
-    return `-ERR unknown command '${args[0]}', with args beginning with: ${args.slice(1).map((a) => `'${a}'`).join(' ')}\r\n`;
+    return unknownCommand(args);
   });
-  refusing = respServer((args) => `-ERR unknown command '${args[0]}', with args beginning with: ${args.slice(1).map((a) => `'${a}'`).join(' ')}\r\n`);
-  [port, refusingPort] = await Promise.all([listen(server), listen(refusing)]);
+  refusing = await startRespServer(unknownCommand);
+  [port, refusingPort] = [server.port, refusing.port];
 });
 
 afterAll(() => {

@@ -23,7 +23,7 @@ import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { parseTests } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
-import { buildPlan, checkRunCommand, type RawRunOptions } from './validate.js';
+import { buildPlan, checkRunCommand, checkUriFlags, type RawRunOptions } from './validate.js';
 import { parseDurationMs, parseHostPort, parsePercentiles } from './flag-values.js';
 import { UsageError } from './usage-error.js';
 
@@ -59,6 +59,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   const intervalMs = opts.interval === undefined ? undefined : parseDurationMs('--interval', opts.interval, false);
   const percentiles = opts.percentiles === undefined ? undefined : parsePercentiles(opts.percentiles);
   const cpus = opts.cpus === undefined ? undefined : checkCpus('--cpus', opts.cpus);
+  checkUriFlags(opts, given);
   const built = buildPlan(opts, process.env);
   const tests = opts.tests === undefined ? null : parseTests(opts.tests);
   const command = opts.command && opts.command.length > 0 ? opts.command : null;

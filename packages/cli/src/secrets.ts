@@ -41,17 +41,24 @@ export function isSecretKey(key: string): boolean {
 /**
  * `value` with every secret field (at any depth) shown as ***, and any URI
  * string redacted: what a Plan or an input file's fields may be printed as.
- * Null and absent secrets stay as they are (they say "no password").
+ * Null and absent secrets stay as they are (they say "no password"). What
+ * holds no secret is returned as it is (the same object), so a Plan with
+ * no password is the Plan.
  */
 export function redactSecrets<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v) => redactSecrets(v)) as T;
   if (typeof value === 'string') return (LOOKS_LIKE_URI_WITH_LOGIN.test(value) ? redactUri(value) : value) as T;
   if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const shown = value.map((v) => redactSecrets(v));
+    return (shown.some((v, i) => v !== value[i]) ? shown : value) as T;
+  }
+  let changed = false;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    out[k] = isSecretKey(k) && v !== null && v !== undefined ? SECRET_SHOWN : redactSecrets(v);
+    out[k] = isSecretKey(k) && v !== null && v !== undefined && v !== SECRET_SHOWN ? SECRET_SHOWN : redactSecrets(v);
+    if (out[k] !== v) changed = true;
   }
-  return out as T;
+  return (changed ? out : value) as T;
 }
 
 /** `text` with every occurrence of each secret (as given and %-encoded, as a URI holds it) replaced by ***. */

@@ -583,6 +583,17 @@ export function checkCapacityFlags(slo: string | undefined, given: (option: stri
   }
 }
 
+/**
+ * -u/--uri names the server: an -h/--host, -p/--port or -s/--socket given
+ * beside it would be ignored without a word, so the pair is refused.
+ */
+export function checkUriFlags(raw: Pick<RawRunOptions, 'uri'>, given: (option: string) => boolean): void {
+  if (raw.uri === undefined) return;
+  for (const [key, flag] of [['host', '-h/--host'], ['port', '-p/--port'], ['socket', '-s/--socket']] as const) {
+    if (given(key)) throw new UsageError(`-u/--uri and ${flag} both name the server: give one (the URI holds it: redis://HOST:PORT, unix:///PATH)`);
+  }
+}
+
 /** A study's targets give the address: --host, --port and --uri on its command line are refused. */
 export function checkStudyFlags(fromCli: (option: string) => boolean): void {
   for (const key of ['host', 'port', 'uri']) {

@@ -11,7 +11,7 @@ import type { CliIo } from '../io.js';
 import { printable } from '../printable.js';
 import { fsErrorText, writeWhole } from '../files.js';
 import { ProgressLine } from '../progress-line.js';
-import { buildPlan, checkCapacityFlags } from '../validate.js';
+import { buildPlan, checkCapacityFlags, checkUriFlags } from '../validate.js';
 import { preparePlan } from '../prepare.js';
 import type { Plan } from '../engine-js/plan.js';
 import { parseDurationMs, parsePositive } from '../flag-values.js';
@@ -27,6 +27,7 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   const warmupMs = opts.warmup === undefined ? DEFAULT_WARMUP_MS : parseDurationMs('--warmup', opts.warmup, true);
   const precision = parsePrecision(opts.precision);
   const startRate = opts.startRate === undefined ? null : parsePositive('--start-rate', opts.startRate, 100_000_000);
+  checkUriFlags(opts, given);
   const built = buildPlan({ ...opts, warmup: undefined, duration: undefined, rate: undefined }, process.env);
   const engine = engineForCommand(built.engine, io.stderr);
   const controller = new AbortController();

@@ -11,7 +11,7 @@ import type { Mode } from '../engine-js/plan.js';
 import { LIMITS } from '../engine-js/limits.js';
 import { checkCpus, formatCpuList } from '../cpus.js';
 import { MODES, type RawMixCommand } from '../validate.js';
-import { parseDurationMs, parseHost, parseHostPort, parseInteger, parsePercentiles, parsePositive } from '../flag-values.js';
+import { checkSocketPath, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePercentiles, parsePositive } from '../flag-values.js';
 import { parseUri } from '../uri.js';
 import { rememberSecret } from '../secrets.js';
 import { UsageError } from '../usage-error.js';
@@ -667,7 +667,7 @@ class TargetFields {
   ) {}
 
   /** A UsageError from a flag parser, placed at `key`. */
-  private placed<T>(key: string, read: () => T): T {
+  placed<T>(key: string, read: () => T): T {
     try {
       return read();
     } catch (err) {
@@ -778,7 +778,8 @@ function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: stri
     case 'socket': {
       const socket = value.socket;
       if (typeof socket !== 'string' || socket.trim().length === 0) throw errors.at([...at, 'socket'], 'socket must be the path of a unix socket');
-      return withCredentials({ kind: 'address', host: '127.0.0.1', port: 6379, socket: path.resolve(studyDir, socket) }, t);
+      const resolved = t.placed('socket', () => checkSocketPath(path.resolve(studyDir, socket), 'socket'));
+      return withCredentials({ kind: 'address', host: '127.0.0.1', port: 6379, socket: resolved }, t);
     }
     default:
       return withCredentials(readCommandTarget(t, studyDir), t);
