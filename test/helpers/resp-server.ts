@@ -38,7 +38,12 @@ function parseCommand(buf: Buffer): { args: string[]; used: number } | null {
   return { args, used: pos };
 }
 
-export async function startRespServer(answer: (args: string[], session: RespSession) => string): Promise<RespServer> {
+/**
+ * `delayMs(args)`: how long to hold the reply to that command (a server slow
+ * to answer the handshake, as fakeredis is to take 50 connections); the
+ * replies stay in order.
+ */
+export async function startRespServer(answer: (args: string[], session: RespSession) => string, delayMs: (args: string[]) => number = () => 0): Promise<RespServer> {
   let accepted = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -46,16 +51,28 @@ export async function startRespServer(answer: (args: string[], session: RespSess
     sockets.add(socket);
     let buf = Buffer.alloc(0);
     const session: RespSession = { password: null };
+    let waiting: Promise<void> | null = null;
     socket.on('error', () => undefined);
     socket.on('close', () => sockets.delete(socket));
     socket.on('data', (chunk) => {
       buf = Buffer.concat([buf, chunk]);
       const out: string[] = [];
+      let hold = 0;
       for (let parsed = parseCommand(buf); parsed; parsed = parseCommand(buf)) {
         buf = buf.subarray(parsed.used);
         out.push(answer(parsed.args, session));
+        hold = Math.max(hold, delayMs(parsed.args));
       }
-      if (out.length > 0) socket.write(out.join(''));
+      if (out.length === 0) return;
+      const text = out.join('');
+      if (hold === 0 && !waiting) socket.write(text);
+      else {
+        // Behind a held reply: wait for it, so the replies keep their order.
+        waiting = (waiting ?? Promise.resolve()).then(() => new Promise<void>((resolve) => setTimeout(() => {
+          if (socket.writable) socket.write(text);
+          resolve();
+        }, hold)));
+      }
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -8,7 +8,7 @@ import { readTarget, type EngineName, type Plan } from './engine-js/plan.js';
 import { tracksWrittenKeys } from './engine-js/request-source.js';
 import { WRITTEN_KEYS_MAX_KEYSPACE } from './engine-js/values.js';
 import { printable, printableTarget } from './printable.js';
-import { CLIENT_LAG_SHARE, missingCountsAsVerifyFailure, notStarted, type RunResult } from './run.js';
+import { CLIENT_LAG_SHARE, missingCountsAsVerifyFailure, notStarted, SLOW_CONNECT_MS, type RunResult } from './run.js';
 
 function fixed(n: number, digits: number): string {
   return n.toFixed(digits);
@@ -118,9 +118,15 @@ export function closedEarlyHint(r: RunResult): string | null {
 }
 
 /** What a run prints after it ends: the figures row, the counters, and what went wrong. */
+/** A connect phase of seconds: the server was slow to accept or to answer the handshake (untimed, not in the figures). */
+export function slowConnectLine(r: Pick<RunResult, 'connectElapsedNs' | 'plan'>): string {
+  return `slow connect: ${fixed((r.connectElapsedNs ?? 0) / 1e9, 3)} s to open ${r.plan.connections} connection${r.plan.connections === 1 ? '' : 's'} and their handshakes before the first request (the server was slow to accept; untimed, not in the figures)`;
+}
+
 export function formatFigures(r: RunResult): string {
   const lines: string[] = [];
   if (r.failure?.kind === 'connect' || r.failure?.kind === 'auth') return `FAILED (${r.failure.kind}): ${printable(r.failure.message)}`;
+  if ((r.connectElapsedNs ?? 0) >= SLOW_CONNECT_MS * 1e6) lines.push(slowConnectLine(r));
   if (r.preloadRequests > 0) lines.push(`preload: ${r.preloadRequests} writes in ${fixed(r.preloadElapsedSec, 3)} s (untimed, not in the figures)`);
   if (r.plan.warmupMs > 0) lines.push(`warmup: ${r.warmupRequests} requests in ${fixed((r.warmupElapsedNs ?? 0) / 1e9, 3)} s (sent and answered, not in the figures)`);
   lines.push('');

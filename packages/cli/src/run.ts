@@ -358,7 +358,19 @@ export function summaryUs(data: HistogramData): LatencyUs {
 
 /** One run of a Plan that preparePlan (prepare.ts) completed: under --cluster, with its topology. */
 export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}, percentiles: readonly number[] = DEFAULT_PERCENTILES): Promise<RunResult> {
-  return finishResult(plan, await engine.run(plan, options), percentiles);
+  const askedAt = Date.now();
+  const raw = await engine.run(plan, options);
+  return finishResult(plan, { ...raw, ...connectPhase(askedAt, raw) }, percentiles);
+}
+
+/** A connect phase this long is said in the output: a server slow to accept (fakeredis took 7 s for 50 connections). */
+export const SLOW_CONNECT_MS = 1_000;
+
+/** How long the engine took before the first timed request, preload and warmup aside (nothing when it never got there). */
+function connectPhase(askedAt: number, raw: RawResult): Pick<RawResult, 'connectElapsedNs'> {
+  if (raw.startedUnixMs === undefined || raw.requests === 0) return {};
+  const ms = raw.startedUnixMs - askedAt - raw.preloadElapsedNs / 1e6 - (raw.warmupElapsedNs ?? 0) / 1e6;
+  return { connectElapsedNs: Math.max(0, Math.round(ms * 1e6)) };
 }
 
 /** Which signal stopped the run, and the requests it left unanswered (when the engine counted them). */
