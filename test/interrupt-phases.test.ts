@@ -7,11 +7,10 @@
  * on loopback that accepts, reads and never answers.
  */
 import net from 'node:net';
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STACK_TRACE, waitFor } from './faults/harness.js';
 import { engines } from './helpers/engines.js';
-import { CLI } from './helpers/servers.js';
+import { spawnCli } from './helpers/servers.js';
 
 /** Far longer than any wait here: a run that waits for it did not act on the signal. */
 const TIMEOUT = ['--timeout', '20s'];
@@ -40,22 +39,6 @@ afterAll(() => {
   silent?.close();
 });
 
-function startCli(args: string[]) {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(guard);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-  return { child, exited };
-}
-
 const signals: Array<[NodeJS.Signals, number]> = [
   ['SIGINT', 130],
   ['SIGTERM', 143],
@@ -71,7 +54,7 @@ describe.each(engines())('engine %s', (engine) => {
   describe.each(PHASES)('$what', ({ args }) => {
     it.each(signals)('%s is acted on at once: exit %i, one line, no stack trace', async (signal, code) => {
       const before = bytesRead;
-      const { child, exited } = startCli([...args(), '--engine', engine, ...TIMEOUT]);
+      const { child, exited } = spawnCli([...args(), '--engine', engine, ...TIMEOUT]);
       // The request (CLUSTER SHARDS, HELLO/AUTH) has reached the server: respbench is waiting on its reply.
       await waitFor('respbench to wait on the silent server', () => bytesRead > before);
       const sentAt = Date.now();

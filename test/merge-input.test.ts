@@ -8,7 +8,7 @@
  * ends it at once (130/143); one after the result is printed still lets the
  * --html page and --hdr-log files be written.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STACK_TRACE } from './faults/harness.js';
 import { writeBigResult } from './helpers/big-result.mjs';
-import { CLI, runCli } from './helpers/servers.js';
+import { runCli, spawnCli } from './helpers/servers.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'respbench-merge-input-'));
 const file = (name: string) => path.join(dir, name);
@@ -82,22 +82,6 @@ describe('merge refuses a result no run can produce: one line naming the file an
   });
 });
 
-function startCli(args: string[]) {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const printed = new Promise<void>((resolve) => child.stdout.on('data', (d) => ((stdout += d), resolve())));
-  const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(guard);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-  return { child, printed, exited };
-}
-
 describe('signals during a long merge', () => {
   beforeAll(() => {
     // Long enough to take a second or more to read and add (about 1,000 intervals of 10 ms, each with its percentiles).
@@ -113,7 +97,7 @@ describe('signals during a long merge', () => {
     // The first input comes through a named pipe: once all of it is written, merge is surely under way.
     const fifo = file(`long0-${signal}.fifo`);
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
-    const { child, exited } = startCli(['merge', fifo, file('long1.json'), '--html', html]);
+    const { child, exited } = spawnCli(['merge', fifo, file('long1.json'), '--html', html]);
     const pipe = await open(fifo, 'w');
     await pipe.writeFile(readFileSync(file('long0.json')));
     await pipe.close();
@@ -129,7 +113,7 @@ describe('signals during a long merge', () => {
 
   it('SIGINT once the result is printed: the --html page and --hdr-log files are still written, exit 130', async () => {
     const html = file('after.html');
-    const { child, printed, exited } = startCli(['merge', file('long0.json'), file('long1.json'), '--html', html, '--hdr-log', file('after')]);
+    const { child, printed, exited } = spawnCli(['merge', file('long0.json'), file('long1.json'), '--html', html, '--hdr-log', file('after')]);
     await printed;
     child.kill('SIGINT');
     const out = await exited;

@@ -14,7 +14,8 @@ import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import type { Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { Exit, EXIT } from './exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
-import { readMergeInput, type CompactHistogram, type CompactInterval, type MergeInput } from './merge-input.js';
+import { histogramData, readMergeInput, type CompactInterval, type MergeInput } from './merge-input.js';
+import { addIntervals } from './series.js';
 import type { CliIo } from './io.js';
 import { checkHtmlTarget, writeRunHtml } from './html-report.js';
 import { formatHuman, formatJson } from './output.js';
@@ -244,37 +245,17 @@ function alignIntervals(inputs: MergeInput[], minStart: number): RawInterval[] {
       else byIndex.set(index, [placed]);
     }
   }
-  return [...byIndex.values()].map(addCompactIntervals).sort((a, b) => a.index - b.index);
+  // The machines' records of one interval added as one run's threads' are (series.ts).
+  return [...byIndex.values()].map((records) => records.map(rawInterval).reduce(addIntervals)).sort((a, b) => a.index - b.index);
 }
 
-/** The records of one interval from several machines, added up (as series.ts addIntervals, from the compact form). */
-function addCompactIntervals(records: CompactInterval[]): RawInterval {
-  const sumOf = (f: (i: CompactInterval) => number) => records.reduce((n, i) => n + f(i), 0);
-  const histogram = (f: (i: CompactInterval) => CompactHistogram): HistogramData => {
-    const m = new Map<number, number>();
-    for (const r of records) {
-      const h = f(r);
-      for (let k = 0; k < h.values.length; k++) m.set(h.values[k], (m.get(h.values[k]) ?? 0) + h.counts[k]);
-    }
-    return { unit: 'ns', significantDigits: 3, buckets: [...m.entries()].sort((p, q) => p[0] - q[0]) };
-  };
-  const first = records[0];
-  const mix = records.every((r) => r.commandHistograms) ? first.commandHistograms! : null;
-  const withConnections = records.some((r) => r.connections !== undefined);
+/** An interval kept compact, as the series takes it. */
+function rawInterval(i: CompactInterval): RawInterval {
+  const { setHistogram, getHistogram, commandHistograms, ...counters } = i;
   return {
-    index: first.index,
-    startNs: Math.min(...records.map((r) => r.startNs)),
-    endNs: Math.max(...records.map((r) => r.endNs)),
-    requests: sumOf((i) => i.requests),
-    sets: sumOf((i) => i.sets),
-    gets: sumOf((i) => i.gets),
-    errors: sumOf((i) => i.errors),
-    misses: sumOf((i) => i.misses),
-    mismatches: sumOf((i) => i.mismatches),
-    lostWrites: sumOf((i) => i.lostWrites ?? 0),
-    setHistogram: histogram((i) => i.setHistogram),
-    getHistogram: histogram((i) => i.getHistogram),
-    ...(mix ? { commandHistograms: mix.map((_, k) => histogram((i) => i.commandHistograms![k])) } : {}),
-    ...(withConnections ? { connections: sumOf((i) => i.connections ?? 0) } : {}),
+    ...counters,
+    setHistogram: histogramData(setHistogram),
+    getHistogram: histogramData(getHistogram),
+    ...(commandHistograms ? { commandHistograms: commandHistograms.map(histogramData) } : {}),
   };
 }
