@@ -9,7 +9,7 @@ import { closeSync, openSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { childPids, isAlive, STACK_TRACE, waitFor } from './faults/harness.js';
 import { engines } from './helpers/engines.js';
-import { CLI, commandsProcessed, liveProcesses, redisPerTest, type RedisServer, REPO, tcpSocketsOf } from './helpers/servers.js';
+import { CLI, commandsProcessed, spawnCli, liveProcesses, redisPerTest, type RedisServer, REPO, tcpSocketsOf } from './helpers/servers.js';
 
 let redis: RedisServer | null = null;
 /** Each test's redis-server is stopped after it, and must leave no process behind. */
@@ -23,21 +23,7 @@ interface Exited {
 }
 
 /** Starts respbench; `exited` resolves when it ends (killed after 30 s at most). */
-function startCli(args: string[]) {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  const exited = new Promise<Exited>((resolve) =>
-    child.on('close', (code, signal) => {
-      clearTimeout(guard);
-      resolve({ code, signal, stdout, stderr });
-    }),
-  );
-  return { child, exited };
-}
+const startCli = (args: string[]) => spawnCli(args);
 
 /** A run far longer than any test waits for. */
 const LONG = ['--mode', 'set', '--requests', '50000000', '--pipeline', '16', '--timeout', '5s'];

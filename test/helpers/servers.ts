@@ -98,6 +98,28 @@ export interface CliRun {
   ms: number;
 }
 
+/** A CLI process a test signals while it runs: `printed` resolves at its first stdout, `exited` when it ends (killed after `timeoutMs`). */
+export function spawnCli(args: string[], timeoutMs = 30_000) {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let printed: () => void = () => undefined;
+  const firstOutput = new Promise<void>((resolve) => (printed = resolve));
+  child.stdout.on('data', (d) => {
+    stdout += d;
+    printed();
+  });
+  child.stderr.on('data', (d) => (stderr += d));
+  const guard = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => {
+      clearTimeout(guard);
+      resolve({ code, signal, stdout, stderr });
+    }),
+  );
+  return { child, printed: firstOutput, exited };
+}
+
 /** Runs the built CLI with args; kills it after `timeoutMs`. */
 export function runCli(args: string[], timeoutMs = 60_000, env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
   const started = Date.now();

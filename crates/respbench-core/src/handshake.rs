@@ -114,6 +114,13 @@ fn user_name(plan: &Plan) -> &str {
     plan.user.as_deref().unwrap_or("default")
 }
 
+/// An error reply that refuses a login (Redis: WRONGPASS; older servers and
+/// look-alikes: "invalid password", "AUTH …"), as the TS engine reads it.
+fn refuses_login(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    text.starts_with("WRONGPASS") || lower.split(|c: char| !c.is_alphanumeric()).any(|w| w.starts_with("auth") || w.starts_with("password"))
+}
+
 /// What an error reply (its text without the '-') to a handshake step means
 /// for the user, worded as the TS engine words it.
 pub fn failure_text(plan: &Plan, step: &Step, error: &str) -> String {
@@ -132,10 +139,14 @@ pub fn failure_text(plan: &Plan, step: &Step, error: &str) -> String {
         return format!("user '{user}' may not run {name} ({text})");
     }
     if command == "HELLO" && (first_word(&text, "NOPROTO") || text.to_lowercase().contains("unknown command")) {
-        return format!("the server does not speak RESP3 (HELLO 3 answered: {text}): leave out -3/--resp3");
+        return format!("HELLO 3 failed: {text} (the server does not speak RESP3: leave out -3/--resp3)");
     }
-    if command == "AUTH" || command == "HELLO" {
+    // HELLO 3 is about logging in only when it carried a password the server refused.
+    if command == "AUTH" || (command == "HELLO" && plan.password.is_some() && refuses_login(&text)) {
         return format!("authentication failed for user '{user}': {text}");
+    }
+    if command == "HELLO" {
+        return format!("HELLO 3 failed: {text}");
     }
     if command == "SELECT" {
         return format!("cannot select database {}: {text}", plan.dbnum.unwrap_or(0));
@@ -342,6 +353,25 @@ mod tests {
         assert_eq!(
             String::from_utf8(bytes(&steps(&p))).unwrap(),
             "*1\r\n$8\r\nREADONLY\r\n*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$9\r\nrespbench\r\n"
+        );
+    }
+
+    #[test]
+    fn a_refused_hello_3_says_hello_3_failed_unless_it_refused_the_password() {
+        let mut p = plan();
+        p.resp3 = true;
+        let s = steps(&p);
+        assert_eq!(failure_text(&p, &s[0], "ERR HELLO is disabled here"), "HELLO 3 failed: ERR HELLO is disabled here");
+        assert_eq!(
+            failure_text(&p, &s[0], "ERR unknown command 'HELLO'"),
+            "HELLO 3 failed: ERR unknown command 'HELLO' (the server does not speak RESP3: leave out -3/--resp3)"
+        );
+        p.password = Some(Secret::new("pw"));
+        let s = steps(&p);
+        assert_eq!(failure_text(&p, &s[0], "ERR protocol 3 refused"), "HELLO 3 failed: ERR protocol 3 refused");
+        assert_eq!(
+            failure_text(&p, &s[0], "WRONGPASS invalid username-password pair or user is disabled."),
+            "authentication failed for user 'default': WRONGPASS invalid username-password pair or user is disabled."
         );
     }
 

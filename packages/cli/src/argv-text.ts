@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from './usage-error.js';
 import { shownQuoted } from './printable.js';
+import { maskArgv } from './meta.js';
 
 const REPLACEMENT = '\uFFFD';
 
@@ -50,6 +51,6 @@ export function checkArgvText(argv: string[], raw: Buffer[] | null = rawArgvTail
     const eq = /^(--?[A-Za-z][\w-]*)=/.exec(arg);
     const prev = i > 0 && /^--?[A-Za-z]/.test(argv[i - 1]) && !argv[i - 1].includes('=') ? argv[i - 1] : null;
     const what = eq ? eq[1] : /^--?[A-Za-z]/.test(arg) ? `the option ${shownQuoted(arg)}` : prev ?? `argument ${i + 1}`;
-    throw new UsageError(`${what} is not valid UTF-8 text (got ${shownQuoted(arg)}, where U+FFFD stands for the bad bytes); give it in UTF-8`);
+    throw new UsageError(`${what} is not valid UTF-8 text (got ${shownQuoted(maskArgv(argv)[i])}, where U+FFFD stands for the bad bytes); give it in UTF-8`);
   }
 }

@@ -24,6 +24,8 @@ import { SUITE_NAMES } from './suite.js';
 import { firstOperand, flagsTakingValue, ownWords, showHelp, subcommandTypo } from './subcommand-words.js';
 import { printable } from './printable.js';
 import { UsageError } from './usage-error.js';
+import { redactingIo, rememberSecret } from './secrets.js';
+import { PASSWORD_ENV } from './validate.js';
 
 export type { CliIo } from './io.js';
 
@@ -77,7 +79,8 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
       writeOut: io.stdout,
       writeErr: io.stderr,
       // Commander's own usage errors, as one line in the same voice as ours.
-      outputError: (text, write) => write(`respbench: ${text.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').trim()} (see --help)\n`),
+      // An unknown `--flag=value` is shown without its value: it may be a mistyped --pass=….
+      outputError: (text, write) => write(`respbench: ${text.replace(/^error: /, '').replace(/('--?[\w-]+)=[^']*'/g, "$1=…'").replace(/\s*\n\s*/g, ' ').trim()} (see --help)\n`),
     })
     .exitOverride()
     .showSuggestionAfterError(true);
@@ -191,10 +194,13 @@ export function jsonStyleArgs(argv: readonly string[]): string[] {
 }
 
 /** Runs the program on argv; resolves to the exit status. */
-export async function main(given: string[], io: CliIo = processIo): Promise<number> {
+export async function main(givenArgv: string[], givenIo: CliIo = processIo): Promise<number> {
+  // The last net: no password this process was given reaches its output, whatever path printed it.
+  const io = redactingIo(givenIo);
+  rememberSecret(process.env[PASSWORD_ENV]);
   let argv: string[];
   try {
-    argv = jsonStyleArgs(given);
+    argv = jsonStyleArgs(givenArgv);
   } catch (err) {
     io.stderr(`respbench: ${printable((err as Error).message)}\n`);
     return EXIT.usage;

@@ -246,7 +246,7 @@ export async function discoverCluster(plan: Plan, signal?: AbortSignal): Promise
     let socket: net.Socket | null = null;
     try {
       socket = await openConnection({ ...plan, host: seed.host, port: seed.port, socket: null, cluster: null }, signal);
-      const topology = await readTopology(socket, seed.host, plan.tls !== null, timeoutMs);
+      const topology = await untilAborted(readTopology(socket, seed.host, plan.tls !== null, timeoutMs), signal);
       const problem = topologyProblem(topology);
       if (problem !== null) throw new Error(problem);
       const lonely = topology.nodes.findIndex((_, i) => (topology.replicas?.[i]?.length ?? 0) === 0);
@@ -256,6 +256,7 @@ export async function discoverCluster(plan: Plan, signal?: AbortSignal): Promise
       return { ...plan, cluster: { seeds: cluster.seeds, ...topology, ...(cluster.readFrom ? { readFrom: cluster.readFrom } : {}) } };
     } catch (err) {
       if (err instanceof ConnectInterrupted || err instanceof UsageError) throw err;
+      if (signal?.aborted) throw new ConnectInterrupted();
       const text = plainToTls((err as Error).message, plan);
       why.push(text.startsWith(seedText(seed)) || text.includes(`to ${seedText(seed)}`) ? text : `${seedText(seed)}: ${text}`);
     } finally {
@@ -263,6 +264,21 @@ export async function discoverCluster(plan: Plan, signal?: AbortSignal): Promise
     }
   }
   throw new Error(`--cluster: no seed node told the topology (${why.join('; ')})`);
+}
+
+/**
+ * `work`, or ConnectInterrupted as soon as `signal` aborts: a seed that
+ * accepted and then says nothing must not hold a Ctrl-C until --timeout.
+ * (The caller destroys the socket the work was reading.)
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(new ConnectInterrupted());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new ConnectInterrupted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /**

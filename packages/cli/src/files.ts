@@ -30,11 +30,23 @@ export function fsErrorText(err: unknown): string {
   }
 }
 
-/** Writes `text` to a temp file beside `file` and renames it over `file`; the temp never outlives a failure. */
+/**
+ * Writes `text` to a temp file beside `file` and renames it over `file`; the
+ * temp never outlives a failure. Nothing is written through a symlink: the
+ * rename replaces a link named `file` (its target is left alone), and the
+ * temp is created new (O_EXCL), so a link planted at its name is removed,
+ * not followed.
+ */
 export function writeWhole(file: string, text: string): void {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
-    writeFileSync(tmp, text);
+    try {
+      writeFileSync(tmp, text, { flag: 'wx' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      unlinkSync(tmp);
+      writeFileSync(tmp, text, { flag: 'wx' });
+    }
     renameSync(tmp, file);
   } catch (err) {
     try {

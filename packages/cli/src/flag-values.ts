@@ -156,5 +156,20 @@ export function parseSocket(raw: unknown): string | null {
   if (raw === undefined || raw === null) return null;
   const text = String(raw);
   if (text.trim().length === 0) throw new UsageError(`-s/--socket must be the path of a unix socket (got ${shown(raw)})`);
-  return text;
+  return checkSocketPath(text, '-s/--socket');
+}
+
+/** The longest unix socket path a connect takes: sun_path holds 108 bytes on Linux, its last a NUL. */
+export const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
+ * A unix socket path the kernel can connect to (whichever engine connects):
+ * a longer one is refused here with the limit, not found "missing" later.
+ */
+export function checkSocketPath(path: string, what: string): string {
+  const bytes = Buffer.byteLength(path, 'utf8');
+  if (bytes > MAX_SOCKET_PATH_BYTES) {
+    throw new UsageError(`${what}: a unix socket path is at most ${MAX_SOCKET_PATH_BYTES} bytes (the kernel's sun_path holds 108, the last a NUL; got ${bytes} bytes): use a shorter path, e.g. a symlink to its directory`);
+  }
+  return path;
 }

@@ -13,7 +13,7 @@
  * equivalent value into a histogram of the same layout (1 ns .. 2^40 ns, 3
  * significant digits), so the decoded counts and percentiles are the JSON's.
  */
-import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import type HdrLib from 'hdr-histogram-js';
 import { hdrLib } from './result-json.js';
@@ -21,7 +21,8 @@ import { addHistogramData } from './buckets.js';
 import { HIGHEST_TRACKABLE_NS, type HistogramData } from './engine-js/histogram.js';
 import type { RawInterval } from './engine-js/plan.js';
 import { printable } from './printable.js';
-import { commandName, type RunResult } from './run.js';
+import { commandName, mixRowNames, type RunResult } from './run.js';
+import { writeWhole } from './files.js';
 import { foldShortTail } from './series.js';
 import { UsageError } from './usage-error.js';
 
@@ -76,7 +77,11 @@ export function hdrLogFiles(result: RunResult, prefix: string): Map<string, stri
   const intervals: RawInterval[] = foldShortTail(result.intervals ?? []);
   const empty: HistogramData = { unit: 'ns', significantDigits: 3, buckets: [] };
   const rows: { name: string; whole: HistogramData; of: (i: RawInterval) => HistogramData }[] = [];
-  if (result.setHistogram && result.getHistogram) {
+  const mix = mixRowNames(plan);
+  if (mix && result.commandHistograms) {
+    // A command mix: a log per command of the mix, named as its perCommand row (SET, GET, SET#2, …).
+    mix.forEach((name, k) => rows.push({ name, whole: result.commandHistograms![k], of: (i) => i.commandHistograms?.[k] ?? empty }));
+  } else if (result.setHistogram && result.getHistogram) {
     if (plan.mode !== 'get') rows.push({ name: commandName(plan.setCmd), whole: result.setHistogram, of: (i) => i.setHistogram ?? empty });
     if (plan.mode !== 'set') rows.push({ name: commandName(plan.getCmd), whole: result.getHistogram, of: (i) => i.getHistogram ?? empty });
   }
@@ -88,20 +93,29 @@ export function hdrLogFiles(result: RunResult, prefix: string): Map<string, stri
   rows.push({ name: 'Totals', whole: result.histogram, of: (i) => addHistogramData(i.setHistogram ?? empty, i.getHistogram ?? empty) });
   const files = new Map<string, string>();
   const elapsedSec = result.elapsedNs / 1e9;
+  const bases = new Set<string>();
   for (const r of rows) {
-    const base = `${prefix}.${fileWord(r.name)}`;
+    // Two rows whose names differ only in characters a file name cannot hold (GET#1, GET_1) keep apart.
+    let base = `${prefix}.${fileWord(r.name)}`;
+    for (let n = 2; bases.has(base); n++) base = `${prefix}.${fileWord(r.name)}.${n}`;
+    bases.add(base);
     files.set(`${base}.hlog`, logText(r.name, 'one histogram per interval of the time series', started, intervals.map((i) => ({ startSec: i.startNs / 1e9, endSec: i.endNs / 1e9, data: r.of(i) }))));
     files.set(`${base}.run.hlog`, logText(r.name, 'the whole measured phase', started, [{ startSec: 0, endSec: elapsedSec, data: r.whole }]));
   }
   return files;
 }
 
-/** Writes the result's HdrHistogram logs; returns the files written. */
+/**
+ * Writes the result's HdrHistogram logs; returns the files written. Each is
+ * written whole, as --html is (a temp file renamed over it): an existing
+ * file is replaced at once, and a symlink of that name is replaced, never
+ * written through.
+ */
 export function writeHdrLogs(result: RunResult, prefix: string): string[] {
   const files = hdrLogFiles(result, prefix);
   for (const [name, text] of files) {
     try {
-      writeFileSync(name, text);
+      writeWhole(name, text);
     } catch (err) {
       throw new Error(`--hdr-log: cannot write ${printable(name)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }

@@ -5,20 +5,25 @@
  * are aligned by wall clock; throughput is over the union of the runs'
  * windows. Runs of different Plans (other than the client index) are refused.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { Command } from 'commander';
 import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import type { Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { Exit, EXIT } from './exit.js';
+import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
+import { histogramData, readMergeInput, type CompactInterval, type MergeInput } from './merge-input.js';
+import { addIntervals } from './series.js';
 import type { CliIo } from './io.js';
 import { checkHtmlTarget, writeRunHtml } from './html-report.js';
 import { checkWritableFile, writeWhole } from './files.js';
 import { formatHuman, formatJson } from './output.js';
-import { readResultJson } from './result-json.js';
 import { printable } from './printable.js';
 import { exitCodeFor, finishResult, type RunResult } from './run.js';
-import { addIntervals } from './series.js';
-import { runMeta, type RunMeta } from './meta.js';
+import { maskArgv, runMeta, type RunMeta } from './meta.js';
+import { redactSecrets } from './secrets.js';
 import { UsageError } from './usage-error.js';
 
 /** Runs whose starts lie further apart than this are merged with a warning: their windows barely overlap. */
@@ -45,37 +50,100 @@ export function registerMergeCommand(program: Command, io: CliIo, argv: readonly
     .option('--json-file <path>', 'also write the merged result as JSON to this file, whole')
     .option('--html <file>', 'also write the merged result as an HTML page (figures per command, throughput and p50/p99 over time)')
     .option('--hdr-log <prefix>', 'write the merged run\'s HdrHistogram interval logs, as a single run\'s --hdr-log does')
-    .action(async (files: string[], opts: { json: boolean; pretty: boolean; jsonFile?: string; html?: string; hdrLog?: string }) => {
+    .action(async (files: string[], opts: MergeFlags) => {
       if (opts.html !== undefined) checkHtmlTarget(opts.html);
       if (opts.jsonFile !== undefined) checkWritableFile('--json-file', opts.jsonFile);
       if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
-      const runs = files.map((f) => readResult(f));
-      const { result, warnings } = mergeResults(runs, files, argv);
-      for (const w of warnings) io.stderr(`respbench: warning: ${w}\n`);
-      io.stdout(`${opts.json ? formatJson(result, opts.pretty) : formatHuman(result)}\n`);
-      if (opts.jsonFile !== undefined) writeWhole(opts.jsonFile, `${formatJson(result, opts.pretty)}\n`);
-      if (opts.hdrLog !== undefined) writeHdrLogs(result, opts.hdrLog);
-      const written = opts.html === undefined || (await writeRunHtml(opts.html, result, warnings, io.stderr));
-      const code = exitCodeFor(result);
-      if (code !== EXIT.ok) throw new Exit(code);
-      if (!written) throw new Exit(EXIT.failed);
+      await mergeAwayFromSignals(files, opts, io, argv);
     });
 }
 
-function readResult(file: string): RunResult {
-  // Either file form (histograms as V2 base64 or as bucket lists): result-json.ts.
-  const r = readResultJson(file, 'give the --json output of respbench runs') as RunResult;
-  if (!r || typeof r !== 'object' || !r.plan || !r.histogram || typeof r.requests !== 'number') {
-    throw new UsageError(`${printable(file)} is not a respbench --json result`);
+export interface MergeFlags {
+  json: boolean;
+  /** --pretty / --json=pretty: indented JSON; --json-file: the result also written whole to this file. */
+  pretty: boolean;
+  jsonFile?: string;
+  html?: string;
+  hdrLog?: string;
+}
+
+/** What the merge worker tells the command: text to print, that the result is out, and how it ended. */
+export type MergeMessage =
+  | { stdout: string }
+  | { stderr: string }
+  | { printed: true }
+  | { done: number }
+  | { usage: string }
+  | { failed: string };
+
+/**
+ * The merge itself runs on a worker thread: reading, adding and formatting a
+ * long run's files is seconds of work that would keep the event loop (and
+ * so a Ctrl-C) waiting. A signal before the result is printed ends the work
+ * at once (exit 130/143); after it, the --html page and --hdr-log files it
+ * asked for are still written, then the same exit status.
+ */
+async function mergeAwayFromSignals(files: string[], opts: MergeFlags, io: CliIo, argv: readonly string[]): Promise<void> {
+  const script = new URL('./merge-worker.js', import.meta.url);
+  // From the TypeScript sources (no compiled worker beside this file) the merge runs here.
+  if (!existsSync(fileURLToPath(script))) return mergeFiles(files, opts, io, argv);
+  const worker = new Worker(script, { workerData: { files, opts, argv }, stdout: false, stderr: false });
+  let printed = false;
+  let stoppedBy: StopSignal | null = null;
+  const stopListening = onStopSignals((signal, n) => {
+    if (n > 1) return io.stderr(`respbench: ${signal}: already stopping\n`);
+    stoppedBy = signal;
+    if (printed) io.stderr(`respbench: ${signal}: writing the files asked for, then stopping\n`);
+    else {
+      io.stderr(`respbench: ${signal}: interrupted while merging: nothing merged\n`);
+      void worker.terminate();
+    }
+  });
+  try {
+    const code = await new Promise<number>((resolve, reject) => {
+      worker.on('message', (m: MergeMessage) => {
+        if ('stdout' in m) io.stdout(m.stdout);
+        else if ('stderr' in m) io.stderr(m.stderr);
+        else if ('printed' in m) printed = true;
+        else if ('done' in m) resolve(m.done);
+        else if ('usage' in m) reject(new UsageError(m.usage));
+        else reject(new Error(m.failed));
+      });
+      worker.on('error', reject);
+      worker.on('exit', () => resolve(stoppedBy ? SIGNAL_EXIT[stoppedBy] : EXIT.failed));
+    });
+    if (stoppedBy) throw new Exit(SIGNAL_EXIT[stoppedBy]);
+    if (code !== EXIT.ok) throw new Exit(code);
+  } finally {
+    stopListening();
+    await worker.terminate();
   }
-  if (r.elapsedNs === null) throw new UsageError(`${printable(file)} measured nothing (its run never got a reply): nothing to merge`);
-  return r;
+}
+
+/** Reads, checks and adds the files, prints the result and writes the files asked for (on the worker thread, or here). */
+export async function mergeFiles(files: string[], opts: MergeFlags, io: CliIo, argv: readonly string[], onPrinted: () => void = () => undefined): Promise<void> {
+  const inputs: MergeInput[] = [];
+  // One file at a time, each kept compact: memory is what the inputs hold, not their text.
+  for (const f of files) inputs.push(await readMergeInput(f));
+  const { result, warnings } = mergeResults(inputs, files, argv);
+  for (const w of warnings) io.stderr(`respbench: warning: ${w}\n`);
+  io.stdout(`${opts.json ? formatJson(result, opts.pretty) : formatHuman(result)}\n`);
+  if (opts.jsonFile !== undefined) writeWhole(opts.jsonFile, `${formatJson(result, opts.pretty)}\n`);
+  onPrinted();
+  if (opts.hdrLog !== undefined) writeHdrLogs(result, opts.hdrLog);
+  const written = opts.html === undefined || (await writeRunHtml(opts.html, result, warnings, io.stderr));
+  const code = exitCodeFor(result);
+  if (code !== EXIT.ok) throw new Exit(code);
+  if (!written) throw new Exit(EXIT.failed);
 }
 
 /** The Plan fields two runs may differ in and still be one run's shares (each machine pins its own CPUs). */
 const SHARE_FIELDS = new Set(['clientIndex', 'cpus']);
 
-function planDifferences(a: Plan, b: Plan): string[] {
+/** The Plan fields two runs differ in, as they may be shown: a secret field (a hand-edited password) only as *** whatever it holds. */
+function planDifferences(given: Plan, other: Plan): string[] {
+  const a = redactSecrets(given);
+  const b = redactSecrets(other);
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   const out: string[] = [];
   for (const k of keys) {
@@ -94,8 +162,9 @@ function addHistograms(hs: (HistogramData | undefined | null)[]): HistogramData 
 }
 
 /** The runs' results as one: refuses runs of different Plans; warns when they started far apart. */
-export function mergeResults(runs: RunResult[], names: string[], argv: readonly string[] = []): { result: RunResult; warnings: string[] } {
-  if (runs.length === 0) throw new UsageError('merge needs at least one result');
+export function mergeResults(inputs: MergeInput[], names: string[], argv: readonly string[] = []): { result: RunResult; warnings: string[] } {
+  if (inputs.length === 0) throw new UsageError('merge needs at least one result');
+  const runs = inputs.map((i) => i.result);
   const first = runs[0];
   for (let i = 1; i < runs.length; i++) {
     const diff = planDifferences(first.plan, runs[i].plan);
@@ -120,7 +189,7 @@ export function mergeResults(runs: RunResult[], names: string[], argv: readonly 
     warnings.push(`the runs started ${(startSpreadMs / 1000).toFixed(3)} s apart (by their machines' clocks): throughput is over the union of their windows, and is lower than the load they sent together`);
   }
   const end = Math.max(...runs.map((r) => (r.startedUnixMs ?? 0) + r.elapsedNs / 1e6));
-  const sum = (f: (r: RunResult) => number | undefined) => runs.reduce((n, r) => n + (f(r) ?? 0), 0);
+  const sum = (f: (r: MergeInput['result']) => number | undefined) => runs.reduce((n, r) => n + (f(r) ?? 0), 0);
   const failed = runs.find((r) => r.failure !== null);
   const raw: RawResult = {
     engine: first.engine,
@@ -154,13 +223,14 @@ export function mergeResults(runs: RunResult[], names: string[], argv: readonly 
     firstError: runs.find((r) => r.firstError)?.firstError ?? null,
     firstMismatch: runs.find((r) => r.firstMismatch)?.firstMismatch ?? null,
     failure: failed ? failed.failure : null,
-    intervals: alignIntervals(runs, minStart),
+    intervals: alignIntervals(inputs, minStart),
     startedUnixMs: minStart,
   };
   // The merged run is the single run the shares make up: every machine's connections.
   const { clientIndex: _index, clientCount: _count, cpus: _cpus, ...plan } = first.plan;
   const result = finishResult(plan, raw);
-  const machines = runs.map((r, i) => ({ file: names[i], meta: r.meta ?? null }));
+  // An input file's metadata is shown again: whatever secret a hand-edited one holds stays hidden.
+  const machines = runs.map((r, i) => ({ file: names[i], meta: r.meta ? redactSecrets({ ...r.meta, commandLine: Array.isArray(r.meta.commandLine) ? maskArgv(r.meta.commandLine.map(String)) : r.meta.commandLine }) : null }));
   const merged: MergedFrom = { files: names, clientCount: count, startSpreadMs, machines };
   // The merged result's own metadata: this merge's command line, the earliest start, and the load machines it adds up.
   const hosts = [...new Set(runs.map((r) => r.meta?.hostname).filter((h): h is string => typeof h === 'string'))];
@@ -169,18 +239,31 @@ export function mergeResults(runs: RunResult[], names: string[], argv: readonly 
 }
 
 /** Every run's intervals placed by wall clock on the earliest start's grid, those landing together added. */
-function alignIntervals(runs: RunResult[], minStart: number): RawInterval[] {
-  const every = runs.flatMap((r) => r.intervals ?? []).reduce((m, i) => Math.max(m, i.endNs - i.startNs), 0);
+function alignIntervals(inputs: MergeInput[], minStart: number): RawInterval[] {
+  const every = inputs.flatMap((r) => r.intervals).reduce((m, i) => Math.max(m, i.endNs - i.startNs), 0);
   if (every <= 0) return [];
-  const byIndex = new Map<number, RawInterval>();
-  for (const r of runs) {
-    const shift = Math.round((((r.startedUnixMs ?? minStart) - minStart) * 1e6) / every);
-    for (const i of r.intervals ?? []) {
+  const byIndex = new Map<number, CompactInterval[]>();
+  for (const { result, intervals } of inputs) {
+    const shift = Math.round((((result.startedUnixMs ?? minStart) - minStart) * 1e6) / every);
+    for (const i of intervals) {
       const index = i.index + shift;
       const placed = { ...i, index, startNs: i.startNs + shift * every, endNs: i.endNs + shift * every };
       const had = byIndex.get(index);
-      byIndex.set(index, had ? addIntervals(had, placed) : placed);
+      if (had) had.push(placed);
+      else byIndex.set(index, [placed]);
     }
   }
-  return [...byIndex.values()].sort((a, b) => a.index - b.index);
+  // The machines' records of one interval added as one run's threads' are (series.ts).
+  return [...byIndex.values()].map((records) => records.map(rawInterval).reduce(addIntervals)).sort((a, b) => a.index - b.index);
+}
+
+/** An interval kept compact, as the series takes it. */
+function rawInterval(i: CompactInterval): RawInterval {
+  const { setHistogram, getHistogram, commandHistograms, ...counters } = i;
+  return {
+    ...counters,
+    setHistogram: histogramData(setHistogram),
+    getHistogram: histogramData(getHistogram),
+    ...(commandHistograms ? { commandHistograms: commandHistograms.map(histogramData) } : {}),
+  };
 }

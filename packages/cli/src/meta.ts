@@ -7,8 +7,7 @@
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import type { EngineName } from './engine-js/plan.js';
-import { SECRET_SHOWN } from './printable.js';
-import { redactUri } from './uri.js';
+import { redactUri, SECRET_SHOWN } from './secrets.js';
 
 export interface RunMeta {
   tool: 'respbench';

@@ -9,7 +9,7 @@ import { readTarget, type EngineName, type Plan } from './engine-js/plan.js';
 import { tracksWrittenKeys } from './engine-js/request-source.js';
 import { WRITTEN_KEYS_MAX_KEYSPACE } from './engine-js/values.js';
 import { printable, printableTarget } from './printable.js';
-import { CLIENT_LAG_SHARE, missingCountsAsVerifyFailure, notStarted, type RunResult } from './run.js';
+import { CLIENT_LAG_SHARE, missingCountsAsVerifyFailure, notStarted, SLOW_CONNECT_MS, type RunResult } from './run.js';
 
 function fixed(n: number, digits: number): string {
   return n.toFixed(digits);
@@ -118,6 +118,11 @@ export function closedEarlyHint(r: RunResult): string | null {
   return `the server closed the connection before any reply: it may have crashed or refused the command; check that it still runs (redis-cli -h ${printable(host)} -p ${port} PING) and look at its log`;
 }
 
+/** A connect phase of seconds: the server was slow to accept or to answer the handshake (untimed, not in the figures). */
+export function slowConnectLine(r: Pick<RunResult, 'connectElapsedNs' | 'plan'>): string {
+  return `slow connect: ${fixed((r.connectElapsedNs ?? 0) / 1e9, 3)} s to open ${r.plan.connections} connection${r.plan.connections === 1 ? '' : 's'} and their handshakes before the first request (the server was slow to accept; untimed, not in the figures)`;
+}
+
 /**
  * How a failed run's reason is shown: `with` the figures (a saved result
  * printed again: merge, the HTML page), or `elsewhere` — a run as it ends
@@ -137,6 +142,7 @@ export function formatFigures(r: RunResult, reason: ReasonPlace = 'with', latenc
   const inline = reason === 'with' || r.failure?.kind === 'interrupted';
   const because = (text: string) => (inline ? `${printable(r.failure?.message ?? '')}${text ? `; ${text}` : ''}` : text || 'the reason is on stderr');
   if (r.failure?.kind === 'connect' || r.failure?.kind === 'auth') return `FAILED (${r.failure.kind}): ${because(inline ? '' : 'nothing measured')}`;
+  if ((r.connectElapsedNs ?? 0) >= SLOW_CONNECT_MS * 1e6) lines.push(slowConnectLine(r));
   if (r.preloadRequests > 0) lines.push(`preload: ${r.preloadRequests} writes in ${fixed(r.preloadElapsedSec, 3)} s (untimed, not in the figures)`);
   if (r.plan.warmupMs > 0) lines.push(`warmup: ${r.warmupRequests} requests in ${fixed((r.warmupElapsedNs ?? 0) / 1e9, 3)} s (sent and answered, not in the figures)`);
   lines.push('');

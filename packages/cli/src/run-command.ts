@@ -27,7 +27,7 @@ import { combineRounds, repeatLine, type RepeatSummary } from './repeat.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
 import { parseTests, quietLine } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
-import { buildPlan, checkRunCommand, keylessMixCommands, type RawRunOptions } from './validate.js';
+import { buildPlan, checkRunCommand, checkUriFlags, keylessMixCommands, type RawRunOptions } from './validate.js';
 import { parseDurationMs, parseHostPort, parseInteger, parsePercentiles } from './flag-values.js';
 import { UsageError } from './usage-error.js';
 
@@ -114,6 +114,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   // runs keep -q as "no progress line" (scripts read their table), so the habit applies where its shape is.
   const short = opts.quiet && !opts.json && !opts.tests && Boolean(opts.command && opts.command.length > 0);
   const cpus = opts.cpus === undefined ? undefined : checkCpus('--cpus', opts.cpus);
+  checkUriFlags(opts, given);
   const built = buildPlan(opts, process.env);
   const tests = opts.tests === undefined ? null : parseTests(opts.tests);
   const command = opts.command && opts.command.length > 0 ? opts.command : null;

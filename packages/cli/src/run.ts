@@ -8,6 +8,7 @@ import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import { EXIT } from './exit.js';
 import { SECRET_SHOWN } from './printable.js';
 import { addBuckets, maxOfBuckets, totalOf, valueAtPercentileOfBuckets } from './buckets.js';
+import { redactSecrets, redactText } from './secrets.js';
 import { coarsenIntervals, foldShortTail } from './series.js';
 import type { RunMeta } from './meta.js';
 import { localConnections, type Engine, type Plan, type RawInterval, type RawResult } from './engine-js/plan.js';
@@ -290,6 +291,7 @@ export function finishResult(plan: Plan, given: RawResult, percentiles: readonly
   // Whole things are counted in whole numbers, whatever clock the engine read.
   const raw: RawResult = {
     ...given,
+    ...redactedTexts(plan, given),
     elapsedNs: Math.round(given.elapsedNs),
     preloadElapsedNs: Math.round(given.preloadElapsedNs),
     ...(given.warmupElapsedNs === undefined ? {} : { warmupElapsedNs: Math.round(given.warmupElapsedNs) }),
@@ -327,6 +329,16 @@ export function finishResult(plan: Plan, given: RawResult, percentiles: readonly
   };
 }
 
+/**
+ * The result's texts that quote the server or the failure (an error reply, a
+ * mismatch, why the run ended) without the password: a server may echo a
+ * command's arguments (AUTH's among them) in its error replies.
+ */
+function redactedTexts(plan: Plan, r: RawResult): Pick<RawResult, 'firstError' | 'firstMismatch' | 'failure'> {
+  const hide = (t: string | null) => (t === null ? null : redactText(t, plan.password));
+  return { firstError: hide(r.firstError), firstMismatch: hide(r.firstMismatch), failure: r.failure && { ...r.failure, message: redactText(r.failure.message, plan.password) } };
+}
+
 /** The timed requests this machine runs: all of them, or its connections' shares (--client-count). */
 export function plannedRequests(plan: Plan): number {
   if ((plan.clientCount ?? 1) <= 1) return plan.requests;
@@ -338,7 +350,7 @@ export function plannedRequests(plan: Plan): number {
 
 /** The Plan as it may be shown: the password as "***" (the engine got the real one). */
 export function redactPlan(plan: Plan): Plan {
-  return plan.password == null ? plan : { ...plan, password: SECRET_SHOWN };
+  return redactSecrets(plan);
 }
 
 /** Percentiles, max and mean in microseconds (the shape a study row takes, too). */
@@ -377,7 +389,9 @@ export function watchRuns(w: RunWatcher): () => void {
 }
 
 export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}, percentiles: readonly number[] = DEFAULT_PERCENTILES): Promise<RunResult> {
-  if (watchers.size === 0) return finishResult(plan, await engine.run(plan, options), percentiles);
+  const askedAt = Date.now();
+  const finish = (raw: RawResult) => finishResult(plan, { ...raw, ...connectPhase(askedAt, raw) }, percentiles);
+  if (watchers.size === 0) return finish(await engine.run(plan, options));
   const watching = [...watchers];
   for (const w of watching) w.started(plan, engine.name);
   const given = options.onInterval;
@@ -387,11 +401,21 @@ export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = 
   };
   let result: RunResult | null = null;
   try {
-    result = finishResult(plan, await engine.run(plan, { ...options, onInterval }), percentiles);
+    result = finish(await engine.run(plan, { ...options, onInterval }));
     return result;
   } finally {
     for (const w of watching) w.ended(result);
   }
+}
+
+/** A connect phase this long is said in the output: a server slow to accept (fakeredis took 7 s for 50 connections). */
+export const SLOW_CONNECT_MS = 1_000;
+
+/** How long the engine took before the first timed request, preload and warmup aside (nothing when it never got there). */
+function connectPhase(askedAt: number, raw: RawResult): Pick<RawResult, 'connectElapsedNs'> {
+  if (raw.startedUnixMs === undefined || raw.requests === 0) return {};
+  const ms = raw.startedUnixMs - askedAt - raw.preloadElapsedNs / 1e6 - (raw.warmupElapsedNs ?? 0) / 1e6;
+  return { connectElapsedNs: Math.max(0, Math.round(ms * 1e6)) };
 }
 
 /** Which signal stopped the run, and the requests it left unanswered (when the engine counted them). */

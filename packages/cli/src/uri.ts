@@ -4,7 +4,8 @@
  * out of anything printed.
  */
 import { LIMITS } from './engine-js/limits.js';
-import { parseInteger, shown } from './flag-values.js';
+import { checkSocketPath, parseInteger, shown } from './flag-values.js';
+import { redactUri, rememberSecret } from './secrets.js';
 import { UsageError } from './usage-error.js';
 
 /** Highest --dbnum (Redis's `databases` is an int). */
@@ -27,18 +28,7 @@ export interface ParsedUri {
 
 const URI_FORMS = 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS), redis+cluster:// or rediss+cluster:// (a cluster seed) or unix:///path[?db=N]';
 
-/**
- * A URI with its password replaced by *** (redis-cli's rule: in `user:pass@`
- * the part after the colon, in `pass@` all of it), for anything printed.
- */
-export function redactUri(uri: string): string {
-  const m = /^([a-z+]+:\/\/)([^/]*)@/i.exec(uri) ?? /^([a-z+]+:\/\/)(.*)@/i.exec(uri);
-  if (!m) return uri;
-  const info = m[2];
-  const colon = info.indexOf(':');
-  const shownInfo = colon >= 0 ? `${info.slice(0, colon)}:***` : '***';
-  return `${m[1]}${shownInfo}@${uri.slice(m[0].length)}`;
-}
+export { redactUri } from './secrets.js';
 
 function uriError(raw: string, what: string, why: string): UsageError {
   return new UsageError(`${what} must be ${URI_FORMS}${why ? ` (${why})` : ''} (got ${shown(redactUri(raw))})`);
@@ -53,7 +43,7 @@ function decodeUriPart(text: string, raw: string, what: string): string {
 }
 
 /**
- * `redis://[user[:pass]@]host[:port][/db]`, `rediss://…` and
+ * `redis://[user[:pass]@]host[:port][/db][?db=N]`, `rediss://…` and
  * `unix:///path[?db=N]`, as redis-cli reads them (and `redis+cluster://`,
  * `rediss+cluster://` for a cluster seed, as Lettuce and go-redis name it): `pass@` without a colon is
  * a password, %-escapes are decoded, the port defaults to 6379. `what` names
@@ -79,18 +69,14 @@ export function parseUri(raw: string, what = '-u/--uri'): ParsedUri {
       password = decodeUriPart(info.slice(colon + 1), raw, what);
     } else password = decodeUriPart(info, raw, what);
     if (password === '') password = null;
+    rememberSecret(password);
   }
+  const query = splitQuery(rest, raw, what);
+  rest = query.before;
   if (kind === 'unix') {
-    const q = rest.indexOf('?');
-    const socket = decodeUriPart(q >= 0 ? rest.slice(0, q) : rest, raw, what);
+    const socket = checkSocketPath(decodeUriPart(rest, raw, what), `${what} (unix://)`);
     if (!socket.startsWith('/')) throw uriError(raw, what, 'a unix socket needs an absolute path: unix:///path');
-    let dbnum: number | null = null;
-    if (q >= 0) {
-      const m = /^db=(\d+)$/.exec(rest.slice(q + 1));
-      if (!m) throw uriError(raw, what, 'the only query is ?db=N');
-      dbnum = parseInteger(`${what} db`, m[1], [0, MAX_DBNUM]);
-    }
-    return { host: null, port: null, socket, tls: false, cluster: false, user, password, dbnum };
+    return { host: null, port: null, socket, tls: false, cluster: false, user, password, dbnum: query.dbnum };
   }
   const slash = rest.indexOf('/');
   const authority = slash >= 0 ? rest.slice(0, slash) : rest;
@@ -99,6 +85,27 @@ export function parseUri(raw: string, what = '-u/--uri'): ParsedUri {
   if (!m) throw uriError(raw, what, 'no host');
   const port = m[2] ? parseInteger(`${what} port`, m[2], LIMITS.port) : 6379;
   if (path !== '' && !/^\d+$/.test(path)) throw uriError(raw, what, 'the path is a database number, /0 to /N');
-  const dbnum = path === '' ? null : parseInteger(`${what} db`, path, [0, MAX_DBNUM]);
-  return { host: m[1], port, socket: null, tls: kind === 'rediss', cluster, user, password, dbnum };
+  const pathDb = path === '' ? null : parseInteger(`${what} db`, path, [0, MAX_DBNUM]);
+  if (pathDb !== null && query.dbnum !== null && pathDb !== query.dbnum) throw new UsageError(`${what}: /${pathDb} and ?db=${query.dbnum} both name the database: give one`);
+  return { host: m[1], port, socket: null, tls: kind === 'rediss', cluster, user, password, dbnum: pathDb ?? query.dbnum };
+}
+
+/**
+ * The part after `?` (after the login, so a `?` in a password is the
+ * password's): `db=N` is the only query, as redis-py and go-redis read it.
+ */
+function splitQuery(rest: string, raw: string, what: string): { before: string; dbnum: number | null } {
+  const q = rest.indexOf('?');
+  if (q < 0) return { before: rest, dbnum: null };
+  let dbnum: number | null = null;
+  for (const part of rest.slice(q + 1).split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const key = eq >= 0 ? part.slice(0, eq) : part;
+    const value = eq >= 0 ? part.slice(eq + 1) : '';
+    if (key !== 'db') throw uriError(raw, what, `unknown query ${shown(key)}: the only query is ?db=N`);
+    if (!/^\d+$/.test(value)) throw new UsageError(`${what}: ?db= must be a database number from 0 to ${MAX_DBNUM} (got ${shown(value)})`);
+    dbnum = parseInteger(`${what} ?db=`, value, [0, MAX_DBNUM]);
+  }
+  return { before: rest.slice(0, q), dbnum };
 }

@@ -13,6 +13,7 @@ import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { parseChoice, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePositive, parseSocket, parseText, parseValueSize, shown } from './flag-values.js';
 import { MAX_DBNUM, parseUri, type ParsedUri } from './uri.js';
+import { rememberSecret } from './secrets.js';
 import { SUITE, withBenchmarkDefaults } from './suite.js';
 import { UsageError } from './usage-error.js';
 
@@ -237,6 +238,7 @@ function readCredentials(raw: RawRunOptions, uri: ParsedUri | null, env: Readonl
   if (raw.pass !== undefined && String(raw.pass) === '') throw new UsageError('-a/--pass must not be empty');
   if (raw.user !== undefined && String(raw.user).trim() === '') throw new UsageError('--user must not be empty');
   const password = raw.pass !== undefined ? String(raw.pass) : uri?.password ?? (env[PASSWORD_ENV] || null);
+  rememberSecret(password);
   const user = raw.user !== undefined ? String(raw.user) : uri?.user ?? null;
   if (user !== null && password === null) throw new UsageError(`--user needs a password: -a/--pass, user:pass@ in --uri, or ${PASSWORD_ENV}`);
   const dbnum = raw.dbnum !== undefined ? parseInteger('--dbnum', raw.dbnum, [0, MAX_DBNUM]) : uri?.dbnum ?? null;
@@ -631,6 +633,17 @@ export function checkCapacityFlags(slo: string | undefined, given: (option: stri
   if (slo === undefined) throw new UsageError("capacity needs --slo, e.g. --slo 'p99<=1ms'");
   for (const [name, flag] of SET_BY_CAPACITY) {
     if (given(name)) throw new UsageError(`capacity sets each step's rate and length itself: use --start-rate and --step-duration instead of ${flag}`);
+  }
+}
+
+/**
+ * -u/--uri names the server: an -h/--host, -p/--port or -s/--socket given
+ * beside it would be ignored without a word, so the pair is refused.
+ */
+export function checkUriFlags(raw: Pick<RawRunOptions, 'uri'>, given: (option: string) => boolean): void {
+  if (raw.uri === undefined) return;
+  for (const [key, flag] of [['host', '-h/--host'], ['port', '-p/--port'], ['socket', '-s/--socket']] as const) {
+    if (given(key)) throw new UsageError(`-u/--uri and ${flag} both name the server: give one (the URI holds it: redis://HOST:PORT, unix:///PATH)`);
   }
 }
 

@@ -74,6 +74,19 @@ describe('handshake bytes', () => {
   });
 });
 
+describe('a refused HELLO 3 (issue 20 item 11)', () => {
+  const hello = (password: string | null) => handshakeSteps({ ...none, resp3: true, password })[0];
+  it.each([
+    ['ERR HELLO is disabled here', null, 'HELLO 3 failed: ERR HELLO is disabled here'],
+    ["ERR unknown command 'HELLO'", null, "HELLO 3 failed: ERR unknown command 'HELLO' (the server does not speak RESP3: leave out -3/--resp3)"],
+    ['NOPROTO sorry, this protocol version is not supported', 'pw', 'HELLO 3 failed: NOPROTO sorry, this protocol version is not supported (the server does not speak RESP3: leave out -3/--resp3)'],
+    ['ERR protocol 3 refused', 'pw', 'HELLO 3 failed: ERR protocol 3 refused'],
+    ['WRONGPASS invalid username-password pair or user is disabled.', 'pw', "authentication failed for user 'default': WRONGPASS invalid username-password pair or user is disabled."],
+  ])('%s (password %s) says: %s', (reply, password, said) => {
+    expect(handshakeFailureText({ user: null, password, dbnum: null }, hello(password), reply)).toBe(said);
+  });
+});
+
 describe('credentials from flags, URI and REDISCLI_AUTH', () => {
   it('reads -a, --user, --dbnum, -3', () => {
     const { plan } = buildPlan(raw(['-a', 'pw', '--user', 'bench', '--dbnum', '3', '-3']));

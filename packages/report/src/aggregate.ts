@@ -45,6 +45,9 @@ export function coefficientOfVariation(s: Stats): number | null {
 /** The coefficient of variation above which a study's summary warns that its rounds disagree (StudyInfo.cvWarn). */
 export const DEFAULT_CV_WARN = 0.1;
 
+/** A connect phase this long is named in the reports (the CLI's SLOW_CONNECT_MS says the same of one run). */
+export const SLOW_CONNECT_SEC = 1;
+
 /** The rows whose rounds disagree: ops/s CV above `threshold`. */
 export function unsteadyRows(summaries: SummaryRow[], threshold: number = DEFAULT_CV_WARN): SummaryRow[] {
   return summaries.filter((s) => s.cvOpsPerSec !== null && s.cvOpsPerSec > threshold);
@@ -73,6 +76,10 @@ export interface SummaryRow {
   okRounds: number;
   /** Rounds that ran but are not ok (failed, error replies, mismatches). */
   badRounds: number;
+  /** Those rounds with why (the run's error: its failure, first error reply or first mismatch), for the reports' notes. */
+  notOkRounds?: { round: number; status: RunRow['status']; reason: string }[];
+  /** Rounds whose connect phase took SLOW_CONNECT_SEC or more: the server was slow to accept. */
+  slowConnects?: { round: number; seconds: number }[];
   opsPerSec: Stats;
   /** opsPerSec.stddev / opsPerSec.mean: how much the rounds disagree; null under two ok rounds. */
   cvOpsPerSec: number | null;
@@ -302,6 +309,8 @@ export function summarize(rows: RunRow[], study: Pick<StudyInfo, 'groups' | 'mod
       rounds,
       okRounds: ok.length,
       badRounds: mine.length - ok.length,
+      notOkRounds: mine.filter((r) => r.status !== 'ok').map((r) => ({ round: r.round, status: r.status, reason: r.error })),
+      slowConnects: mine.filter((r) => (r.connectSec ?? 0) >= SLOW_CONNECT_SEC).map((r) => ({ round: r.round, seconds: r.connectSec as number })),
       opsPerSec: stats(ok.map((r) => r.opsPerSec as number)),
       cvOpsPerSec: null,
       avgUsPerOp: stats(ok.map((r) => r.avgUsPerOp).filter((v): v is number => v !== null)),

@@ -6,7 +6,7 @@
 import type { SummaryRow } from './aggregate.js';
 import { labelsFor, localDateTime, type Labels } from './labels.js';
 import { capacityChart } from './capacity.js';
-import { byGroup, capacityLines, commandTableCells, groupLine, preambleLines, shortRowsLine, tableCells } from './markdown.js';
+import { byGroup, capacityLines, commandTableCells, groupLine, preambleLines, roundNoteLines, shortRowsLine, tableCells } from './markdown.js';
 import type { Lang, RunRow, StudyInfo } from './rows.js';
 import { latencyPoints, lineColor, overTimeChart, seriesEnd, throughputPoints, type ChartLine } from './series.js';
 import { htmlPage, htmlTable } from './page.js';
@@ -28,7 +28,8 @@ function commandTable(summaries: SummaryRow[], lang: Lang, percentiles?: readonl
 
 function shortNote(summaries: SummaryRow[], t: Labels): string {
   const line = shortRowsLine(summaries, t);
-  return line ? `<p class="warn">${escapeXml(line)}</p>` : '';
+  const notes = roundNoteLines(summaries, t).map((l) => `<p class="warn">${escapeXml(l)}</p>`);
+  return [...(line ? [`<p class="warn">${escapeXml(line)}</p>`] : []), ...notes].join('\n');
 }
 
 /** A preamble line; the CSV files become links (relative, as the caller gives them: next to this page). */

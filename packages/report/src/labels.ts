@@ -49,6 +49,10 @@ export interface Labels {
   shortRuns: (short: number, runs: number) => string;
   /** Under a table: the rows with short rounds. */
   shortRows: string;
+  /** Under a table: a round not counted, and why (its status in words). */
+  roundNotOk: (status: 'failed' | 'errors' | 'mismatches') => string;
+  /** Under a table: a round whose connect phase took seconds. */
+  slowConnect: (seconds: string) => string;
   /** The over-time charts (each run's time series), per mode. */
   overTimeThroughput: (mode: string) => string;
   overTimeLatency: (mode: string) => string;
@@ -118,6 +122,8 @@ const en: Labels = {
   shortRuns: (short, runs) =>
     `warning: ${short} of ${runs} finished run${runs === 1 ? '' : 's'} too short to mean much (under 1 s, or under 10 × pipeline × connections requests): raise requests or set a duration`,
   shortRows: 'too short to mean much',
+  roundNotOk: (status) => (status === 'mismatches' ? 'did not verify' : status === 'errors' ? 'got error replies' : 'failed'),
+  slowConnect: (seconds) => `slow connect: ${seconds} s to open its connections before the first request (the server was slow to accept; not in the figures)`,
   overTimeThroughput: (mode) => `Throughput over time (${mode}): ops/s per interval, a line per scenario and round`,
   overTimeLatency: (mode) => `p99 latency over time (${mode}): per interval, a line per scenario and round`,
   secondsAxis: 'seconds into the measured phase',
@@ -179,6 +185,8 @@ const zh: Labels = {
   verifyFailed: (runs) => `开启，${runs} 次运行校验失败`,
   shortRuns: (short, runs) => `警告：${runs} 次完成的运行中有 ${short} 次太短，数据参考意义不大（不足 1 秒，或请求数不足 10 × pipeline × 连接数）：请加大请求数或设置时长`,
   shortRows: '运行太短，参考意义不大',
+  roundNotOk: (status) => (status === 'mismatches' ? '校验失败' : status === 'errors' ? '收到错误回复' : '失败'),
+  slowConnect: (seconds) => `连接缓慢：第一个请求之前建立连接用了 ${seconds} 秒（服务器接受连接慢；不计入数据）`,
   overTimeThroughput: (mode) => `吞吐随时间变化（${mode}）：每个区间的 ops/s，每个场景每一轮一条线`,
   overTimeLatency: (mode) => `p99 延迟随时间变化（${mode}）：每个区间，每个场景每一轮一条线`,
   secondsAxis: '测量阶段开始后的秒数',

@@ -201,7 +201,7 @@ export function preambleLines(study: StudyInfo, t: Labels, summaries: SummaryRow
  * what a group's table measured. `colon` is `：` for zh.
  */
 export function groupLine(summaries: SummaryRow[], t: Labels, colon = ': '): string {
-  const commands = [...new Set(summaries.flatMap((s) => s.commands))];
+  const commands = commandsByScenario(summaries);
   const reading = summaries.filter((s) => s.verifyGet && s.mode !== 'set');
   const bad = reading.reduce((a, s) => a + s.mismatchRounds, 0);
   let verification = t.verifyOff;
@@ -211,6 +211,37 @@ export function groupLine(summaries: SummaryRow[], t: Labels, colon = ': '): str
   if (commands.length > 0) parts.push(`${t.commands}${colon}${commands.join(', ')}`);
   parts.push(`${t.verification}${colon}${verification}`);
   return parts.join(' · ');
+}
+
+/**
+ * The group's commands: `SET/GET` when every scenario ran the same, else
+ * each scenario's (`kvstore: RSET/RGET; redis: SET/GET`), so a reader of the
+ * heading knows which scenario sent what.
+ */
+function commandsByScenario(summaries: SummaryRow[]): string[] {
+  const all = [...new Set(summaries.flatMap((s) => s.commands))];
+  const byLabel = new Map<string, string[]>();
+  for (const s of summaries) byLabel.set(s.label, [...new Set([...(byLabel.get(s.label) ?? []), ...s.commands])]);
+  const same = [...byLabel.values()].every((c) => c.join() === all.join());
+  if (same || byLabel.size < 2) return all;
+  return [[...byLabel].filter(([, c]) => c.length > 0).map(([label, c]) => `${label}: ${c.join(', ')}`).join('; ')];
+}
+
+/**
+ * Under a group's table: each round not counted, with why (did not verify:
+ * its first mismatch or lost write; failed: its failure), and each round
+ * whose connect phase took seconds. Empty when there is nothing to say.
+ */
+export function roundNoteLines(summaries: SummaryRow[], t: Labels): string[] {
+  const lines: string[] = [];
+  for (const s of summaries) {
+    for (const r of s.notOkRounds ?? []) {
+      if (r.status === 'ok') continue;
+      lines.push(`${s.label} · ${s.mode} · round ${r.round} ${t.roundNotOk(r.status)}: ${r.reason}`);
+    }
+    for (const c of s.slowConnects ?? []) lines.push(`${s.label} · ${s.mode} · round ${c.round}: ${t.slowConnect(c.seconds.toFixed(2))}`);
+  }
+  return lines;
 }
 
 /** Under a group's table: the rows whose rounds were too short, or null. */
@@ -238,6 +269,8 @@ export function markdownReport(summaries: SummaryRow[], study: StudyInfo, lang: 
     if (perCommand) out.push('', `${t.perCommand}${zhColon ? '：' : ':'}`, '', perCommand);
     const short = shortRowsLine(g.summaries, t);
     if (short) out.push('', `> ${colon(short)}`);
+    const notes = roundNoteLines(g.summaries, t);
+    if (notes.length > 0) out.push('', ...notes.map((l) => `> ${l.replace(/\n/g, ' ')}  `));
   }
   return `${out.join('\n')}\n`;
 }

@@ -104,6 +104,13 @@ export interface RunRow {
    * HTML report's over-time charts and the series CSV. Not in the detail CSV.
    */
   series?: SeriesPoint[] | null;
+  /**
+   * Seconds from asking the engine to run to the first timed request, preload
+   * and warmup aside (opening the connections, their handshakes): the
+   * reports name a round whose connect phase took seconds. Absent in rows
+   * written before it existed.
+   */
+  connectSec?: number | null;
   /** Timed requests that got a reply. */
   answered: number;
   ok: number;

@@ -11,8 +11,9 @@ import type { CliIo } from '../io.js';
 import { printable } from '../printable.js';
 import { fsErrorText, writeWhole } from '../files.js';
 import { ProgressLine } from '../progress-line.js';
-import { buildPlan, checkCapacityFlags } from '../validate.js';
+import { buildPlan, checkCapacityFlags, checkUriFlags } from '../validate.js';
 import { preparePlan } from '../prepare.js';
+import type { Plan } from '../engine-js/plan.js';
 import { parseDurationMs, parsePositive } from '../flag-values.js';
 import { DEFAULT_WARMUP_MS, parsePrecision, PROBE_MS, type CapacityFlags } from './settings.js';
 import { runCapacity, type CapacityReport } from './driver.js';
@@ -26,10 +27,30 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   const warmupMs = opts.warmup === undefined ? DEFAULT_WARMUP_MS : parseDurationMs('--warmup', opts.warmup, true);
   const precision = parsePrecision(opts.precision);
   const startRate = opts.startRate === undefined ? null : parsePositive('--start-rate', opts.startRate, 100_000_000);
+  checkUriFlags(opts, given);
   const built = buildPlan({ ...opts, warmup: undefined, duration: undefined, rate: undefined }, process.env);
   const engine = engineForCommand(built.engine, io.stderr);
+  const controller = new AbortController();
+  let stoppedBy: StopSignal | null = null;
+  // In place before the topology is asked for: a seed that says nothing must not hold a Ctrl-C until --timeout.
+  const stopListening = onStopSignals((signal, n) => {
+    if (n === 1) {
+      stoppedBy = signal;
+      controller.abort();
+    } else io.stderr(`respbench: ${signal}: already stopping, printing the bracket so far\n`);
+  });
   // --cluster: the topology once, for the header and every step (each run would otherwise ask again).
-  const plan = await preparePlan(built.plan, { engine: engine.name });
+  let plan: Plan;
+  try {
+    plan = await preparePlan(built.plan, { engine: engine.name }, controller.signal);
+  } catch (err) {
+    stopListening();
+    if (stoppedBy) {
+      io.stderr(`respbench: ${stoppedBy}: interrupted while asking the cluster for its topology\n`);
+      throw new Exit(SIGNAL_EXIT[stoppedBy]);
+    }
+    throw err;
+  }
   const settings = { slo, startRate, stepDurationMs, warmupMs, precision, probeMs: Math.min(stepDurationMs, PROBE_MS), retry: opts.retry !== false };
 
   // The human lines go to stdout; with --json they go to stderr (unless --quiet), the JSON alone to stdout.
@@ -42,14 +63,6 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   };
   say(capacityHeader(engine.name, plan, slo, settings));
   let headed = false;
-  const controller = new AbortController();
-  let stoppedBy: StopSignal | null = null;
-  const stopListening = onStopSignals((signal, n) => {
-    if (n === 1) {
-      stoppedBy = signal;
-      controller.abort();
-    } else io.stderr(`respbench: ${signal}: already stopping, printing the bracket so far\n`);
-  });
   let report: CapacityReport;
   try {
     report = await runCapacity(engine, plan, settings, {

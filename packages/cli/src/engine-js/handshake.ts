@@ -13,6 +13,7 @@
 import type net from 'node:net';
 import type { Plan } from './plan.js';
 import { ProtocolError, ReplyKind, ReplyReader } from './reply.js';
+import { redactText } from '../secrets.js';
 
 /** One command of the handshake. */
 export interface HandshakeStep {
@@ -77,16 +78,23 @@ function userName(plan: Pick<Plan, 'user'>): string {
  * reply's text without the '-'.
  */
 export function handshakeFailureText(plan: Pick<Plan, 'user' | 'password' | 'dbnum'>, step: HandshakeStep, error: string): string {
-  const text = redact(error, plan.password);
+  const text = redactText(error, plan.password);
   const user = userName(plan);
   if (/^NOAUTH\b/.test(text)) return `the server requires a password (${step.what} answered: ${text}): give it with -a/--pass or REDISCLI_AUTH`;
   if (/^NOPERM\b/.test(text)) return `user '${user}' may not run ${step.what.split(' ')[0]} (${text})`;
   if (step.args[0] === 'HELLO' && (/^NOPROTO\b/.test(text) || /unknown command/i.test(text))) {
-    return `the server does not speak RESP3 (HELLO 3 answered: ${text}): leave out -3/--resp3`;
+    return `HELLO 3 failed: ${text} (the server does not speak RESP3: leave out -3/--resp3)`;
   }
-  if (step.args[0] === 'AUTH' || step.args[0] === 'HELLO') return `authentication failed for user '${user}': ${text}`;
+  // HELLO 3 is about logging in only when it carried a password the server refused.
+  if (step.args[0] === 'AUTH' || (step.args[0] === 'HELLO' && plan.password !== null && refusesLogin(text))) return `authentication failed for user '${user}': ${text}`;
+  if (step.args[0] === 'HELLO') return `HELLO 3 failed: ${text}`;
   if (step.args[0] === 'SELECT') return `cannot select database ${plan.dbnum}: ${text}`;
   return `${step.what} failed: ${text}`;
+}
+
+/** An error reply that refuses a login (Redis: WRONGPASS; older servers and look-alikes: "invalid password", "AUTH …"). */
+function refusesLogin(text: string): boolean {
+  return /^WRONGPASS\b/.test(text) || /\b(auth|password)/i.test(text);
 }
 
 /**
@@ -99,11 +107,6 @@ export function fatalReplyText(errorText: string, user: string | null): string |
   if (errorText.startsWith('NOAUTH')) return `the server requires a password (${errorText}): give it with -a/--pass or REDISCLI_AUTH`;
   if (errorText.startsWith('NOPERM')) return `user '${user ?? 'default'}' is not allowed this (${errorText})`;
   return null;
-}
-
-/** `text` with every occurrence of the password replaced by ***. */
-export function redact(text: string, password: string | null): string {
-  return password ? text.split(password).join('***') : text;
 }
 
 /**

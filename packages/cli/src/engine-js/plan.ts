@@ -312,6 +312,13 @@ export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downN
   /** The measured phase interval by interval (RunOptions.intervalMs), in order (absent in older results). */
   intervals?: RawInterval[];
   /** Wall clock when the measured phase started, ms since the Unix epoch: interval times count from it. */
+  /**
+   * Wall-clock time from asking the engine to run to the first timed
+   * request, less the preload and the warmup: opening the connections and
+   * their handshakes (and, in a cluster, every node's). Set by runPlan for
+   * both engines; absent in results written before it existed.
+   */
+  connectElapsedNs?: number;
   startedUnixMs?: number;
   /** --cluster: the measured phase per primary, in ClusterPlan.nodes order (absent without --cluster). */
   nodes?: RawNode[];

@@ -69,6 +69,26 @@ export function targetLogPath(paths: OutputPaths, scenario: string): string {
   return `${paths.markdown.replace(/\.md$/, '')}_${scenario.replace(/[^\w.-]+/g, '_')}.log`;
 }
 
+/** The longest file name ext4, xfs and btrfs take, in bytes. */
+export const MAX_FILE_NAME_BYTES = 255;
+/** What writeWhole adds to a name for its temp file: `.<pid>.tmp`, the pid at most 7 digits (Linux's pid_max). */
+const TEMP_SUFFIX_BYTES = '.4194304.tmp'.length;
+
+/**
+ * The output (or target log) file name that is past what a file system
+ * takes once written whole, or null: checked before the study starts, so a
+ * long study name is refused then rather than after its last round.
+ * `logged`: the scenarios whose targets the study starts (they get a log).
+ */
+export function tooLongFileName(paths: OutputPaths, logged: string[]): { name: string; bytes: number } | null {
+  const names = [...Object.values(paths), ...logged.map((s) => targetLogPath(paths, s))].map((p) => path.basename(p));
+  for (const name of names) {
+    const bytes = Buffer.byteLength(name, 'utf8') + TEMP_SUFFIX_BYTES;
+    if (bytes > MAX_FILE_NAME_BYTES) return { name, bytes };
+  }
+  return null;
+}
+
 /** Thrown when --out cannot hold the study's files at all (checked before anything starts). */
 export class OutputDirError extends Error {}
 

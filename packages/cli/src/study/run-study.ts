@@ -15,7 +15,7 @@ import type { Engine, Mode } from '../engine-js/plan.js';
 import { buildPlan, checkStudyFlags, MODES, SET_BY_CAPACITY, type EngineChoice, type RawRunOptions } from '../validate.js';
 import { parseChoice, parsePercentiles } from '../flag-values.js';
 import { UsageError } from '../usage-error.js';
-import { checkOutputDir, outputPaths, type OutputPaths } from './outputs.js';
+import { checkOutputDir, MAX_FILE_NAME_BYTES, outputPaths, tooLongFileName, type OutputPaths } from './outputs.js';
 import { StudyProgress } from './progress.js';
 import { countRuns, sloForPeople, StudyRunner, type StudySetup } from './runner.js';
 import { studyRunFlags, type StudyOptions } from './flags.js';
@@ -222,6 +222,12 @@ export async function runStudy(file: string, opts: StudyOptions, cmd: Command, i
   checkOutputDir(opts.out);
   const startedAt = new Date();
   const paths = outputPaths(opts.out, spec.name, fileTimestamp(startedAt));
+  const tooLong = tooLongFileName(paths, scenarios.filter((s) => s.target.kind !== 'address').map((s) => s.name));
+  if (tooLong) {
+    throw new UsageError(
+      `${file}: the study's name (${Buffer.byteLength(spec.name)} bytes) and its scenarios' names make a file name too long to write: ${tooLong.name} is ${tooLong.bytes} bytes with its temp suffix, a file name holds ${MAX_FILE_NAME_BYTES}: give a shorter name: (or scenario name)`,
+    );
+  }
   const info = { ...studyInfo(spec, scenarios, setup, rounds, startedAt, paths, opts.only), ...(percentiles ? { percentiles } : {}) };
   if (spec.baseline !== undefined && info.baseline === undefined) {
     io.stderr(`respbench: the baseline "${spec.baseline}" is not among --only's scenarios: the reports have no ratio column\n`);

@@ -277,6 +277,7 @@ export class StudyRunner {
           percentilesUs: measured ? result.percentilesUs : null,
           commandHistograms: measured ? commandHistogramsOf(plan, result) : null,
           series: measured ? result.series : null,
+          connectSec: result.connectElapsedNs === undefined ? null : result.connectElapsedNs / 1e9,
           answered: result.requests,
           ok: result.ok,
           errors: result.errors,

@@ -11,10 +11,11 @@ import type { Mode } from '../engine-js/plan.js';
 import { LIMITS } from '../engine-js/limits.js';
 import { checkCpus, formatCpuList } from '../cpus.js';
 import { MODES, type RawMixCommand } from '../validate.js';
-import { parseDurationMs, parseHost, parseHostPort, parseInteger, parsePercentiles, parsePositive } from '../flag-values.js';
+import { checkSocketPath, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePercentiles, parsePositive } from '../flag-values.js';
 import { parseUri } from '../uri.js';
 import { closest } from '../edit-distance.js';
 import { CAPACITY_FIELDS, GROUP_FIELDS, keysOf, MIX_COMMAND_FIELDS, REDIS_CLUSTER_FIELDS, REDIS_PRESETS, SCENARIO_FIELDS, TARGET_FIELDS, TLS_FIELDS, TOP_FIELDS } from './file-format.js';
+import { rememberSecret } from '../secrets.js';
 import { UsageError } from '../usage-error.js';
 import { parseSlo, type Slo } from '../capacity/slo.js';
 import { DEFAULT_MODES, type RunFlag } from './flags.js';
@@ -635,7 +636,7 @@ class TargetFields {
   ) {}
 
   /** A UsageError from a flag parser, placed at `key`. */
-  private placed<T>(key: string, read: () => T): T {
+  placed<T>(key: string, read: () => T): T {
     try {
       return read();
     } catch (err) {
@@ -695,6 +696,7 @@ class TargetFields {
     };
     const user = text('user') ?? fromUri?.user ?? null;
     const password = text('pass') ?? fromUri?.password ?? null;
+    rememberSecret(password);
     const dbnum = v.dbnum === undefined ? fromUri?.dbnum ?? null : this.placed('dbnum', () => parseInteger('target dbnum', v.dbnum, [0, 2 ** 31 - 1]));
     if (user !== null && password === null) throw this.errors.at([...this.at, 'user'], 'a target with user: needs pass: too');
     return { user, password, dbnum };
@@ -745,7 +747,8 @@ function readTarget(value: unknown, at: Path, errors: FileErrors, studyDir: stri
     case 'socket': {
       const socket = value.socket;
       if (typeof socket !== 'string' || socket.trim().length === 0) throw errors.at([...at, 'socket'], 'socket must be the path of a unix socket');
-      return withCredentials({ kind: 'address', host: '127.0.0.1', port: 6379, socket: path.resolve(studyDir, socket) }, t);
+      const resolved = t.placed('socket', () => checkSocketPath(path.resolve(studyDir, socket), 'socket'));
+      return withCredentials({ kind: 'address', host: '127.0.0.1', port: 6379, socket: resolved }, t);
     }
     default:
       return withCredentials(readCommandTarget(t, studyDir), t);
