@@ -331,7 +331,7 @@ impl<R: Router> Client<R> {
                 // Drawn earlier, due now: first in the write, as it is in the stream.
                 let (len, n) = (h.request.len, h.request.key_count as usize);
                 let intended = self.pacer.intended(h.ordinal, now, tally.lag.as_mut());
-                let entry = InFlight::of(w, &h.request, now, intended);
+                let entry = InFlight::of(w, &h.request, &self.held_keys[..n.min(self.held_keys.len())], now, intended);
                 if let Some(peer) = self.router.moved_to(&h.request) {
                     self.router.send_straight(peer, &self.held_bytes[..len], &self.held_keys[..n], entry);
                     straight = 1;
@@ -358,8 +358,8 @@ impl<R: Router> Client<R> {
                     break;
                 }
                 let intended = self.pacer.intended(ordinal, now, tally.lag.as_mut());
-                let entry = InFlight::of(w, &r, now, intended);
                 let keys = &self.source.keys()[..r.key_count as usize];
+                let entry = InFlight::of(w, &r, keys, now, intended);
                 if R::REDIRECTS {
                     if let Some(peer) = self.router.moved_to(&r) {
                         // `--cluster`: its slot moved (a MOVED said where): straight to the new owner, its bytes as encoded.
@@ -402,8 +402,9 @@ impl<R: Router> Client<R> {
             let now = Instant::now();
             for _ in 0..count {
                 let r = self.source.next(w, self.link.spare());
-                let entry = InFlight::of(w, &r, now, now);
-                self.link.push(entry, r.len, &self.source.keys()[..r.key_count as usize]);
+                let keys = &self.source.keys()[..r.key_count as usize];
+                let entry = InFlight::of(w, &r, keys, now, now);
+                self.link.push(entry, r.len, keys);
             }
             self.link.flush(&mut tally.counters.bytes_out)?;
         }

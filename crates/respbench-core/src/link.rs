@@ -61,8 +61,9 @@ impl InFlight {
     }
 
     /// What the ring keeps of request `r`, sent at `now` and due at `intended`.
+    /// `keys`: the keys it names (lost writes are told per key name, [`crate::key_names`]).
     #[inline]
-    pub fn of(w: &PreparedPlan, r: &Request, now: Instant, intended: Instant) -> InFlight {
+    pub fn of(w: &PreparedPlan, r: &Request, keys: &[u64], now: Instant, intended: Instant) -> InFlight {
         InFlight {
             sent_at: now,
             intended,
@@ -70,7 +71,7 @@ impl InFlight {
             key_hash: r.key_hash,
             op: r.op,
             command: r.command,
-            written_before: r.op == Op::Get && w.written.as_ref().is_some_and(|k| k.has(r.key_index)),
+            written_before: w.key_names.as_ref().is_some_and(|names| names.on_send(r.command, keys)),
             hops: 0,
             asking: false,
         }

@@ -9,7 +9,8 @@ use crate::command_kind::{ARRAY_READS, CommandKind, command_kind, mix_role, temp
 use crate::keys::{KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, requests_for_connection, write_key};
 use crate::plan::{Mode, Plan};
 use crate::template::{Role, TemplateError, inline_form, parse_template, rand_int_as_text};
-use crate::values::{ValueFactory, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys};
+use crate::key_names::KeyNames;
+use crate::values::{ValueFactory, WRITTEN_KEYS_MAX_KEYSPACE};
 use std::sync::atomic::{AtomicU16, Ordering};
 
 // Kept so `crate::request_source::Op` still names it (the connection and the run use it).
@@ -94,9 +95,9 @@ pub struct PreparedPlan {
     /// key read was written first).
     pub miss_fails_verify: bool,
     /// Mixed mode with `--verify-get`, keyspace up to
-    /// [`WRITTEN_KEYS_MAX_KEYSPACE`]: the keys written and acknowledged so
-    /// far, across phases.
-    pub written: Option<WrittenKeys>,
+    /// [`WRITTEN_KEYS_MAX_KEYSPACE`]: per key name, the keys written and
+    /// acknowledged so far (across phases) and those a command may have removed.
+    pub key_names: Option<KeyNames>,
     pub max_request_bytes: usize,
     /// The most keys one request names (1 unless a command is multi-key).
     pub max_keys: usize,
@@ -250,7 +251,7 @@ impl PreparedPlan {
         Ok(PreparedPlan {
             verify: plan.verify_get,
             miss_fails_verify: plan.verify_get && plan.mode == Mode::Get && !is_mix,
-            written: tracks_written_keys(&plan).then(|| WrittenKeys::new(plan.keyspace)),
+            key_names: tracks_written_keys(&plan).then(|| KeyNames::new(&commands, plan.keyspace)),
             values,
             is_mix,
             draws_command: if is_mix { commands.len() > 1 } else { plan.mode == Mode::Mixed },

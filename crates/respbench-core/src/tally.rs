@@ -6,7 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::command::CommandKind;
 use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
 use crate::link::InFlight;
@@ -160,14 +159,9 @@ fn count_reply(
     }
     if entry.op == Op::Set {
         c.ok += 1;
-        // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
-        if let Some(written) = w.written.as_ref() {
-            let command = &w.commands[entry.command as usize];
-            if command.kind == CommandKind::Write {
-                for &key in &keys[..command.encoder.key_count()] {
-                    written.add(key);
-                }
-            }
+        // Only a write of the key's value makes a later read of its name find one (not INCR, LPUSH, …).
+        if let Some(names) = w.key_names.as_ref() {
+            names.on_acknowledged(entry.command, &keys[..w.commands[entry.command as usize].encoder.key_count()]);
         }
         return;
     }
@@ -182,8 +176,9 @@ fn count_reply(
             c.stale_reads += 1;
             c.ok += 1;
         }
-        // A key whose write was acknowledged before this read went out must be there.
-        else if entry.written_before {
+        // A key whose write was acknowledged before this read went out must be
+        // there, unless a command that may remove it went out since.
+        else if entry.written_before && w.key_names.as_ref().is_some_and(|n| n.is_lost(entry.command, entry.key_index)) {
             c.lost_writes += 1;
         } else {
             c.misses += 1;

@@ -139,7 +139,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     this.maxRequestBytes = o.prepared.maxRequestBytes;
     this.batchRequests = Math.max(1, Math.min(this.pipeline, Math.floor(MAX_BATCH_BYTES / this.maxRequestBytes)));
     const routed = !!plan.cluster;
-    const shape: InFlightShape = { maxKeys: o.prepared.maxKeys, tracksWritten: o.prepared.written !== null, rated: o.schedule !== null, routed };
+    const shape: InFlightShape = { maxKeys: o.prepared.maxKeys, tracksWritten: o.prepared.keyNames !== null, rated: o.schedule !== null, routed };
     this.ringOf = (capacity) => new InFlight(capacity, shape);
     this.sources = o.feeds.map((f) => f.source);
     this.targets = o.feeds.map((f) => f.target);
@@ -276,14 +276,14 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     const link = this.links[i];
     const source = this.sources[i];
     const ring = link.ring;
-    const written = this.prepared.written;
+    const names = this.prepared.keyNames;
     const out = link.out;
     let pos = link.outLen;
     let sent = 0;
     for (; sent < n; sent++) {
       const r = source.next(out, pos);
       pos += r.len;
-      ring.push(r, now, written !== null && r.op === OP_GET && written.has(r.keyIndex));
+      ring.push(r, now, names !== null && names.onSend(r.command, r.keys, r.keyCount));
     }
     link.charged += sent;
     link.outLen = pos;
@@ -302,7 +302,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     const source = this.sources[i];
     const router = this.router;
     const ring = link.ring;
-    const written = this.prepared.written;
+    const names = this.prepared.keyNames;
     link.reserve(n * this.maxRequestBytes);
     const out = link.out;
     let pos = link.outLen;
@@ -316,7 +316,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
       this.heldLen[i] = 0;
       this.held[i].copy(out, pos, 0, h.len);
       k = 1;
-      if (this.place(i, h, out, pos, now, this.heldOrdinal[i], written !== null && h.op === OP_GET && written.has(h.keyIndex))) {
+      if (this.place(i, h, out, pos, now, this.heldOrdinal[i], names !== null && names.onSend(h.command, h.keys, h.keyCount))) {
         pos += h.len;
         sent++;
       } else straight++;
@@ -332,7 +332,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
         this.hold(i, request, out, pos, ordinal);
         break;
       }
-      if (this.place(i, request, out, pos, now, ordinal, written !== null && request.op === OP_GET && written.has(request.keyIndex))) {
+      if (this.place(i, request, out, pos, now, ordinal, names !== null && names.onSend(request.command, request.keys, request.keyCount))) {
         pos += request.len;
         sent++;
       } else straight++;

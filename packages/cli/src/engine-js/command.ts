@@ -315,7 +315,7 @@ export class CommandEncoder {
   readonly randDraws: number;
 
   constructor(
-    private readonly template: Template,
+    readonly template: Template,
     private readonly prefix: Buffer,
     private readonly values: ValueFactory,
     private readonly keyspace: number,
@@ -448,6 +448,25 @@ const WRITE_NAMES = ['SET', 'SETNX', 'GETSET', 'APPEND'];
 const VALUE_READS = ['GET', 'GETEX', 'GETDEL', 'MGET'];
 /** Reads answered with an array of values, one per key (checked key by key). Paired with ARRAY_READS in command.rs. */
 export const ARRAY_READS = ['MGET'];
+
+/**
+ * Commands that may delete their keys or give them an expiry: from when one
+ * is sent, a nil read of its keys is a miss, never a lost write. Paired with
+ * REMOVING_NAMES in command_kind.rs (docs/workload.md, "Replies").
+ */
+const REMOVING_NAMES = ['DEL', 'UNLINK', 'GETDEL', 'EXPIRE', 'PEXPIRE', 'EXPIREAT', 'PEXPIREAT', 'SETEX', 'PSETEX', 'RENAME', 'RENAMENX', 'MOVE', 'HDEL', 'RESTORE'];
+/** Options that give a SET or GETEX an expiry (the key may be gone when read). */
+const EXPIRY_OPTIONS = ['EX', 'PX', 'EXAT', 'PXAT'];
+
+/** Whether a request of `template` may remove or expire the keys it names: see REMOVING_NAMES and EXPIRY_OPTIONS. */
+export function removesKeys(template: Template): boolean {
+  const name = templateName(template);
+  if (REMOVING_NAMES.includes(name)) return true;
+  return (
+    (name === 'SET' || name === 'GETEX') &&
+    template.args.slice(1).some((parts) => parts.length === 1 && parts[0].kind === 'literal' && EXPIRY_OPTIONS.includes(parts[0].bytes.toString('latin1').toUpperCase()))
+  );
+}
 
 /** The template's command name, upper case (ASCII), from its first argument's bytes. */
 export function templateName(template: Template): string {

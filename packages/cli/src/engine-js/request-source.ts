@@ -9,7 +9,8 @@
 import { ARRAY_READS, CommandEncoder, commandKind, inlineForm, mixRole, parseTemplate, randIntAsText, templateName, TemplateError, type CommandKind, type Template } from './command.js';
 import { fnv1a32, KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey, type KeyPattern } from './keys.js';
 import { slotOwners, type Plan } from './plan.js';
-import { ValueFactory, VERIFY_MIN_VALUE_SIZE, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys } from './values.js';
+import { KeyNames } from './key-names.js';
+import { ValueFactory, VERIFY_MIN_VALUE_SIZE, WRITTEN_KEYS_MAX_KEYSPACE } from './values.js';
 
 /** Whether a request was a write or a read: decides how its reply counts. */
 export const OP_SET = 0;
@@ -228,8 +229,11 @@ export class PreparedPlan {
   readonly verify: boolean;
   /** Get mode with --verify-get: a nil read fails verification (every key read was written first). */
   readonly missFailsVerify: boolean;
-  /** Mixed mode with --verify-get, keyspace up to WRITTEN_KEYS_MAX_KEYSPACE: the keys written and acknowledged so far, across phases. */
-  readonly written: WrittenKeys | null;
+  /**
+   * Mixed mode with --verify-get, keyspace up to WRITTEN_KEYS_MAX_KEYSPACE: per key name, the keys written and
+   * acknowledged so far (across phases) and those a command may have removed.
+   */
+  readonly keyNames: KeyNames | null;
   readonly maxRequestBytes: number;
   /** The most keys one request names (1 unless a command is multi-key). */
   readonly maxKeys: number;
@@ -303,7 +307,7 @@ export class PreparedPlan {
     this.totalWeight = sum;
     this.verify = plan.verifyGet;
     this.missFailsVerify = plan.verifyGet && plan.mode === 'get' && !this.isMix;
-    this.written = tracksWrittenKeys(plan) ? new WrittenKeys(plan.keyspace) : null;
+    this.keyNames = tracksWrittenKeys(plan) ? new KeyNames(this.commands, plan.keyspace) : null;
     this.maxRequestBytes = Math.max(...this.commands.map((c) => c.encoder.maxBytes()));
     this.maxKeys = Math.max(...this.commands.map((c) => c.encoder.keyCount));
     this.hashScratch = Buffer.allocUnsafe(this.prefix.length + 20);

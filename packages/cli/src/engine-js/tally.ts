@@ -98,15 +98,11 @@ export class Tally {
       this.checkFatal(buf, scanner.payloadStart, scanner.payloadLen);
       return;
     }
-    const written = prepared.written;
+    const names = prepared.keyNames;
     if (op !== OP_GET) {
       c.ok++;
-      // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
-      if (command.kind === 'write' && written !== null) {
-        const keyCount = command.encoder.keyCount;
-        if (keyCount === 1) written.add(req.keyIndex[e]);
-        else for (let k = 0; k < keyCount; k++) written.add(req.keys[e * req.maxKeys + k]);
-      }
+      // Only a write of the key's value makes a later read of its name find one (not INCR, LPUSH, …).
+      if (names !== null) names.onAcknowledged(req.command[e], req.keyIndex[e], req.keys, e * req.maxKeys, command.encoder.keyCount);
       return;
     }
     if (command.arrayReply) {
@@ -114,14 +110,15 @@ export class Tally {
       return;
     }
     if (scanner.kind === ReplyKind.Nil) {
-      const writtenBefore = written !== null && req.written[e] === 1;
+      const writtenBefore = names !== null && req.written[e] === 1;
       // A replica may not have a write yet (replication lag): stale, not lost.
       if (side.replica && (writtenBefore || prepared.missFailsVerify)) {
         c.staleReads++;
         c.ok++;
       }
-      // A key whose write was acknowledged before this read went out must be there.
-      else if (writtenBefore) c.lostWrites++;
+      // A key whose write was acknowledged before this read went out must be
+      // there, unless a command that may remove it went out since.
+      else if (writtenBefore && names!.isLost(req.command[e], req.keyIndex[e])) c.lostWrites++;
       else {
         c.misses++;
         if (!prepared.missFailsVerify) c.ok++;
