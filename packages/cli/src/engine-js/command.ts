@@ -13,7 +13,7 @@
  */
 import { copyBytes, fnv1a32, KeyStream, writeDecimal, writeKey, writePadded } from './keys.js';
 import { keySlot } from './slot.js';
-import type { ValueFactory } from './values.js';
+import { contentHash, type ValueFactory } from './values.js';
 
 export const PLACEHOLDERS = ['__key__', '__data__', '__rand_int__'] as const;
 const RAND_INT_DIGITS = 12;
@@ -313,6 +313,11 @@ export class CommandEncoder {
   private readonly slotScratch: Buffer;
   /** `__rand_int__` draws per request: a request routed elsewhere (--cluster) still takes them. */
   readonly randDraws: number;
+  /**
+   * The generation each key's value is written with: the run's unless the
+   * source sets them before encoding (per-key generations, key-names.ts).
+   */
+  readonly generations: Uint32Array;
 
   constructor(
     readonly template: Template,
@@ -336,6 +341,7 @@ export class CommandEncoder {
     const keyArgBytes = this.keyArg < 0 ? 0 : template.args[this.keyArg].reduce((n, p) => n + (p.kind === 'literal' ? p.bytes.length : p.kind === 'key' ? this.stride : 0), 0);
     this.slotScratch = Buffer.allocUnsafe(keyArgBytes);
     this.randDraws = template.inline ? 0 : template.args.reduce((n, parts) => n + parts.filter((p) => p.kind === 'randInt').length, 0);
+    this.generations = new Uint32Array(keyCount).fill(values.generation);
   }
 
   /**
@@ -429,7 +435,11 @@ export class CommandEncoder {
         else if (p.kind === 'key') {
           const k = slots[i];
           pos += copyBytes(scratch, k * stride, k * stride + this.keyLens[k], out, pos);
-        } else if (p.kind === 'data') pos += this.values.writeValue(out, pos, this.keyHashes[slots[i]]);
+        } else if (p.kind === 'data') {
+          const h = this.keyHashes[slots[i]];
+          const g = this.generations[slots[i]];
+          pos += this.values.writeValueOf(out, pos, h, g === 0 ? h : contentHash(h, g));
+        }
         else pos += writePadded(out, pos, stream.nextKeyIndex(this.keyspace), RAND_INT_DIGITS);
       }
       out[pos++] = 13;
