@@ -37,7 +37,7 @@ describe.each(engines())('engine %s', (engine) => {
     expect(run.code).toBe(0);
     const [head, workload, additions, ...lines] = run.stdout.trim().split('\n');
     expect(head).toMatch(/^respbench -t · engine \w+ · target 127\.0\.0\.1:\d+ · seed \d+$/);
-    expect(workload).toMatch(/5000 requests per test, 50 connections, pipeline 16, value 3 B, keys: one per test.*key prefix suite: \(an addition\)$/);
+    expect(workload).toMatch(/5000 requests per test, 50 connections, pipeline 16 \(batch: send N, wait for all N, as redis-benchmark\), value 3 B, keys: one per test.*key prefix suite: \(an addition\)$/);
     expect(additions).toMatch(/^additions to redis-benchmark: /);
     const labels = lines.map((l) => l.split(':')[0]);
     expect(labels).toEqual(['PING_INLINE', 'PING_MBULK', 'SET', 'GET', 'INCR', 'LPUSH', 'LPOP', 'SADD', 'HSET', 'ZADD', 'LPUSH (needed to benchmark LRANGE)', 'LRANGE_100 (first 100 elements)', 'MSET (10 keys)']);

@@ -115,6 +115,8 @@ export interface NativePlan {
   tls?: NativeTls | null
   connections: number
   pipeline: number
+  /** Absent = "window"; "batch": redis-benchmark's -P (send N, wait for all N). */
+  pipelineMode?: string
   requests: number
   mode: string
   keyspace: number
@@ -124,6 +126,8 @@ export interface NativePlan {
   zipfExponent?: number
   valueSizeMin: number
   valueSizeMax: number
+  /** Absent = 0: the values of builds before `--value-generation`. */
+  valueGeneration?: number
   setRatio: number
   setCmd: string
   getCmd: string

@@ -29,6 +29,9 @@
  *   greeting             sends +OK as soon as a connection is accepted, before any request, then as ok
  *   push-frames          a RESP3 push frame (>) on accept and before every reply, otherwise as ok
  *   forgetful            acknowledges every write with +OK and stores nothing (reads find nil)
+ *   ignores-overwrites   acknowledges every write with +OK but keeps a key's first value (the kvstore's lost overwrite)
+ *   hold-last            Nagle-ish: of the replies to each read, the last is held back and goes out with the
+ *                        next read's replies, or --every ms (default 10) later when no request comes
  *   verbatim             answers reads with RESP3 verbatim strings (=N\r\ntxt:VALUE\r\n), otherwise as ok
  *   corrupt-last-byte    answers reads with the value written, its last byte changed
  */
@@ -51,12 +54,14 @@ export const MODES = [
   'greeting',
   'push-frames',
   'forgetful',
+  'ignores-overwrites',
+  'hold-last',
   'verbatim',
   'corrupt-last-byte',
 ];
 
 /** Modes that answer every request (none of them breaks after --after replies). */
-const ANSWERS_ALL = new Set(['ok', 'byte-by-byte', 'error-replies', 'greeting', 'push-frames', 'forgetful', 'verbatim', 'corrupt-last-byte']);
+const ANSWERS_ALL = new Set(['ok', 'byte-by-byte', 'error-replies', 'greeting', 'push-frames', 'forgetful', 'ignores-overwrites', 'hold-last', 'verbatim', 'corrupt-last-byte']);
 
 /** The push frame push-frames sends: out-of-band data, as pub/sub or client tracking would. */
 export const PUSH_FRAME = Buffer.from('>3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n');
@@ -106,7 +111,9 @@ function takeCommands(buf) {
 
 function answer(store, args, mode) {
   if (args.length >= 3) {
-    if (mode !== 'forgetful') store.set(args[1].toString('latin1'), Buffer.from(args[args.length - 1]));
+    const key = args[1].toString('latin1');
+    if (mode === 'ignores-overwrites' && store.has(key)) return OK;
+    if (mode !== 'forgetful') store.set(key, Buffer.from(args[args.length - 1]));
     return OK;
   }
   if (args.length === 2) {
@@ -143,8 +150,14 @@ export function startFaultServer({ mode = 'ok', after = 10, every = 10, errorTex
   const server = net.createServer((socket) => {
     accepted++;
     sockets.add(socket);
+    // hold-last: the reply held back, and the timer that sends it alone.
+    let heldReply = null;
+    let heldTimer = null;
     socket.setNoDelay(true);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      clearTimeout(heldTimer);
+    });
     socket.on('error', () => socket.destroy());
     if (mode === 'reset-on-accept') {
       socket.resetAndDestroy();
@@ -183,6 +196,18 @@ export function startFaultServer({ mode = 'ok', after = 10, every = 10, errorTex
         else out.push(answer(store, args, mode));
       }
       if (out.length === 0) return;
+      if (mode === 'hold-last') {
+        // What a server without TCP_NODELAY does to a client that waits for every reply before sending more.
+        if (heldReply !== null) out.unshift(heldReply);
+        clearTimeout(heldTimer);
+        heldReply = out.pop();
+        if (out.length > 0) socket.write(Buffer.concat(out));
+        heldTimer = setTimeout(() => {
+          if (heldReply !== null && !socket.destroyed) socket.write(heldReply);
+          heldReply = null;
+        }, every);
+        return;
+      }
       const bytes = Buffer.concat(out);
       if (mode === 'byte-by-byte') queue = queue.then(() => writeByteByByte(socket, bytes));
       else socket.write(bytes);

@@ -80,9 +80,15 @@ def value_size(h, lo, hi):
     return lo if lo == hi else lo + fmix32(h) % (hi - lo + 1)
 
 
-def value(key, lo, hi):
+GENERATION_MIX = 0x9E3779B1
+
+
+def value(key, lo, hi, generation=0):
+    # The size is the key's; the bytes derive from the key's hash with the
+    # generation mixed in (docs/workload.md, "Values"; generation 0: the hash itself).
     h = fnv1a32(key)
     size = value_size(h, lo, hi)
+    h = h ^ ((generation * GENERATION_MIX) & M32)
     head = b"%08x" % h
     out = bytearray(head[: min(size, 8)])
     table = fill(hi + 64)
@@ -441,6 +447,14 @@ def main():
         ("bench:key:6", 32, 1024), ("bench:ts:get:999999", 64, 64),
     ]:
         vectors["values"].append({"key": key, "min": lo, "max": hi, "value": value(key.encode(), lo, hi).decode()})
+    for key, lo, hi, generation in [
+        ("bench:key:0", 32, 32, 1), ("bench:key:0", 32, 32, 2), ("bench:key:77", 8, 8, 7),
+        ("bench:key:5", 32, 1024, 65535), ("bench:key:6", 40, 40, M32),
+    ]:
+        vectors["values"].append({
+            "key": key, "min": lo, "max": hi, "generation": generation,
+            "value": value(key.encode(), lo, hi, generation).decode(),
+        })
     prefix = b"bench:key:"
     k = prefix + b"4711"
     v = value(k, 32, 32)

@@ -59,6 +59,9 @@ pub(crate) struct Client<R: Router> {
     pub router: R,
     source: RequestSource,
     window: usize,
+    /// `--pipeline-mode batch`: requests of the current batch not yet sent
+    /// (None: a sliding window). See [`Client::room`].
+    batch_left: Option<usize>,
     /// Requests per write at most: the window, unless that would exceed MAX_BATCH_BYTES.
     batch_limit: usize,
     pub pacer: Pacer,
@@ -144,6 +147,7 @@ impl<R: Router> Client<R> {
             router,
             source,
             window,
+            batch_left: if prepared.plan.pipeline_batch { Some(0) } else { None },
             batch_limit,
             pacer,
             held: None,
@@ -305,7 +309,8 @@ impl<R: Router> Client<R> {
         }
         while !self.link.writing() {
             // Redirected requests (`--cluster`) are in the window too.
-            let free = self.window.saturating_sub(self.link.inflight() + self.router.pending()) as u64;
+            let inflight = self.link.inflight() + self.router.pending();
+            let free = self.room(inflight) as u64;
             if free == 0 {
                 return Ok(());
             }
@@ -331,7 +336,7 @@ impl<R: Router> Client<R> {
                 // Drawn earlier, due now: first in the write, as it is in the stream.
                 let (len, n) = (h.request.len, h.request.key_count as usize);
                 let intended = self.pacer.intended(h.ordinal, now, tally.lag.as_mut());
-                let entry = InFlight::of(w, &h.request, now, intended);
+                let entry = InFlight::of(w, &h.request, &self.held_keys[..n.min(self.held_keys.len())], now, intended);
                 if let Some(peer) = self.router.moved_to(&h.request) {
                     self.router.send_straight(peer, &self.held_bytes[..len], &self.held_keys[..n], entry);
                     straight = 1;
@@ -358,8 +363,8 @@ impl<R: Router> Client<R> {
                     break;
                 }
                 let intended = self.pacer.intended(ordinal, now, tally.lag.as_mut());
-                let entry = InFlight::of(w, &r, now, intended);
                 let keys = &self.source.keys()[..r.key_count as usize];
+                let entry = InFlight::of(w, &r, keys, now, intended);
                 if R::REDIRECTS {
                     if let Some(peer) = self.router.moved_to(&r) {
                         // `--cluster`: its slot moved (a MOVED said where): straight to the new owner, its bytes as encoded.
@@ -373,6 +378,9 @@ impl<R: Router> Client<R> {
             }
             if sent == 0 && straight == 0 {
                 return Ok(());
+            }
+            if let Some(left) = self.batch_left.as_mut() {
+                *left -= sent + straight;
             }
             if R::REDIRECTS {
                 self.idle_wait = Duration::ZERO;
@@ -393,21 +401,42 @@ impl<R: Router> Client<R> {
     /// is looked at per request.
     fn send_closed_loop(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<(), Failure> {
         while !self.link.writing() {
-            let free = self.window - self.link.inflight();
+            let free = self.room(self.link.inflight());
             let count = (free as u64).min(self.source.remaining).min(self.batch_limit as u64) as usize;
             if count == 0 {
                 return Ok(());
+            }
+            if let Some(left) = self.batch_left.as_mut() {
+                *left -= count;
             }
             // Requests of one write share a send time, and are due when sent.
             let now = Instant::now();
             for _ in 0..count {
                 let r = self.source.next(w, self.link.spare());
-                let entry = InFlight::of(w, &r, now, now);
-                self.link.push(entry, r.len, &self.source.keys()[..r.key_count as usize]);
+                let keys = &self.source.keys()[..r.key_count as usize];
+                let entry = InFlight::of(w, &r, keys, now, now);
+                self.link.push(entry, r.len, keys);
             }
             self.link.flush(&mut tally.counters.bytes_out)?;
         }
         Ok(())
+    }
+
+    /// Requests it may send now with `inflight` unanswered: the window's
+    /// room, or (`--pipeline-mode batch`) what is left of the current batch,
+    /// a new one of `pipeline` opening only once every request of the last
+    /// is answered. Asked once per write, not per request.
+    #[inline]
+    fn room(&mut self, inflight: usize) -> usize {
+        match self.batch_left.as_mut() {
+            None => self.window.saturating_sub(inflight),
+            Some(left) => {
+                if *left == 0 && inflight == 0 {
+                    *left = self.window;
+                }
+                *left
+            }
+        }
     }
 
     /// Its own Link is writable again.

@@ -5,7 +5,7 @@
 
 use crate::keys::{KeyStream, fnv1a32, fnv1a32_continue, write_decimal, write_key, write_padded};
 use crate::slot::key_slot;
-use crate::values::ValueFactory;
+use crate::values::{ValueFactory, content_hash};
 // Kept so `crate::command::{Part, Role, CommandKind, …}` still names them.
 pub use crate::command_kind::{ARRAY_READS, CommandKind, command_kind, mix_role, template_name};
 pub use crate::template::{
@@ -67,15 +67,19 @@ pub struct KeyScratch {
     ndigits: Vec<usize>,
     hashes: Vec<u32>,
     data_lens: Vec<usize>,
+    /// The generation each key's value is written with: the run's unless
+    /// the caller sets them (per-key generations, [`crate::key_names`]).
+    pub generations: Vec<u32>,
 }
 
 impl KeyScratch {
-    pub fn new(max_keys: usize) -> KeyScratch {
+    pub fn new(max_keys: usize, generation: u32) -> KeyScratch {
         KeyScratch {
             digits: vec![[0; 20]; max_keys],
             ndigits: vec![0; max_keys],
             hashes: vec![0; max_keys],
             data_lens: vec![0; max_keys],
+            generations: vec![generation; max_keys],
         }
     }
 }
@@ -276,6 +280,19 @@ impl CommandEncoder {
     /// argument order.
     #[inline]
     pub fn encode(&self, out: &mut [u8], key_index: u64, rand: &mut KeyStream, values: &ValueFactory) -> (usize, u32) {
+        self.encode_generation(out, key_index, rand, values, values.generation)
+    }
+
+    /// As [`encode`](Self::encode), the value written with `generation`.
+    #[inline]
+    pub fn encode_generation(
+        &self,
+        out: &mut [u8],
+        key_index: u64,
+        rand: &mut KeyStream,
+        values: &ValueFactory,
+        generation: u32,
+    ) -> (usize, u32) {
         let mut digits = [0u8; 20];
         let ndigits = write_decimal(&mut digits, key_index);
         let digits = &digits[..ndigits];
@@ -300,7 +317,7 @@ impl CommandEncoder {
                     out[pos..pos + ndigits].copy_from_slice(digits);
                     pos += ndigits;
                 }
-                Piece::Data(_) => pos += values.write_value(&mut out[pos..], h),
+                Piece::Data(_) => pos += values.write_value_of(&mut out[pos..], h, content_hash(h, generation)),
                 Piece::RandInt => {
                     let n = rand.next_key_index(self.keyspace);
                     pos += write_padded(&mut out[pos..], n, RAND_INT_DIGITS);
@@ -323,7 +340,7 @@ impl CommandEncoder {
         values: &ValueFactory,
     ) -> (usize, u32) {
         if self.key_count == 1 {
-            return self.encode(out, keys[0], rand, values);
+            return self.encode_generation(out, keys[0], rand, values, scratch.generations[0]);
         }
         for (k, &index) in keys[..self.key_count].iter().enumerate() {
             let n = write_decimal(&mut scratch.digits[k], index);
@@ -351,7 +368,10 @@ impl CommandEncoder {
                     out[pos..pos + n].copy_from_slice(&scratch.digits[slot][..n]);
                     pos += n;
                 }
-                Piece::Data(slot) => pos += values.write_value(&mut out[pos..], scratch.hashes[slot]),
+                Piece::Data(slot) => {
+                    let h = scratch.hashes[slot];
+                    pos += values.write_value_of(&mut out[pos..], h, content_hash(h, scratch.generations[slot]))
+                }
                 Piece::RandInt => {
                     let n = rand.next_key_index(self.keyspace);
                     pos += write_padded(&mut out[pos..], n, RAND_INT_DIGITS);

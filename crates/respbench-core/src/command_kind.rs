@@ -21,6 +21,30 @@ const VALUE_READS: [&str; 4] = ["GET", "GETEX", "GETDEL", "MGET"];
 /// Reads answered with an array of values, one per key (checked key by key). As ARRAY_READS in command.ts.
 pub const ARRAY_READS: [&str; 1] = ["MGET"];
 
+/// Commands that may delete their keys or give them an expiry: from when
+/// one is sent, a nil read of its keys is a miss, never a lost write. As
+/// REMOVING_NAMES in command.ts (docs/workload.md, "Replies").
+const REMOVING_NAMES: [&str; 14] = [
+    "DEL", "UNLINK", "GETDEL", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "SETEX", "PSETEX", "RENAME", "RENAMENX",
+    "MOVE", "HDEL", "RESTORE",
+];
+/// Options that give a `SET` or `GETEX` an expiry (the key may be gone when read).
+const EXPIRY_OPTIONS: [&str; 4] = ["EX", "PX", "EXAT", "PXAT"];
+
+/// Whether a request of `template` may remove or expire the keys it names:
+/// a command of [`REMOVING_NAMES`], or a `SET`/`GETEX` with an expiry option.
+pub fn removes_keys(template: &Template) -> bool {
+    let name = template_name(template);
+    if REMOVING_NAMES.contains(&name.as_str()) {
+        return true;
+    }
+    (name == "SET" || name == "GETEX")
+        && template.args[1..].iter().any(|parts| match parts.as_slice() {
+            [Part::Literal(bytes)] => EXPIRY_OPTIONS.iter().any(|o| o.as_bytes().eq_ignore_ascii_case(bytes)),
+            _ => false,
+        })
+}
+
 /// The template's command name, upper case (ASCII), from its first argument's bytes.
 pub fn template_name(template: &Template) -> String {
     let mut name = String::new();

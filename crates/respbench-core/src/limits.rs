@@ -27,6 +27,8 @@ pub const VALUE_SIZE: Limit = Limit { name: "valueSize", min: 1, max: 64 * 1024 
 /// Percentage of writes in mixed mode.
 pub const SET_RATIO: Limit = Limit { name: "setRatio", min: 0, max: 100 };
 pub const SEED: Limit = Limit { name: "seed", min: 0, max: u32::MAX as u64 };
+/// `--value-generation`: any u32 (it is mixed into the value's hash, [`crate::values::content_hash`]).
+pub const VALUE_GENERATION: Limit = Limit { name: "valueGeneration", min: 0, max: u32::MAX as u64 };
 pub const CONNECTIONS: Limit = Limit { name: "connections", min: 1, max: 10_000 };
 pub const THREADS: Limit = Limit { name: "threads", min: 1, max: 256 };
 /// Bytes of values one connection may have in flight: pipeline × the largest
@@ -34,8 +36,8 @@ pub const THREADS: Limit = Limit { name: "threads", min: 1, max: 256 };
 pub const WINDOW_BYTES: Limit = Limit { name: "windowBytes", min: 1, max: 1 << 30 };
 
 /// Every limit (`limits.json` holds the same, keyed by name).
-pub const ALL: [Limit; 10] =
-    [PORT, REQUESTS, PIPELINE, KEYSPACE, VALUE_SIZE, SET_RATIO, SEED, CONNECTIONS, THREADS, WINDOW_BYTES];
+pub const ALL: [Limit; 11] =
+    [PORT, REQUESTS, PIPELINE, KEYSPACE, VALUE_SIZE, SET_RATIO, SEED, VALUE_GENERATION, CONNECTIONS, THREADS, WINDOW_BYTES];
 
 /// Why a window of `pipeline` requests with values up to `value_size_max`
 /// bytes cannot fit, or None. A connection keeps `pipeline` requests in

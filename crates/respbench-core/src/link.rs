@@ -38,6 +38,9 @@ pub(crate) struct InFlight {
     /// A read sent after its key's write was acknowledged (`--verify-get`,
     /// mixed): nil then is a lost write.
     pub written_before: bool,
+    /// A write: its generation tag (`crate::key_names`, or `NO_GENERATION`);
+    /// a read: the floor of its key when it went out (0: none).
+    pub generation: u32,
     /// `--cluster`: redirections (or retries) it has had so far.
     pub hops: u8,
     /// `--cluster`: sent after ASKING, whose +OK comes first.
@@ -55,14 +58,16 @@ impl InFlight {
             command: 0,
             op: Op::Set,
             written_before: false,
+            generation: crate::key_names::NO_GENERATION,
             hops: 0,
             asking: false,
         }
     }
 
     /// What the ring keeps of request `r`, sent at `now` and due at `intended`.
+    /// `keys`: the keys it names (lost writes are told per key name, [`crate::key_names`]).
     #[inline]
-    pub fn of(w: &PreparedPlan, r: &Request, now: Instant, intended: Instant) -> InFlight {
+    pub fn of(w: &PreparedPlan, r: &Request, keys: &[u64], now: Instant, intended: Instant) -> InFlight {
         InFlight {
             sent_at: now,
             intended,
@@ -70,7 +75,12 @@ impl InFlight {
             key_hash: r.key_hash,
             op: r.op,
             command: r.command,
-            written_before: r.op == Op::Get && w.written.as_ref().is_some_and(|k| k.has(r.key_index)),
+            written_before: w.key_names.as_ref().is_some_and(|names| names.on_send(r.command, keys)),
+            generation: if r.op == Op::Get {
+                w.key_names.as_ref().filter(|_| w.key_generations).map_or(0, |n| n.floor_of(r.command, r.key_index))
+            } else {
+                r.generation
+            },
             hops: 0,
             asking: false,
         }

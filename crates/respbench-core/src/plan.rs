@@ -45,6 +45,10 @@ pub struct Plan {
     pub connections: u32,
     /// Requests in flight per connection (a sliding window).
     pub pipeline: u32,
+    /// `--pipeline-mode batch`: send `pipeline` requests, wait for all their
+    /// replies, send the next `pipeline` (redis-benchmark's -P); false: a
+    /// sliding window, a request going out as each reply comes.
+    pub pipeline_batch: bool,
     /// Total timed requests across all connections.
     pub requests: u64,
     pub mode: Mode,
@@ -57,6 +61,9 @@ pub struct Plan {
     pub zipf_exponent: f64,
     pub value_size_min: usize,
     pub value_size_max: usize,
+    /// `--value-generation`: mixed into every value (0: the values of earlier
+    /// builds), so a server that keeps an older value is caught (docs/workload.md, "Values").
+    pub value_generation: u32,
     /// Mixed mode: percentage of writes, 0..100.
     pub set_ratio: u32,
     pub set_cmd: String,
@@ -222,6 +229,7 @@ impl Plan {
             tls: None,
             connections: 1,
             pipeline: 1,
+            pipeline_batch: false,
             requests: 1000,
             mode: Mode::Set,
             keyspace: 100_000,
@@ -230,6 +238,7 @@ impl Plan {
             zipf_exponent: 0.99,
             value_size_min: 32,
             value_size_max: 32,
+            value_generation: 0,
             set_ratio: 50,
             set_cmd: "SET".into(),
             get_cmd: "GET".into(),

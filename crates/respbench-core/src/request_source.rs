@@ -9,7 +9,8 @@ use crate::command_kind::{ARRAY_READS, CommandKind, command_kind, template_name}
 use crate::keys::{KeyChooser, KeyPattern, KeyStream, RAND_INT_SALT, requests_for_connection, write_key};
 use crate::plan::{Mode, Plan};
 use crate::template::{Role, TemplateError, inline_form, parse_mix_template, parse_template, rand_int_as_text};
-use crate::values::{ValueFactory, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys};
+use crate::key_names::{GENERATIONS_MAX_KEYSPACE, KeyNames, NO_GENERATION};
+use crate::values::{ValueFactory, WRITTEN_KEYS_MAX_KEYSPACE};
 use std::sync::atomic::{AtomicU16, Ordering};
 
 // Kept so `crate::request_source::Op` still names it (the connection and the run use it).
@@ -42,12 +43,22 @@ pub struct Request {
     pub key_count: u16,
     /// `--cluster`: the key's hash slot, as the source routed it (None without `--cluster`).
     pub slot: Option<u16>,
+    /// A write's generation tag ([`crate::key_names::draw_generation`]), else [`NO_GENERATION`].
+    pub generation: u32,
 }
 
 impl Request {
     /// Nothing (length 0): the stream has no more requests for this source now.
-    pub const NONE: Request =
-        Request { len: 0, op: Op::Set, command: 0, key_hash: 0, key_index: 0, key_count: 0, slot: None };
+    pub const NONE: Request = Request {
+        len: 0,
+        op: Op::Set,
+        command: 0,
+        key_hash: 0,
+        key_index: 0,
+        key_count: 0,
+        slot: None,
+        generation: NO_GENERATION,
+    };
 }
 
 /// One command as a run sends it: its encoder, how its replies count, which
@@ -94,9 +105,16 @@ pub struct PreparedPlan {
     /// key read was written first).
     pub miss_fails_verify: bool,
     /// Mixed mode with `--verify-get`, keyspace up to
-    /// [`WRITTEN_KEYS_MAX_KEYSPACE`]: the keys written and acknowledged so
-    /// far, across phases.
-    pub written: Option<WrittenKeys>,
+    /// [`WRITTEN_KEYS_MAX_KEYSPACE`]: per key name, the keys written and
+    /// acknowledged so far (across phases) and those a command may have removed.
+    pub key_names: Option<KeyNames>,
+    /// `key_names` tracks each key's value generations (one server, keyspace
+    /// up to [`GENERATIONS_MAX_KEYSPACE`]): writes draw them, reads are checked against them.
+    pub key_generations: bool,
+    /// `--value-generation N` (N > 0) but a get run's own preload: a read
+    /// takes any generation from N to N + 65535 (what an earlier mixed run of
+    /// N may have written); without it, or after the preload, N only.
+    pub generation_window: bool,
     pub max_request_bytes: usize,
     /// The most keys one request names (1 unless a command is multi-key).
     pub max_keys: usize,
@@ -135,7 +153,7 @@ impl std::fmt::Debug for SlotMemo {
 
 impl PreparedPlan {
     pub fn new(plan: Plan) -> Result<PreparedPlan, TemplateError> {
-        let values = ValueFactory::new(plan.value_size_min, plan.value_size_max);
+        let values = ValueFactory::with_generation(plan.value_size_min, plan.value_size_max, plan.value_generation);
         let literal = plan.literal_commands;
         // `role` None: a command of the mix (parse_mix_template).
         let template = |source: &str, role: Option<Role>| {
@@ -251,10 +269,24 @@ impl PreparedPlan {
                 });
             }
         }
+        // One connection: its writes of a key have one order, the same in both engines and every run
+        // (with more, which racing write ends up stored decides the dataset).
+        // Only a run that names a generation: without one, values stay those of earlier builds.
+        let key_generations = plan.value_generation > 0
+            && plan.keyspace <= GENERATIONS_MAX_KEYSPACE
+            && plan.cluster.is_none()
+            && plan.connections == 1;
         Ok(PreparedPlan {
             verify: plan.verify_get,
             miss_fails_verify: plan.verify_get && plan.mode == Mode::Get && !is_mix,
-            written: tracks_written_keys(&plan).then(|| WrittenKeys::new(plan.keyspace)),
+            key_names: tracks_written_keys(&plan).then(|| KeyNames::new(
+                commands.iter().map(|c| (c.encoder.template(), c.kind, c.array_reply)),
+                plan.keyspace,
+                key_generations,
+            )),
+            key_generations: tracks_written_keys(&plan) && key_generations,
+            generation_window: plan.value_generation > 0
+                && !(plan.verify_get && plan.mode == Mode::Get && !is_mix && plan.preload),
             values,
             is_mix,
             draws_command: if is_mix { commands.len() > 1 } else { plan.mode == Mode::Mixed },
@@ -457,7 +489,7 @@ impl RequestSource {
             rand_ints: KeyStream::new(plan.seed ^ RAND_INT_SALT, connection),
             sequential: connection as u64,
             keys: vec![0; w.max_keys],
-            scratch: KeyScratch::new(w.max_keys),
+            scratch: KeyScratch::new(w.max_keys, w.values.generation),
             node,
             slot_scratch: vec![0u8; scratch],
             side: Side::All,
@@ -488,7 +520,7 @@ impl RequestSource {
         let key_index = self.choosers[c.chooser].next(&mut self.key_stream);
         self.keys[0] = key_index;
         let (len, key_hash) = c.encoder.encode(out, key_index, &mut self.rand_ints, &w.values);
-        Request { len, op: c.op, command, key_hash, key_index, key_count: 1, slot: None }
+        Request { len, op: c.op, command, key_hash, key_index, key_count: 1, slot: None, generation: NO_GENERATION }
     }
 
     /// Any other stream's next request: a drawn command, several keys, a
@@ -549,9 +581,21 @@ impl RequestSource {
                     continue;
                 }
             }
+            let mut generation = NO_GENERATION;
+            if let Some(names) = w.key_names.as_ref().filter(|_| w.key_generations) {
+                // Each key's value carries its next generation (lost overwrites, crate::key_names).
+                for k in 0..key_count {
+                    let tag = names.draw_generation(command, k, self.keys[k]);
+                    self.scratch.generations[k] = w.values.generation.wrapping_add(tag.unwrap_or(0) & 0xffff);
+                    if k == 0 {
+                        generation = tag.unwrap_or(NO_GENERATION);
+                    }
+                }
+            }
             let (len, key_hash) =
                 c.encoder.encode_keys(out, &self.keys, &mut self.scratch, &mut self.rand_ints, &w.values);
             return Request {
+                generation,
                 len,
                 op: c.op,
                 command,

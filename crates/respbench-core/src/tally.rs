@@ -6,7 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::command::CommandKind;
 use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
 use crate::link::InFlight;
@@ -14,7 +13,8 @@ use crate::plan::IntervalRecord;
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, escape_bytes};
 use crate::request_source::{Op, PreparedPlan};
-use crate::values::first_difference;
+use crate::key_names::Verdict;
+use crate::values::{content_of, first_difference, generation_of};
 
 /// Longest error text kept, as the TS engine.
 const MAX_ERROR_TEXT: usize = 200;
@@ -156,18 +156,21 @@ fn count_reply(
         if tally.first.error.is_none() {
             keep_first_error(&mut tally.first, scanner, buf, now);
         }
+        if entry.op == Op::Set {
+            if let Some(names) = w.key_names.as_ref() {
+                // Refused: not written, but no longer in flight (a later write of its keys may raise their floor).
+                let keys = &keys[..w.commands[entry.command as usize].encoder.key_count()];
+                names.on_write_answered(entry.command, keys, entry.generation, false);
+            }
+        }
         return;
     }
     if entry.op == Op::Set {
         c.ok += 1;
-        // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
-        if let Some(written) = w.written.as_ref() {
-            let command = &w.commands[entry.command as usize];
-            if command.kind == CommandKind::Write {
-                for &key in &keys[..command.encoder.key_count()] {
-                    written.add(key);
-                }
-            }
+        // Only a write of the key's value makes a later read of its name find one (not INCR, LPUSH, …).
+        if let Some(names) = w.key_names.as_ref() {
+            let keys = &keys[..w.commands[entry.command as usize].encoder.key_count()];
+            names.on_write_answered(entry.command, keys, entry.generation, true);
         }
         return;
     }
@@ -182,8 +185,9 @@ fn count_reply(
             c.stale_reads += 1;
             c.ok += 1;
         }
-        // A key whose write was acknowledged before this read went out must be there.
-        else if entry.written_before {
+        // A key whose write was acknowledged before this read went out must be
+        // there, unless a command that may remove it went out since.
+        else if entry.written_before && w.key_names.as_ref().is_some_and(|n| n.is_lost(entry.command, entry.key_index)) {
             c.lost_writes += 1;
         } else {
             c.misses += 1;
@@ -198,14 +202,84 @@ fn count_reply(
         return;
     }
     let value = matches!(scanner.kind, ReplyKind::Bulk | ReplyKind::Verbatim);
-    if value && w.values.matches(scanner.payload(buf), entry.key_hash) {
+    let verdict =
+        if value {
+            // A key whose generations this run tracks: how many it has drawn so far.
+            let next = w.key_names.as_ref().filter(|_| w.key_generations).and_then(|n| n.next_of(entry.command, entry.key_index));
+            value_verdict(w, scanner.payload(buf), entry.key_hash, entry.generation, next)
+        } else {
+            Verdict::Wrong
+        };
+    if verdict == Verdict::Fresh {
         c.ok += 1;
         return;
     }
     c.mismatches += 1;
     if tally.first.mismatch.is_none() {
-        tally.first.mismatch = Some((now, describe_mismatch(w, scanner, buf, entry.key_index)));
+        let text = match verdict {
+            Verdict::Stale { got, wrote } => stale_text(w, entry.key_index, got, wrote),
+            _ => describe_mismatch(w, scanner, buf, entry.key_index),
+        };
+        tally.first.mismatch = Some((now, text));
     }
+}
+
+/// Whether `got` is a fresh value of the key hashed to `h`, read with floor
+/// `floor` (`crate::key_names`; 0: none). The run's own generation with no
+/// floor past it is one comparison; anything else is decoded (a cold path
+/// but in mixed runs with `--verify-get`, whose writes draw generations).
+#[inline(always)]
+fn value_verdict(w: &PreparedPlan, got: &[u8], h: u32, floor: u32, next: Option<u32>) -> Verdict {
+    if floor <= 1 && w.values.matches(got, h) {
+        return Verdict::Fresh;
+    }
+    generation_verdict(w, got, h, floor, next)
+}
+
+/// [`value_verdict`] for a value not of the run's generation: whose
+/// generation it is, against what the run wrote. Every value of the factory
+/// decodes to some generation of any key (its bytes derive from its own
+/// first 8), so only a window near what was written counts: a generation up
+/// to 65,536 older than `--value-generation` is stale, one far off is not a
+/// value of this key at all. A key whose generations the run tracks
+/// (`next`: the generations drawn for it so far) may also hold any of this
+/// run's or an earlier run's (offsets below 2^16) until a sequential write
+/// of it was acknowledged; from then on only the floor's and later ones.
+#[inline(never)]
+fn generation_verdict(w: &PreparedPlan, got: &[u8], h: u32, floor: u32, next: Option<u32>) -> Verdict {
+    let Some(content) = content_of(got) else { return Verdict::Wrong };
+    if !w.values.matches_of(got, h, content) {
+        return Verdict::Wrong;
+    }
+    let base = w.values.generation;
+    let generation = generation_of(h, content);
+    let offset = generation.wrapping_sub(base);
+    let behind_base = base.wrapping_sub(generation);
+    let stale_of_base = (1..=0x10000).contains(&behind_base);
+    match next {
+        Some(_) if floor == 0 && offset <= 0xffff => Verdict::Fresh,
+        Some(next) if floor > 0 && offset <= 0xffff => {
+            let f = floor - 1;
+            if (offset.wrapping_sub(f) & 0xffff) < (next.wrapping_sub(f) & 0xffff) {
+                Verdict::Fresh
+            } else {
+                // Older than the floor, or an earlier run's value the floor's write replaced.
+                Verdict::Stale { got: generation, wrote: base.wrapping_add(f) }
+            }
+        }
+        _ if w.generation_window && offset <= 0xffff => Verdict::Fresh,
+        _ if stale_of_base => Verdict::Stale { got: generation, wrote: base },
+        _ => Verdict::Wrong,
+    }
+}
+
+/// The first stale value's description. Cold: once a run.
+#[cold]
+fn stale_text(w: &PreparedPlan, key_index: u64, got: u32, wrote: u32) -> String {
+    format!(
+        "key {}: stale value: generation {got}, wrote {wrote} (the server acknowledged a newer write and returned an older value)",
+        w.key_text(key_index)
+    )
 }
 
 /// The first error reply's text (at most [`MAX_ERROR_TEXT`] bytes). Out of
@@ -302,7 +376,7 @@ fn count_array_reply(
             continue;
         }
         let got = &buf[p..p + len];
-        if w.verify && !w.values.matches(got, w.key_hash_of(key)) {
+        if w.verify && value_verdict(w, got, w.key_hash_of(key), 0, None) != Verdict::Fresh {
             c.mismatches += 1;
             let text = || {
                 let expected = w.value_bytes(key);

@@ -54,6 +54,41 @@ pub fn first_difference(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()))
 }
 
+/// Mixes a value generation into the key's hash: `content = h ^ g * MIX`
+/// (generation 0 leaves it as it was). An odd multiplier, so the generation
+/// comes back from a value's first 8 bytes: `g = (content ^ h) * MIX_INVERSE`.
+pub const GENERATION_MIX: u32 = 0x9e37_79b1;
+const GENERATION_MIX_INVERSE: u32 = 0x0e8b_2f51;
+
+/// The hash a value's bytes derive from: the key's, with generation `g` mixed in.
+#[inline(always)]
+pub fn content_hash(h: u32, generation: u32) -> u32 {
+    h ^ generation.wrapping_mul(GENERATION_MIX)
+}
+
+/// The generation a value of the key hashed to `h` whose bytes derive from `content` was written with.
+#[inline]
+pub fn generation_of(h: u32, content: u32) -> u32 {
+    (content ^ h).wrapping_mul(GENERATION_MIX_INVERSE)
+}
+
+/// The hash a value's first 8 bytes spell (lower-case hex), if they do.
+pub fn content_of(got: &[u8]) -> Option<u32> {
+    if got.len() < 8 {
+        return None;
+    }
+    let mut content = 0u32;
+    for &b in &got[..8] {
+        let digit = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            _ => return None,
+        };
+        content = content << 4 | digit as u32;
+    }
+    Some(content)
+}
+
 const FILL_SEED: u32 = 0x5eed_f111;
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -65,12 +100,20 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 pub struct ValueFactory {
     pub min: usize,
     pub max: usize,
+    /// `--value-generation`: the generation every value is written with
+    /// (mixed mode with `--verify-get`: the first of each key's, see [`crate::key_names`]).
+    pub generation: u32,
     fill: Vec<u8>,
 }
 
 impl ValueFactory {
     pub fn new(min: usize, max: usize) -> Self {
-        ValueFactory { min, max, fill: fill_table(max + 64) }
+        ValueFactory { min, max, generation: 0, fill: fill_table(max + 64) }
+    }
+
+    /// As [`ValueFactory::new`], values written with `generation` (`--value-generation`).
+    pub fn with_generation(min: usize, max: usize, generation: u32) -> Self {
+        ValueFactory { generation, ..ValueFactory::new(min, max) }
     }
 
     /// Size of the value for a key whose hash is `h`.
@@ -83,11 +126,20 @@ impl ValueFactory {
         }
     }
 
-    /// Writes the value for the key hashed to `h` at the start of `out`;
-    /// returns its length.
+    /// Writes the value for the key hashed to `h` at the start of `out`, of
+    /// the run's generation; returns its length.
     #[inline]
     pub fn write_value(&self, out: &mut [u8], h: u32) -> usize {
+        self.write_value_of(out, h, content_hash(h, self.generation))
+    }
+
+    /// Writes the value for the key hashed to `h` whose bytes derive from
+    /// `content` (its hash with a generation mixed in); returns its length.
+    /// The size is the key's, whatever the generation.
+    #[inline]
+    pub fn write_value_of(&self, out: &mut [u8], h: u32, content: u32) -> usize {
         let size = self.size_for(h);
+        let h = content;
         let head = size.min(8);
         for (i, byte) in out[..head].iter_mut().enumerate() {
             *byte = HEX[((h >> (28 - 4 * i)) & 15) as usize];
@@ -99,10 +151,17 @@ impl ValueFactory {
         size
     }
 
-    /// True when `got` is exactly the value for the key hashed to `h`.
+    /// True when `got` is exactly the value for the key hashed to `h`, of the run's generation.
     #[inline]
     pub fn matches(&self, got: &[u8], h: u32) -> bool {
+        self.matches_of(got, h, content_hash(h, self.generation))
+    }
+
+    /// True when `got` is exactly the value of the key hashed to `h` whose bytes derive from `content`.
+    #[inline]
+    pub fn matches_of(&self, got: &[u8], h: u32, content: u32) -> bool {
         let size = self.size_for(h);
+        let h = content;
         if got.len() != size {
             return false;
         }
@@ -121,9 +180,13 @@ impl ValueFactory {
 
     /// The value for a key, as a new vector (messages and tests, not the hot path).
     pub fn value_for_key(&self, key: &[u8]) -> Vec<u8> {
-        let h = fnv1a32(key);
+        self.value_of_generation(fnv1a32(key), self.generation)
+    }
+
+    /// The value of the key hashed to `h` written with `generation` (messages and tests).
+    pub fn value_of_generation(&self, h: u32, generation: u32) -> Vec<u8> {
         let mut out = vec![0u8; self.size_for(h)];
-        self.write_value(&mut out, h);
+        self.write_value_of(&mut out, h, content_hash(h, generation));
         out
     }
 }

@@ -76,7 +76,8 @@ fn draws_the_same_operations_and_key_indexes() {
 #[test]
 fn derives_the_same_value_from_a_key_and_size() {
     for v in list(&vectors(), "values") {
-        let values = ValueFactory::new(u64_of(&v["min"]) as usize, u64_of(&v["max"]) as usize);
+        let generation = v.get("generation").map_or(0, u64_of) as u32;
+        let values = ValueFactory::with_generation(u64_of(&v["min"]) as usize, u64_of(&v["max"]) as usize, generation);
         let key = v["key"].as_str().unwrap();
         let got = values.value_for_key(key.as_bytes());
         assert_eq!(String::from_utf8(got.clone()).unwrap(), v["value"].as_str().unwrap(), "{v}");

@@ -34,7 +34,8 @@ export function describeWorkload(of: RunResult | Plan): string {
     p.literalCommands ? `command ${p.setCmd}` : mix.length > 0 ? `mix ${mixText()}` : `mode ${p.mode}`,
     p.durationMs > 0 ? `for ${p.durationMs / 1000} s` : `${p.requests} requests`,
     `${p.connections} connection${p.connections === 1 ? '' : 's'}${p.rampConnections ? ` (from ${p.rampConnections.start}, ${p.rampConnections.step} more every ${p.rampConnections.everyMs / 1000} s)` : ''}`,
-    `pipeline ${p.pipeline}`,
+    // With one request in flight the two modes are the same.
+    p.pipeline === 1 ? 'pipeline 1' : `pipeline ${p.pipeline} ${p.pipelineMode === 'batch' ? '(batch: send N, wait for all N)' : '(window)'}`,
     p.randIntLiteral ? 'keys as written (no -r: __rand_int__ stays literal)' : `keyspace ${p.keyspace}`,
     `value ${size}`,
   ];

@@ -26,7 +26,7 @@ export function suiteHeader(engine: EngineName, plan: Plan, tests: SuiteTest[], 
   const prefix = plan.keyPrefix === '' ? '' : `, key prefix ${printable(plan.keyPrefix)} (an addition)`;
   return [
     `respbench -t · engine ${engine} · target ${target}${compare ? ` vs ${targetName(compare)}${names && (names.a !== target || names.b !== targetName(compare)) ? ` (${names.a} vs ${names.b})` : ''}` : ''} · seed ${plan.seed}`,
-    `tests ${tests.map((t) => t.name).join(',')}: ${plan.requests} requests per test, ${plan.connections} connections, pipeline ${plan.pipeline}, value ${valueSize(plan)}, ${keys}${prefix}`,
+    `tests ${tests.map((t) => t.name).join(',')}: ${plan.requests} requests per test, ${plan.connections} connections, pipeline ${plan.pipeline}${plan.pipeline === 1 ? '' : plan.pipelineMode === 'batch' ? ' (batch: send N, wait for all N, as redis-benchmark)' : ' (window: a request goes out as each reply comes)'}, value ${valueSize(plan)}, ${keys}${prefix}`,
     'additions to redis-benchmark: p50 is per-request latency (reply parsed - request written, even when pipelined); errors are counted and shown',
   ].join('\n');
 }

@@ -118,6 +118,8 @@ export function withBenchmarkDefaults(plan: Plan, given: (option: string) => boo
   const out = { ...plan, randIntLiteral: !given('keyspace') };
   if (!given('connections')) out.connections = BENCHMARK_DEFAULTS.connections;
   if (!given('pipeline')) out.pipeline = BENCHMARK_DEFAULTS.pipeline;
+  // redis-benchmark's -P N sends N and waits for all N: its figures mean that.
+  if (!given('pipelineMode')) out.pipelineMode = 'batch';
   if (!given('requests')) out.requests = BENCHMARK_DEFAULTS.requests;
   if (!given('valueSize')) out.valueSizeMin = out.valueSizeMax = BENCHMARK_DEFAULTS.valueSize;
   if (!given('keyPrefix')) out.keyPrefix = '';

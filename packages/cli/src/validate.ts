@@ -61,6 +61,10 @@ export interface RawRunOptions {
   keyPrefix: string;
   seed?: string;
   verifyGet?: boolean;
+  /** --pipeline-mode: window | batch. */
+  pipelineMode?: string;
+  /** --value-generation: mixed into every value (lost overwrites). */
+  valueGeneration?: string;
   connections: string;
   keyPattern: string;
   keyStddev?: string;
@@ -290,6 +294,13 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
     rate: raw.rate === undefined ? 0 : parsePositive('--rate', raw.rate, 100_000_000),
     ...readCredentials(raw, uri, env),
   };
+  // Absent from the Plan for window, the default of a run (and of builds before the flag).
+  if (raw.pipelineMode !== undefined && parseChoice('--pipeline-mode', raw.pipelineMode, PIPELINE_MODES) === 'batch') plan.pipelineMode = 'batch';
+  if (raw.valueGeneration !== undefined) {
+    // Absent from the Plan at 0, the values of builds before the flag.
+    const generation = parseInteger('--value-generation', raw.valueGeneration, LIMITS.valueGeneration);
+    if (generation > 0) plan.valueGeneration = generation;
+  }
   if (raw.clientTracking) {
     if (!plan.resp3) throw new UsageError('--client-tracking needs -3/--resp3 (invalidations come as RESP3 push frames)');
     plan.clientTracking = true;
@@ -307,6 +318,9 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
   const engine = parseChoice<EngineChoice>('--engine', raw.engine, ENGINE_CHOICES);
   return { plan, engine };
 }
+
+/** --pipeline-mode's values. */
+export const PIPELINE_MODES = ['window', 'batch'] as const;
 
 /** A file or folder a flag names must be there and readable; the message names both. */
 function readablePath(flag: string, raw: unknown, kind: 'file' | 'folder'): string {

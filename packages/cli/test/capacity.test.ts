@@ -112,6 +112,7 @@ function step(over: Partial<CapacityStep>): CapacityStep {
     serviceUs: { mean: 100, p50: 90, p99: 250 },
     scheduleLagP99Us: 10,
     eventLoopDelayP99Us: null,
+    clientLagBrokeSlo: false,
     clientCpu: 0.2,
     clientCores: 1,
     met: false,
@@ -191,7 +192,7 @@ describe('who was the limit', () => {
 });
 
 /** A server of capacity `capacity` ops/s as an Engine: open-loop runs achieve min(rate, capacity), with latency that explodes beyond it. */
-function fakeEngine(capacity: number, onRun?: (plan: Plan, n: number) => void): Engine & { plans: Plan[] } {
+function fakeEngine(capacity: number, onRun?: (plan: Plan, n: number) => void, lagNs = 20_000): Engine & { plans: Plan[] } {
   const plans: Plan[] = [];
   return {
     name: 'native',
@@ -211,7 +212,10 @@ function fakeEngine(capacity: number, onRun?: (plan: Plan, n: number) => void): 
       h.recordCount(latencyNs, requests);
       const service = new LatencyHistogram();
       service.recordCount(plan.rate > capacity ? 1_600_000 : 200_000, requests);
-      return rawResult({ engine: 'native', requests, ok: requests, sets: requests, gets: 0, elapsedNs: seconds * 1e9, histogram: h.toData(), serviceHistogram: plan.rate > 0 ? service.toData() : null, scheduleLagHistogram: plan.rate > 0 ? h.toData() : null });
+      // A client that keeps its schedule: its requests go out within 20 us of their time.
+      const lag = new LatencyHistogram();
+      lag.recordCount(lagNs, requests);
+      return rawResult({ engine: 'native', requests, ok: requests, sets: requests, gets: 0, elapsedNs: seconds * 1e9, histogram: h.toData(), serviceHistogram: plan.rate > 0 ? service.toData() : null, scheduleLagHistogram: plan.rate > 0 ? lag.toData() : null });
     },
   };
 }
@@ -277,6 +281,35 @@ describe('the driver', () => {
     expect(r.steps.map((s) => s.targetRate)).toEqual([500, 1000]);
     expect(r.bracket).toEqual({ met: 1000, failed: null });
     expect(answerLine({ ...r, interrupted: { signal: 'SIGINT' } }, SETTINGS.slo)).toBe('interrupted (SIGINT): bracket so far: met 1000/s, failed none yet');
+  });
+
+  it('a step whose client lag alone broke the SLO runs again; a capacity resting on one is not printed', async () => {
+    // A busy machine: from 2000/s on, requests go out 50 ms late (the SLO is 20 ms) and the server is never what queues.
+    const engine = fakeEngine(5000);
+    const run = engine.run.bind(engine);
+    engine.run = async (plan, o) => {
+      const raw = await run(plan, o);
+      if (plan.rate < 2000) return raw;
+      const late = new LatencyHistogram();
+      late.recordCount(50_000_000, raw.requests);
+      return { ...raw, histogram: late.toData(), scheduleLagHistogram: late.toData() };
+    };
+    const r = await runCapacity(engine, planOf(['-c', '8', '-P', '1']), SETTINGS);
+    const at2000 = r.steps.filter((s) => s.targetRate === 2000);
+    expect(at2000.map((s) => [s.clientLagBrokeSlo, s.retried])).toEqual([
+      [true, true],
+      [true, true],
+      [true, false],
+    ]);
+    expect(r.end).toBe('client-lag');
+    expect(r.capacity).toBeNull();
+    expect(r.limit?.by).toBe('client');
+    expect(r.limit?.reason).toMatch(/^the client's own schedule lag \(p99 50(\.\d+)? ms\) alone broke the SLO: the client or the machine it runs on fell behind, not the server/);
+    expect(answerLine(r, SETTINGS.slo)).toMatch(/^capacity: not measured: the lowest rate that failed \(\d+\/s\) failed on the client's own lag, not the server/);
+    // Past its capacity a server whose window is full makes requests late too: that lag is the server's.
+    const full = fakeEngine(5000, undefined, 50_000_000);
+    const honest = await runCapacity(full, planOf(['-c', '8', '-P', '1']), SETTINGS);
+    expect([honest.end, honest.limit?.by]).toEqual(['converged', 'server']);
   });
 
   it('a step that cannot run ends the search as failed, saying why', async () => {

@@ -16,7 +16,7 @@ describe('the header', () => {
   it('names the engine, target, workload and seed, from the Plan alone (it prints before the run)', () => {
     const header = formatHeader('native', planOf(['--port', '7000', '--mode', 'set']));
     expect(header).toBe(
-      'respbench · engine native · target 127.0.0.1:7000\nworkload: mode set, 1000000 requests, 1 connection, pipeline 64, keyspace 100000, value 32 B, commands SET, prefix bench:key:, seed 42, verify off',
+      'respbench · engine native · target 127.0.0.1:7000\nworkload: mode set, 1000000 requests, 1 connection, pipeline 64 (window), keyspace 100000, value 32 B, commands SET, prefix bench:key:, seed 42, verify off',
     );
   });
 });

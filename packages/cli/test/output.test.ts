@@ -14,7 +14,7 @@ describe('formatHuman', () => {
     const lines = formatHuman(r).split('\n');
     expect(lines[0]).toBe('respbench · engine js · target 127.0.0.1:7000');
     expect(lines[1]).toBe(
-      'workload: mode mixed, 1000 requests, 1 connection, pipeline 64, keyspace 100000, value 32 B, set-ratio 50%, commands SET / GET, prefix bench:key:, seed 42, verify off',
+      'workload: mode mixed, 1000 requests, 1 connection, pipeline 64 (window), keyspace 100000, value 32 B, set-ratio 50%, commands SET / GET, prefix bench:key:, seed 42, verify off',
     );
     expect(lines[3].trim().split(/\s{2,}/)).toEqual(['ops/s', 'avg us/op', 'elapsed s', 'p50 us', 'p90 us', 'p99 us', 'p99.9 us', 'max us']);
     const row = lines[4].trim().split(/\s+/);

@@ -24,6 +24,8 @@ pub struct NativePlan {
     pub tls: Option<Either<NativeTls, Null>>,
     pub connections: f64,
     pub pipeline: f64,
+    /// Absent = "window"; "batch": redis-benchmark's -P (send N, wait for all N).
+    pub pipeline_mode: Option<String>,
     pub requests: f64,
     pub mode: String,
     pub keyspace: f64,
@@ -33,6 +35,8 @@ pub struct NativePlan {
     pub zipf_exponent: Option<f64>,
     pub value_size_min: f64,
     pub value_size_max: f64,
+    /// Absent = 0: the values of builds before `--value-generation`.
+    pub value_generation: Option<f64>,
     pub set_ratio: f64,
     pub set_cmd: String,
     pub get_cmd: String,
@@ -219,7 +223,18 @@ pub(crate) fn to_plan(p: NativePlan) -> Result<Plan> {
             format!("plan.keyPattern must be uniform, sequential, gaussian or zipf, got {key_pattern}"),
         )
     })?;
+    let pipeline_batch = match p.pipeline_mode.as_deref() {
+        None | Some("window") => false,
+        Some("batch") => true,
+        Some(other) => {
+            return Err(Error::new(
+                Status::InvalidArg,
+                format!("plan.pipelineMode must be window or batch, got {other}"),
+            ));
+        }
+    };
     Ok(Plan {
+        pipeline_batch,
         host: p.host,
         port: integer(p.port, limits::PORT)? as u16,
         socket: text(p.socket),
@@ -240,6 +255,7 @@ pub(crate) fn to_plan(p: NativePlan) -> Result<Plan> {
         zipf_exponent: p.zipf_exponent.unwrap_or(0.99),
         value_size_min: integer(p.value_size_min, Limit { name: "valueSizeMin", ..limits::VALUE_SIZE })? as usize,
         value_size_max: integer(p.value_size_max, Limit { name: "valueSizeMax", ..limits::VALUE_SIZE })? as usize,
+        value_generation: integer(p.value_generation.unwrap_or(0.0), limits::VALUE_GENERATION)? as u32,
         set_ratio: integer(p.set_ratio, limits::SET_RATIO)? as u32,
         set_cmd: p.set_cmd,
         get_cmd: p.get_cmd,

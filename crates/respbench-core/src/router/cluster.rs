@@ -117,7 +117,7 @@ impl ClusterRouter {
             max_keys: w.max_keys,
             window,
             rand: KeyStream::new(w.plan.seed ^ RESEND_RAND_SALT, id),
-            scratch: KeyScratch::new(w.max_keys),
+            scratch: KeyScratch::new(w.max_keys, w.values.generation),
             registry: None,
             token_of: |_, _| mio::Token(0),
             index: 0,

@@ -105,5 +105,5 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
     }
   }
   if (stoppedBy) throw new Exit(SIGNAL_EXIT[stoppedBy]);
-  if (report.end === 'failed') throw new Exit(EXIT.failed);
+  if (report.end === 'failed' || report.end === 'client-lag') throw new Exit(EXIT.failed);
 }

@@ -31,8 +31,14 @@ before it counts (--no-retry: at once). A step that fails says whether the
 client or the server held it back (client CPU, event-loop delay, schedule
 lag, service time).
 
+A step whose client lag alone (schedule lag or event-loop delay p99) broke
+the SLO measured the client or the machine, not the server: it runs again,
+and if the lowest rate that failed still rests on such a step, no capacity
+is printed.
+
 Exit status: 0 the search finished (capacity: none is an answer too); 1 a
-step could not run; 2 bad usage; 130/143/129 interrupted (the bracket so far
+step could not run, or the capacity rests on steps the client's own lag
+broke; 2 bad usage; 130/143/129 interrupted (the bracket so far
 is printed).
 `;
 

@@ -25,6 +25,13 @@ export const START_SHARE = 0.1;
  * away by asking again: those are believed at once.
  */
 export const RETRY = 1;
+/**
+ * A step whose client lag alone broke the SLO (clientLagBrokeSlo) is run up
+ * to this many times more: it measured the machine, not the server. If it
+ * still does, it counts as failed, and a capacity resting on it is not
+ * printed (end 'client-lag').
+ */
+export const LAG_RETRY = 2;
 /** The longest search: a ramp of ~20 doublings and a bisection of ~20 halvings is far within it. */
 export const MAX_STEPS = 40;
 
@@ -46,7 +53,8 @@ export interface Probe {
   opsPerSec: number;
 }
 
-export type CapacityEnd = SearchEnd | 'steps' | 'interrupted' | 'failed';
+/** 'client-lag': the lowest rate that failed did so on the client's own lag: no capacity of the server's was measured. */
+export type CapacityEnd = SearchEnd | 'steps' | 'interrupted' | 'failed' | 'client-lag';
 
 /** What `respbench capacity --json` prints. */
 export interface CapacityReport {
@@ -171,6 +179,13 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
     report.limit = limitOf(report.steps, report.bracket);
     report.end = end;
     report.failure = failure;
+    const bound = report.steps.find((s) => s.targetRate === report.bracket.failed && !s.met && !s.retried);
+    if (bound?.clientLagBrokeSlo && (end === 'converged' || end === 'none-met' || end === 'steps')) {
+      // The bracket rests on a step that measured the client, not the server: no capacity to print.
+      report.end = 'client-lag';
+      report.capacity = null;
+      report.failure = `no capacity measured: the step at ${bound.targetRate}/s failed on the client's own lag (${bound.limitReason}); run it on a quieter machine, with more --threads (native) or fewer connections per process`;
+    }
     return report;
   };
 
@@ -197,8 +212,10 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
     if (stopped(m.result)) return finish('interrupted', search);
     if (m.result.failure) return finish('failed', search, `the step at ${rate}/s failed: ${m.result.failure.message}`);
     preload = false;
-    const step = measureStep(i, { ...m, targetRate: rate, clientCores: clientCores(engine, plan) }, settings.slo);
-    step.retried = settings.retry && tries < RETRY && step.failedOn.length > 0 && step.failedOn.every((k) => k === 'latency');
+    const step = measureStep(i, { ...m, targetRate: rate, clientCores: clientCores(engine, plan) }, settings.slo, window);
+    const latencyOnly = step.failedOn.length > 0 && step.failedOn.every((k) => k === 'latency');
+    // A step the client's own lag broke measured the machine: asked again even with --no-retry.
+    step.retried = step.clientLagBrokeSlo ? tries < LAG_RETRY : settings.retry && tries < RETRY && latencyOnly;
     report.steps.push(step);
     assignLimits(report.steps, window);
     hooks.onStep?.(step);

@@ -67,7 +67,7 @@ export function stepRow(s: CapacityStep, slo: Slo): string {
     String(s.errors).padStart(WIDTHS.errors),
     (s.met ? 'yes' : 'no').padStart(WIDTHS.met),
   ];
-  return `${cells.join('  ')}${s.met ? '' : `  ${s.failedBecause.join('; ')}${s.retried ? ' (rate kept: run again)' : ''}`}`;
+  return `${cells.join('  ')}${s.met ? '' : `  ${s.failedBecause.join('; ')}${s.retried ? (s.clientLagBrokeSlo ? " (the client's own lag broke it: run again)" : ' (rate kept: run again)') : ''}`}`;
 }
 
 function rate(n: number): string {
@@ -78,6 +78,9 @@ function rate(n: number): string {
 export function answerLine(r: CapacityReport, slo: Slo): string {
   const { met, failed } = r.bracket;
   const sloText = describeSlo(slo);
+  if (r.end === 'client-lag') {
+    return `capacity: not measured: the lowest rate that failed (${rate(failed!)}) failed on the client's own lag, not the server (met at ${met === null ? 'none' : rate(met)}); see the limit line`;
+  }
   if (r.end === 'interrupted' || r.end === 'failed') {
     const so = `bracket so far: met ${met === null ? 'none yet' : rate(met)}, failed ${failed === null ? 'none yet' : rate(failed)}`;
     return r.end === 'interrupted' ? `interrupted (${r.interrupted?.signal ?? 'signal'}): ${so}` : `stopped: ${so}`;

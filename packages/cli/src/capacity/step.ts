@@ -20,6 +20,12 @@ export const LOOP_DELAY_SHARE = 0.25;
 export const SERVICE_GROWTH = 1.5;
 /** The window is the limit when the target is this much above what it carries at the low-load service time. */
 export const WINDOW_MARGIN = 0.05;
+/**
+ * A step's window was full (requests waited for replies, so their schedule
+ * lag is the server's doing) when it achieved this share of what its
+ * requests in flight carry at the step's own mean service time.
+ */
+export const WINDOW_SATURATED = 0.8;
 
 export type Limit = 'client' | 'server';
 
@@ -53,6 +59,15 @@ export interface CapacityStep {
   scheduleLagP99Us: number | null;
   /** The JS engine's event-loop delay p99, us; null for the native engine. */
   eventLoopDelayP99Us: number | null;
+  /**
+   * Failed on latency, and the client's own lag (schedule lag p99, or the JS
+   * event loop's delay p99) alone is past the SLO's tightest latency bound,
+   * while the window was not what kept requests back (it carried less than
+   * WINDOW_SATURATED of what it can at this step's service time): the
+   * requests could not have met the SLO whatever the server did. The step
+   * says nothing of the server (the client or the machine fell behind).
+   */
+  clientLagBrokeSlo: boolean;
   /** The client process's CPU over the step, as a share of what it can use (1 = all of it). */
   clientCpu: number;
   /** Cores the engine can use: 1 for JS, the threads for native (at most the machine's). */
@@ -89,8 +104,13 @@ function pct(data: RunResult['histogram'], p: number): number {
   return Math.round(LatencyHistogram.fromData(data).valueAtPercentile(p)) / 1000;
 }
 
+/** Requests a run holds in flight at most. */
+function inFlightOf(window: Window): number {
+  return window.connections * window.pipeline * (window.primaries ?? 1);
+}
+
 /** The step's figures and whether it met the SLO; the limit is decided with the other steps (decideLimit). */
-export function measureStep(step: number, m: StepMeasure, slo: Slo): CapacityStep {
+export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Window | null = null): CapacityStep {
   const r = m.result;
   const sloLatencyUs: Record<string, number> = {};
   for (const c of slo.latency) sloLatencyUs[c.name] = r.requests > 0 ? pct(r.histogram, c.percentile) : 0;
@@ -111,7 +131,15 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo): CapacitySte
   }
   if (r.requests === 0) fail('no-reply', 'no reply');
   const service = r.serviceHistogram && r.requests > 0 ? LatencyHistogram.fromData(r.serviceHistogram) : null;
+  const lagP99 = r.clientLag.scheduleLagUs?.p99 ?? null;
+  const loopP99 = r.clientLag.eventLoopDelayUs?.p99 ?? null;
+  const bound = Math.min(...slo.latency.map((c) => c.maxUs));
+  // A full window makes requests late too: then the lag is the server's (it did not answer), not the client's.
+  const serviceMeanUs = service ? service.mean() / 1000 : 0;
+  const saturated = window !== null && serviceMeanUs > 0 && achievedRate >= (WINDOW_SATURATED * inFlightOf(window) * 1e6) / serviceMeanUs;
+  const clientLagBrokeSlo = failedOn.includes('latency') && !saturated && Math.max(lagP99 ?? 0, loopP99 ?? 0) > bound;
   return {
+    clientLagBrokeSlo,
     step,
     targetRate: m.targetRate,
     achievedRate: Math.round(achievedRate * 10) / 10,
@@ -153,6 +181,12 @@ export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | nul
   if (s.failedOn.length > 0 && s.failedOn.every((k) => k === 'errors')) {
     return { limit: 'server', reason: `it answered ${s.errors} request${s.errors === 1 ? '' : 's'} with error replies${s.firstError ? ` (first: ${s.firstError})` : ''}` };
   }
+  if (s.clientLagBrokeSlo) {
+    // Before the service time: a descheduled client reads its replies late too, which looks like a server queue.
+    const lag = Math.max(s.scheduleLagP99Us ?? 0, s.eventLoopDelayP99Us ?? 0);
+    const what = (s.scheduleLagP99Us ?? 0) >= (s.eventLoopDelayP99Us ?? 0) ? 'schedule lag' : "JS event loop's delay";
+    return { limit: 'client', reason: `the client's own ${what} (p99 ${formatUs(lag)}) alone broke the SLO: the client or the machine it runs on fell behind, not the server; client CPU ${cpu}%` };
+  }
   if (s.clientCpu >= CLIENT_CPU_BUSY) {
     return { limit: 'client', reason: `the client used ${cpu}% of the CPU it can use (${s.clientCores} core${s.clientCores === 1 ? '' : 's'})` };
   }
@@ -166,7 +200,7 @@ export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | nul
     const from = `service time (reply − actual send) mean ${formatUs(baselineServiceMeanUs)} at the least loaded step, ${formatUs(service.mean)} here`;
     // Even at the service time of low load, c × P in flight carry at most this many per second.
     const primaries = window.primaries ?? 1;
-    const inFlight = window.connections * window.pipeline * primaries;
+    const inFlight = inFlightOf(window);
     const shape = `-c ${window.connections} × -P ${window.pipeline}${primaries > 1 ? ` × ${primaries} primaries` : ''}`;
     const windowRate = (inFlight / baselineServiceMeanUs) * 1e6;
     if (windowRate * (1 + WINDOW_MARGIN) < s.targetRate) {

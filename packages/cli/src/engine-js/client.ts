@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { DEFAULT_CONNECT_TIMEOUT_MS, openConnection } from './connection.js';
 import type { Counters } from './counters.js';
 import { LatencyHistogram } from './histogram.js';
+import { NO_GENERATION } from './key-names.js';
 import { InFlight, type InFlightShape } from './in-flight.js';
 import { Link, type LinkOwner } from './link.js';
 import type { Pacer, Schedule, Wakeable } from './pacer.js';
@@ -90,6 +91,12 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
   private readonly counters: Counters;
   private readonly tally: Tally;
   private readonly pipeline: number;
+  /**
+   * --pipeline-mode batch: per fed Link, requests of its current batch not
+   * yet sent (null in window mode); a new batch of `pipeline` opens only
+   * once every request of the last is answered.
+   */
+  private readonly batchLeft: Int32Array | null;
   private readonly batchRequests: number;
   private readonly maxRequestBytes: number;
   private readonly schedule: Schedule | null;
@@ -136,10 +143,11 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     this.signal = o.signal;
     const plan = o.prepared.plan;
     this.pipeline = plan.pipeline;
+    this.batchLeft = plan.pipelineMode === 'batch' ? new Int32Array(o.feeds.length) : null;
     this.maxRequestBytes = o.prepared.maxRequestBytes;
     this.batchRequests = Math.max(1, Math.min(this.pipeline, Math.floor(MAX_BATCH_BYTES / this.maxRequestBytes)));
     const routed = !!plan.cluster;
-    const shape: InFlightShape = { maxKeys: o.prepared.maxKeys, tracksWritten: o.prepared.written !== null, rated: o.schedule !== null, routed };
+    const shape: InFlightShape = { maxKeys: o.prepared.maxKeys, tracksWritten: o.prepared.keyNames !== null, rated: o.schedule !== null, routed };
     this.ringOf = (capacity) => new InFlight(capacity, shape);
     this.sources = o.feeds.map((f) => f.source);
     this.targets = o.feeds.map((f) => f.target);
@@ -152,7 +160,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     this.held = o.feeds.map(() => Buffer.allocUnsafe(holds ? this.maxRequestBytes : 0));
     this.heldLen = new Int32Array(n);
     this.heldOrdinal = new Float64Array(n);
-    this.heldRequest = o.feeds.map(() => ({ len: 0, op: OP_SET, command: 0, keyHash: 0, keyIndex: 0, keyCount: 1, keys: new Float64Array(holds ? o.prepared.maxKeys : 0), slot: -1 }));
+    this.heldRequest = o.feeds.map(() => ({ len: 0, op: OP_SET, command: 0, keyHash: 0, keyIndex: 0, keyCount: 1, keys: new Float64Array(holds ? o.prepared.maxKeys : 0), slot: -1, generation: NO_GENERATION }));
     this.write = o.schedule === null && !routed ? this.writeClosedLoop : this.writePacedOrRouted;
     for (const f of o.feeds) {
       const target = f.target.socket ?? nodeLabel(f.target);
@@ -240,9 +248,15 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     const link = this.links[i];
     const source = this.sources[i];
     const schedule = this.schedule;
+    const batchLeft = this.batchLeft;
     while (!link.writing) {
       // Requests re-sent elsewhere after a redirection are in the window too.
-      const free = this.pipeline - link.charged;
+      let free = this.pipeline - link.charged;
+      if (batchLeft !== null) {
+        // --pipeline-mode batch: the next batch only once the last is all answered.
+        if (batchLeft[i] === 0 && link.charged === 0) batchLeft[i] = this.pipeline;
+        free = batchLeft[i];
+      }
       if (free <= 0) break;
       const held = this.heldLen[i] > 0 ? 1 : 0;
       // Requests to draw from the stream (a held one goes first, drawn already).
@@ -261,8 +275,10 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
       if (count < 0) count = 0;
       count += held;
       if (count <= 0) break;
+      const charged = link.charged;
       // --cluster: nothing of this node's in the stream just now (or not due yet).
       if (!this.write(i, count < this.batchRequests ? count : this.batchRequests, now, dueCount)) break;
+      if (batchLeft !== null) batchLeft[i] -= link.charged - charged;
     }
     if (schedule !== null && !link.writing && (source.remaining > 0 || this.heldLen[i] > 0) && link.charged < this.pipeline) {
       // Wake up when the next one is due: the held one, else the stream's next (no earlier one can be this node's).
@@ -276,14 +292,14 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     const link = this.links[i];
     const source = this.sources[i];
     const ring = link.ring;
-    const written = this.prepared.written;
+    const names = this.prepared.keyNames;
     const out = link.out;
     let pos = link.outLen;
     let sent = 0;
     for (; sent < n; sent++) {
       const r = source.next(out, pos);
       pos += r.len;
-      ring.push(r, now, written !== null && r.op === OP_GET && written.has(r.keyIndex));
+      ring.push(r, now, names !== null && names.onSend(r.command, r.keys, r.keyCount));
     }
     link.charged += sent;
     link.outLen = pos;
@@ -302,7 +318,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     const source = this.sources[i];
     const router = this.router;
     const ring = link.ring;
-    const written = this.prepared.written;
+    const names = this.prepared.keyNames;
     link.reserve(n * this.maxRequestBytes);
     const out = link.out;
     let pos = link.outLen;
@@ -316,7 +332,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
       this.heldLen[i] = 0;
       this.held[i].copy(out, pos, 0, h.len);
       k = 1;
-      if (this.place(i, h, out, pos, now, this.heldOrdinal[i], written !== null && h.op === OP_GET && written.has(h.keyIndex))) {
+      if (this.place(i, h, out, pos, now, this.heldOrdinal[i], names !== null && names.onSend(h.command, h.keys, h.keyCount))) {
         pos += h.len;
         sent++;
       } else straight++;
@@ -332,7 +348,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
         this.hold(i, request, out, pos, ordinal);
         break;
       }
-      if (this.place(i, request, out, pos, now, ordinal, written !== null && request.op === OP_GET && written.has(request.keyIndex))) {
+      if (this.place(i, request, out, pos, now, ordinal, names !== null && names.onSend(request.command, request.keys, request.keyCount))) {
         pos += request.len;
         sent++;
       } else straight++;
@@ -375,6 +391,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     h.keyIndex = r.keyIndex;
     h.keyCount = r.keyCount;
     h.slot = r.slot;
+    h.generation = r.generation;
     for (let k = 0; k < h.keys.length && k < r.keyCount; k++) h.keys[k] = r.keys[k];
   }
 

@@ -13,7 +13,7 @@
  */
 import { copyBytes, fnv1a32, KeyStream, writeDecimal, writeKey, writePadded } from './keys.js';
 import { keySlot } from './slot.js';
-import type { ValueFactory } from './values.js';
+import { contentHash, type ValueFactory } from './values.js';
 
 export const PLACEHOLDERS = ['__key__', '__data__', '__rand_int__'] as const;
 const RAND_INT_DIGITS = 12;
@@ -324,9 +324,14 @@ export class CommandEncoder {
   private readonly slotScratch: Buffer;
   /** `__rand_int__` draws per request: a request routed elsewhere (--cluster) still takes them. */
   readonly randDraws: number;
+  /**
+   * The generation each key's value is written with: the run's unless the
+   * source sets them before encoding (per-key generations, key-names.ts).
+   */
+  readonly generations: Uint32Array;
 
   constructor(
-    private readonly template: Template,
+    readonly template: Template,
     private readonly prefix: Buffer,
     private readonly values: ValueFactory,
     private readonly keyspace: number,
@@ -347,6 +352,7 @@ export class CommandEncoder {
     const keyArgBytes = this.keyArg < 0 ? 0 : template.args[this.keyArg].reduce((n, p) => n + (p.kind === 'literal' ? p.bytes.length : p.kind === 'key' ? this.stride : 0), 0);
     this.slotScratch = Buffer.allocUnsafe(keyArgBytes);
     this.randDraws = template.inline ? 0 : template.args.reduce((n, parts) => n + parts.filter((p) => p.kind === 'randInt').length, 0);
+    this.generations = new Uint32Array(keyCount).fill(values.generation);
   }
 
   /**
@@ -440,7 +446,11 @@ export class CommandEncoder {
         else if (p.kind === 'key') {
           const k = slots[i];
           pos += copyBytes(scratch, k * stride, k * stride + this.keyLens[k], out, pos);
-        } else if (p.kind === 'data') pos += this.values.writeValue(out, pos, this.keyHashes[slots[i]]);
+        } else if (p.kind === 'data') {
+          const h = this.keyHashes[slots[i]];
+          const g = this.generations[slots[i]];
+          pos += this.values.writeValueOf(out, pos, h, g === 0 ? h : contentHash(h, g));
+        }
         else pos += writePadded(out, pos, stream.nextKeyIndex(this.keyspace), RAND_INT_DIGITS);
       }
       out[pos++] = 13;
@@ -459,6 +469,25 @@ const WRITE_NAMES = ['SET', 'SETNX', 'GETSET', 'APPEND'];
 const VALUE_READS = ['GET', 'GETEX', 'GETDEL', 'MGET'];
 /** Reads answered with an array of values, one per key (checked key by key). Paired with ARRAY_READS in command.rs. */
 export const ARRAY_READS = ['MGET'];
+
+/**
+ * Commands that may delete their keys or give them an expiry: from when one
+ * is sent, a nil read of its keys is a miss, never a lost write. Paired with
+ * REMOVING_NAMES in command_kind.rs (docs/workload.md, "Replies").
+ */
+const REMOVING_NAMES = ['DEL', 'UNLINK', 'GETDEL', 'EXPIRE', 'PEXPIRE', 'EXPIREAT', 'PEXPIREAT', 'SETEX', 'PSETEX', 'RENAME', 'RENAMENX', 'MOVE', 'HDEL', 'RESTORE'];
+/** Options that give a SET or GETEX an expiry (the key may be gone when read). */
+const EXPIRY_OPTIONS = ['EX', 'PX', 'EXAT', 'PXAT'];
+
+/** Whether a request of `template` may remove or expire the keys it names: see REMOVING_NAMES and EXPIRY_OPTIONS. */
+export function removesKeys(template: Template): boolean {
+  const name = templateName(template);
+  if (REMOVING_NAMES.includes(name)) return true;
+  return (
+    (name === 'SET' || name === 'GETEX') &&
+    template.args.slice(1).some((parts) => parts.length === 1 && parts[0].kind === 'literal' && EXPIRY_OPTIONS.includes(parts[0].bytes.toString('latin1').toUpperCase()))
+  );
+}
 
 /** The template's command name, upper case (ASCII), from its first argument's bytes. */
 export function templateName(template: Template): string {

@@ -27,6 +27,7 @@ export interface InFlightShape {
 
 const EMPTY_U8 = new Uint8Array(0);
 const EMPTY_U16 = new Uint16Array(0);
+const EMPTY_U32 = new Uint32Array(0);
 const EMPTY_F64 = new Float64Array(0);
 
 export class InFlight {
@@ -42,6 +43,8 @@ export class InFlight {
   intended: Float64Array;
   /** 1: a read sent after its key's write was acknowledged (nil then is a lost write). */
   written: Uint8Array;
+  /** With `written`: a write's generation tag, a read's floor when it went out (key-names.ts). */
+  generation: Uint32Array;
   /** --cluster: sent after ASKING, whose +OK comes first. */
   asking: Uint8Array;
   hops: Uint8Array;
@@ -71,6 +74,7 @@ export class InFlight {
     const routed = shape.routed;
     this.intended = shape.rated || routed ? new Float64Array(capacity) : EMPTY_F64;
     this.written = shape.tracksWritten ? new Uint8Array(capacity) : EMPTY_U8;
+    this.generation = shape.tracksWritten ? new Uint32Array(capacity) : EMPTY_U32;
     this.asking = routed ? new Uint8Array(capacity) : EMPTY_U8;
     this.hops = routed ? new Uint8Array(capacity) : EMPTY_U8;
     this.firstTry = routed ? new Float64Array(capacity) : EMPTY_F64;
@@ -97,7 +101,10 @@ export class InFlight {
     this.sentAt[e] = now;
     // Overwritten under --rate with the due time; a re-sent request keeps counting from here.
     if (this.intended.length > 0) this.intended[e] = now;
-    if (this.written.length > 0) this.written[e] = writtenBefore ? 1 : 0;
+    if (this.written.length > 0) {
+      this.written[e] = writtenBefore ? 1 : 0;
+      this.generation[e] = r.generation;
+    }
     if (this.asking.length > 0) {
       this.asking[e] = 0;
       this.hops[e] = 0;
@@ -117,7 +124,10 @@ export class InFlight {
     for (let k = 0; k < maxKeys && maxKeys > 1; k++) this.keys[d * maxKeys + k] = from.keys[e * maxKeys + k];
     this.sentAt[d] = from.sentAt[e];
     if (this.intended.length > 0) this.intended[d] = from.intended.length > 0 ? from.intended[e] : from.sentAt[e];
-    if (this.written.length > 0) this.written[d] = from.written.length > 0 ? from.written[e] : 0;
+    if (this.written.length > 0) {
+      this.written[d] = from.written.length > 0 ? from.written[e] : 0;
+      this.generation[d] = from.generation.length > 0 ? from.generation[e] : 0;
+    }
     if (this.asking.length > 0) {
       const routed = from.asking.length > 0;
       this.asking[d] = routed ? from.asking[e] : 0;
@@ -177,6 +187,7 @@ export class InFlight {
     this.sentAt = moved(this.sentAt);
     this.intended = moved(this.intended);
     this.written = moved(this.written);
+    this.generation = moved(this.generation);
     this.asking = moved(this.asking);
     this.hops = moved(this.hops);
     this.firstTry = moved(this.firstTry);

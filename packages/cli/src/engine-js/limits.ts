@@ -11,6 +11,7 @@ export const LIMITS = {
   valueSize: [1, 64 * 1024 * 1024],
   setRatio: [0, 100],
   seed: [0, 4294967295],
+  valueGeneration: [0, 4294967295],
   connections: [1, 10000],
   threads: [1, 256],
   /**

@@ -27,6 +27,13 @@ export interface Plan {
   connections: number;
   /** Requests in flight per connection (a sliding window). */
   pipeline: number;
+  /**
+   * --pipeline-mode: `window` (absent) keeps up to `pipeline` requests in
+   * flight, one going out as each reply comes; `batch` sends `pipeline`,
+   * waits for all their replies, then sends the next `pipeline`
+   * (redis-benchmark's -P).
+   */
+  pipelineMode?: 'batch';
   /** Total timed requests across all connections. */
   requests: number;
   mode: Mode;
@@ -39,6 +46,12 @@ export interface Plan {
   zipfExponent: number;
   valueSizeMin: number;
   valueSizeMax: number;
+  /**
+   * --value-generation: mixed into every value (absent or 0: the values of
+   * builds before it), so a server that keeps an older value is caught
+   * (docs/workload.md, "Values").
+   */
+  valueGeneration?: number;
   /** Mixed mode: percentage of writes, 0..100. */
   setRatio: number;
   /** A bare command name or a template with __key__/__data__/__rand_int__. */

@@ -9,7 +9,8 @@
 import { ARRAY_READS, CommandEncoder, commandKind, inlineForm, parseMixTemplate, parseTemplate, randIntAsText, templateName, TemplateError, type CommandKind, type Template } from './command.js';
 import { fnv1a32, KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey, type KeyPattern } from './keys.js';
 import { slotOwners, type Plan } from './plan.js';
-import { ValueFactory, VERIFY_MIN_VALUE_SIZE, WRITTEN_KEYS_MAX_KEYSPACE, WrittenKeys } from './values.js';
+import { GENERATIONS_MAX_KEYSPACE, KeyNames, NO_GENERATION } from './key-names.js';
+import { ValueFactory, VERIFY_MIN_VALUE_SIZE, WRITTEN_KEYS_MAX_KEYSPACE } from './values.js';
 
 /** Whether a request was a write or a read: decides how its reply counts. */
 export const OP_SET = 0;
@@ -36,6 +37,8 @@ export interface Request {
   keys: Float64Array;
   /** --cluster: the key's hash slot, as the source routed it (-1 without --cluster). */
   slot: number;
+  /** A write's generation tag (key-names.ts drawGeneration), a read's floor when drawn; NO_GENERATION when not tracked. */
+  generation: number;
 }
 
 /**
@@ -114,7 +117,7 @@ export class RequestSource {
     const plan = prepared.plan;
     this.remaining = count;
     this.keyBuf = new Float64Array(prepared.maxKeys);
-    this.request = { len: 0, op: OP_SET, command: 0, keyHash: 0, keyIndex: 0, keyCount: 1, keys: this.keyBuf, slot: -1 };
+    this.request = { len: 0, op: OP_SET, command: 0, keyHash: 0, keyIndex: 0, keyCount: 1, keys: this.keyBuf, slot: -1, generation: NO_GENERATION };
     this.keys = new KeyStream(plan.seed, connection);
     this.choosers = [plan, ...prepared.commands.filter((c) => c.keyPattern !== null).map((c) => ({ ...plan, keyPattern: c.keyPattern as KeyPattern }))].map(
       (spec) => new KeyChooser(spec, plan.keyspace, connection, plan.connections),
@@ -179,6 +182,20 @@ export class RequestSource {
     }
     const c = p.commands[command];
     const r = this.request;
+    r.generation = NO_GENERATION;
+    const names = p.keyGenerations ? p.keyNames : null;
+    if (names !== null) {
+      if (c.op === OP_GET) r.generation = names.floorOf(command, keys[0]);
+      else {
+        // Each key's value carries its next generation (lost overwrites, key-names.ts).
+        const generations = c.encoder.generations;
+        for (let k = 0; k < keyCount; k++) {
+          const tag = names.drawGeneration(command, k, keys[k]);
+          generations[k] = (p.values.generation + (tag === NO_GENERATION ? 0 : tag & 0xffff)) >>> 0;
+          if (k === 0) r.generation = tag;
+        }
+      }
+    }
     r.len = c.encoder.encodeKeys(out, at, keys, this.randInts);
     r.op = c.op;
     r.command = command;
@@ -228,8 +245,19 @@ export class PreparedPlan {
   readonly verify: boolean;
   /** Get mode with --verify-get: a nil read fails verification (every key read was written first). */
   readonly missFailsVerify: boolean;
-  /** Mixed mode with --verify-get, keyspace up to WRITTEN_KEYS_MAX_KEYSPACE: the keys written and acknowledged so far, across phases. */
-  readonly written: WrittenKeys | null;
+  /**
+   * Mixed mode with --verify-get, keyspace up to WRITTEN_KEYS_MAX_KEYSPACE: per key name, the keys written and
+   * acknowledged so far (across phases) and those a command may have removed.
+   */
+  readonly keyNames: KeyNames | null;
+  /** keyNames tracks each key's value generations (one server, keyspace up to GENERATIONS_MAX_KEYSPACE): writes draw them, reads are checked against them. */
+  readonly keyGenerations: boolean;
+  /**
+   * --value-generation N (N > 0) but a get run's own preload: a read takes any generation from N to N + 65535 (what an
+   * earlier mixed run of N may have written); without it, or after the preload, N only.
+   */
+  readonly generationWindow: boolean;
+
   readonly maxRequestBytes: number;
   /** The most keys one request names (1 unless a command is multi-key). */
   readonly maxKeys: number;
@@ -248,7 +276,7 @@ export class PreparedPlan {
     if (plan.verifyGet && plan.valueSizeMin < VERIFY_MIN_VALUE_SIZE) {
       throw new Error(`verifyGet needs valueSizeMin of at least ${VERIFY_MIN_VALUE_SIZE}, got ${plan.valueSizeMin}`);
     }
-    this.values = new ValueFactory({ min: plan.valueSizeMin, max: plan.valueSizeMax });
+    this.values = new ValueFactory({ min: plan.valueSizeMin, max: plan.valueSizeMax }, plan.valueGeneration ?? 0);
     this.prefix = Buffer.from(plan.keyPrefix);
     const template = (source: string, role: 'set' | 'get' | 'mix'): Template => {
       const parsed = role === 'mix' ? parseMixTemplate(source, plan.literalCommands) : parseTemplate(source, role, plan.literalCommands);
@@ -304,7 +332,13 @@ export class PreparedPlan {
     this.totalWeight = sum;
     this.verify = plan.verifyGet;
     this.missFailsVerify = plan.verifyGet && plan.mode === 'get' && !this.isMix;
-    this.written = tracksWrittenKeys(plan) ? new WrittenKeys(plan.keyspace) : null;
+    // One connection: its writes of a key have one order, the same in both engines and every run
+    // (with more, which racing write ends up stored decides the dataset).
+    // Only a run that names a generation: without one, values stay those of earlier builds.
+    const generation = plan.valueGeneration ?? 0;
+    this.keyGenerations = generation > 0 && tracksWrittenKeys(plan) && plan.keyspace <= GENERATIONS_MAX_KEYSPACE && !plan.cluster && plan.connections === 1;
+    this.generationWindow = generation > 0 && !(plan.verifyGet && plan.mode === 'get' && !this.isMix && plan.preload);
+    this.keyNames = tracksWrittenKeys(plan) ? new KeyNames(this.commands, plan.keyspace, this.keyGenerations) : null;
     this.maxRequestBytes = Math.max(...this.commands.map((c) => c.encoder.maxBytes()));
     this.maxKeys = Math.max(...this.commands.map((c) => c.encoder.keyCount));
     this.hashScratch = Buffer.allocUnsafe(this.prefix.length + 20);

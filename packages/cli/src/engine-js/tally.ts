@@ -13,7 +13,12 @@ import type { InFlight } from './in-flight.js';
 import type { RawInterval } from './plan.js';
 import { escapeBytes, ReplyKind, type ReplyReader } from './reply.js';
 import { OP_GET, OP_SET, type PreparedPlan } from './request-source.js';
-import { firstDifference } from './values.js';
+import { contentOf, firstDifference, generationOf } from './values.js';
+
+/** What a read's value is, against the floor it was sent with: fresh, not a value of the key, or a value of generation `got` older than `wrote`. */
+const FRESH = 0;
+const WRONG = 1;
+type Verdict = typeof FRESH | typeof WRONG | { got: number; wrote: number };
 
 /** --cluster: what the measured phase counts per primary (RawNode). */
 export interface NodeTally {
@@ -92,21 +97,19 @@ export class Tally {
     }
     if (op === OP_SET) c.sets++;
     else c.gets++;
+    const names = prepared.keyNames;
     if (scanner.kind === ReplyKind.Error) {
       c.errors++;
       if (c.firstError === null) c.firstError = buf.toString('latin1', scanner.payloadStart, scanner.payloadStart + Math.min(scanner.payloadLen, 200));
       this.checkFatal(buf, scanner.payloadStart, scanner.payloadLen);
+      // Refused: not written, but no longer in flight (a later write of its keys may raise their floor).
+      if (names !== null && op !== OP_GET) names.onWriteAnswered(req.command[e], req.keyIndex[e], req.keys, e * req.maxKeys, command.encoder.keyCount, req.generation[e], false);
       return;
     }
-    const written = prepared.written;
     if (op !== OP_GET) {
       c.ok++;
-      // Only a write of the key's value makes a later read of it find one (not INCR, LPUSH, …).
-      if (command.kind === 'write' && written !== null) {
-        const keyCount = command.encoder.keyCount;
-        if (keyCount === 1) written.add(req.keyIndex[e]);
-        else for (let k = 0; k < keyCount; k++) written.add(req.keys[e * req.maxKeys + k]);
-      }
+      // Only a write of the key's value makes a later read of its name find one (not INCR, LPUSH, …).
+      if (names !== null) names.onWriteAnswered(req.command[e], req.keyIndex[e], req.keys, e * req.maxKeys, command.encoder.keyCount, req.generation[e], true);
       return;
     }
     if (command.arrayReply) {
@@ -114,14 +117,15 @@ export class Tally {
       return;
     }
     if (scanner.kind === ReplyKind.Nil) {
-      const writtenBefore = written !== null && req.written[e] === 1;
+      const writtenBefore = names !== null && req.written[e] === 1;
       // A replica may not have a write yet (replication lag): stale, not lost.
       if (side.replica && (writtenBefore || prepared.missFailsVerify)) {
         c.staleReads++;
         c.ok++;
       }
-      // A key whose write was acknowledged before this read went out must be there.
-      else if (writtenBefore) c.lostWrites++;
+      // A key whose write was acknowledged before this read went out must be
+      // there, unless a command that may remove it went out since.
+      else if (writtenBefore && names!.isLost(req.command[e], req.keyIndex[e])) c.lostWrites++;
       else {
         c.misses++;
         if (!prepared.missFailsVerify) c.ok++;
@@ -133,12 +137,49 @@ export class Tally {
       return;
     }
     const kind = scanner.kind;
-    if ((kind === ReplyKind.Bulk || kind === ReplyKind.Verbatim) && prepared.values.matches(buf, scanner.payloadStart, scanner.payloadLen, req.keyHash[e])) {
+    // A key whose generations this run tracks: the floor it was read with, how many it has drawn so far.
+    const tracked = names !== null && prepared.keyGenerations;
+    const floor = tracked ? req.generation[e] : 0;
+    const next = tracked ? names.nextOf(req.command[e], req.keyIndex[e]) : -1;
+    const verdict = kind === ReplyKind.Bulk || kind === ReplyKind.Verbatim ? this.valueVerdict(buf, scanner.payloadStart, scanner.payloadLen, req.keyHash[e], floor, next) : WRONG;
+    if (verdict === FRESH) {
       c.ok++;
       return;
     }
     c.mismatches++;
-    if (c.firstMismatch === null) c.firstMismatch = this.describeMismatch(reader, req.keyIndex[e]);
+    if (c.firstMismatch === null) {
+      c.firstMismatch =
+        verdict === WRONG
+          ? this.describeMismatch(reader, req.keyIndex[e])
+          : `key ${prepared.keyText(req.keyIndex[e])}: stale value: generation ${verdict.got}, wrote ${verdict.wrote} (the server acknowledged a newer write and returned an older value)`;
+    }
+  }
+
+  /**
+   * Whether `len` bytes of `buf` at `at` are a fresh value of the key hashed
+   * to `h`, read with floor `floor` (key-names.ts; 0: none). The run's own
+   * generation with no floor past it is one comparison; anything else is
+   * decoded. As value_verdict in tally.rs.
+   */
+  private valueVerdict(buf: Uint8Array, at: number, len: number, h: number, floor: number, next: number): Verdict {
+    const values = this.prepared.values;
+    if (floor <= 1 && values.matches(buf, at, len, h)) return FRESH;
+    // Every value of the factory decodes to some generation of any key: only a window near what was written counts
+    // (as generation_verdict in tally.rs).
+    const content = contentOf(buf, at, len);
+    if (content < 0 || !values.matchesOf(buf, at, len, h, content)) return WRONG;
+    const base = values.generation;
+    const generation = generationOf(h, content);
+    const offset = (generation - base) >>> 0;
+    const behindBase = (base - generation) >>> 0;
+    if (next >= 0 && offset <= 0xffff) {
+      if (floor === 0) return FRESH;
+      const f = floor - 1;
+      // From the floor's write on; else older than it, or an earlier run's value it replaced.
+      return ((offset - f) & 0xffff) < ((next - f) & 0xffff) ? FRESH : { got: generation, wrote: (base + f) >>> 0 };
+    }
+    if (this.prepared.generationWindow && offset <= 0xffff) return FRESH;
+    return behindBase >= 1 && behindBase <= 0x10000 ? { got: generation, wrote: base } : WRONG;
   }
 
   /**
@@ -199,7 +240,7 @@ export class Tally {
         pos = p;
         continue;
       }
-      if (prepared.verify && !prepared.values.matches(buf, p, len, prepared.keyHashOf(keyAt(k)))) {
+      if (prepared.verify && this.valueVerdict(buf, p, len, prepared.keyHashOf(keyAt(k)), 0, -1) !== FRESH) {
         this.arrayMismatch(() => {
           const expected = prepared.valueBytes(keyAt(k));
           const at = firstDifference(expected, 0, expected.length, buf, p, len);

@@ -10,6 +10,38 @@ const FILL_SEED = 0x5eedf111;
 export const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const HEX = '0123456789abcdef';
 
+/**
+ * Mixes a value generation into the key's hash: content = h ^ g * MIX
+ * (generation 0 leaves it as it was). An odd multiplier, so the generation
+ * comes back from a value's first 8 bytes: g = (content ^ h) * MIX_INVERSE.
+ * Paired with GENERATION_MIX in values.rs.
+ */
+export const GENERATION_MIX = 0x9e3779b1;
+const GENERATION_MIX_INVERSE = 0x0e8b2f51;
+
+/** The hash a value's bytes derive from: the key's, with generation `g` mixed in. */
+export function contentHash(h: number, generation: number): number {
+  return (h ^ Math.imul(generation, GENERATION_MIX)) >>> 0;
+}
+
+/** The generation a value of the key hashed to `h` whose bytes derive from `content` was written with. */
+export function generationOf(h: number, content: number): number {
+  return Math.imul((content ^ h) >>> 0, GENERATION_MIX_INVERSE) >>> 0;
+}
+
+/** The hash the first 8 bytes of `buf[at..at+len)` spell (lower-case hex), or -1. */
+export function contentOf(buf: Uint8Array, at: number, len: number): number {
+  if (len < 8) return -1;
+  let content = 0;
+  for (let i = 0; i < 8; i++) {
+    const b = buf[at + i];
+    const digit = b >= 0x30 && b <= 0x39 ? b - 0x30 : b >= 0x61 && b <= 0x66 ? b - 0x61 + 10 : -1;
+    if (digit < 0) return -1;
+    content = content * 16 + digit;
+  }
+  return content;
+}
+
 /** Value sizes: a fixed size (min === max) or a range drawn per key. */
 export interface ValueSizeSpec {
   min: number;
@@ -23,7 +55,11 @@ export interface ValueSizeSpec {
  */
 export class ValueFactory {
   readonly fill: Buffer;
-  constructor(readonly sizes: ValueSizeSpec) {
+  constructor(
+    readonly sizes: ValueSizeSpec,
+    /** --value-generation: the generation every value is written with (mixed mode with --verify-get: the first of each key's, see key-names.ts). */
+    readonly generation = 0,
+  ) {
     this.fill = fillTable(sizes.max + 64);
   }
 
@@ -34,9 +70,18 @@ export class ValueFactory {
     return min + (fmix32(h) % (max - min + 1));
   }
 
-  /** Writes the value for the key hashed to `h` into `out` at `at`; returns its length. */
+  /** Writes the value for the key hashed to `h`, of the run's generation, into `out` at `at`; returns its length. */
   writeValue(out: Buffer, at: number, h: number): number {
-    const size = this.sizeFor(h);
+    return this.writeValueOf(out, at, h, this.generation === 0 ? h : contentHash(h, this.generation));
+  }
+
+  /**
+   * Writes the value for the key hashed to `key` whose bytes derive from
+   * `h` (its hash with a generation mixed in) into `out` at `at`; returns its
+   * length. The size is the key's, whatever the generation.
+   */
+  writeValueOf(out: Buffer, at: number, key: number, h: number): number {
+    const size = this.sizeFor(key);
     const head = size < 8 ? size : 8;
     for (let i = 0; i < head; i++) {
       out[at + i] = HEX.charCodeAt((h >>> (28 - 4 * i)) & 15);
@@ -48,9 +93,14 @@ export class ValueFactory {
     return size;
   }
 
-  /** True when `len` bytes of `buf` at `at` are exactly the value for hash `h`. */
+  /** True when `len` bytes of `buf` at `at` are exactly the value for hash `h`, of the run's generation. */
   matches(buf: Uint8Array, at: number, len: number, h: number): boolean {
-    const size = this.sizeFor(h);
+    return this.matchesOf(buf, at, len, h, this.generation === 0 ? h : contentHash(h, this.generation));
+  }
+
+  /** True when `len` bytes of `buf` at `at` are exactly the value of the key hashed to `key` whose bytes derive from `h`. */
+  matchesOf(buf: Uint8Array, at: number, len: number, key: number, h: number): boolean {
+    const size = this.sizeFor(key);
     if (len !== size) return false;
     const head = size < 8 ? size : 8;
     for (let i = 0; i < head; i++) {
@@ -65,9 +115,13 @@ export class ValueFactory {
 
   /** The value for the key bytes `key[at..at+len)`, as a new Buffer (messages and tests; not the hot path). */
   valueForKey(key: Uint8Array, at = 0, len = key.length - at): Buffer {
-    const h = fnv1a32(key, at, len);
+    return this.valueOfGeneration(fnv1a32(key, at, len), this.generation);
+  }
+
+  /** The value of the key hashed to `h` written with `generation` (messages and tests). */
+  valueOfGeneration(h: number, generation: number): Buffer {
     const out = Buffer.alloc(this.sizeFor(h));
-    this.writeValue(out, 0, h);
+    this.writeValueOf(out, 0, h, contentHash(h, generation));
     return out;
   }
 }

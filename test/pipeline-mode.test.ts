@@ -1,0 +1,61 @@
+/**
+ * --pipeline-mode window|batch (issue 20 item 10), through every engine that
+ * loads. A Nagle-ish server (test/faults/fault-server.mjs hold-last: the
+ * last reply of each read waits for the next request, or 50 ms) stalls
+ * redis-benchmark's -P (send N, wait for all N) once per batch, and not a
+ * sliding window, which sends as each reply comes. Both send the same
+ * requests, byte for byte.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFaultServer, type FaultServer } from './faults/fault-server.mjs';
+import { engines } from './helpers/engines.js';
+import { runCli, runJson } from './helpers/servers.js';
+
+const HOLD_MS = 50;
+const PIPELINE = 8;
+const BATCHES = 20;
+
+let server: FaultServer;
+beforeAll(async () => {
+  server = await startFaultServer({ mode: 'hold-last', every: HOLD_MS });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+function run(engine: string, more: string[]): string[] {
+  return [
+    '--engine', engine, '--port', String(server.port), '--mode', 'set', '-c', '1', '-P', String(PIPELINE),
+    '-n', String(PIPELINE * BATCHES), '--keyspace', '100', '--seed', '5', '--timeout', '10s', '-q', ...more,
+  ];
+}
+
+describe.each(engines())('engine %s: --pipeline-mode', (engine) => {
+  it('batch waits for every reply of a batch (one held reply a batch), window does not; the same traffic', async () => {
+    const batch = await runJson(run(engine, ['--pipeline-mode', 'batch']), 30_000);
+    const window = await runJson(run(engine, ['--pipeline-mode', 'window']), 30_000);
+    for (const r of [batch, window]) expect([r.run.code, r.result.requests, r.result.errors]).toEqual([0, PIPELINE * BATCHES, 0]);
+    // Each batch waits for its held reply: at least BATCHES × HOLD_MS, whatever the machine does.
+    expect(batch.result.elapsedNs / 1e6).toBeGreaterThanOrEqual(BATCHES * HOLD_MS * 0.9);
+    // A window sends as each reply comes, which releases the held one: it waits once, at the end.
+    expect(window.result.elapsedNs).toBeLessThan(batch.result.elapsedNs / 3);
+    expect(window.result.bytesOut).toBe(batch.result.bytesOut);
+    expect(window.result.bytesIn).toBe(batch.result.bytesIn);
+    expect(batch.result.plan.pipelineMode).toBe('batch');
+    expect(window.result.plan.pipelineMode).toBeUndefined();
+  });
+
+  it('the header says which; -t defaults to batch (redis-benchmark\'s -P), a plain run to window', async () => {
+    const plain = await runCli(run(engine, []).filter((a) => a !== '-q'), 30_000);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain(`pipeline ${PIPELINE} (window)`);
+    const suite = await runCli(['--engine', engine, '--port', String(server.port), '-t', 'set', '-n', '80', '-c', '1', '-P', '4'], 30_000);
+    expect(suite.code, suite.stderr).toBe(0);
+    expect(suite.stdout).toContain('pipeline 4 (batch: send N, wait for all N, as redis-benchmark)');
+    const asked = await runCli(['--engine', engine, '--port', String(server.port), '-t', 'set', '-n', '80', '-c', '1', '-P', '4', '--pipeline-mode', 'window'], 30_000);
+    expect(asked.stdout).toContain('pipeline 4 (window: a request goes out as each reply comes)');
+    const bad = await runCli(['--engine', engine, '--port', String(server.port), '--pipeline-mode', 'sliding'], 10_000);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toMatch(/^respbench: --pipeline-mode .*window.*batch/);
+  });
+});
