@@ -149,7 +149,7 @@ describe('TLS', () => {
       // client's side of the handshake, with an alert on the first read.
       const { code, line } = await failureLine(['--engine', engine, ...base, '--mode', 'set']);
       expect(code, engine).toBe(1);
-      expect(line, engine).toMatch(/TLS alert "certificate required" from the server \(does it require a client certificate\? --cert\/--key\)/);
+      expect(line, engine).toMatch(/TLS alert "certificate required" from the server: it requires a client certificate \(--cert\/--key\)$/);
     }
   });
 

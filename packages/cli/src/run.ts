@@ -13,6 +13,7 @@ import { localConnections, type Engine, type Plan, type RawInterval, type RawRes
 import { requestsForConnection } from './engine-js/keys.js';
 import { mixRole, parseTemplate, templateName } from './engine-js/command.js';
 import type { RunOptions } from './engine-js/progress.js';
+import { explainEarlyClose } from './early-close.js';
 
 /**
  * What `--json` prints: the engine's RawResult with the figures derived from
@@ -347,7 +348,7 @@ export function summaryUs(data: HistogramData): LatencyUs {
 
 /** One run of a Plan that preparePlan (prepare.ts) completed: under --cluster, with its topology. */
 export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}, percentiles: readonly number[] = DEFAULT_PERCENTILES): Promise<RunResult> {
-  return finishResult(plan, await engine.run(plan, options), percentiles);
+  return finishResult(plan, await explainEarlyClose(plan, await engine.run(plan, options)), percentiles);
 }
 
 /** Which signal stopped the run, and the requests it left unanswered (when the engine counted them). */
