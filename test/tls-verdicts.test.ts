@@ -44,9 +44,14 @@ function makeCertificates(): void {
   issue('not-yet-valid', 'localhost', 'ca', [SAN, SERVER_AUTH], [5, 10]);
   issue('other-name', 'db.example.test', 'ca', ['subjectAltName=DNS:db.example.test', SERVER_AUTH]);
   issue('v1-server', 'localhost', 'ca');
+  issue('no-san', 'localhost', 'ca', [SERVER_AUTH]);
   issue('self-signed', 'localhost', null, [SAN]);
   issue('leaf', 'localhost', 'intermediate', [SAN, SERVER_AUTH]);
-  writeFileSync(file('leaf-chain.pem'), readFileSync(file('leaf.pem'), 'utf8') + readFileSync(file('intermediate.pem'), 'utf8'));
+  issue('v1-leaf', 'localhost', 'intermediate');
+  const chain = (leaf: string) => writeFileSync(file(`${leaf}-chain.pem`), readFileSync(file(`${leaf}.pem`), 'utf8') + readFileSync(file('intermediate.pem'), 'utf8'));
+  chain('leaf');
+  writeFileSync(file('ca-and-intermediate.pem'), readFileSync(file('ca.pem'), 'utf8') + readFileSync(file('intermediate.pem'), 'utf8'));
+  chain('v1-leaf');
   issue('client', 'respbench client', 'ca', [CLIENT_AUTH]);
   issue('v1-client', 'respbench v1 client', 'ca');
   issue('other-client', 'respbench other client', 'other-ca', [CLIENT_AUTH]);
@@ -62,7 +67,9 @@ const SERVERS = {
   otherName: { cert: 'other-name', extra: [] },
   v1: { cert: 'v1-server', extra: [] },
   selfSigned: { cert: 'self-signed', extra: [] },
+  noSan: { cert: 'no-san', extra: [] },
   chain: { cert: 'leaf-chain', key: 'leaf', extra: [] },
+  v1Chain: { cert: 'v1-leaf-chain', key: 'v1-leaf', extra: [] },
   leafOnly: { cert: 'leaf', extra: [] },
   tls12: { cert: 'server', extra: ['--tls-protocols', 'TLSv1.2'] },
   tls13: { cert: 'server', extra: ['--tls-protocols', 'TLSv1.3'] },
@@ -103,8 +110,14 @@ const ROWS: Row[] = [
   { situation: 'self-signed CA:TRUE, another --cacert', server: 'selfSigned', flags: [...cacert()], words: NOT_TRUSTED },
   { situation: 'X.509 v1 server certificate, reached as localhost (its CN)', server: 'v1', flags: ['-h', 'localhost', ...cacert()] },
   { situation: 'X.509 v1 server certificate, reached by IP (no SAN)', server: 'v1', flags: [...cacert()], checksName: true, words: /hostname mismatch .*"127\.0\.0\.1"/ },
+  { situation: 'X.509 v1 server certificate signed by an intermediate; the server sends the chain', server: 'v1Chain', flags: ['-h', 'localhost', ...cacert()] },
+  { situation: 'X.509 v1 server certificate signed by an intermediate; --cacert the intermediate alone (no root)', server: 'v1Chain', flags: ['-h', 'localhost', ...cacert('intermediate')], words: NOT_TRUSTED },
+  { situation: 'v3 server certificate without subjectAltName, reached as localhost (its CN)', server: 'noSan', flags: ['-h', 'localhost', ...cacert()] },
+  { situation: 'v3 server certificate without subjectAltName, reached by IP', server: 'noSan', flags: [...cacert()], checksName: true, words: /hostname mismatch .*"127\.0\.0\.1"/ },
   { situation: 'signed by an intermediate; the server sends the chain', server: 'chain', flags: [...cacert()] },
   { situation: 'signed by an intermediate; the server sends only its certificate', server: 'leafOnly', flags: [...cacert()], words: NOT_TRUSTED },
+  { situation: 'signed by an intermediate; the server sends only its certificate, --cacert holds root and intermediate', server: 'leafOnly', flags: [...cacert('ca-and-intermediate')] },
+  { situation: 'signed by an intermediate; the server sends the chain, --cacert the intermediate alone (no root)', server: 'chain', flags: [...cacert('intermediate')], words: NOT_TRUSTED },
   { situation: 'client certificate required, given', server: 'mtls', flags: [...cacert(), ...clientCert('client')] },
   { situation: 'client certificate required, X.509 v1 given', server: 'mtls', flags: [...cacert(), ...clientCert('v1-client')] },
   { situation: 'client certificate required, none given', server: 'mtls', flags: [...cacert()], words: /TLS alert "certificate required" from the server: it requires a client certificate \(--cert\/--key\)$/ },
@@ -180,7 +193,7 @@ beforeAll(async () => {
     if (spec === null) servers.set(name, await startRedis());
     else servers.set(name, await startTlsRedis({ cert: file(`${spec.cert}.pem`), key: file(`${'key' in spec ? spec.key : spec.cert}.key`), ca: file('ca.pem') }, [...spec.extra]));
   }
-  await inTurns(ROWS, 3, async (row) => {
+  await inTurns(ROWS, 4, async (row) => {
     const cli = await redisCli(row);
     const byEngine = new Map<string, Verdict & { stderr: string }>();
     for (const engine of ENGINES) byEngine.set(engine, await respbench(row, engine));

@@ -277,8 +277,7 @@ fn tls_reason(e: &rustls::Error, name: &str) -> String {
 }
 
 /// What --cacert/--cacertdir/--insecure do, for a certificate no CA signed.
-const NOT_TRUSTED: &str =
-    "certificate not trusted (not signed by a CA in --cacert/--cacertdir or the system's roots; --insecure skips the check)";
+const NOT_TRUSTED: &str = "certificate not trusted (not signed by a CA in --cacert/--cacertdir or the system's roots; --insecure skips the check)";
 
 /// A webpki refusal rustls passes on as `Other(OtherError(Name))`, as words.
 fn webpki_words(e: &rustls::CertificateError) -> String {
@@ -313,8 +312,12 @@ fn alert_hint(alert: &str) -> &'static str {
     match alert {
         "certificate required" => "it requires a client certificate (--cert/--key)",
         "unknown ca" => "it does not trust the CA that signed the client certificate (--cert)",
-        "bad certificate" | "certificate unknown" | "unsupported certificate" | "certificate expired"
-        | "certificate revoked" | "access denied" => "it refused the client certificate (--cert)",
+        "bad certificate"
+        | "certificate unknown"
+        | "unsupported certificate"
+        | "certificate expired"
+        | "certificate revoked"
+        | "access denied" => "it refused the client certificate (--cert)",
         "handshake failure" | "insufficient security" | "protocol version" => {
             "no TLS version or cipher both sides accept (--tls-ciphers/--tls-ciphersuites)"
         }

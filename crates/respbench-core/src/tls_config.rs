@@ -7,16 +7,15 @@
 use std::fs;
 use std::sync::{Arc, Mutex};
 
-use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::sign::CertifiedKey;
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
 use crate::plan::TlsPlan;
-use crate::tls_verify::{ClientCertificate, ServerVerifier, handshake_signature};
+use crate::tls_verify::{ClientCertificate, ServerVerifier, TrustStore, handshake_signature};
 use crate::x509::Certificate;
 
 /// The TLS 1.2 suites rustls (ring) has, by the OpenSSL names `--tls-ciphers`
@@ -100,15 +99,13 @@ fn build_tls_config(tls: &TlsPlan) -> Result<ClientConfig, String> {
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerification(provider.signature_verification_algorithms)))
     } else {
-        let (roots, trusted) = root_store(tls)?;
-        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-            .build()
-            .map_err(|e| format!("--cacert/--cacertdir: no CA to trust ({e})"))?;
-        let verifier = ServerVerifier::new(webpki, trusted, provider.signature_verification_algorithms);
+        let verifier = ServerVerifier::new(root_store(tls)?, &provider)?;
         builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier))
     };
     let config = match (tls.cert.as_deref(), tls.key.as_deref()) {
-        (Some(cert), Some(key)) => builder.with_client_cert_resolver(Arc::new(client_certificate(cert, key, &provider)?)),
+        (Some(cert), Some(key)) => {
+            builder.with_client_cert_resolver(Arc::new(client_certificate(cert, key, &provider)?))
+        }
         (None, None) => builder.with_no_client_auth(),
         _ => return Err("--cert and --key go together".into()),
     };
@@ -140,8 +137,10 @@ fn client_certificate(cert: &str, key: &str, provider: &CryptoProvider) -> Resul
 }
 
 fn read_certs(path: &str, flag: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let iter = CertificateDer::pem_file_iter(path).map_err(|e| format!("{flag} {path}: cannot read it ({})", pem_error(&e)))?;
-    iter.collect::<Result<Vec<_>, _>>().map_err(|e| format!("{flag} {path}: not a PEM certificate file ({})", pem_error(&e)))
+    let iter = CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("{flag} {path}: cannot read it ({})", pem_error(&e)))?;
+    iter.collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{flag} {path}: not a PEM certificate file ({})", pem_error(&e)))
 }
 
 fn pem_error(e: &rustls::pki_types::pem::Error) -> String {
@@ -151,22 +150,18 @@ fn pem_error(e: &rustls::pki_types::pem::Error) -> String {
     }
 }
 
-/// The system's roots plus --cacert and every PEM certificate in
-/// --cacertdir; and the certificates of the last two as given (what a
-/// server certificate may be byte-equal to, what signs a v1 certificate).
-fn root_store(tls: &TlsPlan) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), String> {
-    let mut roots = RootCertStore::empty();
-    let mut trusted = Vec::new();
+/// The system's roots plus --cacert and every PEM certificate in --cacertdir.
+fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
+    let mut store = TrustStore::empty();
     let native = rustls_native_certs::load_native_certs();
-    roots.add_parsable_certificates(native.certs);
+    store.roots.add_parsable_certificates(native.certs);
     if let Some(path) = tls.cacert.as_deref() {
         let certs = read_certs(path, "--cacert")?;
         if certs.is_empty() {
             return Err(format!("--cacert {path}: no PEM certificate in it"));
         }
         for cert in certs {
-            roots.add(cert.clone()).map_err(|_| format!("--cacert {path}: a certificate in it cannot be parsed"))?;
-            trusted.push(cert);
+            store.add(cert).map_err(|_| format!("--cacert {path}: a certificate in it cannot be parsed"))?;
         }
     }
     if let Some(dir) = tls.cacertdir.as_deref() {
@@ -177,12 +172,14 @@ fn root_store(tls: &TlsPlan) -> Result<(RootCertStore, Vec<CertificateDer<'stati
                 continue;
             }
             if let Ok(certs) = read_certs(&path.to_string_lossy(), "--cacertdir") {
-                roots.add_parsable_certificates(certs.iter().cloned());
-                trusted.extend(certs);
+                for cert in certs {
+                    // A certificate that does not parse is skipped, as the JS engine skips it.
+                    let _ = store.add(cert);
+                }
             }
         }
     }
-    Ok((roots, trusted))
+    Ok(store)
 }
 
 /// `--insecure`: accepts any server certificate (the handshake signatures

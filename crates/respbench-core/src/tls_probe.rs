@@ -57,7 +57,11 @@ pub(crate) fn answers_plain_text(addr: SocketAddr, deadline: Instant, control: &
         match sock.read(&mut first) {
             Ok(1) => return is_resp_type(first[0]),
             Ok(_) => return false,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+                ) => {}
             Err(_) => return false,
         }
     }

@@ -3,48 +3,93 @@
 //! JS engine) where webpki alone would differ. webpki decides every v3
 //! certificate a trusted CA signed; around it:
 //!
-//! - a server certificate byte-equal to one given by `--cacert`/`--cacertdir`
-//!   is trusted as it is, as OpenSSL trusts it (what `openssl req -x509`
-//!   makes is CA:TRUE, which webpki refuses as a server certificate);
+//! - only self-signed certificates of `--cacert`/`--cacertdir` are trust
+//!   anchors, the others links a chain may go through (OpenSSL's rule;
+//!   webpki takes any certificate it is given as an anchor);
+//! - a server certificate byte-equal to a self-signed one of
+//!   `--cacert`/`--cacertdir` is trusted as it is, as OpenSSL trusts it
+//!   (what `openssl req -x509` makes is CA:TRUE, which webpki refuses as a
+//!   server certificate);
 //! - an X.509 v1 certificate (what `openssl x509 -req` makes without
-//!   extensions), which webpki does not parse, is checked here: signed by a
-//!   certificate of `--cacert`/`--cacertdir`, within its dates, the name
-//!   against its common name;
+//!   extensions), which webpki does not parse, is checked here: chained to a
+//!   trusted root (directly or through CA certificates the server sent),
+//!   within its dates, the name against its common name;
 //! - a certificate without subjectAltName is checked against its common name,
 //!   as OpenSSL's and Node's host checks do (webpki looks at SANs only);
 //! - handshake signatures are checked with the certificate's public key as
 //!   this walk reads it, so a v1 certificate (and `--insecure`) works.
 //!
-//! It runs once per connection (in the handshake) and allocates nothing of
-//! its own.
+//! It runs once per connection (in the handshake), never per request.
 
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ResolvesClientCert, WebPkiServerVerifier};
-use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, verify_tls13_signature_with_raw_key, WebPkiSupportedAlgorithms};
+use rustls::crypto::{
+    CryptoProvider, WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature,
+    verify_tls13_signature_with_raw_key,
+};
 use rustls::pki_types::{CertificateDer, ServerName, SubjectPublicKeyInfoDer, UnixTime};
 use rustls::sign::CertifiedKey;
-use rustls::{CertificateError, DigitallySignedStruct, Error, SignatureScheme};
+use rustls::{CertificateError, DigitallySignedStruct, Error, RootCertStore, SignatureScheme};
 
-use crate::x509::{name_matches, Certificate};
+use crate::x509::{Certificate, name_matches, public_key_parts};
+
+/// What --cacert and --cacertdir (and the system) give verification: the
+/// self-signed certificates are trust anchors, the others only help build
+/// a chain, as OpenSSL takes a CA file (a chain must end at a self-signed
+/// root; webpki alone would take any certificate as an anchor).
+pub(crate) struct TrustStore {
+    pub roots: RootCertStore,
+    /// The self-signed certificates of --cacert/--cacertdir, as given.
+    pub self_signed: Vec<CertificateDer<'static>>,
+    /// The other certificates of --cacert/--cacertdir.
+    pub intermediates: Vec<CertificateDer<'static>>,
+}
+
+impl TrustStore {
+    pub(crate) fn empty() -> TrustStore {
+        TrustStore { roots: RootCertStore::empty(), self_signed: Vec::new(), intermediates: Vec::new() }
+    }
+
+    pub(crate) fn add(&mut self, cert: CertificateDer<'static>) -> Result<(), ()> {
+        let self_signed = Certificate::parse(cert.as_ref()).ok_or(())?.is_self_issued();
+        if self_signed {
+            self.roots.add(cert.clone()).map_err(|_| ())?;
+            self.self_signed.push(cert);
+        } else {
+            self.intermediates.push(cert);
+        }
+        Ok(())
+    }
+}
 
 /// The verifier of a run that checks certificates (no `--insecure`).
 #[derive(Debug)]
 pub(crate) struct ServerVerifier {
     webpki: Arc<WebPkiServerVerifier>,
-    /// The certificates of --cacert and --cacertdir, as given.
-    trusted: Vec<CertificateDer<'static>>,
+    /// The trust anchors (the system's roots, the self-signed certificates
+    /// of --cacert/--cacertdir), those certificates as given, and the other
+    /// certificates of --cacert/--cacertdir (links of a chain, not anchors).
+    roots: Arc<RootCertStore>,
+    self_signed: Vec<CertificateDer<'static>>,
+    store_intermediates: Vec<CertificateDer<'static>>,
     algorithms: WebPkiSupportedAlgorithms,
 }
 
 impl ServerVerifier {
-    pub(crate) fn new(
-        webpki: Arc<WebPkiServerVerifier>,
-        trusted: Vec<CertificateDer<'static>>,
-        algorithms: WebPkiSupportedAlgorithms,
-    ) -> ServerVerifier {
-        ServerVerifier { webpki, trusted, algorithms }
+    pub(crate) fn new(store: TrustStore, provider: &Arc<CryptoProvider>) -> Result<ServerVerifier, String> {
+        let roots = Arc::new(store.roots);
+        let webpki = WebPkiServerVerifier::builder_with_provider(roots.clone(), provider.clone())
+            .build()
+            .map_err(|e| format!("--cacert/--cacertdir: no self-signed CA to trust ({e})"))?;
+        Ok(ServerVerifier {
+            webpki,
+            roots,
+            self_signed: store.self_signed,
+            store_intermediates: store.intermediates,
+            algorithms: provider.signature_verification_algorithms,
+        })
     }
 
     /// A certificate webpki cannot take: byte-equal to a trusted one, or v1.
@@ -52,6 +97,7 @@ impl ServerVerifier {
         &self,
         cert: &Certificate<'_>,
         der: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
         directly_trusted: bool,
         server_name: &ServerName<'_>,
         now: UnixTime,
@@ -63,7 +109,7 @@ impl ServerVerifier {
         if now > cert.not_after {
             return Err(CertificateError::Expired.into());
         }
-        if !directly_trusted && !self.signed_by_trusted(cert) {
+        if !directly_trusted && !self.chains_to_anchor(cert, intermediates, now, 0) {
             return Err(CertificateError::UnknownIssuer.into());
         }
         if cert.version == 3 && cert.has_subject_alt_name() {
@@ -75,18 +121,50 @@ impl ServerVerifier {
         Ok(ServerCertVerified::assertion())
     }
 
-    /// Signed by a certificate of --cacert/--cacertdir whose subject is its issuer.
-    fn signed_by_trusted(&self, cert: &Certificate<'_>) -> bool {
-        self.trusted.iter().filter_map(|t| Certificate::parse(t.as_ref())).any(|issuer| {
-            issuer.subject == cert.issuer
-                && self.algorithms.all.iter().any(|alg| {
-                    alg.public_key_alg_id().as_ref() == issuer.public_key_algorithm
-                        && alg.signature_alg_id().as_ref() == cert.signature_algorithm
-                        && alg.verify_signature(issuer.public_key, cert.signed, cert.signature).is_ok()
+    /// Whether `cert` chains to a trust anchor: signed by one (a root of the
+    /// system's or of --cacert/--cacertdir), or by a CA certificate among
+    /// those the server sent that does, within its dates. What webpki does
+    /// for v3 chains, for a chain whose leaf is v1.
+    fn chains_to_anchor(
+        &self,
+        cert: &Certificate<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: i64,
+        depth: usize,
+    ) -> bool {
+        let signed_by = |algorithm: &[u8], key: &[u8]| {
+            self.algorithms.all.iter().any(|alg| {
+                alg.public_key_alg_id().as_ref() == algorithm
+                    && alg.signature_alg_id().as_ref() == cert.signature_algorithm
+                    && alg.verify_signature(key, cert.signed, cert.signature).is_ok()
+            })
+        };
+        let by_anchor = self.roots.roots.iter().any(|anchor| {
+            anchor.subject.as_ref() == cert.issuer
+                && public_key_parts(anchor.subject_public_key_info.as_ref())
+                    .is_some_and(|(alg, key)| signed_by(alg, key))
+        });
+        if by_anchor {
+            return true;
+        }
+        depth < MAX_INTERMEDIATES
+            && intermediates
+                .iter()
+                .chain(&self.store_intermediates)
+                .filter_map(|der| Certificate::parse(der.as_ref()))
+                .any(|issuer| {
+                    issuer.subject == cert.issuer
+                        && issuer.is_ca()
+                        && (issuer.not_before..=issuer.not_after).contains(&now)
+                        && signed_by(issuer.public_key_algorithm, issuer.public_key)
+                        && self.chains_to_anchor(&issuer, intermediates, now, depth + 1)
                 })
-        })
     }
 }
+
+/// Intermediates walked above a v1 leaf (webpki's own limit is larger;
+/// real chains have one or two).
+const MAX_INTERMEDIATES: usize = 4;
 
 /// The host name against the certificate's common name (an IP address is
 /// never checked against a common name, as Node's host check does).
@@ -109,10 +187,19 @@ impl ServerCertVerifier for ServerVerifier {
         let Some(cert) = Certificate::parse(end_entity.as_ref()) else {
             return self.webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
         };
-        let directly_trusted = self.trusted.iter().any(|t| t.as_ref() == end_entity.as_ref());
+        let directly_trusted = self.self_signed.iter().any(|t| t.as_ref() == end_entity.as_ref());
         if directly_trusted || cert.version < 3 {
-            return self.verify_outside_webpki(&cert, end_entity, directly_trusted, server_name, now);
+            return self.verify_outside_webpki(&cert, end_entity, intermediates, directly_trusted, server_name, now);
         }
+        // The chain may go through certificates of --cacert that are not
+        // anchors (once per connection: this Vec is not per request).
+        let with_store: Vec<CertificateDer<'_>>;
+        let intermediates = if self.store_intermediates.is_empty() {
+            intermediates
+        } else {
+            with_store = intermediates.iter().chain(&self.store_intermediates).cloned().collect();
+            &with_store
+        };
         match self.webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             // The chain verified (webpki checks the name last); without a
             // subjectAltName the common name is the name.
@@ -167,7 +254,8 @@ pub(crate) fn handshake_signature(
         let spki = SubjectPublicKeyInfoDer::from(cert.public_key_info);
         return verify_tls13_signature_with_raw_key(message, &spki, dss, algorithms);
     }
-    let candidates = algorithms.mapping.iter().filter(|(scheme, _)| *scheme == dss.scheme).flat_map(|(_, algs)| algs.iter());
+    let candidates =
+        algorithms.mapping.iter().filter(|(scheme, _)| *scheme == dss.scheme).flat_map(|(_, algs)| algs.iter());
     for alg in candidates {
         if alg.public_key_alg_id().as_ref() == cert.public_key_algorithm
             && alg.verify_signature(cert.public_key, message, dss.signature()).is_ok()

@@ -44,6 +44,8 @@ fn expect<'a>(input: &mut &'a [u8], tag: u8) -> Option<Element<'a>> {
 }
 
 const SEQUENCE: u8 = 0x30;
+const BOOLEAN: u8 = 0x01;
+const OCTET_STRING: u8 = 0x04;
 const SET: u8 = 0x31;
 const INTEGER: u8 = 0x02;
 const BIT_STRING: u8 = 0x03;
@@ -54,6 +56,8 @@ const VERSION: u8 = 0xa0;
 const EXTENSIONS: u8 = 0xa3;
 /// 2.5.4.3, commonName.
 const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
+/// 2.5.29.19, basicConstraints.
+const BASIC_CONSTRAINTS: &[u8] = &[0x55, 0x1d, 0x13];
 /// 2.5.29.17, subjectAltName.
 const SUBJECT_ALT_NAME: &[u8] = &[0x55, 0x1d, 0x11];
 
@@ -148,10 +152,50 @@ impl<'a> Certificate<'a> {
         false
     }
 
+    /// Issuer and subject are the same name (a root, or a self-signed
+    /// server certificate).
+    pub(crate) fn is_self_issued(&self) -> bool {
+        self.subject == self.issuer
+    }
+
+    /// Whether it may sign certificates: a v3 certificate with
+    /// basicConstraints CA:TRUE, or a v1 one whose subject is its issuer
+    /// (a v1 root, which OpenSSL takes as a CA).
+    pub(crate) fn is_ca(&self) -> bool {
+        if self.version < 3 {
+            return self.is_self_issued();
+        }
+        let mut list = self.extensions;
+        while let Some(ext) = next(&mut list) {
+            let mut fields = ext.contents;
+            if !expect(&mut fields, OID).is_some_and(|oid| oid.contents == BASIC_CONSTRAINTS) {
+                continue;
+            }
+            if fields.first() == Some(&BOOLEAN) {
+                next(&mut fields);
+            }
+            let Some(value) = expect(&mut fields, OCTET_STRING) else { return false };
+            let mut inner = value.contents;
+            let Some(constraints) = expect(&mut inner, SEQUENCE) else { return false };
+            let mut items = constraints.contents;
+            return expect(&mut items, BOOLEAN).is_some_and(|ca| ca.contents == [0xff]);
+        }
+        false
+    }
+
     /// The subject's (last) common name, as bytes of its string.
     pub(crate) fn common_name(&self) -> Option<&'a [u8]> {
         common_name(self.subject)
     }
+}
+
+/// A SubjectPublicKeyInfo's contents (as a trust anchor holds them): its
+/// algorithm's contents and the key's bits.
+pub(crate) fn public_key_parts(contents: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut fields = contents;
+    let algorithm = expect(&mut fields, SEQUENCE)?.contents;
+    let key = bits(expect(&mut fields, BIT_STRING)?.contents)?;
+    Some((algorithm, key))
 }
 
 /// The last commonName in a Name's contents.
