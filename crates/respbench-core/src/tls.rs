@@ -272,6 +272,13 @@ fn tls_reason(e: &rustls::Error, name: &str) -> String {
             let alert = alert_words(&format!("{alert:?}"));
             format!("the server refused the handshake (alert \"{alert}\": {})", alert_hint(&alert))
         }
+        Error::PeerIncompatible(_) => {
+            "no TLS version or cipher both sides accept (--tls-ciphers/--tls-ciphersuites)".into()
+        }
+        Error::PeerMisbehaved(why) => format!("the server broke the TLS protocol ({})", alert_words(&format!("{why:?}"))),
+        Error::InvalidMessage(why) => {
+            format!("the server sent a malformed TLS message ({})", alert_words(&format!("{why:?}")))
+        }
         other => other.to_string(),
     }
 }

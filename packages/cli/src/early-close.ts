@@ -16,7 +16,7 @@ import type { Plan, RawResult } from './engine-js/plan.js';
 import { printableTarget } from './printable.js';
 
 /** How long the TLS question may take (it comes after a failed run). */
-const PROBE_MS = 2000;
+const PROBE_MS = 1000;
 
 /** Whether the port answers a TLS handshake: completes it, or refuses it with a TLS alert. */
 export function speaksTls(host: string, port: number, timeoutMs = PROBE_MS): Promise<boolean> {

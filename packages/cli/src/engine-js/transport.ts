@@ -319,7 +319,13 @@ function answersPlainText(host: string, port: number, timeoutMs: number): Promis
 function tlsRunText(message: string): string {
   const alert = alertName(message);
   if (alert !== null) return `TLS alert "${alert}" from the server: ${alertHint(alert)}`;
-  return `TLS error: ${message.split('\n')[0]}`;
+  return `TLS error: ${opensslReason(message)}`;
+}
+
+/** `error:0A000102:SSL routines::unsupported protocol` → `unsupported protocol`: OpenSSL's reason without its codes. */
+function opensslReason(message: string): string {
+  const first = message.split('\n')[0];
+  return /SSL routines:[^:]*:(.+)$/.exec(first)?.[1].trim() ?? first;
 }
 
 /** `error:0A00045C:SSL routines::tlsv13 alert certificate required` → `certificate required`. */
@@ -363,5 +369,8 @@ function tlsReason(err: NodeJS.ErrnoException, name: string, t: TlsPlan): string
   }
   const alert = alertName(err.message);
   if (alert !== null) return `the server refused the handshake (alert "${alert}": ${alertHint(alert)})`;
-  return err.message.split('\n')[0];
+  if (['ERR_SSL_NO_CIPHERS_AVAILABLE', 'ERR_SSL_UNSUPPORTED_PROTOCOL', 'ERR_SSL_NO_SHARED_CIPHER', 'ERR_SSL_NO_PROTOCOLS_AVAILABLE'].includes(code)) {
+    return 'no TLS version or cipher both sides accept (--tls-ciphers/--tls-ciphersuites)';
+  }
+  return opensslReason(err.message);
 }
