@@ -67,7 +67,7 @@ impl TrustStore {
 /// The verifier of a run that checks certificates (no `--insecure`).
 #[derive(Debug)]
 pub(crate) struct ServerVerifier {
-    webpki: Arc<WebPkiServerVerifier>,
+    webpki: Option<Arc<WebPkiServerVerifier>>,
     /// The trust anchors (the system's roots, the self-signed certificates
     /// of --cacert/--cacertdir), those certificates as given, and the other
     /// certificates of --cacert/--cacertdir (links of a chain, not anchors).
@@ -80,9 +80,16 @@ pub(crate) struct ServerVerifier {
 impl ServerVerifier {
     pub(crate) fn new(store: TrustStore, provider: &Arc<CryptoProvider>) -> Result<ServerVerifier, String> {
         let roots = Arc::new(store.roots);
-        let webpki = WebPkiServerVerifier::builder_with_provider(roots.clone(), provider.clone())
-            .build()
-            .map_err(|e| format!("--cacert/--cacertdir: no self-signed CA to trust ({e})"))?;
+        // No anchor at all (no system roots, --cacert without a root):
+        // every chain is then "not trusted", as OpenSSL says, at connect.
+        let webpki = match roots.is_empty() {
+            true => None,
+            false => Some(
+                WebPkiServerVerifier::builder_with_provider(roots.clone(), provider.clone())
+                    .build()
+                    .map_err(|e| format!("TLS: the trusted certificates cannot be used ({e})"))?,
+            ),
+        };
         Ok(ServerVerifier {
             webpki,
             roots,
@@ -184,8 +191,11 @@ impl ServerCertVerifier for ServerVerifier {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
+        let Some(webpki) = self.webpki.as_ref() else {
+            return Err(CertificateError::UnknownIssuer.into());
+        };
         let Some(cert) = Certificate::parse(end_entity.as_ref()) else {
-            return self.webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
+            return webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
         };
         let directly_trusted = self.self_signed.iter().any(|t| t.as_ref() == end_entity.as_ref());
         if directly_trusted || cert.version < 3 {
@@ -200,7 +210,7 @@ impl ServerCertVerifier for ServerVerifier {
             with_store = intermediates.iter().chain(&self.store_intermediates).cloned().collect();
             &with_store
         };
-        match self.webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             // The chain verified (webpki checks the name last); without a
             // subjectAltName the common name is the name.
             Err(Error::InvalidCertificate(
@@ -281,5 +291,139 @@ impl ResolvesClientCert for ClientCertificate {
 
     fn has_certs(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The verifier against certificates made here with openssl (skipped
+    //! when it is missing), without a server: what the e2e table
+    //! (test/tls-verdicts.test.ts) checks through both engines, pinned at
+    //! the verifier itself, including dates no server is needed for.
+
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+
+    use rustls::pki_types::pem::PemObject;
+
+    use super::*;
+
+    fn openssl(dir: &Path, args: &[&str]) -> bool {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// A CA, a v1 leaf it signs, a self-signed CA:TRUE server certificate,
+    /// an intermediate CA and a v1 leaf under it; None without openssl.
+    fn certificates() -> Option<PathBuf> {
+        let dir = std::env::temp_dir().join(format!("respbench-tls-verify-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok()?;
+        let root = |name: &str, cn: &str, ext: &[&str]| {
+            let subject = format!("/CN={cn}");
+            let (key, pem) = (format!("{name}.key"), format!("{name}.pem"));
+            let mut args = vec!["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &pem];
+            args.extend(["-days", "2", "-subj", &subject]);
+            for e in ext {
+                args.extend(["-addext", e]);
+            }
+            openssl(&dir, &args)
+        };
+        let signed = |name: &str, cn: &str, issuer: &str, ext: Option<&str>| {
+            let subject = format!("/CN={cn}");
+            let (key, csr, pem) = (format!("{name}.key"), format!("{name}.csr"), format!("{name}.pem"));
+            let (ca, ca_key) = (format!("{issuer}.pem"), format!("{issuer}.key"));
+            let mut args = vec!["x509", "-req", "-in", &csr, "-CA", &ca, "-CAkey", &ca_key, "-CAcreateserial"];
+            args.extend(["-out", &pem, "-days", "2"]);
+            let ext_file = format!("{name}.ext");
+            if let Some(ext) = ext {
+                std::fs::write(dir.join(&ext_file), ext).is_ok().then_some(())?;
+                args.extend(["-extfile", &ext_file]);
+            }
+            (openssl(&dir, &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &csr, "-subj", &subject])
+                && openssl(&dir, &args))
+            .then_some(())
+        };
+        let made = root("ca", "test ca", &[])
+            && root("self", "localhost", &["subjectAltName=DNS:localhost,IP:127.0.0.1"])
+            && signed("v1", "localhost", "ca", None).is_some()
+            && signed("intermediate", "test intermediate", "ca", Some("basicConstraints=critical,CA:TRUE\n")).is_some()
+            && signed("v1-leaf", "localhost", "intermediate", None).is_some();
+        made.then_some(dir)
+    }
+
+    fn cert(dir: &Path, name: &str) -> CertificateDer<'static> {
+        CertificateDer::from_pem_file(dir.join(format!("{name}.pem"))).unwrap()
+    }
+
+    fn verifier(trusted: &[CertificateDer<'static>]) -> ServerVerifier {
+        let mut store = TrustStore::empty();
+        for c in trusted {
+            store.add(c.clone()).unwrap();
+        }
+        ServerVerifier::new(store, &Arc::new(rustls::crypto::ring::default_provider())).unwrap()
+    }
+
+    fn verdict(
+        v: &ServerVerifier,
+        leaf: &CertificateDer<'_>,
+        chain: &[CertificateDer<'_>],
+        name: &str,
+        now: UnixTime,
+    ) -> Result<(), Error> {
+        let name = ServerName::try_from(name.to_string()).unwrap();
+        v.verify_server_cert(leaf, chain, &name, &[], now).map(|_| ())
+    }
+
+    #[test]
+    fn trusts_what_openssl_trusts_and_no_more() {
+        let Some(dir) = certificates() else {
+            eprintln!("skipped: openssl did not make the certificates");
+            return;
+        };
+        let now = UnixTime::now();
+        let (ca, me, v1, inter, v1_leaf) =
+            (cert(&dir, "ca"), cert(&dir, "self"), cert(&dir, "v1"), cert(&dir, "intermediate"), cert(&dir, "v1-leaf"));
+        let by_ca = verifier(&[ca.clone()]);
+        let invalid = |c: CertificateError| Err(Error::InvalidCertificate(c));
+
+        // A self-signed CA:TRUE server certificate given as the CA.
+        assert_eq!(verdict(&verifier(&[me.clone()]), &me, &[], "localhost", now), Ok(()));
+        assert_eq!(verdict(&verifier(&[me.clone()]), &me, &[], "127.0.0.1", now), Ok(()));
+        let elsewhere = verdict(&verifier(&[me.clone()]), &me, &[], "elsewhere.test", now);
+        assert!(
+            matches!(elsewhere, Err(Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. }))),
+            "{elsewhere:?}"
+        );
+        // v1, its name the common name (never an IP address).
+        assert_eq!(verdict(&by_ca, &v1, &[], "localhost", now), Ok(()));
+        assert_eq!(verdict(&by_ca, &v1, &[], "127.0.0.1", now), invalid(CertificateError::NotValidForName));
+        assert_eq!(
+            verdict(&verifier(&[me.clone()]), &v1, &[], "localhost", now),
+            invalid(CertificateError::UnknownIssuer)
+        );
+        // v1 under an intermediate: sent by the server, or held by
+        // --cacert beside the root; the intermediate alone is no anchor.
+        assert_eq!(verdict(&by_ca, &v1_leaf, &[inter.clone()], "localhost", now), Ok(()));
+        assert_eq!(verdict(&by_ca, &v1_leaf, &[], "localhost", now), invalid(CertificateError::UnknownIssuer));
+        assert_eq!(verdict(&verifier(&[ca.clone(), inter.clone()]), &v1_leaf, &[], "localhost", now), Ok(()));
+        assert_eq!(
+            verdict(&verifier(&[inter.clone()]), &v1_leaf, &[inter.clone()], "localhost", now),
+            invalid(CertificateError::UnknownIssuer)
+        );
+        // Dates, on the paths webpki does not take.
+        let later = UnixTime::since_unix_epoch(Duration::from_secs(now.as_secs() + 10 * 86_400));
+        let earlier = UnixTime::since_unix_epoch(Duration::from_secs(now.as_secs() - 86_400));
+        assert_eq!(verdict(&by_ca, &v1, &[], "localhost", later), invalid(CertificateError::Expired));
+        assert_eq!(
+            verdict(&verifier(&[me.clone()]), &me, &[], "localhost", earlier),
+            invalid(CertificateError::NotValidYet)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
