@@ -295,6 +295,10 @@ impl ResolvesClientCert for ClientCertificate {
 }
 
 #[cfg(test)]
+#[path = "../tests/openssl/mod.rs"]
+mod openssl_for_tests;
+
+#[cfg(test)]
 mod tests {
     //! The verifier against certificates made here with openssl (skipped
     //! when it is missing), without a server: what the e2e table
@@ -302,22 +306,12 @@ mod tests {
     //! the verifier itself, including dates no server is needed for.
 
     use std::path::{Path, PathBuf};
-    use std::process::{Command, Stdio};
     use std::time::Duration;
 
     use rustls::pki_types::pem::PemObject;
 
+    use super::openssl_for_tests::openssl;
     use super::*;
-
-    fn openssl(dir: &Path, args: &[&str]) -> bool {
-        Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    }
 
     /// A CA, a v1 leaf it signs, a self-signed CA:TRUE server certificate,
     /// an intermediate CA and a v1 leaf under it; None without openssl.
