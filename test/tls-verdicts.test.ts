@@ -16,6 +16,7 @@
  * rewrites it.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,7 +75,10 @@ const SERVERS = {
   tls12: { cert: 'server', extra: ['--tls-protocols', 'TLSv1.2'] },
   tls13: { cert: 'server', extra: ['--tls-protocols', 'TLSv1.3'] },
   plain: null,
-} as const satisfies Record<string, { cert: string; key?: string; extra: readonly string[] } | null>;
+  /** Not redis-server: a socket server that hangs up on every connection at once, by FIN or by RST. */
+  closes: 'fin',
+  resets: 'rst',
+} as const satisfies Record<string, { cert: string; key?: string; extra: readonly string[] } | null | 'fin' | 'rst'>;
 type ServerName = keyof typeof SERVERS;
 
 interface Row {
@@ -132,6 +136,8 @@ const ROWS: Row[] = [
   { situation: 'TLS 1.3-only server', server: 'tls13', flags: [...cacert()] },
   { situation: 'TLS 1.2-only server, no cipher in common (--tls-ciphers ECDSA only, RSA certificate)', server: 'tls12', flags: [...cacert(), '--tls-ciphers', 'ECDHE-ECDSA-AES128-GCM-SHA256'], words: /the server refused the handshake \(alert "handshake failure": no TLS version or cipher both sides accept/ },
   { situation: '--tls on a plain port', server: 'plain', flags: [...cacert()], words: /: the server answered in plain text: drop --tls$/ },
+  { situation: '--tls on a port that closes every connection at once (FIN)', server: 'closes', flags: [...cacert()], words: /: the server closed the connection during the handshake \(does it require a client certificate\? --cert\/--key\)$/ },
+  { situation: '--tls on a port that resets every connection at once (RST)', server: 'resets', flags: [...cacert()], words: /: the server closed the connection during the handshake \(does it require a client certificate\? --cert\/--key\)$/ },
   { situation: 'a TLS port without --tls', server: 'main', flags: ['--no-tls'], words: /closed the connection before any reply: the server expects TLS: add --tls$/ },
 ];
 
@@ -141,10 +147,30 @@ function flagsOf(row: Row): string[] {
   return row.flags.includes('--no-tls') ? flags : ['--tls', ...flags];
 }
 
-const servers = new Map<ServerName, RedisServer & { tlsPort?: number }>();
+const servers = new Map<ServerName, Pick<RedisServer, 'port' | 'stop'> & { tlsPort?: number }>();
+
+/** A server on a free loopback port that ends each connection as it opens: a FIN, or a reset. */
+async function startHangUp(how: 'fin' | 'rst'): Promise<Pick<RedisServer, 'port' | 'stop'>> {
+  const open = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    open.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => open.delete(socket));
+    if (how === 'rst') socket.resetAndDestroy();
+    else socket.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      // A half-closed socket the client never closed would hold close() open.
+      for (const socket of open) socket.destroy();
+      server.close(() => resolve());
+    });
+  return { port: (server.address() as net.AddressInfo).port, stop };
+}
 const portOf = (row: Row) => {
   const s = servers.get(row.server)!;
-  return row.server === 'plain' || row.flags.includes('--no-tls') ? (s.tlsPort ?? s.port) : s.tlsPort!;
+  return s.tlsPort ?? s.port;
 };
 const hostOf = (row: Row) => {
   const i = row.flags.indexOf('-h');
@@ -191,6 +217,7 @@ beforeAll(async () => {
   makeCertificates();
   for (const [name, spec] of Object.entries(SERVERS) as [ServerName, (typeof SERVERS)[ServerName]][]) {
     if (spec === null) servers.set(name, await startRedis());
+    else if (spec === 'fin' || spec === 'rst') servers.set(name, await startHangUp(spec));
     else servers.set(name, await startTlsRedis({ cert: file(`${spec.cert}.pem`), key: file(`${'key' in spec ? spec.key : spec.cert}.key`), ca: file('ca.pem') }, [...spec.extra]));
   }
   await inTurns(ROWS, 4, async (row) => {

@@ -18,7 +18,7 @@ use rustls::pki_types::ServerName;
 
 use crate::plan::TlsPlan;
 use crate::progress::RunControl;
-use crate::socket::{OpenError, SLICE};
+use crate::socket::{OpenError, SLICE, io_text};
 use crate::tls_config::tls_config;
 use crate::tls_probe::{PLAIN_TEXT, PROBE_AFTER, answers_plain_text, take_probe};
 
@@ -143,6 +143,15 @@ impl TlsStream {
     }
 }
 
+/// The server hung up (a FIN or a reset, as TCP delivers it, during the
+/// connect or the handshake): one story, worded as the JS engine words it.
+pub(crate) fn closed_during_handshake(peer: &str, tls: &TlsPlan) -> OpenError {
+    OpenError::Failed(format!(
+        "TLS handshake with {peer} failed: the server closed the connection during the handshake{}",
+        if tls.cert.is_none() { " (does it require a client certificate? --cert/--key)" } else { "" }
+    ))
+}
+
 /// Runs the TLS handshake on a connected socket: poll for what rustls wants
 /// (wants_read / wants_write), feed it, until it is done and its last
 /// records are out. Its own timeout; cancel is looked at every slice.
@@ -154,7 +163,11 @@ fn handshake(
     timeout: Duration,
     control: &RunControl,
 ) -> Result<(), OpenError> {
-    let failed = |e: &dyn std::fmt::Display| OpenError::Failed(format!("TLS handshake with {peer} failed: {e}"));
+    let closed = || closed_during_handshake(peer, tls);
+    let failed = |e: &io::Error| match e.kind() {
+        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe => closed(),
+        _ => OpenError::Failed(format!("TLS handshake with {peer} failed: {}", io_text(e))),
+    };
     let mut poll = Poll::new().map_err(|e| failed(&e))?;
     let deadline = Instant::now() + timeout;
     let mut events = Events::with_capacity(4);
@@ -212,12 +225,7 @@ fn handshake(
         }
         loop {
             match s.tls.read_tls(&mut s.sock) {
-                Ok(0) => {
-                    return Err(OpenError::Failed(format!(
-                        "TLS handshake with {peer} failed: the server closed the connection during the handshake{}",
-                        if tls.cert.is_none() { " (does it require a client certificate? --cert/--key)" } else { "" }
-                    )));
-                }
+                Ok(0) => return Err(closed()),
                 Ok(_) => {
                     if let Err(e) = s.tls.process_new_packets() {
                         let _ = s.push_records();

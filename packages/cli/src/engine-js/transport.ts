@@ -55,9 +55,15 @@ export function peerLabel(socket: net.Socket): string | null {
  */
 export async function connectTransport(plan: Plan, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
   if (plan.socket !== null && plan.socket !== undefined) return connectUnix(plan.socket, timeoutMs, signal);
-  const socket = await connectTcp(plan.host, plan.port, timeoutMs, signal);
-  if (!plan.tls) return socket;
-  return startTls(socket, plan, plan.tls, timeoutMs, signal);
+  if (!plan.tls) return connectTcp(plan.host, plan.port, timeoutMs, signal);
+  const t = plan.tls;
+  const socket = await connectTcp(plan.host, plan.port, timeoutMs, signal).catch((err: NodeJS.ErrnoException) => {
+    // A server that resets at once may do it before the handshake starts:
+    // the same story as a reset during it, as the native engine tells it.
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE') throw new Error(`TLS handshake with ${plan.host}:${plan.port} failed: ${closedDuringHandshake(t)}`);
+    throw err;
+  });
+  return startTls(socket, plan, t, timeoutMs, signal);
 }
 
 /** A net.Socket's connect within `timeoutMs`, cancelled by `signal`. */
@@ -117,7 +123,7 @@ function connectTcp(host: string, port: number, timeoutMs: number, signal?: Abor
     timeoutMs,
     signal,
     () => new Error(`connect to ${host}:${port} timed out after ${timeoutMs} ms`),
-    (err) => new Error(connectErrorText(host, port, err)),
+    (err) => Object.assign(new Error(connectErrorText(host, port, err)), { code: err.code }),
   );
 }
 
@@ -347,6 +353,10 @@ function alertHint(alert: string): string {
   return 'does it require a client certificate? --cert/--key';
 }
 
+function closedDuringHandshake(t: TlsPlan): string {
+  return `the server closed the connection during the handshake${t.cert === null ? ' (does it require a client certificate? --cert/--key)' : ''}`;
+}
+
 const NOT_TRUSTED = "certificate not trusted (not signed by a CA in --cacert/--cacertdir or the system's roots; --insecure skips the check)";
 
 /** A node:tls handshake error as the user reads it, worded as the native engine words it (tls.rs `tls_reason`). */
@@ -364,9 +374,7 @@ function tlsReason(err: NodeJS.ErrnoException, name: string, t: TlsPlan): string
   if (code === 'INVALID_PURPOSE') return "the server's certificate is not for server authentication (its extendedKeyUsage)";
   // Bytes that are no TLS record: a RESP reply to the ClientHello; or the probe's verdict.
   if (code === 'RESPBENCH_PLAIN_TEXT' || code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') return PLAIN_TEXT;
-  if (code === 'ECONNRESET' || code === 'EPIPE' || /socket disconnected/i.test(err.message)) {
-    return `the server closed the connection during the handshake${t.cert === null ? ' (does it require a client certificate? --cert/--key)' : ''}`;
-  }
+  if (code === 'ECONNRESET' || code === 'EPIPE' || /socket disconnected/i.test(err.message)) return closedDuringHandshake(t);
   const alert = alertName(err.message);
   if (alert !== null) return `the server refused the handshake (alert "${alert}": ${alertHint(alert)})`;
   if (['ERR_SSL_NO_CIPHERS_AVAILABLE', 'ERR_SSL_UNSUPPORTED_PROTOCOL', 'ERR_SSL_NO_SHARED_CIPHER', 'ERR_SSL_NO_PROTOCOLS_AVAILABLE'].includes(code)) {
