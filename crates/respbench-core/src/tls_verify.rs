@@ -383,13 +383,13 @@ mod tests {
         let now = UnixTime::now();
         let (ca, me, v1, inter, v1_leaf) =
             (cert(&dir, "ca"), cert(&dir, "self"), cert(&dir, "v1"), cert(&dir, "intermediate"), cert(&dir, "v1-leaf"));
-        let by_ca = verifier(&[ca.clone()]);
+        let by_ca = verifier(std::slice::from_ref(&ca));
         let invalid = |c: CertificateError| Err(Error::InvalidCertificate(c));
 
         // A self-signed CA:TRUE server certificate given as the CA.
-        assert_eq!(verdict(&verifier(&[me.clone()]), &me, &[], "localhost", now), Ok(()));
-        assert_eq!(verdict(&verifier(&[me.clone()]), &me, &[], "127.0.0.1", now), Ok(()));
-        let elsewhere = verdict(&verifier(&[me.clone()]), &me, &[], "elsewhere.test", now);
+        assert_eq!(verdict(&verifier(std::slice::from_ref(&me)), &me, &[], "localhost", now), Ok(()));
+        assert_eq!(verdict(&verifier(std::slice::from_ref(&me)), &me, &[], "127.0.0.1", now), Ok(()));
+        let elsewhere = verdict(&verifier(std::slice::from_ref(&me)), &me, &[], "elsewhere.test", now);
         assert!(
             matches!(elsewhere, Err(Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. }))),
             "{elsewhere:?}"
@@ -398,16 +398,16 @@ mod tests {
         assert_eq!(verdict(&by_ca, &v1, &[], "localhost", now), Ok(()));
         assert_eq!(verdict(&by_ca, &v1, &[], "127.0.0.1", now), invalid(CertificateError::NotValidForName));
         assert_eq!(
-            verdict(&verifier(&[me.clone()]), &v1, &[], "localhost", now),
+            verdict(&verifier(std::slice::from_ref(&me)), &v1, &[], "localhost", now),
             invalid(CertificateError::UnknownIssuer)
         );
         // v1 under an intermediate: sent by the server, or held by
         // --cacert beside the root; the intermediate alone is no anchor.
-        assert_eq!(verdict(&by_ca, &v1_leaf, &[inter.clone()], "localhost", now), Ok(()));
+        assert_eq!(verdict(&by_ca, &v1_leaf, std::slice::from_ref(&inter), "localhost", now), Ok(()));
         assert_eq!(verdict(&by_ca, &v1_leaf, &[], "localhost", now), invalid(CertificateError::UnknownIssuer));
         assert_eq!(verdict(&verifier(&[ca.clone(), inter.clone()]), &v1_leaf, &[], "localhost", now), Ok(()));
         assert_eq!(
-            verdict(&verifier(&[inter.clone()]), &v1_leaf, &[inter.clone()], "localhost", now),
+            verdict(&verifier(std::slice::from_ref(&inter)), &v1_leaf, std::slice::from_ref(&inter), "localhost", now),
             invalid(CertificateError::UnknownIssuer)
         );
         // Dates, on the paths webpki does not take.
@@ -415,7 +415,7 @@ mod tests {
         let earlier = UnixTime::since_unix_epoch(Duration::from_secs(now.as_secs() - 86_400));
         assert_eq!(verdict(&by_ca, &v1, &[], "localhost", later), invalid(CertificateError::Expired));
         assert_eq!(
-            verdict(&verifier(&[me.clone()]), &me, &[], "localhost", earlier),
+            verdict(&verifier(std::slice::from_ref(&me)), &me, &[], "localhost", earlier),
             invalid(CertificateError::NotValidYet)
         );
         let _ = std::fs::remove_dir_all(&dir);

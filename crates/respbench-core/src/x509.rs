@@ -168,7 +168,7 @@ impl<'a> Certificate<'a> {
         let mut list = self.extensions;
         while let Some(ext) = next(&mut list) {
             let mut fields = ext.contents;
-            if !expect(&mut fields, OID).is_some_and(|oid| oid.contents == BASIC_CONSTRAINTS) {
+            if expect(&mut fields, OID).is_none_or(|oid| oid.contents != BASIC_CONSTRAINTS) {
                 continue;
             }
             if fields.first() == Some(&BOOLEAN) {
