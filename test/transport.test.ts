@@ -15,7 +15,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates } from '../packages/cli/src/certificates.js';
 import { engines } from './helpers/engines.js';
-import { CLI, freePort, runCli, runJson, startRedis, waitForPort, type RedisServer } from './helpers/servers.js';
+import { CLI, freePort, runCli, runJson, startRedis, startTlsRedis as startTlsRedisOn, waitForPort, type RedisServer, type TlsRedisServer } from './helpers/servers.js';
 
 const ENGINES = engines();
 let certs: string;
@@ -27,12 +27,9 @@ function makeTestCertificates(): void {
   makeCertificates(certs, { otherCa: true, client: true });
 }
 
-/** redis-server with its plain port (for redis-cli) and a TLS port. */
-async function startTlsRedis(extra: string[] = []): Promise<RedisServer & { tlsPort: number }> {
-  const tlsPort = await freePort();
-  const redis = await startRedis(['--tls-port', String(tlsPort), '--tls-cert-file', file('server.pem'), '--tls-key-file', file('server.key'), '--tls-ca-cert-file', file('ca.pem'), '--tls-auth-clients', 'no', ...extra]);
-  await waitForPort(tlsPort);
-  return Object.assign(redis, { tlsPort });
+/** redis-server with its plain port (for redis-cli) and a TLS port on the server certificate. */
+function startTlsRedis(extra: string[] = []): Promise<TlsRedisServer> {
+  return startTlsRedisOn({ cert: file('server.pem'), key: file('server.key'), ca: file('ca.pem') }, extra);
 }
 
 /** Counters that depend only on the Plan, never on timing. */
@@ -56,8 +53,8 @@ afterAll(() => {
 });
 
 describe('TLS', () => {
-  let redis: RedisServer & { tlsPort: number };
-  let mtls: RedisServer & { tlsPort: number };
+  let redis: TlsRedisServer;
+  let mtls: TlsRedisServer;
   beforeAll(async () => {
     redis = await startTlsRedis();
     mtls = await startTlsRedis(['--tls-auth-clients', 'yes']);
@@ -149,7 +146,7 @@ describe('TLS', () => {
       // client's side of the handshake, with an alert on the first read.
       const { code, line } = await failureLine(['--engine', engine, ...base, '--mode', 'set']);
       expect(code, engine).toBe(1);
-      expect(line, engine).toMatch(/TLS alert "certificate required" from the server \(does it require a client certificate\? --cert\/--key\)/);
+      expect(line, engine).toMatch(/TLS alert "certificate required" from the server: it requires a client certificate \(--cert\/--key\)$/);
     }
   });
 
@@ -260,7 +257,7 @@ describe('unix sockets', () => {
 });
 
 describe('a study', () => {
-  let redis: RedisServer & { tlsPort: number };
+  let redis: TlsRedisServer;
   let work: string;
   beforeAll(async () => {
     redis = await startTlsRedis();

@@ -122,9 +122,14 @@ export function spawnCli(args: string[], timeoutMs = 30_000) {
 
 /** Runs the built CLI with args; kills it after `timeoutMs`. */
 export function runCli(args: string[], timeoutMs = 60_000, env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
+  return runProcess(process.execPath, [CLI, ...args], timeoutMs, env);
+}
+
+/** Runs `command` with args, its output collected; kills it after `timeoutMs` (then `code` is null). */
+export function runProcess(command: string, args: string[], timeoutMs = 60_000, env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -196,6 +201,22 @@ export function clusterNodePids(): Set<number> {
 /** Cluster-mode redis-servers alive now that were not in `before`: what a study started and left behind. */
 export function newClusterNodes(before: Set<number>): number[] {
   return [...clusterNodePids()].filter((pid) => !before.has(pid));
+}
+
+/** A redis-server with a TLS port beside its plain one (which redis-cli and the helpers use). */
+export type TlsRedisServer = RedisServer & { tlsPort: number };
+
+/**
+ * redis-server with a TLS port on `cert`/`key`, trusting `ca` for client
+ * certificates; extra args are more directives (`--tls-auth-clients yes`,
+ * `--tls-protocols TLSv1.2`). Client certificates are not asked for unless
+ * the extra args say so.
+ */
+export async function startTlsRedis(files: { cert: string; key: string; ca: string }, extra: string[] = []): Promise<TlsRedisServer> {
+  const tlsPort = await freePort();
+  const redis = await startRedis(['--tls-port', String(tlsPort), '--tls-cert-file', files.cert, '--tls-key-file', files.key, '--tls-ca-cert-file', files.ca, '--tls-auth-clients', 'no', ...extra]);
+  await waitForPort(tlsPort);
+  return Object.assign(redis, { tlsPort });
 }
 
 /**

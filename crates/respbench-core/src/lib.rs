@@ -57,11 +57,14 @@ pub mod tally;
 pub mod template;
 pub mod tls;
 pub mod tls_config;
+mod tls_probe;
+mod tls_verify;
 pub mod topology;
 pub mod topology_refresh;
 pub mod transport;
 pub mod values;
 pub mod worker;
+mod x509;
 
 pub use counters::Counters;
 pub use plan::{Mode, Plan, PlanError, TlsPlan};

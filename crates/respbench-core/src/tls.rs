@@ -18,8 +18,9 @@ use rustls::pki_types::ServerName;
 
 use crate::plan::TlsPlan;
 use crate::progress::RunControl;
-use crate::socket::{OpenError, SLICE};
+use crate::socket::{OpenError, SLICE, io_text};
 use crate::tls_config::tls_config;
+use crate::tls_probe::{PLAIN_TEXT, PROBE_AFTER, answers_plain_text, take_probe};
 
 pub struct TlsStream {
     sock: TcpStream,
@@ -142,6 +143,15 @@ impl TlsStream {
     }
 }
 
+/// The server hung up (a FIN or a reset, as TCP delivers it, during the
+/// connect or the handshake): one story, worded as the JS engine words it.
+pub(crate) fn closed_during_handshake(peer: &str, tls: &TlsPlan) -> OpenError {
+    OpenError::Failed(format!(
+        "TLS handshake with {peer} failed: the server closed the connection during the handshake{}",
+        if tls.cert.is_none() { " (does it require a client certificate? --cert/--key)" } else { "" }
+    ))
+}
+
 /// Runs the TLS handshake on a connected socket: poll for what rustls wants
 /// (wants_read / wants_write), feed it, until it is done and its last
 /// records are out. Its own timeout; cancel is looked at every slice.
@@ -153,11 +163,17 @@ fn handshake(
     timeout: Duration,
     control: &RunControl,
 ) -> Result<(), OpenError> {
-    let failed = |e: &dyn std::fmt::Display| OpenError::Failed(format!("TLS handshake with {peer} failed: {e}"));
+    let closed = || closed_during_handshake(peer, tls);
+    let failed = |e: &io::Error| match e.kind() {
+        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe => closed(),
+        _ => OpenError::Failed(format!("TLS handshake with {peer} failed: {}", io_text(e))),
+    };
     let mut poll = Poll::new().map_err(|e| failed(&e))?;
     let deadline = Instant::now() + timeout;
     let mut events = Events::with_capacity(4);
     let mut registered: Option<Interest> = None;
+    let probe_at = Instant::now() + PROBE_AFTER;
+    let mut may_probe = true;
     loop {
         if !s.tls.is_handshaking() && !s.tls.wants_write() {
             break;
@@ -192,6 +208,13 @@ fn handshake(
                 timeout.as_millis()
             )));
         }
+        if may_probe && now >= probe_at && s.tls.is_handshaking() {
+            may_probe = false;
+            if take_probe() && s.sock.peer_addr().is_ok_and(|addr| answers_plain_text(addr, deadline, control)) {
+                return Err(OpenError::Failed(format!("TLS handshake with {peer} failed: {PLAIN_TEXT}")));
+            }
+            continue;
+        }
         if let Err(e) = poll.poll(&mut events, Some(SLICE.min(deadline - now))) {
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(failed(&e));
@@ -202,12 +225,7 @@ fn handshake(
         }
         loop {
             match s.tls.read_tls(&mut s.sock) {
-                Ok(0) => {
-                    return Err(OpenError::Failed(format!(
-                        "TLS handshake with {peer} failed: the server closed the connection during the handshake{}",
-                        if tls.cert.is_none() { " (does it require a client certificate? --cert/--key)" } else { "" }
-                    )));
-                }
+                Ok(0) => return Err(closed()),
                 Ok(_) => {
                     if let Err(e) = s.tls.process_new_packets() {
                         let _ = s.push_records();
@@ -229,50 +247,122 @@ fn handshake(
     Ok(())
 }
 
-/// A rustls handshake error as the user reads it, with the same leading
-/// words as the TS engine's (certificate not trusted, hostname mismatch, …).
+/// A rustls handshake error as the user reads it, with the same words as
+/// the TS engine's (certificate not trusted, hostname mismatch, …): never
+/// rustls's own debug names.
 fn tls_reason(e: &rustls::Error, name: &str) -> String {
-    use rustls::{AlertDescription, CertificateError, Error};
+    use rustls::{CertificateError, Error};
     match e {
         Error::InvalidCertificate(c) => match c {
-            CertificateError::UnknownIssuer => "certificate not trusted (not signed by a CA in --cacert/--cacertdir or the system's roots; --insecure skips the check)".into(),
+            CertificateError::UnknownIssuer => NOT_TRUSTED.into(),
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
                 format!("hostname mismatch (the server's certificate is not valid for \"{name}\"; --sni sets the name checked)")
             }
             CertificateError::Expired | CertificateError::ExpiredContext { .. } => "certificate expired".into(),
             CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => "certificate not valid yet".into(),
-            other => format!("certificate not accepted ({other:?})"),
+            CertificateError::BadSignature => "the server's certificate signature does not verify".into(),
+            CertificateError::BadEncoding => "the server's certificate cannot be parsed".into(),
+            CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => {
+                "the server's certificate is not for server authentication (its extendedKeyUsage)".into()
+            }
+            CertificateError::UnsupportedSignatureAlgorithmContext { .. }
+            | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
+                "the server's certificate is signed with an algorithm the native engine's TLS library (rustls) does not verify".into()
+            }
+            CertificateError::UnhandledCriticalExtension => {
+                "the server's certificate has a critical extension the native engine's TLS library (rustls) does not know".into()
+            }
+            other => webpki_words(other),
         },
-        Error::AlertReceived(AlertDescription::CertificateRequired)
-        | Error::AlertReceived(AlertDescription::HandshakeFailure)
-        | Error::AlertReceived(AlertDescription::BadCertificate)
-        | Error::AlertReceived(AlertDescription::UnknownCA) => {
-            format!("the server refused the handshake (alert: {e}; does it require a client certificate? --cert/--key)")
+        // A record that is no TLS content type: a RESP reply to the ClientHello.
+        Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => PLAIN_TEXT.into(),
+        Error::AlertReceived(alert) => {
+            let alert = alert_words(&format!("{alert:?}"));
+            format!("the server refused the handshake (alert \"{alert}\": {})", alert_hint(&alert))
+        }
+        Error::PeerIncompatible(_) => {
+            "no TLS version or cipher both sides accept (--tls-ciphers/--tls-ciphersuites)".into()
+        }
+        Error::PeerMisbehaved(why) => format!("the server broke the TLS protocol ({})", alert_words(&format!("{why:?}"))),
+        Error::InvalidMessage(why) => {
+            format!("the server sent a malformed TLS message ({})", alert_words(&format!("{why:?}")))
         }
         other => other.to_string(),
     }
+}
+
+/// What --cacert/--cacertdir/--insecure do, for a certificate no CA signed.
+const NOT_TRUSTED: &str = "certificate not trusted (not signed by a CA in --cacert/--cacertdir or the system's roots; --insecure skips the check)";
+
+/// A webpki refusal rustls passes on as `Other(OtherError(Name))`, as words.
+fn webpki_words(e: &rustls::CertificateError) -> String {
+    let debug = format!("{e:?}");
+    let name = debug.rsplit('(').next().unwrap_or(&debug).trim_end_matches(')');
+    let why = match name {
+        // A CA:TRUE certificate not itself in --cacert: to OpenSSL, a
+        // self-signed certificate nobody trusts.
+        "CaUsedAsEndEntity" => return NOT_TRUSTED.into(),
+        "EndEntityUsedAsCa" => "a certificate that signed another in the chain is not a CA (CA:FALSE)".into(),
+        "UnsupportedCertVersion" => "a certificate in the chain is neither X.509 v1 nor v3".into(),
+        other => alert_words(other),
+    };
+    format!("certificate not accepted ({why})")
 }
 
 /// A TLS error after the handshake (a TLS 1.3 server refuses a client
 /// certificate only then), worded as the TS engine words it.
 fn tls_run_text(e: &rustls::Error) -> String {
     match e {
-        rustls::Error::AlertReceived(alert) => format!(
-            "TLS alert \"{}\" from the server (does it require a client certificate? --cert/--key)",
-            alert_words(&format!("{alert:?}"))
-        ),
+        rustls::Error::AlertReceived(alert) => {
+            let alert = alert_words(&format!("{alert:?}"));
+            format!("TLS alert \"{alert}\" from the server: {}", alert_hint(&alert))
+        }
         other => format!("TLS error: {other}"),
     }
 }
 
-/// `CertificateRequired` → `certificate required`, as OpenSSL names alerts.
+/// What an alert from the server most likely means, in the user's flags;
+/// the same table as the TS engine's (transport.ts `alertHint`).
+fn alert_hint(alert: &str) -> &'static str {
+    match alert {
+        "certificate required" => "it requires a client certificate (--cert/--key)",
+        "unknown ca" => "it does not trust the CA that signed the client certificate (--cert)",
+        "bad certificate"
+        | "certificate unknown"
+        | "unsupported certificate"
+        | "certificate expired"
+        | "certificate revoked"
+        | "access denied" => "it refused the client certificate (--cert)",
+        "handshake failure" | "insufficient security" | "protocol version" => {
+            "no TLS version or cipher both sides accept (--tls-ciphers/--tls-ciphersuites)"
+        }
+        _ => "does it require a client certificate? --cert/--key",
+    }
+}
+
+/// `CertificateRequired` → `certificate required`, `UnknownCA` → `unknown
+/// ca`, as OpenSSL names alerts.
 fn alert_words(name: &str) -> String {
     let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
+    let mut previous_upper = true;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() && !previous_upper {
             out.push(' ');
         }
+        previous_upper = c.is_ascii_uppercase();
         out.push(c.to_ascii_lowercase());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alerts_are_named_as_openssl_names_them() {
+        assert_eq!(alert_words("CertificateRequired"), "certificate required");
+        assert_eq!(alert_words("UnknownCA"), "unknown ca");
+        assert_eq!(alert_words("HandshakeFailure"), "handshake failure");
+    }
 }

@@ -11,9 +11,12 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::sign::CertifiedKey;
+use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
 use crate::plan::TlsPlan;
+use crate::tls_verify::{ClientCertificate, ServerVerifier, TrustStore, handshake_signature};
+use crate::x509::Certificate;
 
 /// The TLS 1.2 suites rustls (ring) has, by the OpenSSL names `--tls-ciphers`
 /// takes (as redis-cli's), and the TLS 1.3 ones `--tls-ciphersuites` takes.
@@ -37,9 +40,11 @@ const TLS13_NAMES: &[(&str, &str)] = &[
 /// ([`forget_tls_config`]), so a certificate file changed between runs counts.
 static TLS_CONFIG: Mutex<Option<(TlsPlan, Arc<ClientConfig>)>> = Mutex::new(None);
 
-/// Drops the cached TLS config; called when a run starts.
+/// Drops the cached TLS config (and the run's plain-text probe); called
+/// when a run starts.
 pub fn forget_tls_config() {
     *TLS_CONFIG.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    crate::tls_probe::forget_probe();
 }
 
 pub(crate) fn tls_config(tls: &TlsPlan) -> Result<Arc<ClientConfig>, String> {
@@ -94,17 +99,12 @@ fn build_tls_config(tls: &TlsPlan) -> Result<ClientConfig, String> {
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerification(provider.signature_verification_algorithms)))
     } else {
-        builder.with_root_certificates(root_store(tls)?)
+        let verifier = ServerVerifier::new(root_store(tls)?, &provider)?;
+        builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier))
     };
     let config = match (tls.cert.as_deref(), tls.key.as_deref()) {
         (Some(cert), Some(key)) => {
-            let certs = read_certs(cert, "--cert")?;
-            if certs.is_empty() {
-                return Err(format!("--cert {cert}: no PEM certificate in it"));
-            }
-            let key = PrivateKeyDer::from_pem_file(key)
-                .map_err(|e| format!("--key {key}: no PEM private key in it ({e})"))?;
-            builder.with_client_auth_cert(certs, key).map_err(|e| format!("--cert/--key: {e}"))?
+            builder.with_client_cert_resolver(Arc::new(client_certificate(cert, key, &provider)?))
         }
         (None, None) => builder.with_no_client_auth(),
         _ => return Err("--cert and --key go together".into()),
@@ -112,23 +112,56 @@ fn build_tls_config(tls: &TlsPlan) -> Result<ClientConfig, String> {
     Ok(config)
 }
 
+/// `--cert`/`--key`: the key must be the certificate's (the CLI checks it
+/// first, with the same words).
+fn client_certificate(cert: &str, key: &str, provider: &CryptoProvider) -> Result<ClientCertificate, String> {
+    let certs = read_certs(cert, "--cert")?;
+    let Some(first) = certs.first() else {
+        return Err(format!("--cert {cert}: no PEM certificate in it"));
+    };
+    let Some(parsed) = Certificate::parse(first.as_ref()) else {
+        return Err(format!("--cert {cert}: its first certificate cannot be parsed"));
+    };
+    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| match e {
+        rustls::pki_types::pem::Error::Io(e) => format!("--key {key}: cannot read it ({e})"),
+        _ => format!("--key {key}: no PEM private key in it"),
+    })?;
+    let signing = provider
+        .key_provider
+        .load_private_key(key_der)
+        .map_err(|_| format!("--key {key}: a private key the native engine's TLS library cannot use"))?;
+    if signing.public_key().is_some_and(|spki| spki.as_ref() != parsed.public_key_info) {
+        return Err(format!("--key {key} is not the private key of the certificate in --cert {cert}"));
+    }
+    Ok(ClientCertificate(Arc::new(CertifiedKey::new(certs, signing))))
+}
+
 fn read_certs(path: &str, flag: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let iter = CertificateDer::pem_file_iter(path).map_err(|e| format!("{flag} {path}: cannot read it ({e})"))?;
-    iter.collect::<Result<Vec<_>, _>>().map_err(|e| format!("{flag} {path}: not a PEM certificate file ({e})"))
+    let iter = CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("{flag} {path}: cannot read it ({})", pem_error(&e)))?;
+    iter.collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{flag} {path}: not a PEM certificate file ({})", pem_error(&e)))
+}
+
+fn pem_error(e: &rustls::pki_types::pem::Error) -> String {
+    match e {
+        rustls::pki_types::pem::Error::Io(e) => e.to_string(),
+        _ => "a PEM block is malformed".into(),
+    }
 }
 
 /// The system's roots plus --cacert and every PEM certificate in --cacertdir.
-fn root_store(tls: &TlsPlan) -> Result<RootCertStore, String> {
-    let mut roots = RootCertStore::empty();
+fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
+    let mut store = TrustStore::empty();
     let native = rustls_native_certs::load_native_certs();
-    roots.add_parsable_certificates(native.certs);
+    store.roots.add_parsable_certificates(native.certs);
     if let Some(path) = tls.cacert.as_deref() {
         let certs = read_certs(path, "--cacert")?;
         if certs.is_empty() {
             return Err(format!("--cacert {path}: no PEM certificate in it"));
         }
         for cert in certs {
-            roots.add(cert).map_err(|e| format!("--cacert {path}: {e}"))?;
+            store.add(cert).map_err(|_| format!("--cacert {path}: a certificate in it cannot be parsed"))?;
         }
     }
     if let Some(dir) = tls.cacertdir.as_deref() {
@@ -139,15 +172,19 @@ fn root_store(tls: &TlsPlan) -> Result<RootCertStore, String> {
                 continue;
             }
             if let Ok(certs) = read_certs(&path.to_string_lossy(), "--cacertdir") {
-                roots.add_parsable_certificates(certs);
+                for cert in certs {
+                    // A certificate that does not parse is skipped, as the JS engine skips it.
+                    let _ = store.add(cert);
+                }
             }
         }
     }
-    Ok(roots)
+    Ok(store)
 }
 
 /// `--insecure`: accepts any server certificate (the handshake signatures
-/// are still checked, so the session keys are the server's).
+/// are still checked, so the session keys are the server's; a v1
+/// certificate's too).
 #[derive(Debug)]
 struct NoVerification(WebPkiSupportedAlgorithms);
 
@@ -169,7 +206,7 @@ impl ServerCertVerifier for NoVerification {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
+        handshake_signature(message, cert, dss, &self.0, false)
     }
 
     fn verify_tls13_signature(
@@ -178,7 +215,7 @@ impl ServerCertVerifier for NoVerification {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
+        handshake_signature(message, cert, dss, &self.0, true)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

@@ -30,6 +30,7 @@ use crate::socket::{connect_tcp, connect_unix};
 pub use crate::socket::OpenError;
 pub(crate) use crate::socket::io_text;
 pub use crate::tls::TlsStream;
+use crate::tls::closed_during_handshake;
 pub use crate::tls_config::forget_tls_config;
 
 /// A connected byte stream, ready for the handshake and then for load.
@@ -48,10 +49,17 @@ pub fn connect(plan: &Plan, timeout: Duration, control: &RunControl) -> Result<S
         return connect_unix(path, timeout, control).map(|s| Stream::Unix(s, path.to_string()));
     }
     let (host, port) = (plan.host.as_str(), plan.port);
-    let sock = connect_tcp(host, port, timeout, control)?;
     let Some(tls) = plan.tls.as_ref() else {
-        return Ok(Stream::Tcp(sock));
+        return Ok(Stream::Tcp(connect_tcp(host, port, timeout, control)?));
     };
+    let sock = connect_tcp(host, port, timeout, control).map_err(|e| match e {
+        // A server that resets at once may do it before the handshake
+        // starts: the same story as a reset during it.
+        OpenError::Failed(m) if m.ends_with("(ECONNRESET)") || m.ends_with("(EPIPE)") => {
+            closed_during_handshake(&format!("{host}:{port}"), tls)
+        }
+        other => other,
+    })?;
     Ok(Stream::Tls(Box::new(TlsStream::open(sock, host, port, tls, timeout, control)?)))
 }
 

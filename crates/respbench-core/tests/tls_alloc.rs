@@ -6,25 +6,16 @@
 //! allocates while it counts.
 
 use std::net::TcpStream;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use respbench_core::{Mode, Plan, TlsPlan};
 
 mod counting_alloc;
+mod openssl;
 
 use counting_alloc::allocations_for;
-
-fn openssl(dir: &Path, args: &[&str]) -> bool {
-    Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
+use openssl::openssl;
 
 struct Redis(Child);
 

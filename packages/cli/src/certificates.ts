@@ -30,12 +30,17 @@ export class CertificateError extends Error {
   }
 }
 
-export function makeCertificates(dir: string, options: { otherCa?: boolean; client?: boolean } = {}): Certificates {
-  const openssl = (...args: string[]) => {
+/** Runs openssl in `dir`; a CertificateError names what failed. */
+function opensslIn(dir: string): (...args: string[]) => void {
+  return (...args: string[]) => {
     const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
     if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') throw new CertificateError('openssl not found: the TLS certificate is made with it (install the openssl package)');
     if (r.status !== 0) throw new CertificateError(`openssl ${args[0]} failed while making the TLS certificate: ${(r.stderr ?? '').trim().split('\n').pop()}`);
   };
+}
+
+export function makeCertificates(dir: string, options: { otherCa?: boolean; client?: boolean } = {}): Certificates {
+  const openssl = opensslIn(dir);
   const cas = options.otherCa ? ['ca', 'other-ca'] : ['ca'];
   for (const ca of cas) openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${ca}.key`, '-out', `${ca}.pem`, '-days', '2', '-subj', `/CN=respbench ${ca}`);
   writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
@@ -53,4 +58,65 @@ export function makeCertificates(dir: string, options: { otherCa?: boolean; clie
     otherCa: options.otherCa ? file('other-ca.pem') : null,
     client: options.client ? { cert: file('client.pem'), key: file('client.key') } : null,
   };
+}
+
+/** One certificate to issue with {@link issueCertificate}. */
+export interface CertificateSpec {
+  /** Files NAME.pem and NAME.key in the directory. */
+  name: string;
+  /** The subject's common name. */
+  commonName: string;
+  /**
+   * Who signs it: the NAME of a certificate issued before in the same
+   * directory, or null for a self-signed one (`openssl req -x509`, which
+   * makes it CA:TRUE: a CA, or a server certificate that is its own CA).
+   */
+  issuer: string | null;
+  /**
+   * Extension lines (`subjectAltName=DNS:localhost`,
+   * `basicConstraints=critical,CA:TRUE`, …). None for a signed certificate:
+   * X.509 v1, what `openssl x509 -req` makes without -extfile.
+   */
+  extensions?: string[];
+  /** Valid from `from` to `to` days from now (negative: the past); default [0, 2]. */
+  validDays?: [number, number];
+}
+
+/** The time `days` from now in openssl's YYYYMMDDHHMMSSZ. */
+function opensslTime(days: number): string {
+  return new Date(Date.now() + days * 86_400_000).toISOString().replace(/[-:T]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * Makes one certificate and its key in `dir` with openssl, for the
+ * certificate situations the TLS tests cover (expired, not yet valid, v1,
+ * self-signed, signed by an intermediate, …). A signed certificate goes
+ * through `openssl ca`, the only openssl 3.0 command that sets both dates.
+ */
+export function issueCertificate(dir: string, spec: CertificateSpec): { cert: string; key: string } {
+  const openssl = opensslIn(dir);
+  const [from, to] = spec.validDays ?? [0, 2];
+  const subject = `/CN=${spec.commonName}`;
+  const ext = spec.extensions ?? [];
+  if (spec.issuer === null) {
+    openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.pem`, '-days', String(Math.max(1, to)), '-subj', subject, ...ext.flatMap((e) => ['-addext', e]));
+  } else {
+    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.csr`, '-subj', subject);
+    // openssl ca keeps a database and a serial; one per certificate, so
+    // issuing the same name twice is not refused as a duplicate.
+    const db = `${spec.name}.db`;
+    writeFileSync(path.join(dir, db), '');
+    writeFileSync(path.join(dir, `${spec.name}.serial`), `${Date.now().toString(16).padStart(16, '0')}\n`);
+    writeFileSync(
+      path.join(dir, `${spec.name}.cnf`),
+      ['[ca]', 'default_ca = issuer', '[issuer]', `database = ${db}`, 'new_certs_dir = .', `serial = ${spec.name}.serial`, 'default_md = sha256', 'policy = any', 'unique_subject = no', 'copy_extensions = none', '[any]', 'commonName = supplied', ''].join('\n'),
+    );
+    const extArgs: string[] = [];
+    if (ext.length > 0) {
+      writeFileSync(path.join(dir, `${spec.name}.ext`), `${ext.join('\n')}\n`);
+      extArgs.push('-extfile', `${spec.name}.ext`);
+    }
+    openssl('ca', '-batch', '-notext', '-config', `${spec.name}.cnf`, '-cert', `${spec.issuer}.pem`, '-keyfile', `${spec.issuer}.key`, '-in', `${spec.name}.csr`, '-out', `${spec.name}.pem`, '-startdate', opensslTime(from), '-enddate', opensslTime(to), ...extArgs);
+  }
+  return { cert: path.join(dir, `${spec.name}.pem`), key: path.join(dir, `${spec.name}.key`) };
 }

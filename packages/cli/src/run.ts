@@ -15,6 +15,7 @@ import { localConnections, type Engine, type Plan, type RawInterval, type RawRes
 import { requestsForConnection } from './engine-js/keys.js';
 import { parseMixTemplate, templateName } from './engine-js/command.js';
 import type { RunOptions } from './engine-js/progress.js';
+import { explainEarlyClose } from './early-close.js';
 
 /**
  * What `--json` prints: the engine's RawResult with the figures derived from
@@ -390,7 +391,7 @@ export function watchRuns(w: RunWatcher): () => void {
 
 export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = {}, percentiles: readonly number[] = DEFAULT_PERCENTILES): Promise<RunResult> {
   const askedAt = Date.now();
-  const finish = (raw: RawResult) => finishResult(plan, { ...raw, ...connectPhase(askedAt, raw) }, percentiles);
+  const finish = async (raw: RawResult) => finishResult(plan, await explainEarlyClose(plan, { ...raw, ...connectPhase(askedAt, raw) }), percentiles);
   if (watchers.size === 0) return finish(await engine.run(plan, options));
   const watching = [...watchers];
   for (const w of watching) w.started(plan, engine.name);
@@ -401,7 +402,7 @@ export async function runPlan(engine: Engine, plan: Plan, options: RunOptions = 
   };
   let result: RunResult | null = null;
   try {
-    result = finish(await engine.run(plan, { ...options, onInterval }));
+    result = await finish(await engine.run(plan, { ...options, onInterval }));
     return result;
   } finally {
     for (const w of watching) w.ended(result);

@@ -15,6 +15,7 @@ import { parseChoice, parseDurationMs, parseHost, parseHostPort, parseInteger, p
 import { MAX_DBNUM, parseUri, type ParsedUri } from './uri.js';
 import { rememberSecret } from './secrets.js';
 import { SUITE, withBenchmarkDefaults } from './suite.js';
+import { checkTlsFiles } from './tls-files.js';
 import { UsageError } from './usage-error.js';
 
 /** Every mode, in the order help and messages list them. */
@@ -380,11 +381,17 @@ export function parseTls(raw: Partial<RawRunOptions>, on: boolean): TlsPlan | nu
   if ((raw.cert === undefined) !== (raw.key === undefined)) throw new UsageError('--cert and --key go together');
   const sni = raw.sni === undefined ? null : String(raw.sni).trim();
   if (sni !== null && !/^[A-Za-z0-9.-]+$/.test(sni)) throw new UsageError(`--sni must be a host name (got ${shown(raw.sni)})`);
-  return {
+  const files = {
     cacert: raw.cacert === undefined ? null : readablePath('--cacert', raw.cacert, 'file'),
-    cacertdir: raw.cacertdir === undefined ? null : readablePath('--cacertdir', raw.cacertdir, 'folder'),
     cert: raw.cert === undefined ? null : readablePath('--cert', raw.cert, 'file'),
     key: raw.key === undefined ? null : readablePath('--key', raw.key, 'file'),
+  };
+  checkTlsFiles(files);
+  return {
+    cacert: files.cacert,
+    cacertdir: raw.cacertdir === undefined ? null : readablePath('--cacertdir', raw.cacertdir, 'folder'),
+    cert: files.cert,
+    key: files.key,
     insecure: raw.insecure === true,
     sni,
     ciphers: raw.tlsCiphers === undefined ? null : cipherList('--tls-ciphers', raw.tlsCiphers, TLS12_CIPHERS),

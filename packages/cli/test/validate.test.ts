@@ -5,7 +5,11 @@
  * test/bad-input.test.ts keeps a few of them end to end.
  */
 import { Command } from 'commander';
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCertificates, type Certificates } from '../src/certificates.js';
 import { main } from '../src/cli.js';
 import { addRunOptions } from '../src/run-options.js';
 import { rampOpenAtMs } from '../src/engine-js/plan.js';
@@ -35,12 +39,22 @@ function usageError(run: () => unknown): UsageError {
 describe('transport flags', () => {
   const here = new URL(import.meta.url).pathname;
   const folder = new URL('.', import.meta.url).pathname;
+  // Real certificate files: their contents are read (and checked) too.
+  let certs: Certificates;
+  beforeAll(() => {
+    certs = makeCertificates(mkdtempSync(path.join(tmpdir(), 'respbench-validate-tls-')), { client: true });
+  });
+  afterAll(() => {
+    if (certs) rmSync(certs.dir, { recursive: true, force: true });
+  });
 
   it('reads -s and the TLS flags into plan.socket and plan.tls', () => {
     expect(buildPlan({ ...raw(['-s', '/run/redis.sock']), seed: '1' }).plan).toMatchObject({ socket: '/run/redis.sock', tls: null });
-    const { plan } = buildPlan(raw(['--tls', '--cacert', here, '--cacertdir', folder, '--cert', here, '--key', here, '--insecure', '--sni', 'db.example', '--tls-ciphers', 'ECDHE-RSA-AES128-GCM-SHA256', '--tls-ciphersuites', 'TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384']));
+    const { ca } = certs;
+    const { cert, key } = certs.client!;
+    const { plan } = buildPlan(raw(['--tls', '--cacert', ca, '--cacertdir', folder, '--cert', cert, '--key', key, '--insecure', '--sni', 'db.example', '--tls-ciphers', 'ECDHE-RSA-AES128-GCM-SHA256', '--tls-ciphersuites', 'TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384']));
     expect(plan.socket).toBeNull();
-    expect(plan.tls).toEqual({ cacert: here, cacertdir: folder, cert: here, key: here, insecure: true, sni: 'db.example', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256', ciphersuites: 'TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384' });
+    expect(plan.tls).toEqual({ cacert: ca, cacertdir: folder, cert, key, insecure: true, sni: 'db.example', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256', ciphersuites: 'TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384' });
     expect(buildPlan(raw(['--tls'])).plan.tls).toEqual({ cacert: null, cacertdir: null, cert: null, key: null, insecure: false, sni: null, ciphers: null, ciphersuites: null });
   });
 
@@ -55,6 +69,10 @@ describe('transport flags', () => {
       [['--tls', '--tls-ciphersuites', 'TLS_AES_128_CCM_SHA256'], '--tls-ciphersuites: "TLS_AES_128_CCM_SHA256" is not a cipher both engines have; choose from TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256'],
       [['--tls', '-s', '/x.sock'], '--tls does not go with -s/--socket (TLS is over TCP)'],
       [['-s', ' '], '-s/--socket must be the path of a unix socket (got " ")'],
+      [['--tls', '--cacert', here], `--cacert: "${here}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`],
+      [['--tls', '--cert', here, '--key', here], `--cert: "${here}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`],
+      [['--tls', '--cert', certs?.client?.cert ?? '', '--key', certs?.ca ?? ''], `--key: "${certs?.ca}" holds no PEM private key (-----BEGIN PRIVATE KEY-----)`],
+      [['--tls', '--cert', certs?.client?.cert ?? '', '--key', certs?.key ?? ''], `--key: "${certs?.key}" is not the private key of the certificate in --cert "${certs?.client?.cert}" (CN=respbench client)`],
     ];
     for (const [args, message] of cases) expect(usageError(() => buildPlan(raw(args))).message, args.join(' ')).toBe(message);
   });

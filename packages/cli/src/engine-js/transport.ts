@@ -55,9 +55,15 @@ export function peerLabel(socket: net.Socket): string | null {
  */
 export async function connectTransport(plan: Plan, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
   if (plan.socket !== null && plan.socket !== undefined) return connectUnix(plan.socket, timeoutMs, signal);
-  const socket = await connectTcp(plan.host, plan.port, timeoutMs, signal);
-  if (!plan.tls) return socket;
-  return startTls(socket, plan.host, plan.port, plan.tls, timeoutMs, signal);
+  if (!plan.tls) return connectTcp(plan.host, plan.port, timeoutMs, signal);
+  const t = plan.tls;
+  const socket = await connectTcp(plan.host, plan.port, timeoutMs, signal).catch((err: NodeJS.ErrnoException) => {
+    // A server that resets at once may do it before the handshake starts:
+    // the same story as a reset during it, as the native engine tells it.
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE') throw new Error(`TLS handshake with ${plan.host}:${plan.port} failed: ${closedDuringHandshake(t)}`);
+    throw err;
+  });
+  return startTls(socket, plan, t, timeoutMs, signal);
 }
 
 /** A net.Socket's connect within `timeoutMs`, cancelled by `signal`. */
@@ -117,7 +123,7 @@ function connectTcp(host: string, port: number, timeoutMs: number, signal?: Abor
     timeoutMs,
     signal,
     () => new Error(`connect to ${host}:${port} timed out after ${timeoutMs} ms`),
-    (err) => new Error(connectErrorText(host, port, err)),
+    (err) => Object.assign(new Error(connectErrorText(host, port, err)), { code: err.code }),
   );
 }
 
@@ -213,12 +219,12 @@ function tlsOptions(t: TlsPlan): tls.ConnectionOptions {
 /** TLS over a connected TCP socket, the handshake done within `timeoutMs`. */
 function startTls(
   raw: net.Socket,
-  host: string,
-  port: number,
+  plan: Plan,
   t: TlsPlan,
   timeoutMs: number,
   signal: AbortSignal | undefined,
 ): Promise<net.Socket> {
+  const { host, port } = plan;
   raw.removeAllListeners('error');
   let options: tls.ConnectionOptions;
   try {
@@ -242,6 +248,7 @@ function startTls(
   raw.on('error', () => {
     // The TLS socket reports it.
   });
+  const probe = probePlainText(plan, raw, secure, timeoutMs);
   return whenConnected(
     secure,
     'secureConnect',
@@ -249,7 +256,7 @@ function startTls(
     signal,
     () => new Error(`TLS handshake with ${peer} failed: handshake timeout after ${timeoutMs} ms (is that port speaking TLS?)`),
     (err) => new Error(`TLS handshake with ${peer} failed: ${tlsReason(err, name, t)}`),
-  ).then((socket) => {
+  ).finally(() => clearTimeout(probe)).then((socket) => {
     // Before the Connection's own listener: OpenSSL's multi-line text
     // becomes the one line the native engine writes for the same alert.
     socket.prependListener('error', (err: NodeJS.ErrnoException) => {
@@ -260,31 +267,118 @@ function startTls(
 }
 
 /**
+ * `--tls` against a port that speaks plain text: a plain Redis reads the
+ * ClientHello as an inline command and, when no newline happens to be in
+ * it, waits for the rest, so the handshake would hang until its timeout.
+ * When a handshake has not finished after PROBE_AFTER_MS, one plain PING on
+ * a second connection asks the port: a RESP reply means it is not TLS. Once
+ * per run (a slow TLS server is not probed by every connection). Paired with
+ * crates/respbench-core/src/tls_probe.rs: the same PING, delay and words.
+ */
+const PROBE_AFTER_MS = 250;
+export const PLAIN_TEXT = 'the server answered in plain text: drop --tls';
+const probedRuns = new WeakSet<Plan>();
+
+/** The timer of the run's one probe, which ends the handshake with PLAIN_TEXT if the port answers RESP. */
+function probePlainText(plan: Plan, raw: net.Socket, secure: tls.TLSSocket, timeoutMs: number): NodeJS.Timeout {
+  const deadline = Date.now() + timeoutMs;
+  let established = false;
+  secure.once('secureConnect', () => (established = true));
+  const timer = setTimeout(() => {
+    if (probedRuns.has(plan) || raw.remoteAddress === undefined || raw.remotePort === undefined) return;
+    probedRuns.add(plan);
+    void answersPlainText(raw.remoteAddress, raw.remotePort, deadline - Date.now()).then((plain) => {
+      if (plain && !established && !secure.destroyed) {
+        secure.destroy(Object.assign(new Error(PLAIN_TEXT), { code: 'RESPBENCH_PLAIN_TEXT' }));
+      }
+    });
+  }, Math.min(PROBE_AFTER_MS, timeoutMs));
+  timer.unref();
+  return timer;
+}
+
+/** The first byte of any RESP2/RESP3 reply. */
+const RESP_TYPES = new Set([...'+-:$*_,#!=(%~|>'].map((c) => c.charCodeAt(0)));
+
+/** Whether `PING` in RESP on a new plain connection gets a RESP reply within `timeoutMs` (a TLS server closes or sends an alert, 0x15). */
+function answersPlainText(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (timeoutMs <= 0) return resolve(false);
+    const sock = net.connect({ host, port });
+    const done = (plain: boolean) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(plain);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    sock.once('connect', () => sock.write('*1\r\n$4\r\nPING\r\n'));
+    sock.once('data', (d: Buffer) => done(RESP_TYPES.has(d[0])));
+    sock.once('error', () => done(false));
+    sock.once('close', () => done(false));
+  });
+}
+
+/**
  * A TLS error after the handshake (a TLS 1.3 server refuses a client
  * certificate only then), as the native engine words it.
  */
 function tlsRunText(message: string): string {
-  const alert = /alert ([a-z0-9 ]+?)(?::|$)/i.exec(message.split('\n')[0]);
-  if (alert) return `TLS alert "${alert[1].toLowerCase()}" from the server (does it require a client certificate? --cert/--key)`;
-  return `TLS error: ${message.split('\n')[0]}`;
+  const alert = alertName(message);
+  if (alert !== null) return `TLS alert "${alert}" from the server: ${alertHint(alert)}`;
+  return `TLS error: ${opensslReason(message)}`;
 }
 
-/** A node:tls handshake error as the user reads it, worded as the native engine words it. */
+/** `error:0A000102:SSL routines::unsupported protocol` → `unsupported protocol`: OpenSSL's reason without its codes. */
+function opensslReason(message: string): string {
+  const first = message.split('\n')[0];
+  return /SSL routines:[^:]*:(.+)$/.exec(first)?.[1].trim() ?? first;
+}
+
+/** `error:0A00045C:SSL routines::tlsv13 alert certificate required` → `certificate required`. */
+function alertName(message: string): string | null {
+  const m = /(?:sslv3|tlsv1\d*) alert ([a-z0-9 ]+?)\s*(?::|$)/i.exec(message.split('\n')[0]);
+  return m ? m[1].toLowerCase() : null;
+}
+
+/** What an alert from the server most likely means, in the user's flags; the native engine's table (tls.rs `alert_hint`). */
+function alertHint(alert: string): string {
+  if (alert === 'certificate required') return 'it requires a client certificate (--cert/--key)';
+  if (alert === 'unknown ca') return 'it does not trust the CA that signed the client certificate (--cert)';
+  if (['bad certificate', 'certificate unknown', 'unsupported certificate', 'certificate expired', 'certificate revoked', 'access denied'].includes(alert)) {
+    return 'it refused the client certificate (--cert)';
+  }
+  if (['handshake failure', 'insufficient security', 'protocol version'].includes(alert)) {
+    return 'no TLS version or cipher both sides accept (--tls-ciphers/--tls-ciphersuites)';
+  }
+  return 'does it require a client certificate? --cert/--key';
+}
+
+function closedDuringHandshake(t: TlsPlan): string {
+  return `the server closed the connection during the handshake${t.cert === null ? ' (does it require a client certificate? --cert/--key)' : ''}`;
+}
+
+const NOT_TRUSTED = "certificate not trusted (not signed by a CA in --cacert/--cacertdir or the system's roots; --insecure skips the check)";
+
+/** A node:tls handshake error as the user reads it, worded as the native engine words it (tls.rs `tls_reason`). */
 function tlsReason(err: NodeJS.ErrnoException, name: string, t: TlsPlan): string {
   const code = err.code ?? '';
   if (['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT'].includes(code)) {
-    return "certificate not trusted (not signed by a CA in --cacert/--cacertdir or the system's roots; --insecure skips the check)";
+    return NOT_TRUSTED;
   }
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
     return `hostname mismatch (the server's certificate is not valid for "${name}"; --sni sets the name checked)`;
   }
   if (code === 'CERT_HAS_EXPIRED') return 'certificate expired';
   if (code === 'CERT_NOT_YET_VALID') return 'certificate not valid yet';
-  if (code === 'ECONNRESET' || code === 'EPIPE' || /socket disconnected/i.test(err.message)) {
-    return `the server closed the connection during the handshake${t.cert === null ? ' (does it require a client certificate? --cert/--key)' : ''}`;
+  if (code === 'CERT_SIGNATURE_FAILURE') return "the server's certificate signature does not verify";
+  if (code === 'INVALID_PURPOSE') return "the server's certificate is not for server authentication (its extendedKeyUsage)";
+  // Bytes that are no TLS record: a RESP reply to the ClientHello; or the probe's verdict.
+  if (code === 'RESPBENCH_PLAIN_TEXT' || code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') return PLAIN_TEXT;
+  if (code === 'ECONNRESET' || code === 'EPIPE' || /socket disconnected/i.test(err.message)) return closedDuringHandshake(t);
+  const alert = alertName(err.message);
+  if (alert !== null) return `the server refused the handshake (alert "${alert}": ${alertHint(alert)})`;
+  if (['ERR_SSL_NO_CIPHERS_AVAILABLE', 'ERR_SSL_UNSUPPORTED_PROTOCOL', 'ERR_SSL_NO_SHARED_CIPHER', 'ERR_SSL_NO_PROTOCOLS_AVAILABLE'].includes(code)) {
+    return 'no TLS version or cipher both sides accept (--tls-ciphers/--tls-ciphersuites)';
   }
-  if (/alert/i.test(err.message)) {
-    return `the server refused the handshake (alert: ${err.message.replace(/^.*?:(?=[^:]*alert)/, '').trim()}; does it require a client certificate? --cert/--key)`;
-  }
-  return err.message;
+  return opensslReason(err.message);
 }

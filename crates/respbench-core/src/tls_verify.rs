@@ -1,0 +1,423 @@
+//! Whether the native engine trusts a server's certificate, and the client
+//! certificate it presents: the same verdicts as OpenSSL (redis-cli and the
+//! JS engine) where webpki alone would differ. webpki decides every v3
+//! certificate a trusted CA signed; around it:
+//!
+//! - only self-signed certificates of `--cacert`/`--cacertdir` are trust
+//!   anchors, the others links a chain may go through (OpenSSL's rule;
+//!   webpki takes any certificate it is given as an anchor);
+//! - a server certificate byte-equal to a self-signed one of
+//!   `--cacert`/`--cacertdir` is trusted as it is, as OpenSSL trusts it
+//!   (what `openssl req -x509` makes is CA:TRUE, which webpki refuses as a
+//!   server certificate);
+//! - an X.509 v1 certificate (what `openssl x509 -req` makes without
+//!   extensions), which webpki does not parse, is checked here: chained to a
+//!   trusted root (directly or through CA certificates the server sent),
+//!   within its dates, the name against its common name;
+//! - a certificate without subjectAltName is checked against its common name,
+//!   as OpenSSL's and Node's host checks do (webpki looks at SANs only);
+//! - handshake signatures are checked with the certificate's public key as
+//!   this walk reads it, so a v1 certificate (and `--insecure`) works.
+//!
+//! It runs once per connection (in the handshake), never per request.
+
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{ResolvesClientCert, WebPkiServerVerifier};
+use rustls::crypto::{
+    CryptoProvider, WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature,
+    verify_tls13_signature_with_raw_key,
+};
+use rustls::pki_types::{CertificateDer, ServerName, SubjectPublicKeyInfoDer, UnixTime};
+use rustls::sign::CertifiedKey;
+use rustls::{CertificateError, DigitallySignedStruct, Error, RootCertStore, SignatureScheme};
+
+use crate::x509::{Certificate, name_matches, public_key_parts};
+
+/// What --cacert and --cacertdir (and the system) give verification: the
+/// self-signed certificates are trust anchors, the others only help build
+/// a chain, as OpenSSL takes a CA file (a chain must end at a self-signed
+/// root; webpki alone would take any certificate as an anchor).
+pub(crate) struct TrustStore {
+    pub roots: RootCertStore,
+    /// The self-signed certificates of --cacert/--cacertdir, as given.
+    pub self_signed: Vec<CertificateDer<'static>>,
+    /// The other certificates of --cacert/--cacertdir.
+    pub intermediates: Vec<CertificateDer<'static>>,
+}
+
+impl TrustStore {
+    pub(crate) fn empty() -> TrustStore {
+        TrustStore { roots: RootCertStore::empty(), self_signed: Vec::new(), intermediates: Vec::new() }
+    }
+
+    pub(crate) fn add(&mut self, cert: CertificateDer<'static>) -> Result<(), ()> {
+        let self_signed = Certificate::parse(cert.as_ref()).ok_or(())?.is_self_issued();
+        if self_signed {
+            self.roots.add(cert.clone()).map_err(|_| ())?;
+            self.self_signed.push(cert);
+        } else {
+            self.intermediates.push(cert);
+        }
+        Ok(())
+    }
+}
+
+/// The verifier of a run that checks certificates (no `--insecure`).
+#[derive(Debug)]
+pub(crate) struct ServerVerifier {
+    webpki: Option<Arc<WebPkiServerVerifier>>,
+    /// The trust anchors (the system's roots, the self-signed certificates
+    /// of --cacert/--cacertdir), those certificates as given, and the other
+    /// certificates of --cacert/--cacertdir (links of a chain, not anchors).
+    roots: Arc<RootCertStore>,
+    self_signed: Vec<CertificateDer<'static>>,
+    store_intermediates: Vec<CertificateDer<'static>>,
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl ServerVerifier {
+    pub(crate) fn new(store: TrustStore, provider: &Arc<CryptoProvider>) -> Result<ServerVerifier, String> {
+        let roots = Arc::new(store.roots);
+        // No anchor at all (no system roots, --cacert without a root):
+        // every chain is then "not trusted", as OpenSSL says, at connect.
+        let webpki = match roots.is_empty() {
+            true => None,
+            false => Some(
+                WebPkiServerVerifier::builder_with_provider(roots.clone(), provider.clone())
+                    .build()
+                    .map_err(|e| format!("TLS: the trusted certificates cannot be used ({e})"))?,
+            ),
+        };
+        Ok(ServerVerifier {
+            webpki,
+            roots,
+            self_signed: store.self_signed,
+            store_intermediates: store.intermediates,
+            algorithms: provider.signature_verification_algorithms,
+        })
+    }
+
+    /// A certificate webpki cannot take: byte-equal to a trusted one, or v1.
+    fn verify_outside_webpki(
+        &self,
+        cert: &Certificate<'_>,
+        der: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        directly_trusted: bool,
+        server_name: &ServerName<'_>,
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, Error> {
+        let now = now.as_secs() as i64;
+        if now < cert.not_before {
+            return Err(CertificateError::NotValidYet.into());
+        }
+        if now > cert.not_after {
+            return Err(CertificateError::Expired.into());
+        }
+        if !directly_trusted && !self.chains_to_anchor(cert, intermediates, now, 0) {
+            return Err(CertificateError::UnknownIssuer.into());
+        }
+        if cert.version == 3 && cert.has_subject_alt_name() {
+            let parsed = rustls::server::ParsedCertificate::try_from(der)?;
+            rustls::client::verify_server_name(&parsed, server_name)?;
+        } else if !common_name_matches(cert, server_name) {
+            return Err(CertificateError::NotValidForName.into());
+        }
+        Ok(ServerCertVerified::assertion())
+    }
+
+    /// Whether `cert` chains to a trust anchor: signed by one (a root of the
+    /// system's or of --cacert/--cacertdir), or by a CA certificate among
+    /// those the server sent that does, within its dates. What webpki does
+    /// for v3 chains, for a chain whose leaf is v1.
+    fn chains_to_anchor(
+        &self,
+        cert: &Certificate<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: i64,
+        depth: usize,
+    ) -> bool {
+        let signed_by = |algorithm: &[u8], key: &[u8]| {
+            self.algorithms.all.iter().any(|alg| {
+                alg.public_key_alg_id().as_ref() == algorithm
+                    && alg.signature_alg_id().as_ref() == cert.signature_algorithm
+                    && alg.verify_signature(key, cert.signed, cert.signature).is_ok()
+            })
+        };
+        let by_anchor = self.roots.roots.iter().any(|anchor| {
+            anchor.subject.as_ref() == cert.issuer
+                && public_key_parts(anchor.subject_public_key_info.as_ref())
+                    .is_some_and(|(alg, key)| signed_by(alg, key))
+        });
+        if by_anchor {
+            return true;
+        }
+        depth < MAX_INTERMEDIATES
+            && intermediates
+                .iter()
+                .chain(&self.store_intermediates)
+                .filter_map(|der| Certificate::parse(der.as_ref()))
+                .any(|issuer| {
+                    issuer.subject == cert.issuer
+                        && issuer.is_ca()
+                        && (issuer.not_before..=issuer.not_after).contains(&now)
+                        && signed_by(issuer.public_key_algorithm, issuer.public_key)
+                        && self.chains_to_anchor(&issuer, intermediates, now, depth + 1)
+                })
+    }
+}
+
+/// Intermediates walked above a v1 leaf (webpki's own limit is larger;
+/// real chains have one or two).
+const MAX_INTERMEDIATES: usize = 4;
+
+/// The host name against the certificate's common name (an IP address is
+/// never checked against a common name, as Node's host check does).
+fn common_name_matches(cert: &Certificate<'_>, server_name: &ServerName<'_>) -> bool {
+    match (server_name, cert.common_name()) {
+        (ServerName::DnsName(host), Some(cn)) => name_matches(cn, host.as_ref()),
+        _ => false,
+    }
+}
+
+impl ServerCertVerifier for ServerVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, Error> {
+        let Some(webpki) = self.webpki.as_ref() else {
+            return Err(CertificateError::UnknownIssuer.into());
+        };
+        let Some(cert) = Certificate::parse(end_entity.as_ref()) else {
+            return webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
+        };
+        let directly_trusted = self.self_signed.iter().any(|t| t.as_ref() == end_entity.as_ref());
+        if directly_trusted || cert.version < 3 {
+            return self.verify_outside_webpki(&cert, end_entity, intermediates, directly_trusted, server_name, now);
+        }
+        // The chain may go through certificates of --cacert that are not
+        // anchors (once per connection: this Vec is not per request).
+        let with_store: Vec<CertificateDer<'_>>;
+        let intermediates = if self.store_intermediates.is_empty() {
+            intermediates
+        } else {
+            with_store = intermediates.iter().chain(&self.store_intermediates).cloned().collect();
+            &with_store
+        };
+        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+            // The chain verified (webpki checks the name last); without a
+            // subjectAltName the common name is the name.
+            Err(Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) if !cert.has_subject_alt_name() && common_name_matches(&cert, server_name) => {
+                Ok(ServerCertVerified::assertion())
+            }
+            verdict => verdict,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        handshake_signature(message, cert, dss, &self.algorithms, false)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        handshake_signature(message, cert, dss, &self.algorithms, true)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
+/// The server's handshake signature checked with its certificate's key:
+/// rustls's own check for v3 certificates, the key read here for v1 ones
+/// (which rustls's check would refuse to parse).
+pub(crate) fn handshake_signature(
+    message: &[u8],
+    der: &CertificateDer<'_>,
+    dss: &DigitallySignedStruct,
+    algorithms: &WebPkiSupportedAlgorithms,
+    tls13: bool,
+) -> Result<HandshakeSignatureValid, Error> {
+    let cert = match Certificate::parse(der.as_ref()) {
+        Some(cert) if cert.version < 3 => cert,
+        _ if tls13 => return verify_tls13_signature(message, der, dss, algorithms),
+        _ => return verify_tls12_signature(message, der, dss, algorithms),
+    };
+    if tls13 {
+        let spki = SubjectPublicKeyInfoDer::from(cert.public_key_info);
+        return verify_tls13_signature_with_raw_key(message, &spki, dss, algorithms);
+    }
+    let candidates =
+        algorithms.mapping.iter().filter(|(scheme, _)| *scheme == dss.scheme).flat_map(|(_, algs)| algs.iter());
+    for alg in candidates {
+        if alg.public_key_alg_id().as_ref() == cert.public_key_algorithm
+            && alg.verify_signature(cert.public_key, message, dss.signature()).is_ok()
+        {
+            return Ok(HandshakeSignatureValid::assertion());
+        }
+    }
+    Err(CertificateError::BadSignature.into())
+}
+
+/// The one client certificate of `--cert`/`--key`, given whatever the
+/// server asks. Unlike rustls's own (`with_client_auth_cert`), it does not
+/// parse the certificate with webpki, so an X.509 v1 client certificate,
+/// which OpenSSL servers (redis-server) accept, is presented as it is; the
+/// key is matched to the certificate when the config is built.
+#[derive(Debug)]
+pub(crate) struct ClientCertificate(pub Arc<CertifiedKey>);
+
+impl ResolvesClientCert for ClientCertificate {
+    fn resolve(&self, _root_hint_subjects: &[&[u8]], _sigschemes: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.clone())
+    }
+
+    fn has_certs(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+#[path = "../tests/openssl/mod.rs"]
+mod openssl_for_tests;
+
+#[cfg(test)]
+mod tests {
+    //! The verifier against certificates made here with openssl (skipped
+    //! when it is missing), without a server: what the e2e table
+    //! (test/tls-verdicts.test.ts) checks through both engines, pinned at
+    //! the verifier itself, including dates no server is needed for.
+
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    use rustls::pki_types::pem::PemObject;
+
+    use super::openssl_for_tests::openssl;
+    use super::*;
+
+    /// A CA, a v1 leaf it signs, a self-signed CA:TRUE server certificate,
+    /// an intermediate CA and a v1 leaf under it; None without openssl.
+    fn certificates() -> Option<PathBuf> {
+        let dir = std::env::temp_dir().join(format!("respbench-tls-verify-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok()?;
+        let root = |name: &str, cn: &str, ext: &[&str]| {
+            let subject = format!("/CN={cn}");
+            let (key, pem) = (format!("{name}.key"), format!("{name}.pem"));
+            let mut args = vec!["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &pem];
+            args.extend(["-days", "2", "-subj", &subject]);
+            for e in ext {
+                args.extend(["-addext", e]);
+            }
+            openssl(&dir, &args)
+        };
+        let signed = |name: &str, cn: &str, issuer: &str, ext: Option<&str>| {
+            let subject = format!("/CN={cn}");
+            let (key, csr, pem) = (format!("{name}.key"), format!("{name}.csr"), format!("{name}.pem"));
+            let (ca, ca_key) = (format!("{issuer}.pem"), format!("{issuer}.key"));
+            let mut args = vec!["x509", "-req", "-in", &csr, "-CA", &ca, "-CAkey", &ca_key, "-CAcreateserial"];
+            args.extend(["-out", &pem, "-days", "2"]);
+            let ext_file = format!("{name}.ext");
+            if let Some(ext) = ext {
+                std::fs::write(dir.join(&ext_file), ext).is_ok().then_some(())?;
+                args.extend(["-extfile", &ext_file]);
+            }
+            (openssl(&dir, &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &csr, "-subj", &subject])
+                && openssl(&dir, &args))
+            .then_some(())
+        };
+        let made = root("ca", "test ca", &[])
+            && root("self", "localhost", &["subjectAltName=DNS:localhost,IP:127.0.0.1"])
+            && signed("v1", "localhost", "ca", None).is_some()
+            && signed("intermediate", "test intermediate", "ca", Some("basicConstraints=critical,CA:TRUE\n")).is_some()
+            && signed("v1-leaf", "localhost", "intermediate", None).is_some();
+        made.then_some(dir)
+    }
+
+    fn cert(dir: &Path, name: &str) -> CertificateDer<'static> {
+        CertificateDer::from_pem_file(dir.join(format!("{name}.pem"))).unwrap()
+    }
+
+    fn verifier(trusted: &[CertificateDer<'static>]) -> ServerVerifier {
+        let mut store = TrustStore::empty();
+        for c in trusted {
+            store.add(c.clone()).unwrap();
+        }
+        ServerVerifier::new(store, &Arc::new(rustls::crypto::ring::default_provider())).unwrap()
+    }
+
+    fn verdict(
+        v: &ServerVerifier,
+        leaf: &CertificateDer<'_>,
+        chain: &[CertificateDer<'_>],
+        name: &str,
+        now: UnixTime,
+    ) -> Result<(), Error> {
+        let name = ServerName::try_from(name.to_string()).unwrap();
+        v.verify_server_cert(leaf, chain, &name, &[], now).map(|_| ())
+    }
+
+    #[test]
+    fn trusts_what_openssl_trusts_and_no_more() {
+        let Some(dir) = certificates() else {
+            eprintln!("skipped: openssl did not make the certificates");
+            return;
+        };
+        let now = UnixTime::now();
+        let (ca, me, v1, inter, v1_leaf) =
+            (cert(&dir, "ca"), cert(&dir, "self"), cert(&dir, "v1"), cert(&dir, "intermediate"), cert(&dir, "v1-leaf"));
+        let by_ca = verifier(std::slice::from_ref(&ca));
+        let invalid = |c: CertificateError| Err(Error::InvalidCertificate(c));
+
+        // A self-signed CA:TRUE server certificate given as the CA.
+        assert_eq!(verdict(&verifier(std::slice::from_ref(&me)), &me, &[], "localhost", now), Ok(()));
+        assert_eq!(verdict(&verifier(std::slice::from_ref(&me)), &me, &[], "127.0.0.1", now), Ok(()));
+        let elsewhere = verdict(&verifier(std::slice::from_ref(&me)), &me, &[], "elsewhere.test", now);
+        assert!(
+            matches!(elsewhere, Err(Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. }))),
+            "{elsewhere:?}"
+        );
+        // v1, its name the common name (never an IP address).
+        assert_eq!(verdict(&by_ca, &v1, &[], "localhost", now), Ok(()));
+        assert_eq!(verdict(&by_ca, &v1, &[], "127.0.0.1", now), invalid(CertificateError::NotValidForName));
+        assert_eq!(
+            verdict(&verifier(std::slice::from_ref(&me)), &v1, &[], "localhost", now),
+            invalid(CertificateError::UnknownIssuer)
+        );
+        // v1 under an intermediate: sent by the server, or held by
+        // --cacert beside the root; the intermediate alone is no anchor.
+        assert_eq!(verdict(&by_ca, &v1_leaf, std::slice::from_ref(&inter), "localhost", now), Ok(()));
+        assert_eq!(verdict(&by_ca, &v1_leaf, &[], "localhost", now), invalid(CertificateError::UnknownIssuer));
+        assert_eq!(verdict(&verifier(&[ca.clone(), inter.clone()]), &v1_leaf, &[], "localhost", now), Ok(()));
+        assert_eq!(
+            verdict(&verifier(std::slice::from_ref(&inter)), &v1_leaf, std::slice::from_ref(&inter), "localhost", now),
+            invalid(CertificateError::UnknownIssuer)
+        );
+        // Dates, on the paths webpki does not take.
+        let later = UnixTime::since_unix_epoch(Duration::from_secs(now.as_secs() + 10 * 86_400));
+        let earlier = UnixTime::since_unix_epoch(Duration::from_secs(now.as_secs() - 86_400));
+        assert_eq!(verdict(&by_ca, &v1, &[], "localhost", later), invalid(CertificateError::Expired));
+        assert_eq!(
+            verdict(&verifier(std::slice::from_ref(&me)), &me, &[], "localhost", earlier),
+            invalid(CertificateError::NotValidYet)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

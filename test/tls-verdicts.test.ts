@@ -1,0 +1,300 @@
+/**
+ * The TLS verdict table (issue 20 item 2): certificate situations, each put
+ * to redis-cli (OpenSSL) and to respbench through both engines (native:
+ * rustls, js: Node's OpenSSL), against real redis-servers started here, one
+ * per server-side configuration. Where redis-cli connects, both engines
+ * connect; where it refuses, both refuse with one stderr line that names
+ * the flag or the certificate and the reason in words (no Rust debug text,
+ * no OpenSSL error line), exit 1 (exit 2 for a file that is bad input).
+ * The expected verdict is redis-cli's, measured here; the one deliberate
+ * difference is the server name, which redis-cli (hiredis) does not check
+ * and respbench does: those rows assert that redis-cli connects and that
+ * both engines refuse with "hostname mismatch".
+ *
+ * The table in docs/tls.md is this test's output: with both engines here,
+ * the test fails when the docs say otherwise, and RESPBENCH_WRITE_TLS_TABLE=1
+ * rewrites it.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueCertificate } from '../packages/cli/src/certificates.js';
+import { bothEngines, engines } from './helpers/engines.js';
+import { REPO, runCli, runProcess, startRedis, startTlsRedis, type RedisServer } from './helpers/servers.js';
+
+const ENGINES = engines();
+let dir: string;
+const file = (name: string) => path.join(dir, name);
+
+const SAN = 'subjectAltName=DNS:localhost,IP:127.0.0.1';
+const SERVER_AUTH = 'extendedKeyUsage=serverAuth';
+const CLIENT_AUTH = 'extendedKeyUsage=clientAuth';
+
+/** Every certificate the table uses, made once for the file. */
+function makeCertificates(): void {
+  dir = mkdtempSync(path.join(tmpdir(), 'respbench-tls-verdicts-'));
+  const issue = (name: string, commonName: string, issuer: string | null, extensions?: string[], validDays?: [number, number]) =>
+    issueCertificate(dir, { name, commonName, issuer, extensions, validDays });
+  issue('ca', 'respbench ca', null);
+  issue('other-ca', 'respbench other ca', null);
+  issue('intermediate', 'respbench intermediate', 'ca', ['basicConstraints=critical,CA:TRUE', 'keyUsage=critical,keyCertSign,cRLSign']);
+  issue('server', 'localhost', 'ca', [SAN, SERVER_AUTH]);
+  issue('expired', 'localhost', 'ca', [SAN, SERVER_AUTH], [-10, -5]);
+  issue('not-yet-valid', 'localhost', 'ca', [SAN, SERVER_AUTH], [5, 10]);
+  issue('other-name', 'db.example.test', 'ca', ['subjectAltName=DNS:db.example.test', SERVER_AUTH]);
+  issue('v1-server', 'localhost', 'ca');
+  issue('no-san', 'localhost', 'ca', [SERVER_AUTH]);
+  issue('self-signed', 'localhost', null, [SAN]);
+  issue('leaf', 'localhost', 'intermediate', [SAN, SERVER_AUTH]);
+  issue('v1-leaf', 'localhost', 'intermediate');
+  const chain = (leaf: string) => writeFileSync(file(`${leaf}-chain.pem`), readFileSync(file(`${leaf}.pem`), 'utf8') + readFileSync(file('intermediate.pem'), 'utf8'));
+  chain('leaf');
+  writeFileSync(file('ca-and-intermediate.pem'), readFileSync(file('ca.pem'), 'utf8') + readFileSync(file('intermediate.pem'), 'utf8'));
+  chain('v1-leaf');
+  issue('client', 'respbench client', 'ca', [CLIENT_AUTH]);
+  issue('v1-client', 'respbench v1 client', 'ca');
+  issue('other-client', 'respbench other client', 'other-ca', [CLIENT_AUTH]);
+  writeFileSync(file('no-certificate.pem'), 'not a certificate\n');
+}
+
+/** The server-side configurations: one redis-server each. */
+const SERVERS = {
+  main: { cert: 'server', extra: ['--tls-auth-clients', 'optional'] },
+  mtls: { cert: 'server', extra: ['--tls-auth-clients', 'yes'] },
+  expired: { cert: 'expired', extra: [] },
+  notYetValid: { cert: 'not-yet-valid', extra: [] },
+  otherName: { cert: 'other-name', extra: [] },
+  v1: { cert: 'v1-server', extra: [] },
+  selfSigned: { cert: 'self-signed', extra: [] },
+  noSan: { cert: 'no-san', extra: [] },
+  chain: { cert: 'leaf-chain', key: 'leaf', extra: [] },
+  v1Chain: { cert: 'v1-leaf-chain', key: 'v1-leaf', extra: [] },
+  leafOnly: { cert: 'leaf', extra: [] },
+  tls12: { cert: 'server', extra: ['--tls-protocols', 'TLSv1.2'] },
+  tls13: { cert: 'server', extra: ['--tls-protocols', 'TLSv1.3'] },
+  plain: null,
+  /** Not redis-server: a socket server that hangs up on every connection at once, by FIN or by RST. */
+  closes: 'fin',
+  resets: 'rst',
+} as const satisfies Record<string, { cert: string; key?: string; extra: readonly string[] } | null | 'fin' | 'rst'>;
+type ServerName = keyof typeof SERVERS;
+
+interface Row {
+  situation: string;
+  server: ServerName;
+  /** Flags given to redis-cli and to respbench alike (file names are in the certificate directory). */
+  flags: string[];
+  /** What respbench's one line must say when it refuses. */
+  words?: RegExp;
+  /** respbench refuses where redis-cli connects: it checks the server name, redis-cli does not. */
+  checksName?: true;
+  /** A file that is bad input: exit 2 before any connection (redis-cli refuses too). */
+  badInput?: true;
+}
+
+const cacert = (name = 'ca') => ['--cacert', `@${name}.pem`];
+const clientCert = (cert: string, key = cert) => ['--cert', `@${cert}.pem`, '--key', `@${key}.key`];
+const NOT_TRUSTED = /certificate not trusted \(not signed by a CA in --cacert\/--cacertdir or the system's roots; --insecure skips the check\)/;
+
+const ROWS: Row[] = [
+  { situation: 'signed by the --cacert CA, reached by IP (IP SAN)', server: 'main', flags: [...cacert()] },
+  { situation: 'reached as localhost (DNS SAN)', server: 'main', flags: ['-h', 'localhost', ...cacert()] },
+  { situation: '--sni localhost on an IP target', server: 'main', flags: [...cacert(), '--sni', 'localhost'] },
+  { situation: 'wrong name, no --sni (SAN db.example.test, target 127.0.0.1)', server: 'otherName', flags: [...cacert()], checksName: true, words: /hostname mismatch \(the server's certificate is not valid for "127\.0\.0\.1"; --sni sets the name checked\)/ },
+  { situation: 'wrong name, --sni naming the certificate', server: 'otherName', flags: [...cacert(), '--sni', 'db.example.test'] },
+  { situation: '--sni naming another host', server: 'main', flags: [...cacert(), '--sni', 'elsewhere.example.test'], checksName: true, words: /hostname mismatch .*"elsewhere\.example\.test"/ },
+  { situation: 'signed by a CA not trusted (--cacert other CA)', server: 'main', flags: [...cacert('other-ca')], words: NOT_TRUSTED },
+  { situation: 'no --cacert (the system roots only)', server: 'main', flags: [], words: NOT_TRUSTED },
+  { situation: '--insecure, no --cacert', server: 'main', flags: ['--insecure'] },
+  { situation: 'expired', server: 'expired', flags: [...cacert()], words: /: certificate expired$/ },
+  { situation: 'not yet valid', server: 'notYetValid', flags: [...cacert()], words: /: certificate not valid yet$/ },
+  { situation: 'self-signed CA:TRUE (openssl req -x509), itself the --cacert', server: 'selfSigned', flags: [...cacert('self-signed')] },
+  { situation: 'self-signed CA:TRUE, another --cacert', server: 'selfSigned', flags: [...cacert()], words: NOT_TRUSTED },
+  { situation: 'X.509 v1 server certificate, reached as localhost (its CN)', server: 'v1', flags: ['-h', 'localhost', ...cacert()] },
+  { situation: 'X.509 v1 server certificate, reached by IP (no SAN)', server: 'v1', flags: [...cacert()], checksName: true, words: /hostname mismatch .*"127\.0\.0\.1"/ },
+  { situation: 'X.509 v1 server certificate signed by an intermediate; the server sends the chain', server: 'v1Chain', flags: ['-h', 'localhost', ...cacert()] },
+  { situation: 'X.509 v1 server certificate signed by an intermediate; --cacert the intermediate alone (no root)', server: 'v1Chain', flags: ['-h', 'localhost', ...cacert('intermediate')], words: NOT_TRUSTED },
+  { situation: 'v3 server certificate without subjectAltName, reached as localhost (its CN)', server: 'noSan', flags: ['-h', 'localhost', ...cacert()] },
+  { situation: 'v3 server certificate without subjectAltName, reached by IP', server: 'noSan', flags: [...cacert()], checksName: true, words: /hostname mismatch .*"127\.0\.0\.1"/ },
+  { situation: 'signed by an intermediate; the server sends the chain', server: 'chain', flags: [...cacert()] },
+  { situation: 'signed by an intermediate; the server sends only its certificate', server: 'leafOnly', flags: [...cacert()], words: NOT_TRUSTED },
+  { situation: 'signed by an intermediate; the server sends only its certificate, --cacert holds root and intermediate', server: 'leafOnly', flags: [...cacert('ca-and-intermediate')] },
+  { situation: 'signed by an intermediate; the server sends the chain, --cacert the intermediate alone (no root)', server: 'chain', flags: [...cacert('intermediate')], words: NOT_TRUSTED },
+  { situation: 'client certificate required, given', server: 'mtls', flags: [...cacert(), ...clientCert('client')] },
+  { situation: 'client certificate required, X.509 v1 given', server: 'mtls', flags: [...cacert(), ...clientCert('v1-client')] },
+  { situation: 'client certificate required, none given', server: 'mtls', flags: [...cacert()], words: /TLS alert "certificate required" from the server: it requires a client certificate \(--cert\/--key\)$/ },
+  { situation: 'client certificate required, signed by a CA the server does not trust', server: 'mtls', flags: [...cacert(), ...clientCert('other-client')], words: /TLS alert "unknown ca" from the server: it does not trust the CA that signed the client certificate \(--cert\)$/ },
+  { situation: 'client certificate optional, none given', server: 'main', flags: [...cacert()] },
+  { situation: 'client certificate optional, given', server: 'main', flags: [...cacert(), ...clientCert('client')] },
+  { situation: 'client certificate optional, signed by a CA the server does not trust', server: 'main', flags: [...cacert(), ...clientCert('other-client')], words: /TLS alert "unknown ca" from the server/ },
+  { situation: '--key not the key of --cert', server: 'mtls', flags: [...cacert(), ...clientCert('client', 'server')], badInput: true, words: /^respbench: --key: ".*server\.key" is not the private key of the certificate in --cert ".*client\.pem" \(CN=respbench client\)$/ },
+  { situation: '--cert file without a certificate', server: 'mtls', flags: [...cacert(), '--cert', '@no-certificate.pem', '--key', '@client.key'], badInput: true, words: /^respbench: --cert: ".*no-certificate\.pem" holds no PEM certificate/ },
+  { situation: '--cacert file without a certificate', server: 'main', flags: ['--cacert', '@no-certificate.pem'], badInput: true, words: /^respbench: --cacert: ".*no-certificate\.pem" holds no PEM certificate/ },
+  { situation: 'TLS 1.2-only server', server: 'tls12', flags: [...cacert()] },
+  { situation: 'TLS 1.3-only server', server: 'tls13', flags: [...cacert()] },
+  { situation: 'TLS 1.2-only server, no cipher in common (--tls-ciphers ECDSA only, RSA certificate)', server: 'tls12', flags: [...cacert(), '--tls-ciphers', 'ECDHE-ECDSA-AES128-GCM-SHA256'], words: /the server refused the handshake \(alert "handshake failure": no TLS version or cipher both sides accept/ },
+  { situation: '--tls on a plain port', server: 'plain', flags: [...cacert()], words: /: the server answered in plain text: drop --tls$/ },
+  { situation: '--tls on a port that closes every connection at once (FIN)', server: 'closes', flags: [...cacert()], words: /: the server closed the connection during the handshake \(does it require a client certificate\? --cert\/--key\)$/ },
+  { situation: '--tls on a port that resets every connection at once (RST)', server: 'resets', flags: [...cacert()], words: /: the server closed the connection during the handshake \(does it require a client certificate\? --cert\/--key\)$/ },
+  { situation: 'a TLS port without --tls', server: 'main', flags: ['--no-tls'], words: /closed the connection before any reply: the server expects TLS: add --tls$/ },
+];
+
+/** The row's flags for one client: `@NAME` is a file of the certificate directory; `--no-tls` drops --tls. */
+function flagsOf(row: Row): string[] {
+  const flags = row.flags.filter((f) => f !== '--no-tls').map((f) => (f.startsWith('@') ? file(f.slice(1)) : f));
+  return row.flags.includes('--no-tls') ? flags : ['--tls', ...flags];
+}
+
+const servers = new Map<ServerName, Pick<RedisServer, 'port' | 'stop'> & { tlsPort?: number }>();
+
+/** A server on a free loopback port that ends each connection as it opens: a FIN, or a reset. */
+async function startHangUp(how: 'fin' | 'rst'): Promise<Pick<RedisServer, 'port' | 'stop'>> {
+  const open = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    open.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => open.delete(socket));
+    if (how === 'rst') socket.resetAndDestroy();
+    else socket.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      // A half-closed socket the client never closed would hold close() open.
+      for (const socket of open) socket.destroy();
+      server.close(() => resolve());
+    });
+  return { port: (server.address() as net.AddressInfo).port, stop };
+}
+const portOf = (row: Row) => {
+  const s = servers.get(row.server)!;
+  return s.tlsPort ?? s.port;
+};
+const hostOf = (row: Row) => {
+  const i = row.flags.indexOf('-h');
+  return i >= 0 ? row.flags[i + 1] : '127.0.0.1';
+};
+const withoutHost = (flags: string[]) => flags.filter((f, i) => f !== '-h' && flags[i - 1] !== '-h');
+
+interface Verdict {
+  connects: boolean;
+  code: number | null;
+  line: string;
+  ms: number;
+}
+
+async function redisCli(row: Row): Promise<Verdict> {
+  // redis-cli waits forever on a plain port with --tls.
+  const r = await runProcess('redis-cli', ['-h', hostOf(row), '-p', String(portOf(row)), ...withoutHost(flagsOf(row)), 'PING'], 3000);
+  const line = (r.stdout + r.stderr).trim().split('\n')[0] ?? '';
+  return { connects: r.code === 0 && r.stdout.trim() === 'PONG', code: r.code, line: r.code === null ? '(no answer within 3 s)' : line, ms: r.ms };
+}
+
+async function respbench(row: Row, engine: string): Promise<Verdict & { stderr: string }> {
+  const run = await runCli(['--engine', engine, '-h', hostOf(row), '-p', String(portOf(row)), ...withoutHost(flagsOf(row)), '--mode', 'set', '-n', '4', '-c', '1', '-P', '1', '-q', '--timeout', '10s'], 30_000);
+  const line = run.stderr.trim();
+  return { connects: run.code === 0, code: run.code, line, ms: run.ms, stderr: run.stderr };
+}
+
+/** At most `limit` at a time, in order. */
+async function inTurns<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: limit }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]);
+    }
+  }));
+  return out;
+}
+
+const results = new Map<Row, { cli: Verdict; engines: Map<string, Verdict & { stderr: string }> }>();
+
+beforeAll(async () => {
+  makeCertificates();
+  for (const [name, spec] of Object.entries(SERVERS) as [ServerName, (typeof SERVERS)[ServerName]][]) {
+    if (spec === null) servers.set(name, await startRedis());
+    else if (spec === 'fin' || spec === 'rst') servers.set(name, await startHangUp(spec));
+    else servers.set(name, await startTlsRedis({ cert: file(`${spec.cert}.pem`), key: file(`${'key' in spec ? spec.key : spec.cert}.key`), ca: file('ca.pem') }, [...spec.extra]));
+  }
+  await inTurns(ROWS, 4, async (row) => {
+    const cli = await redisCli(row);
+    const byEngine = new Map<string, Verdict & { stderr: string }>();
+    for (const engine of ENGINES) byEngine.set(engine, await respbench(row, engine));
+    results.set(row, { cli, engines: byEngine });
+  });
+}, 240_000);
+
+afterAll(async () => {
+  for (const s of servers.values()) await s.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('TLS verdicts: both engines beside redis-cli', () => {
+  it('covers at least 20 certificate situations', () => {
+    expect(ROWS.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it.each(ROWS.map((row) => [row.situation, row] as const))('%s', (_situation, row) => {
+    const { cli, engines: byEngine } = results.get(row)!;
+    // redis-cli's verdict is what both engines must give, but where the
+    // name is checked: redis-cli connects there, respbench refuses.
+    const want = row.checksName ? false : cli.connects;
+    if (row.checksName) expect(cli.connects, `redis-cli was expected not to check the name: ${cli.line}`).toBe(true);
+    for (const [engine, v] of byEngine) {
+      const label = `${engine} (redis-cli: ${cli.connects ? 'connects' : cli.line})`;
+      expect(v.connects, `${label}: ${v.stderr}`).toBe(want);
+      if (want) continue;
+      expect(v.code, `${label}: ${v.stderr}`).toBe(row.badInput ? 2 : 1);
+      const lines = v.stderr.trim().split('\n');
+      expect(lines, label).toHaveLength(1);
+      expect(lines[0], label).toMatch(/^respbench: /);
+      expect(lines[0], label).not.toMatch(/OtherError|Other\(|[A-Z][a-z]+[A-Z][a-zA-Z]*\(|error:[0-9A-F]{8}|SSL routines|\n\s+at /);
+      if (row.words) expect(lines[0], label).toMatch(row.words);
+      // Said at once, not after the --timeout of 10 s (a handshake that
+      // waited for it was the plain-port bug).
+      expect(v.ms, label).toBeLessThan(8_000);
+    }
+    // The same words from both engines (ports aside, which both name).
+    const refusals = [...byEngine.values()].filter((v) => !v.connects).map((v) => v.line);
+    expect(new Set(refusals).size, refusals.join('\n')).toBeLessThanOrEqual(1);
+  });
+
+  it('docs/tls.md holds this table', () => {
+    if (!bothEngines()) return;
+    const table = tableOf();
+    const doc = path.join(REPO, 'docs', 'tls.md');
+    const text = readFileSync(doc, 'utf8');
+    const [start, end] = ['<!-- tls-verdicts:start -->', '<!-- tls-verdicts:end -->'];
+    const block = `${start}\n${table}\n${end}`;
+    const current = text.slice(text.indexOf(start), text.indexOf(end) + end.length);
+    if (process.env.RESPBENCH_WRITE_TLS_TABLE === '1') writeFileSync(doc, text.replace(current, block));
+    else expect(current, 'docs/tls.md differs from what the test measured: run it with RESPBENCH_WRITE_TLS_TABLE=1 to rewrite it').toBe(block);
+  });
+});
+
+/** The results as the Markdown table docs/tls.md shows: ports and temporary paths left out. */
+function tableOf(): string {
+  const clean = (line: string) =>
+    line
+      .replace(/^respbench: /, '')
+      .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT')
+      .replace(/localhost:\d+/g, 'localhost:PORT')
+      .replace(new RegExp(dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '/', 'g'), '')
+      .replace(/\|/g, '\\|');
+  const shownFlags = (row: Row) => flagsOf(row).map((f) => (f.startsWith(dir) ? path.basename(f) : f)).join(' ') || '(no --tls)';
+  const lines = ['| # | situation | flags | redis-cli | native | js | respbench says (both engines) |', '|---|---|---|---|---|---|---|'];
+  ROWS.forEach((row, i) => {
+    const { cli, engines: byEngine } = results.get(row)!;
+    const verdict = (v: Verdict | undefined) => (v === undefined ? 'n/a' : v.connects ? 'connects' : `refuses (exit ${v.code})`);
+    // redis-cli's own words vary from run to run ("Server closed the
+    // connection" or "Connection reset by peer" for the same refusal).
+    const cliVerdict = cli.connects ? 'connects' : 'refuses';
+    const said = [...byEngine.values()].find((v) => !v.connects);
+    lines.push(`| ${i + 1} | ${row.situation} | \`${shownFlags(row)}\` | ${cliVerdict} | ${verdict(byEngine.get('native'))} | ${verdict(byEngine.get('js'))} | ${said ? clean(said.line) : ''} |`);
+  });
+  return lines.join('\n');
+}
