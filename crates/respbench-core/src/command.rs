@@ -3,7 +3,7 @@
 //! key, value and random numbers are written into a buffer the caller reuses.
 //! Parsing the template is [`crate::template`]'s job.
 
-use crate::keys::{KeyStream, fnv1a32, fnv1a32_continue, write_decimal, write_key, write_padded};
+use crate::keys::{KeyStream, fnv1a32, fnv1a32_continue, write_decimal, write_decimal_tail, write_key, write_padded};
 use crate::slot::key_slot;
 use crate::values::{ValueFactory, content_hash};
 // Kept so `crate::command::{Part, Role, CommandKind, …}` still names them.
@@ -294,8 +294,9 @@ impl CommandEncoder {
         generation: u32,
     ) -> (usize, u32) {
         let mut digits = [0u8; 20];
-        let ndigits = write_decimal(&mut digits, key_index);
-        let digits = &digits[..ndigits];
+        let start = write_decimal_tail(&mut digits, key_index);
+        let digits = &digits[start..];
+        let ndigits = digits.len();
         let h = fnv1a32_continue(self.prefix_hash, digits);
         let key_len = self.prefix.len() + ndigits;
         let data_len = if self.template.uses_data { values.size_for(h) } else { 0 };

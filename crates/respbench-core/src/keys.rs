@@ -112,27 +112,49 @@ pub fn requests_for_connection(total: u64, connections: u64, c: u64) -> u64 {
     total / connections + u64::from(c < total % connections)
 }
 
-/// Number of decimal digits of `n` (1 for 0).
+/// Number of decimal digits of `n` (1 for 0). `ilog10` compares against
+/// powers of ten instead of dividing once per digit: the key's digits and
+/// each bulk length are counted once per request.
 #[inline]
-pub fn decimal_digits(mut n: u64) -> usize {
-    let mut d = 1;
-    while n >= 10 {
-        n /= 10;
-        d += 1;
-    }
-    d
+pub fn decimal_digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 /// Writes `n` in decimal at the start of `out`; returns the digit count.
-/// Digits go in backwards from the end, so no string is built.
+/// Digits go in backwards from the end, so no string is built. Below 100
+/// (the bulk lengths of most requests) neither counted nor looped.
 #[inline]
 pub fn write_decimal(out: &mut [u8], mut n: u64) -> usize {
+    if n < 10 {
+        out[0] = b'0' + n as u8;
+        return 1;
+    }
+    if n < 100 {
+        out[0] = b'0' + (n / 10) as u8;
+        out[1] = b'0' + (n % 10) as u8;
+        return 2;
+    }
     let digits = decimal_digits(n);
     for i in (0..digits).rev() {
         out[i] = b'0' + (n % 10) as u8;
         n /= 10;
     }
     digits
+}
+
+/// Writes `n` in decimal at the end of `buf` in one pass from its last
+/// digit (no count first); returns where the digits start.
+#[inline]
+pub fn write_decimal_tail(buf: &mut [u8; 20], mut n: u64) -> usize {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return at;
+        }
+    }
 }
 
 /// Writes `n` as exactly `width` decimal digits, zero-padded on the left.
@@ -259,8 +281,19 @@ impl KeyChooser {
         }
     }
 
-    #[inline]
+    /// The uniform draw inlined (the request loop calls this once per key,
+    /// and the pattern is the same for the whole run, so the branch
+    /// predicts); the other patterns out of line.
+    #[inline(always)]
     pub fn next(&mut self, stream: &mut KeyStream) -> u64 {
+        match self.pattern {
+            KeyPattern::Uniform => stream.next_u53() % self.keyspace,
+            _ => self.next_patterned(stream),
+        }
+    }
+
+    #[inline(never)]
+    fn next_patterned(&mut self, stream: &mut KeyStream) -> u64 {
         let n = self.keyspace;
         let clamp = |x: f64| {
             if x < 0.0 {
@@ -312,5 +345,19 @@ mod tests {
         assert_eq!(&out[..n], b"9007199254740991");
         assert_eq!(write_padded(&mut out, 42, 12), 12);
         assert_eq!(&out[..12], b"000000000042");
+        for p in 0..20u32 {
+            let x = 10u64.pow(p);
+            for n in [x - 1, x, x + 1] {
+                assert_eq!(decimal_digits(n), n.to_string().len(), "{n}");
+            }
+        }
+        assert_eq!(decimal_digits(u64::MAX), 20);
+        for n in [0, 7, 9, 10, 42, 99, 100, 101, 12_345, 999_999, u64::MAX] {
+            let mut tail = [0u8; 20];
+            let at = write_decimal_tail(&mut tail, n);
+            assert_eq!(&tail[at..], n.to_string().as_bytes());
+            let len = write_decimal(&mut out, n);
+            assert_eq!(&out[..len], n.to_string().as_bytes());
+        }
     }
 }
