@@ -78,7 +78,7 @@ const CRLF = Buffer.from('\r\n');
  * buf; returns [commands, bytes used]. Inline commands are not needed: the
  * client under test always sends arrays.
  */
-function takeCommands(buf) {
+export function takeCommands(buf) {
   const commands = [];
   let pos = 0;
   outer: while (pos < buf.length) {

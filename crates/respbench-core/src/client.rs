@@ -83,6 +83,8 @@ struct Answering<'a, R> {
     tally: &'a mut Tally,
     router: &'a mut R,
     row: Option<u16>,
+    /// The Router's peer whose Link the replies come on.
+    peer: usize,
     replica: bool,
 }
 
@@ -102,10 +104,7 @@ impl<R: Router> OnReply for Answering<'_, R> {
         if R::REDIRECTS && scanner.kind == ReplyKind::Error {
             let payload = scanner.payload(buf);
             if let Some(kind) = redirect_kind(payload) {
-                if let (Some(row), true) = (self.row, self.tally.histogram.is_some()) {
-                    self.tally.nodes[row as usize].redirections += 1;
-                }
-                self.router.redirect(self.w, self.tally, *entry, keys, kind, payload, now);
+                self.router.redirect(self.w, self.tally, *entry, keys, kind, payload, Some(self.peer), now);
                 return Taken::Redirected;
             }
         }
@@ -430,6 +429,7 @@ impl<R: Router> Client<R> {
                     let mut owner = Answering {
                         w,
                         row: self.node,
+                        peer: crate::router::HOME,
                         replica: self.replica.is_some(),
                         tally: &mut *tally,
                         router: &mut self.router,
@@ -510,7 +510,7 @@ impl<R: Router> Client<R> {
                 Fill::Bytes { .. } => {
                     let now = Instant::now();
                     let replica = self.replica.is_some();
-                    let mut owner = Answering { w, row, replica, tally: &mut *tally, router: &mut self.router };
+                    let mut owner = Answering { w, row, peer: k, replica, tally: &mut *tally, router: &mut self.router };
                     let pushes = &mut 0;
                     let taken = link.take_replies(&mut owner, pushes, now);
                     tally.counters.pushes += *pushes;

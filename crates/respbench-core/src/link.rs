@@ -38,8 +38,10 @@ pub(crate) struct InFlight {
     /// A read sent after its key's write was acknowledged (`--verify-get`,
     /// mixed): nil then is a lost write.
     pub written_before: bool,
-    /// `--cluster`: redirections (or retries) it has had so far.
+    /// `--cluster`: MOVED / ASK redirections it has had in a row (a TRYAGAIN or CLUSTERDOWN ends the row).
     pub hops: u8,
+    /// `--cluster`: TRYAGAIN / CLUSTERDOWN retries (and sends again after a node could not be reached) so far.
+    pub retries: u8,
     /// `--cluster`: sent after ASKING, whose +OK comes first.
     pub asking: bool,
 }
@@ -56,6 +58,7 @@ impl InFlight {
             op: Op::Set,
             written_before: false,
             hops: 0,
+            retries: 0,
             asking: false,
         }
     }
@@ -72,6 +75,7 @@ impl InFlight {
             command: r.command,
             written_before: r.op == Op::Get && w.written.as_ref().is_some_and(|k| k.has(r.key_index)),
             hops: 0,
+            retries: 0,
             asking: false,
         }
     }
