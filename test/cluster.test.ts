@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
 import { parse as parseCsv } from './helpers/study.js';
-import { startCluster, type TestCluster } from './helpers/cluster.js';
+import { expectRowsAddUp, startCluster, type TestCluster } from './helpers/cluster.js';
 import { engines } from './helpers/engines.js';
 import { CLI, clusterNodePids, newClusterNodes, REPO, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
 
@@ -660,6 +660,8 @@ describe('a node lost during a --cluster run', () => {
       expect(result.reconnects).toBeGreaterThanOrEqual(1);
       expect(result.redirections.moved).toBeGreaterThan(0);
       expect(result.failure, run.stderr).toBeNull();
+      // Each redirection in the row of the node that sent it: the rows add up to the totals, and the given-up requests to the errors.
+      expectRowsAddUp(result);
     } finally {
       await own.stop();
     }

@@ -12,6 +12,7 @@ use crate::handshake;
 use crate::link::{Fill, InFlight, Link, MAX_BATCH_BYTES, OnReply, Taken};
 use crate::pacer::Pacer;
 use crate::plan::{Failure, FailureKind};
+use crate::plan::Reconnect;
 use crate::recovery::Down;
 use crate::reply::{ReplyKind, ReplyScanner};
 use crate::request_source::{PreparedPlan, Request, RequestSource};
@@ -70,6 +71,10 @@ pub(crate) struct Client<R: Router> {
     pub answered_at: Option<Instant>,
     /// `--reconnect`: set while its Link is down after a drop.
     pub down: Option<Down>,
+    /// `--reconnect`: the Link's replies when it was last opened again, and
+    /// how many reopened Links in a row closed before any reply (see `dropped`).
+    reopened_at: Option<u64>,
+    silent_reopens: u32,
     /// `--cluster`: when to look again at a stream that had nothing for this
     /// node, and the growing wait (as the TS engine).
     idle_retry: Option<Instant>,
@@ -150,6 +155,8 @@ impl<R: Router> Client<R> {
             held_keys: vec![0; if holds { prepared.max_keys } else { 0 }].into_boxed_slice(),
             answered_at: None,
             down: None,
+            reopened_at: None,
+            silent_reopens: 0,
             idle_retry: None,
             idle_wait: Duration::ZERO,
         }
@@ -169,9 +176,24 @@ impl<R: Router> Client<R> {
     /// `--reconnect`: its Link dropped (`why`). What was in flight on it is
     /// lost; the caller has taken the stream out of its poll; it is replaced
     /// by [`Client::reconnected`].
-    pub fn dropped(&mut self, why: String, tally: &mut Tally) {
+    ///
+    /// A Link opened again that closes before any reply (a server that
+    /// accepts and closes at once, or a proxy with no backend) is the same
+    /// outage going on, not a recovery: the next attempt counts on from the
+    /// last, with its backoff, so `--reconnect-attempts` bounds it as it
+    /// bounds a refused connect (Err: the run's failure text).
+    pub fn dropped(&mut self, why: String, tally: &mut Tally, policy: &Reconnect) -> Result<(), String> {
         tally.counters.lost += self.link.forget() as u64;
-        self.down = Some(Down::new(why, Instant::now()));
+        let silent = self.reopened_at == Some(self.link.received);
+        self.silent_reopens = if silent { self.silent_reopens + 1 } else { 0 };
+        if self.silent_reopens >= policy.attempts {
+            return Err(format!(
+                "{why}; not reconnected after {} attempts (--reconnect-attempts): each connection opened again was closed before any reply",
+                policy.attempts
+            ));
+        }
+        self.down = Some(Down::after(why, self.silent_reopens, policy, Instant::now()));
+        Ok(())
     }
 
     /// `--reconnect`: whether there is anything left to reconnect for: not
@@ -198,6 +220,7 @@ impl<R: Router> Client<R> {
         match stream {
             Some(stream) => {
                 self.link.replace_stream(stream);
+                self.reopened_at = Some(self.link.received);
                 tally.counters.reconnects += 1;
             }
             // Nothing left to send: its share ends here.

@@ -397,9 +397,14 @@ impl<R: Router> EventLoop<'_, R> {
     /// what it had in flight lost, its first attempt due at once.
     fn drop_connection(&mut self, i: usize, failure: Failure) {
         let _ = self.poll.registry().deregister(&mut self.conns[i].link.stream);
-        self.conns[i].dropped(failure.message, &mut self.tally);
+        let Some(policy) = self.shared.prepared.plan.reconnect else { return };
+        if let Err(message) = self.conns[i].dropped(failure.message, &mut self.tally, &policy) {
+            self.shared.fail(Failure::new(FailureKind::Closed, message));
+            return;
+        }
         self.active_down += 1;
-        self.next_retry = Some(Instant::now());
+        let retry_at = self.conns[i].down.as_ref().map_or_else(Instant::now, |d| d.retry_at);
+        self.next_retry = Some(self.next_retry.map_or(retry_at, |n| n.min(retry_at)));
     }
 
     /// `--reconnect`: each down connection whose attempt is due opens again

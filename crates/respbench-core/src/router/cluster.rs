@@ -490,6 +490,7 @@ impl Router for ClusterRouter {
         from: Option<usize>,
         now: Instant,
     ) {
+        // No node answered (its node could not be reached): a request given up counts in the client's own row.
         let row = from.and_then(|k| self.peers.get(k)).and_then(|p| p.row);
         if from.is_some() {
             let c = &mut tally.counters;
@@ -502,6 +503,7 @@ impl Router for ClusterRouter {
                 tally.nodes[r as usize].redirections += 1;
             }
         }
+        let row = row.or(self.node);
         let (peer, not_before) = match kind {
             Redirect::Moved | Redirect::Ask => {
                 entry.hops = entry.hops.saturating_add(1);

@@ -256,8 +256,10 @@ export class Router implements TopologyListener {
 
   /** Scratch entry `e` counts as the error reply it got (`text` says why), in `node`'s row. */
   private giveUp(e: number, node: NodeTally | null, text: string): void {
-    this.owner.links[this.scratch.origin[e]].charged--;
-    this.tally.countGivenUp(this.scratch, e, text, node);
+    const origin = this.owner.links[this.scratch.origin[e]];
+    origin.charged--;
+    // No node answered (its node could not be reached): it counts in the row of the node it was drawn for.
+    this.tally.countGivenUp(this.scratch, e, text, node ?? origin.node);
   }
 
   /** MOVED said `slot` is at Link `index` now: its later requests go straight there. */
