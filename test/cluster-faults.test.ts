@@ -114,5 +114,34 @@ describe.each(engines())('engine %s: --cluster against a faulty cluster', (engin
     expect(a.commands()).toBe(20);
     expectRowsAddUp(result);
   });
+
+  it('a topology refresh answered with a reply that is no slot map keeps the map from before and says so once', async () => {
+    const bad = slotsCase('a slot past 16383');
+    let aPort = 0;
+    // Each run's discovery (its first question) gets a good map, every refresh the bad reply.
+    let discovery = true;
+    const slots = () => {
+      const good = discovery;
+      discovery = false;
+      return good ? slotsReply([[0, 16383, aPort]]) : bad.reply;
+    };
+    const b = await serve({ slots, reply: () => '+OK\r\n' });
+    const a = await serve({ slots, reply: () => `-MOVED 1234 127.0.0.1:${b.port}\r\n` });
+    aPort = a.port;
+    // Long enough for the refresh's answer to come back during the run.
+    const load = run(engine, a.port, ['--duration', '1s', '--rate', '2000']);
+    const { run: r, result } = await runJson(load, 30_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(result.failure).toBeNull();
+    expect(result.ok).toBeGreaterThan(1000);
+    expect(result.redirections.moved).toBeGreaterThan(0);
+    expect(b.asked()).toBeGreaterThan(0);
+    expect(result.topologyRejected).toBe(`127.0.0.1:${b.port}: ${bad.error}`);
+    discovery = true;
+    const human = await runCli(load, 30_000);
+    expect(human.code, human.stderr).toBe(0);
+    const notes = human.stdout.split('\n').filter((l) => l.includes('topology refresh'));
+    expect(notes).toEqual([`note: a topology refresh was refused, the slot map from before kept: 127.0.0.1:${b.port}: ${bad.error}`]);
+  });
 });
 

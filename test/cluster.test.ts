@@ -522,6 +522,14 @@ describe('--cluster refusals and failures', () => {
     expect(r.stderr).toMatch(/no seed node told the topology.*127\.0\.0\.1:1.*127\.0\.0\.1:2/);
   });
 
+  it.each(engines())('a cluster node reached without --cluster (%s): the MOVED replies counted as errors, exit 3, and one hint to add --cluster', async (engine) => {
+    const r = await runCli(['--engine', engine, '-p', String(cluster.nodes[0].port), '-n', '300', '-r', '1000', '--mode', 'set']);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/ERROR REPLIES: \d+, first: "?MOVED \d+ /);
+    const hints = r.stdout.split('\n').filter((l) => l.startsWith('hint: '));
+    expect(hints).toEqual([`hint: the server is a Redis Cluster node (it answered MOVED): add --cluster to send each key to the node that owns its slot`]);
+  });
+
   it('a server not in cluster mode: exit 1 saying so', async () => {
     const r = await runCli(['--cluster', '-p', String(single.port), '-n', '10']);
     expect(r.code).toBe(1);

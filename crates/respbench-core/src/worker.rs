@@ -372,6 +372,9 @@ impl<R: Router> EventLoop<'_, R> {
                 conn.router.apply_topology(prepared, &mut self.tally, &map);
             }
         }
+        if let (None, Some(why)) = (&self.tally.first.topology_rejected, refresh.rejected.take()) {
+            self.tally.first.topology_rejected = Some((now, why));
+        }
         if refresh.due(now) {
             let first = self.conns.iter().find_map(|c| c.router.moved_target());
             refresh.ask(&prepared.plan, first, now);
