@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use crate::handshake;
 use crate::link::{Fill, InFlight, Link, MAX_BATCH_BYTES, OnReply, Taken};
 use crate::pacer::Pacer;
-use crate::plan::{Failure, FailureKind};
-use crate::plan::Reconnect;
+use crate::plan::{Failure, FailureKind, Reconnect};
 use crate::recovery::Down;
 use crate::reply::{ReplyKind, ReplyScanner};
 use crate::request_source::{PreparedPlan, Request, RequestSource};
@@ -533,7 +532,8 @@ impl<R: Router> Client<R> {
                 Fill::Bytes { .. } => {
                     let now = Instant::now();
                     let replica = self.replica.is_some();
-                    let mut owner = Answering { w, row, peer: k, replica, tally: &mut *tally, router: &mut self.router };
+                    let mut owner =
+                        Answering { w, row, peer: k, replica, tally: &mut *tally, router: &mut self.router };
                     let pushes = &mut 0;
                     let taken = link.take_replies(&mut owner, pushes, now);
                     tally.counters.pushes += *pushes;

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 
 use crate::client::Client;
+use crate::counters::FirstTexts;
 use crate::plan::Plan;
 use crate::progress::RunControl;
 use crate::request_source::PreparedPlan;
@@ -147,6 +148,13 @@ impl TopologyRefresh {
                 self.failed += 1;
                 None
             }
+        }
+    }
+
+    /// The first reply refused as no whole map, into the worker's first texts (said once in the result).
+    pub fn note_rejected(&mut self, first: &mut FirstTexts, now: Instant) {
+        if let (None, Some(why)) = (&first.topology_rejected, self.rejected.take()) {
+            first.topology_rejected = Some((now, why));
         }
     }
 

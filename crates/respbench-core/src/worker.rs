@@ -372,9 +372,7 @@ impl<R: Router> EventLoop<'_, R> {
                 conn.router.apply_topology(prepared, &mut self.tally, &map);
             }
         }
-        if let (None, Some(why)) = (&self.tally.first.topology_rejected, refresh.rejected.take()) {
-            self.tally.first.topology_rejected = Some((now, why));
-        }
+        refresh.note_rejected(&mut self.tally.first, now);
         if refresh.due(now) {
             let first = self.conns.iter().find_map(|c| c.router.moved_target());
             refresh.ask(&prepared.plan, first, now);
@@ -397,17 +395,16 @@ impl<R: Router> EventLoop<'_, R> {
     }
 
     /// `--reconnect`: connection `i` dropped (`failure`): out of the poll,
-    /// what it had in flight lost, its first attempt due at once.
+    /// what it had in flight lost, its first attempt due after its backoff
+    /// (at once after a Link that had replies), or the phase fails.
     fn drop_connection(&mut self, i: usize, failure: Failure) {
         let _ = self.poll.registry().deregister(&mut self.conns[i].link.stream);
         let Some(policy) = self.shared.prepared.plan.reconnect else { return };
         if let Err(message) = self.conns[i].dropped(failure.message, &mut self.tally, &policy) {
-            self.shared.fail(Failure::new(FailureKind::Closed, message));
-            return;
+            return self.shared.fail(Failure::new(FailureKind::Closed, message));
         }
         self.active_down += 1;
-        let retry_at = self.conns[i].down.as_ref().map_or_else(Instant::now, |d| d.retry_at);
-        self.next_retry = Some(self.next_retry.map_or(retry_at, |n| n.min(retry_at)));
+        self.next_retry = Some(Instant::now());
     }
 
     /// `--reconnect`: each down connection whose attempt is due opens again

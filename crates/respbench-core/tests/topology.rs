@@ -245,7 +245,10 @@ fn a_malformed_entry_is_refused_naming_where_it_is() {
     );
     assert!(refusal(&with_port(text("7002"))).contains("node7002 (shard 2) has a port that is not a port number"));
     assert!(refusal(&shards(&[5461], |_| {})).contains("shard 1 has an odd number of slot bounds"));
-    assert_eq!(refusal(&shards(&[5461, 10922], |third| third[1] = V::Int(3))), "CLUSTER SHARDS: shard 2 node 1 is not a map");
+    assert_eq!(
+        refusal(&shards(&[5461, 10922], |third| third[1] = V::Int(3))),
+        "CLUSTER SHARDS: shard 2 node 1 is not a map"
+    );
     let unknown = shards(&[5461, 10922], |third| {
         if let V::Map(fields) = &mut third[0] {
             fields[4].1 = text("?");

@@ -1,10 +1,10 @@
 //! The Router's redirection, with no server: a socket pair plays the client's own node.
 
 use super::*;
-use crate::router::redirect_kind;
 use crate::link::tests::{entry, paired_link};
 use crate::request_source::Op;
 use crate::router::RETRY_BACKOFF_CAP;
+use crate::router::redirect_kind;
 use std::io::Read as _;
 
 fn request(slot: u16) -> Request {
@@ -109,7 +109,9 @@ fn a_request_redirected_too_often_or_for_too_long_counts_as_the_error_it_got() {
 
 #[test]
 fn only_a_whole_moved_or_ask_is_a_redirection() {
-    for good in [&b"MOVED 3999 127.0.0.1:7001"[..], b"ASK 0 :7001", b"MOVED 16383 ::1:7001", b"TRYAGAIN x", b"CLUSTERDOWN"] {
+    for good in
+        [&b"MOVED 3999 127.0.0.1:7001"[..], b"ASK 0 :7001", b"MOVED 16383 ::1:7001", b"TRYAGAIN x", b"CLUSTERDOWN"]
+    {
         assert!(redirect_kind(good).is_some(), "{}", String::from_utf8_lossy(good));
     }
     for bad in [
