@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
-import { startCluster } from './helpers/cluster.js';
+import { expectRowsAddUp, startCluster } from './helpers/cluster.js';
 import { engines } from './helpers/engines.js';
 import { runJson } from './helpers/servers.js';
 
@@ -74,6 +74,8 @@ describe('a node reached through a redirection dies mid-run', () => {
       // The run went on after the death: its requests were all handed out and each is answered or lost.
       expect(result.requests + (result.lost ?? 0)).toBe(sent);
       expect(result.redirections.moved).toBeGreaterThan(0);
+      // Each redirection in the row of the node that sent it: the rows add up to the totals, and the given-up requests to the errors.
+      expectRowsAddUp(result);
     } finally {
       await own.stop();
     }

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
 import { parse as parseCsv } from './helpers/study.js';
-import { startCluster, type TestCluster } from './helpers/cluster.js';
+import { expectRowsAddUp, startCluster, type TestCluster } from './helpers/cluster.js';
 import { engines } from './helpers/engines.js';
 import { CLI, clusterNodePids, newClusterNodes, REPO, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
 
@@ -522,6 +522,14 @@ describe('--cluster refusals and failures', () => {
     expect(r.stderr).toMatch(/no seed node told the topology.*127\.0\.0\.1:1.*127\.0\.0\.1:2/);
   });
 
+  it.each(engines())('a cluster node reached without --cluster (%s): the MOVED replies counted as errors, exit 3, and one hint to add --cluster', async (engine) => {
+    const r = await runCli(['--engine', engine, '-p', String(cluster.nodes[0].port), '-n', '300', '-r', '1000', '--mode', 'set']);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/ERROR REPLIES: \d+, first: "?MOVED \d+ /);
+    const hints = r.stdout.split('\n').filter((l) => l.startsWith('hint: '));
+    expect(hints).toEqual([`hint: the server is a Redis Cluster node (it answered MOVED): add --cluster to send each key to the node that owns its slot`]);
+  });
+
   it('a server not in cluster mode: exit 1 saying so', async () => {
     const r = await runCli(['--cluster', '-p', String(single.port), '-n', '10']);
     expect(r.code).toBe(1);
@@ -660,6 +668,8 @@ describe('a node lost during a --cluster run', () => {
       expect(result.reconnects).toBeGreaterThanOrEqual(1);
       expect(result.redirections.moved).toBeGreaterThan(0);
       expect(result.failure, run.stderr).toBeNull();
+      // Each redirection in the row of the node that sent it: the rows add up to the totals, and the given-up requests to the errors.
+      expectRowsAddUp(result);
     } finally {
       await own.stop();
     }

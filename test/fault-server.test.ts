@@ -196,3 +196,36 @@ describe.each(engines())('engine %s against a faulty server', (engine) => {
     }
   });
 });
+
+describe.each(engines())('engine %s: a run that got nothing is not a success', (engine) => {
+  const nothing = (result: any) => {
+    expect(result.complete).toBe(false);
+    expect(result.requests).toBe(0);
+    // Figures of a run that measured nothing are absent, not zeros.
+    expect([result.opsPerSec, result.latencyUs, result.avgUsPerOp]).toEqual([null, null, null]);
+  };
+
+  it.each([
+    ['close-on-accept', 0],
+    ['close-after', 0],
+  ])('--reconnect against a server that accepts and then closes (%s, after %i replies): reconnected sockets that bring no reply use up --reconnect-attempts; exit 1', async (mode, after) => {
+    const s = await serve(mode, { after });
+    const started = Date.now();
+    const { run, result } = await runJson(load(engine, s.port, ['--requests', '20000', '--reconnect', '--reconnect-attempts', '4', '--reconnect-backoff', '10ms']), 20_000);
+    expect(run.code).toBe(1);
+    expect(result.failure.kind).toBe('closed');
+    expect(result.failure.message).toMatch(/; not reconnected after 4 attempts \(--reconnect-attempts\): each connection opened again was closed before any reply$/);
+    nothing(result);
+    // The attempts' backoffs (0, 10, 20, 40 ms), not 20,000 requests lost a window at a time.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(s.connections()).toBeLessThanOrEqual(5);
+  });
+
+  it('--reconnect, every request lost before any reply: exit 1 with the reason, not requests 0/N and exit 0', async () => {
+    const s = await serve('close-after', { after: 0 });
+    const { run, result } = await runJson(load(engine, s.port, ['--requests', '4', '--reconnect', '--reconnect-backoff', '10ms']), 20_000);
+    expect(run.code).toBe(1);
+    expect(result.failure).toEqual({ kind: 'closed', message: 'no request of 4 was answered: the server closed every connection first (4 requests lost, 0 reconnects)' });
+    nothing(result);
+  });
+});

@@ -250,6 +250,8 @@ export interface NativeResult {
   retried: number
   /** `--read-from replica|any`: stale reads (the adapter passes them on only then). */
   staleReads: number
+  /** `--cluster`: the first topology refresh reply refused as no whole slot map (the map in use was kept). */
+  topologyRejected?: string
 }
 
 /** `TlsPlan` from engine-js/plan.ts; null or absent strings are unset. */

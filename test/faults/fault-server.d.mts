@@ -26,3 +26,5 @@ export interface FaultServer {
 }
 
 export declare function startFaultServer(options?: FaultServerOptions): Promise<FaultServer>;
+/** Complete RESP array commands off the front of `buf`, and the bytes they took. */
+export declare function takeCommands(buf: Buffer): [Buffer[][], number];

@@ -26,6 +26,7 @@
  *   stall-mid-reply      after N replies, sends the first bytes of a reply, then nothing more
  *   error-replies        every --every'th reply (default 10) is `-ERR injected fault` (or `-<--error-text>`)
  *   reset-on-accept      resets every connection (RST) as soon as it is accepted
+ *   close-on-accept      closes every connection (FIN) as soon as it is accepted
  *   greeting             sends +OK as soon as a connection is accepted, before any request, then as ok
  *   push-frames          a RESP3 push frame (>) on accept and before every reply, otherwise as ok
  *   forgetful            acknowledges every write with +OK and stores nothing (reads find nil)
@@ -51,6 +52,7 @@ export const MODES = [
   'stall-mid-reply',
   'error-replies',
   'reset-on-accept',
+  'close-on-accept',
   'greeting',
   'push-frames',
   'forgetful',
@@ -83,7 +85,7 @@ const CRLF = Buffer.from('\r\n');
  * buf; returns [commands, bytes used]. Inline commands are not needed: the
  * client under test always sends arrays.
  */
-function takeCommands(buf) {
+export function takeCommands(buf) {
   const commands = [];
   let pos = 0;
   outer: while (pos < buf.length) {
@@ -161,6 +163,10 @@ export function startFaultServer({ mode = 'ok', after = 10, every = 10, errorTex
     socket.on('error', () => socket.destroy());
     if (mode === 'reset-on-accept') {
       socket.resetAndDestroy();
+      return;
+    }
+    if (mode === 'close-on-accept') {
+      socket.end();
       return;
     }
     if (mode === 'greeting') socket.write(OK);

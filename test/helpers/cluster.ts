@@ -9,6 +9,7 @@
  * TLS; the plain ports stay for the tests' own redis-cli calls. This file
  * only gives the launcher's cluster the shape the tests use.
  */
+import { expect } from 'vitest';
 import { startLocalCluster } from '../../packages/cli/src/local-cluster.js';
 import type { RedisServer } from './servers.js';
 
@@ -65,4 +66,15 @@ export async function startCluster(primaries = 3, replicas = 1, extra: string[] 
     waitOk: (timeoutMs) => cluster.waitOk(timeoutMs),
     stop: () => cluster.stop(),
   };
+}
+
+/**
+ * A --cluster result's per-node rows add up to its totals: each MOVED, ASK,
+ * TRYAGAIN and CLUSTERDOWN counts in the row of the node that sent it, each
+ * reply and each request given up in a row too.
+ */
+export function expectRowsAddUp(result: { perNode: { requests: number; errors: number; redirections: number }[]; requests: number; errors: number; redirections: { moved: number; ask: number; tryagain: number } }): void {
+  const sum = (key: 'requests' | 'errors' | 'redirections') => result.perNode.reduce((n, row) => n + row[key], 0);
+  const d = result.redirections;
+  expect({ requests: sum('requests'), errors: sum('errors'), redirections: sum('redirections') }).toEqual({ requests: result.requests, errors: result.errors, redirections: d.moved + d.ask + d.tryagain });
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::handshake;
 use crate::link::{Fill, InFlight, Link, MAX_BATCH_BYTES, OnReply, Taken};
 use crate::pacer::Pacer;
-use crate::plan::{Failure, FailureKind};
+use crate::plan::{Failure, FailureKind, Reconnect};
 use crate::recovery::Down;
 use crate::reply::{ReplyKind, ReplyScanner};
 use crate::request_source::{PreparedPlan, Request, RequestSource};
@@ -73,6 +73,10 @@ pub(crate) struct Client<R: Router> {
     pub answered_at: Option<Instant>,
     /// `--reconnect`: set while its Link is down after a drop.
     pub down: Option<Down>,
+    /// `--reconnect`: the Link's replies when it was last opened again, and
+    /// how many reopened Links in a row closed before any reply (see `dropped`).
+    reopened_at: Option<u64>,
+    silent_reopens: u32,
     /// `--cluster`: when to look again at a stream that had nothing for this
     /// node, and the growing wait (as the TS engine).
     idle_retry: Option<Instant>,
@@ -86,6 +90,8 @@ struct Answering<'a, R> {
     tally: &'a mut Tally,
     router: &'a mut R,
     row: Option<u16>,
+    /// The Router's peer whose Link the replies come on.
+    peer: usize,
     replica: bool,
 }
 
@@ -105,10 +111,7 @@ impl<R: Router> OnReply for Answering<'_, R> {
         if R::REDIRECTS && scanner.kind == ReplyKind::Error {
             let payload = scanner.payload(buf);
             if let Some(kind) = redirect_kind(payload) {
-                if let (Some(row), true) = (self.row, self.tally.histogram.is_some()) {
-                    self.tally.nodes[row as usize].redirections += 1;
-                }
-                self.router.redirect(self.w, self.tally, *entry, keys, kind, payload, now);
+                self.router.redirect(self.w, self.tally, *entry, keys, kind, payload, Some(self.peer), now);
                 return Taken::Redirected;
             }
         }
@@ -155,6 +158,8 @@ impl<R: Router> Client<R> {
             held_keys: vec![0; if holds { prepared.max_keys } else { 0 }].into_boxed_slice(),
             answered_at: None,
             down: None,
+            reopened_at: None,
+            silent_reopens: 0,
             idle_retry: None,
             idle_wait: Duration::ZERO,
         }
@@ -174,9 +179,24 @@ impl<R: Router> Client<R> {
     /// `--reconnect`: its Link dropped (`why`). What was in flight on it is
     /// lost; the caller has taken the stream out of its poll; it is replaced
     /// by [`Client::reconnected`].
-    pub fn dropped(&mut self, why: String, tally: &mut Tally) {
+    ///
+    /// A Link opened again that closes before any reply (a server that
+    /// accepts and closes at once, or a proxy with no backend) is the same
+    /// outage going on, not a recovery: the next attempt counts on from the
+    /// last, with its backoff, so `--reconnect-attempts` bounds it as it
+    /// bounds a refused connect (Err: the run's failure text).
+    pub fn dropped(&mut self, why: String, tally: &mut Tally, policy: &Reconnect) -> Result<(), String> {
         tally.counters.lost += self.link.forget() as u64;
-        self.down = Some(Down::new(why, Instant::now()));
+        let silent = self.reopened_at == Some(self.link.received);
+        self.silent_reopens = if silent { self.silent_reopens + 1 } else { 0 };
+        if self.silent_reopens >= policy.attempts {
+            return Err(format!(
+                "{why}; not reconnected after {} attempts (--reconnect-attempts): each connection opened again was closed before any reply",
+                policy.attempts
+            ));
+        }
+        self.down = Some(Down::after(why, self.silent_reopens, policy, Instant::now()));
+        Ok(())
     }
 
     /// `--reconnect`: whether there is anything left to reconnect for: not
@@ -203,6 +223,7 @@ impl<R: Router> Client<R> {
         match stream {
             Some(stream) => {
                 self.link.replace_stream(stream);
+                self.reopened_at = Some(self.link.received);
                 tally.counters.reconnects += 1;
             }
             // Nothing left to send: its share ends here.
@@ -459,6 +480,7 @@ impl<R: Router> Client<R> {
                     let mut owner = Answering {
                         w,
                         row: self.node,
+                        peer: crate::router::HOME,
                         replica: self.replica.is_some(),
                         tally: &mut *tally,
                         router: &mut self.router,
@@ -539,7 +561,8 @@ impl<R: Router> Client<R> {
                 Fill::Bytes { .. } => {
                     let now = Instant::now();
                     let replica = self.replica.is_some();
-                    let mut owner = Answering { w, row, replica, tally: &mut *tally, router: &mut self.router };
+                    let mut owner =
+                        Answering { w, row, peer: k, replica, tally: &mut *tally, router: &mut self.router };
                     let pushes = &mut 0;
                     let taken = link.take_replies(&mut owner, pushes, now);
                     tally.counters.pushes += *pushes;

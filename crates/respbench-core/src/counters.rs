@@ -98,12 +98,15 @@ impl Counters {
 pub(crate) struct FirstTexts {
     pub error: Option<(Instant, String)>,
     pub mismatch: Option<(Instant, String)>,
+    /// `--cluster`: the first topology refresh reply refused as no whole slot map (the map in use was kept).
+    pub topology_rejected: Option<(Instant, String)>,
 }
 
 impl FirstTexts {
     pub fn merge(&mut self, other: FirstTexts) {
         self.error = earliest(self.error.take(), other.error);
         self.mismatch = earliest(self.mismatch.take(), other.mismatch);
+        self.topology_rejected = earliest(self.topology_rejected.take(), other.topology_rejected);
     }
 
     pub fn error_text(&self) -> Option<String> {

@@ -41,8 +41,10 @@ pub(crate) struct InFlight {
     /// A write: its generation tag (`crate::key_names`, or `NO_GENERATION`);
     /// a read: the floor of its key when it went out (0: none).
     pub generation: u32,
-    /// `--cluster`: redirections (or retries) it has had so far.
+    /// `--cluster`: MOVED / ASK redirections it has had in a row (a TRYAGAIN or CLUSTERDOWN ends the row).
     pub hops: u8,
+    /// `--cluster`: TRYAGAIN / CLUSTERDOWN retries (and sends again after a node could not be reached) so far.
+    pub retries: u8,
     /// `--cluster`: sent after ASKING, whose +OK comes first.
     pub asking: bool,
 }
@@ -60,6 +62,7 @@ impl InFlight {
             written_before: false,
             generation: crate::key_names::NO_GENERATION,
             hops: 0,
+            retries: 0,
             asking: false,
         }
     }
@@ -82,6 +85,7 @@ impl InFlight {
                 r.generation
             },
             hops: 0,
+            retries: 0,
             asking: false,
         }
     }

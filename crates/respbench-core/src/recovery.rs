@@ -25,8 +25,12 @@ pub(crate) struct Down {
 }
 
 impl Down {
-    pub fn new(why: String, now: Instant) -> Down {
-        Down { since: now, attempts: 0, retry_at: now, why }
+    /// Down after a drop; `attempts`: the reopened Links in a row that
+    /// closed before any reply (0 after a Link that had replies), from which
+    /// the attempts count on, the next one after its backoff (at once for 0).
+    pub fn after(why: String, attempts: u32, policy: &Reconnect, now: Instant) -> Down {
+        let retry_at = now + Duration::from_millis(policy.delay_ms(attempts));
+        Down { since: now, attempts, retry_at, why }
     }
 
     /// An attempt failed (`why`): Err with the run's failure text after the

@@ -91,6 +91,9 @@ pub struct RawResult {
     /// `--cluster`: the timed phase per primary, in `ClusterPlan::nodes`
     /// order; empty without `--cluster`.
     pub nodes: Vec<NodeRecord>,
+    /// `--cluster`: the first topology refresh reply refused as no whole
+    /// slot map (`host:port: why`); the map in use was kept.
+    pub topology_rejected: Option<String>,
 }
 
 /// What the timed phase counted on one cluster primary, as the TS `RawNode`.

@@ -38,17 +38,50 @@ pub(crate) enum Redirect {
     Retry,
 }
 
-/// Which redirection an error reply's text is, if any.
+/// Which redirection an error reply's text is, if any. A MOVED or ASK must
+/// be whole, `MOVED <slot 0..16383> <host>:<port 1..65535>` (the host may be
+/// empty: the node asked); one that is not (`MOVED abc`) is no redirection
+/// but an error reply, counted once as any other, its text naming it.
 pub(crate) fn redirect_kind(payload: &[u8]) -> Option<Redirect> {
     if payload.starts_with(b"MOVED ") {
-        Some(Redirect::Moved)
+        well_formed(&payload[6..]).then_some(Redirect::Moved)
     } else if payload.starts_with(b"ASK ") {
-        Some(Redirect::Ask)
+        well_formed(&payload[4..]).then_some(Redirect::Ask)
     } else if payload.starts_with(b"TRYAGAIN") || payload.starts_with(b"CLUSTERDOWN") {
         Some(Redirect::Retry)
     } else {
         None
     }
+}
+
+/// `<slot> <host>:<port>` with a slot of the cluster and a port number.
+fn well_formed(rest: &[u8]) -> bool {
+    let Some(space) = rest.iter().position(|&b| b == b' ') else { return false };
+    let (slot, target) = (&rest[..space], &rest[space + 1..]);
+    let Some(colon) = target.iter().rposition(|&b| b == b':') else { return false };
+    let (host, port) = (&target[..colon], &target[colon + 1..]);
+    let number = |digits: &[u8], max: u32| {
+        (1..=5).contains(&digits.len())
+            && digits.iter().all(u8::is_ascii_digit)
+            && digits.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) <= max
+    };
+    number(slot, 16383) && number(port, 65535) && port != b"0" && !host.iter().any(|&b| b <= b' ' || b == 0x7f)
+}
+
+/// MOVED / ASK replies one request follows in a row (with no TRYAGAIN or
+/// CLUSTERDOWN between them) before it counts as a redirection loop: as
+/// Jedis (maxAttempts 5) and Lettuce (maxRedirects 5). A real chain is one
+/// or two (ASK while a slot migrates, MOVED after a failover or a
+/// resharding); a ping-pong of two nodes that disagree gives up after its
+/// backoffs, 10 + 20 + 40 ms, not at `--timeout`.
+pub(crate) const MAX_REDIRECTIONS: u8 = 5;
+
+/// The share of `--timeout` (from a request's first send) within which a
+/// redirected or retried request may still go again: the rest is left for
+/// the last try's reply, so the request ends as the error reply it got,
+/// never as "no reply within --timeout".
+pub(crate) fn resend_budget(timeout_ms: u64) -> Duration {
+    Duration::from_millis(if timeout_ms > 0 { timeout_ms } else { 10_000 }) * 3 / 4
 }
 
 /// What a client asks of its Router. Chosen once per run: the worker loop
@@ -63,7 +96,8 @@ pub(crate) trait Router: Sized + Send {
     fn moved_to(&self, r: &Request) -> Option<usize>;
     /// Requests the Router holds: waiting to go again, or in flight on its Links.
     fn pending(&self) -> usize;
-    /// A redirection (`kind`, reply text `text`) of `entry` (keys `keys`).
+    /// A redirection (`kind`, reply text `text`) of `entry` (keys `keys`),
+    /// answered by peer `from` (None: no node answered, its node could not be reached).
     #[allow(clippy::too_many_arguments)]
     fn redirect(
         &mut self,
@@ -73,6 +107,7 @@ pub(crate) trait Router: Sized + Send {
         keys: &[u64],
         kind: Redirect,
         text: &[u8],
+        from: Option<usize>,
         now: Instant,
     );
     /// A request of a moved slot, encoded as `bytes`, goes straight to `peer`.
@@ -153,6 +188,6 @@ impl Router for SingleTarget {
     fn pending(&self) -> usize {
         0
     }
-    fn redirect(&mut self, _: &PreparedPlan, _: &mut Tally, _: InFlight, _: &[u64], _: Redirect, _: &[u8], _: Instant) {
-    }
+    #[rustfmt::skip]
+    fn redirect(&mut self, _: &PreparedPlan, _: &mut Tally, _: InFlight, _: &[u64], _: Redirect, _: &[u8], _: Option<usize>, _: Instant) {}
 }

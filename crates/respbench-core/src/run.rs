@@ -113,6 +113,7 @@ pub fn run(plan: Plan, control: &RunControl) -> Result<RawResult, PlanError> {
     result.first_error =
         first.error_text().or_else(|| if failure.is_some() { preload_first.error_text() } else { None });
     result.first_mismatch = first.mismatch_text();
+    result.topology_rejected = first.topology_rejected.map(|(_, t)| t);
     result.failure = failure;
     Ok(result)
 }

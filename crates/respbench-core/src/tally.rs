@@ -103,13 +103,18 @@ impl Tally {
         }
     }
 
-    /// A redirected request given up on (too many hops, `--timeout`): its
-    /// last answer, `text`, counts as the error reply it is.
-    pub fn given_up(&mut self, op: Op, text: &[u8], hops: u32, now: Instant) {
+    /// A redirected request given up on (a redirection loop, or still
+    /// refused near `--timeout`): it counts as the error reply it got, in
+    /// the row of the node that gave it; `why` says so (made once, for the first).
+    pub fn given_up(&mut self, op: Op, row: Option<u16>, why: impl FnOnce() -> String, now: Instant) {
         let c = &mut self.counters;
         c.errors += 1;
         if self.histogram.is_some() {
             c.requests += 1;
+            if let Some(n) = row.and_then(|r| self.nodes.get_mut(r as usize)) {
+                n.requests += 1;
+                n.errors += 1;
+            }
         }
         match op {
             Op::Set => c.sets += 1,
@@ -118,8 +123,7 @@ impl Tally {
         self.unreported_replies += 1;
         self.unreported_errors += 1;
         if self.first.error.is_none() {
-            let text = String::from_utf8_lossy(&text[..text.len().min(300)]);
-            self.first.error = Some((now, format!("{text} (after {hops} redirections or retries)")));
+            self.first.error = Some((now, why()));
         }
     }
 }

@@ -6,6 +6,9 @@
 //! two ranges over the same slot, a slot no primary owns or a malformed entry
 //! refuses the entire reply with one line naming the node and the range, and
 //! the caller keeps the map it had. Nothing in here panics on any input.
+//! The rules and words are those of packages/cli/src/topology.ts (discovery
+//! before the run, for both engines): test/vectors/topology.json holds
+//! replies both refuse with the same line.
 //!
 //! The ports chosen are the CLI's (`fromShards`/`fromSlots` in
 //! packages/cli/src/cluster.ts): a `CLUSTER SHARDS` node entry carries
@@ -145,7 +148,7 @@ pub fn parse_shards(buf: &[u8], seed_host: &str, tls: bool) -> Result<Parsed, To
         let mut primary = None;
         let mut replicas = Vec::new();
         for (n, member) in members.into_iter().enumerate() {
-            let entry = reader.map(member, &where_(&format!("node {n} is not a map")))?;
+            let entry = reader.map(member, &where_(&format!("node {n}")))?;
             let name = node_name(&entry, s, n);
             let role = text(&entry, "role");
             let failed = text(&entry, "health") == Some(b"fail".as_slice());

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 
 use crate::client::Client;
+use crate::counters::FirstTexts;
 use crate::plan::Plan;
 use crate::progress::RunControl;
 use crate::request_source::PreparedPlan;
@@ -40,8 +41,19 @@ enum Unanswered {
     /// Every node asked refused both `CLUSTER SHARDS` and `CLUSTER SLOTS`
     /// (a proxy, say): asking again would get the same, so nothing is.
     Refused,
-    /// Unreachable, timed out, or a reply that is not a whole map: a later MOVED asks again.
-    Failed,
+    /// Unreachable, timed out, or a reply that is not a whole map (the first
+    /// such reply's `host:port: why`): a later MOVED asks again.
+    Failed(Option<String>),
+}
+
+/// Why one node gave no map.
+enum Asked {
+    /// It refused both commands.
+    Refused,
+    /// Not reached, or the exchange broke off.
+    Unreachable,
+    /// Its reply is no whole slot map: the one line saying why (topology.rs's words).
+    Rejected(String),
 }
 
 /// One worker's refreshes: the question under way, when the last began, and
@@ -58,12 +70,23 @@ pub(crate) struct TopologyRefresh {
     /// Maps applied, and questions that brought none (unreachable, refused, invalid).
     pub applied: u64,
     pub failed: u64,
+    /// A reply refused as no whole map since the worker last took it (`host:port: why`): said once in the result.
+    pub rejected: Option<String>,
 }
 
 impl TopologyRefresh {
     pub fn new(plan: &Plan) -> TopologyRefresh {
         let nodes = plan.cluster.as_ref().map_or_else(Vec::new, |c| c.nodes.clone());
-        TopologyRefresh { asking: None, refused: false, last_asked: None, nodes, stale: false, applied: 0, failed: 0 }
+        TopologyRefresh {
+            asking: None,
+            refused: false,
+            last_asked: None,
+            nodes,
+            stale: false,
+            applied: 0,
+            failed: 0,
+            rejected: None,
+        }
     }
 
     /// A MOVED told a client something its map did not say: the map is stale.
@@ -105,7 +128,7 @@ impl TopologyRefresh {
         let answer = match self.asking.as_ref()?.try_recv() {
             Err(TryRecvError::Empty) => return None,
             Ok(answer) => answer,
-            Err(TryRecvError::Disconnected) => Err(Unanswered::Failed),
+            Err(TryRecvError::Disconnected) => Err(Unanswered::Failed(None)),
         };
         self.asking = None;
         match answer {
@@ -119,9 +142,19 @@ impl TopologyRefresh {
             }
             Err(why) => {
                 self.refused = matches!(why, Unanswered::Refused);
+                if let Unanswered::Failed(Some(text)) = why {
+                    self.rejected = Some(text);
+                }
                 self.failed += 1;
                 None
             }
+        }
+    }
+
+    /// The first reply refused as no whole map, into the worker's first texts (said once in the result).
+    pub fn note_rejected(&mut self, first: &mut FirstTexts, now: Instant) {
+        if let (None, Some(why)) = (&first.topology_rejected, self.rejected.take()) {
+            first.topology_rejected = Some((now, why));
         }
     }
 
@@ -138,27 +171,47 @@ impl TopologyRefresh {
 /// Asks each node in turn until one answers with a whole map.
 fn ask_any(plan: &Plan, nodes: &[(String, u16)]) -> Result<SlotMap, Unanswered> {
     let mut all_refused = !nodes.is_empty();
+    let mut rejected = None;
     for (host, port) in nodes {
         // An empty host (a node announcing none) is the one the plan reached it on.
         let host = if host.is_empty() { plan.host.clone() } else { host.clone() };
+        let label = crate::cluster_plan::endpoint_label(&host, *port);
         let node = Plan { host, port: *port, socket: None, cluster: None, ..plan.clone() };
         match ask(&node) {
             Ok(map) => return Ok(map),
-            Err(why) => all_refused &= matches!(why, TopologyError::Refused(_)),
+            Err(Asked::Refused) => {}
+            Err(Asked::Unreachable) => all_refused = false,
+            Err(Asked::Rejected(why)) => {
+                all_refused = false;
+                rejected.get_or_insert(format!("{label}: {why}"));
+            }
         }
     }
-    Err(if all_refused { Unanswered::Refused } else { Unanswered::Failed })
+    Err(if all_refused { Unanswered::Refused } else { Unanswered::Failed(rejected) })
 }
 
 /// One node's map: `CLUSTER SHARDS`, or `CLUSTER SLOTS` if it refuses that.
-fn ask(node: &Plan) -> Result<SlotMap, TopologyError> {
+fn ask(node: &Plan) -> Result<SlotMap, Asked> {
     let timeout = if node.timeout_ms > 0 { Duration::from_millis(node.timeout_ms) } else { DEFAULT_TIMEOUT };
-    let mut stream = crate::open::open(node, &RunControl::new()).map_err(|_| TopologyError::Invalid(String::new()))?;
+    let mut stream = crate::open::open(node, &RunControl::new()).map_err(|_| Asked::Unreachable)?;
     let tls = node.tls.is_some();
-    match exchange(&mut stream, CLUSTER_SHARDS, timeout, |b| parse_shards(b, &node.host, tls)) {
-        Err(TopologyError::Refused(_)) => exchange(&mut stream, CLUSTER_SLOTS, timeout, |b| parse_slots(b, &node.host)),
+    let answer = match exchange(&mut stream, CLUSTER_SHARDS, timeout, |b| parse_shards(b, &node.host, tls)) {
+        Err(Exchange::Reply(TopologyError::Refused(_))) => {
+            exchange(&mut stream, CLUSTER_SLOTS, timeout, |b| parse_slots(b, &node.host))
+        }
         answer => answer,
-    }
+    };
+    answer.map_err(|e| match e {
+        Exchange::Reply(TopologyError::Refused(_)) => Asked::Refused,
+        Exchange::Reply(TopologyError::Invalid(why)) => Asked::Rejected(why),
+        Exchange::Reply(TopologyError::Incomplete) | Exchange::Broken => Asked::Unreachable,
+    })
+}
+
+/// How an exchange brought no map: the reply said why, or the connection broke off.
+enum Exchange {
+    Reply(TopologyError),
+    Broken,
 }
 
 /// Writes `request`, then reads until `parse` takes the reply (or refuses it).
@@ -167,8 +220,8 @@ fn exchange(
     request: &[u8],
     timeout: Duration,
     parse: impl Fn(&[u8]) -> Result<crate::topology::Parsed, TopologyError>,
-) -> Result<SlotMap, TopologyError> {
-    let failed = |e: io::Error| TopologyError::Invalid(format!("topology refresh: {e}"));
+) -> Result<SlotMap, Exchange> {
+    let failed = |_: io::Error| Exchange::Broken;
     let mut poll = Poll::new().map_err(failed)?;
     poll.registry().register(stream, Token(0), Interest::READABLE | Interest::WRITABLE).map_err(failed)?;
     let deadline = Instant::now() + timeout;
@@ -187,7 +240,7 @@ fn exchange(
         let _ = stream.flush();
         loop {
             match stream.read(&mut chunk) {
-                Ok(0) => return Err(TopologyError::Invalid("the server closed the control connection".into())),
+                Ok(0) => return Err(Exchange::Broken),
                 Ok(n) => input.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -198,16 +251,16 @@ fn exchange(
             // Neither a list nor an error (`+OK`, say): no cluster topology is
             // to be had there, now or later, as from a node that refuses.
             if !b"*>-|".contains(&first) {
-                break Err(TopologyError::Refused("the reply is not a list".into()));
+                break Err(Exchange::Reply(TopologyError::Refused("the reply is not a list".into())));
             }
             match parse(&input) {
                 Err(TopologyError::Incomplete) => {}
-                answer => break answer.map(|p| p.map),
+                answer => break answer.map(|p| p.map).map_err(Exchange::Reply),
             }
         }
         let now = Instant::now();
         if now >= deadline {
-            break Err(TopologyError::Invalid("no topology reply within the timeout".into()));
+            break Err(Exchange::Broken);
         }
         if let Err(e) = poll.poll(&mut events, Some((deadline - now).min(Duration::from_millis(20)))) {
             if e.kind() != io::ErrorKind::Interrupted {

@@ -372,6 +372,7 @@ impl<R: Router> EventLoop<'_, R> {
                 conn.router.apply_topology(prepared, &mut self.tally, &map);
             }
         }
+        refresh.note_rejected(&mut self.tally.first, now);
         if refresh.due(now) {
             let first = self.conns.iter().find_map(|c| c.router.moved_target());
             refresh.ask(&prepared.plan, first, now);
@@ -394,10 +395,14 @@ impl<R: Router> EventLoop<'_, R> {
     }
 
     /// `--reconnect`: connection `i` dropped (`failure`): out of the poll,
-    /// what it had in flight lost, its first attempt due at once.
+    /// what it had in flight lost, its first attempt due after its backoff
+    /// (at once after a Link that had replies), or the phase fails.
     fn drop_connection(&mut self, i: usize, failure: Failure) {
         let _ = self.poll.registry().deregister(&mut self.conns[i].link.stream);
-        self.conns[i].dropped(failure.message, &mut self.tally);
+        let Some(policy) = self.shared.prepared.plan.reconnect else { return };
+        if let Err(message) = self.conns[i].dropped(failure.message, &mut self.tally, &policy) {
+            return self.shared.fail(Failure::new(FailureKind::Closed, message));
+        }
         self.active_down += 1;
         self.next_retry = Some(Instant::now());
     }

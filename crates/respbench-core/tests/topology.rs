@@ -245,7 +245,10 @@ fn a_malformed_entry_is_refused_naming_where_it_is() {
     );
     assert!(refusal(&with_port(text("7002"))).contains("node7002 (shard 2) has a port that is not a port number"));
     assert!(refusal(&shards(&[5461], |_| {})).contains("shard 1 has an odd number of slot bounds"));
-    assert!(refusal(&shards(&[5461, 10922], |third| third[1] = V::Int(3))).contains("shard 2 node 1 is not a map"));
+    assert_eq!(
+        refusal(&shards(&[5461, 10922], |third| third[1] = V::Int(3))),
+        "CLUSTER SHARDS: shard 2 node 1 is not a map"
+    );
     let unknown = shards(&[5461, 10922], |third| {
         if let V::Map(fields) = &mut third[0] {
             fields[4].1 = text("?");
@@ -335,5 +338,27 @@ fn no_input_makes_the_parser_panic() {
     for bytes in hostile {
         let _ = parse_shards(bytes, "seed", false);
         let _ = parse_slots(bytes, "seed");
+    }
+}
+
+/// test/vectors/topology.json: the replies the TS reading refuses too, each
+/// with the same line (packages/cli/test/cluster-discovery.test.ts).
+#[test]
+fn the_shared_invalid_replies_are_refused_with_the_same_line() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test/vectors/topology.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let vectors: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let seed = vectors["seed"].as_str().expect("seed");
+    let cases = vectors["invalid"].as_array().expect("invalid cases");
+    assert!(cases.len() >= 20, "{} cases", cases.len());
+    for case in cases {
+        let reply = case["reply"].as_str().expect("reply").as_bytes();
+        let got = match case["command"].as_str() {
+            Some("slots") => parse_slots(reply, seed),
+            Some("shards") => parse_shards(reply, seed, false),
+            other => panic!("unknown command {other:?}"),
+        };
+        let expected = case["error"].as_str().expect("error");
+        assert_eq!(got, Err(TopologyError::Invalid(expected.to_string())), "{}", case["case"]);
     }
 }

@@ -10,16 +10,9 @@
  */
 import type net from 'node:net';
 import { ConnectInterrupted, openConnection } from './engine-js/connection.js';
-import { nodeLabel, type ClusterNode, type ClusterPlan, type Plan } from './engine-js/plan.js';
-import { SLOTS } from './engine-js/slot.js';
+import { nodeLabel, type Plan } from './engine-js/plan.js';
+import { fromShards, fromSlots, RespError, type Resp, type Topology } from './topology.js';
 import { UsageError } from './usage-error.js';
-
-/** A RESP reply as discovery reads it (not the hot path: plain values). */
-export type Resp = string | number | null | RespError | Resp[];
-
-export class RespError {
-  constructor(readonly text: string) {}
-}
 
 /** Parses one reply at `at`; null when incomplete. RESP2 and RESP3 (maps as flat arrays). */
 export function parseReply(buf: Buffer, at: number): { value: Resp; end: number } | null {
@@ -103,113 +96,17 @@ export function command(socket: net.Socket, args: string[], timeoutMs: number): 
   });
 }
 
-/** A flat [k, v, k, v] array (RESP2 map) or a RESP3 map read as one: the value of `key`. */
-function field(entry: Resp, key: string): Resp | undefined {
-  if (!Array.isArray(entry)) return undefined;
-  for (let i = 0; i + 1 < entry.length; i += 2) if (entry[i] === key) return entry[i + 1];
-  return undefined;
-}
-
-/** Where a node is reached: its announced endpoint, or the seed's host when it announces none. */
-function nodeHost(announced: Resp | undefined, seedHost: string): string | null {
-  if (typeof announced !== 'string' || announced === '') return seedHost;
-  if (announced === '?') return null;
-  return announced;
-}
-
-/**
- * The port a CLUSTER SHARDS node entry is reached on: with --tls its
- * `tls-port` (a node with tls-cluster yes announces it; its plain `port` is
- * then absent when it has `port 0`), without --tls its `port`; the other one
- * when that is absent or 0. 0 when it announces neither.
- */
-function nodePort(entry: Resp, tls: boolean): number {
-  const named = (key: string) => {
-    const p = Number(field(entry, key));
-    return p > 0 ? p : 0;
-  };
-  return tls ? named('tls-port') || named('port') : named('port') || named('tls-port');
-}
-
-/** The topology from a CLUSTER SHARDS reply: each shard's online primary and its slot ranges. */
-export function fromShards(reply: Resp, seedHost: string, tls: boolean): Omit<ClusterPlan, 'seeds'> {
-  if (!Array.isArray(reply)) throw new Error('CLUSTER SHARDS: not an array');
-  const nodes: ClusterNode[] = [];
-  const replicas: ClusterNode[][] = [];
-  const slots: [number, number, number][] = [];
-  for (const shard of reply) {
-    const ranges = field(shard, 'slots');
-    const members = field(shard, 'nodes');
-    if (!Array.isArray(ranges) || !Array.isArray(members) || ranges.length === 0) continue;
-    const primary = members.find((n) => field(n, 'role') === 'master' && field(n, 'health') !== 'fail');
-    if (!primary) continue;
-    const host = nodeHost(field(primary, 'endpoint') ?? field(primary, 'ip'), seedHost);
-    const port = nodePort(primary, tls);
-    if (host === null || !(port > 0)) continue;
-    const index = nodes.length;
-    nodes.push({ host, port });
-    const own: ClusterNode[] = [];
-    for (const m of members) {
-      // Not 'fail' (Redis 7.0 says 'loading' for a synced replica whose gossiped offset is still 0).
-      if (m === primary || field(m, 'role') !== 'replica' || field(m, 'health') === 'fail') continue;
-      const h = nodeHost(field(m, 'endpoint') ?? field(m, 'ip'), seedHost);
-      const p = nodePort(m, tls);
-      if (h !== null && p > 0) own.push({ host: h, port: p });
-    }
-    replicas.push(own);
-    for (let i = 0; i + 1 < ranges.length; i += 2) slots.push([Number(ranges[i]), Number(ranges[i + 1]), index]);
-  }
-  return { nodes, slots, replicas };
-}
-
-/** The topology from a CLUSTER SLOTS reply: [first, last, [host, port, id, …], replicas…] per range. */
-export function fromSlots(reply: Resp, seedHost: string): Omit<ClusterPlan, 'seeds'> {
-  if (!Array.isArray(reply)) throw new Error('CLUSTER SLOTS: not an array');
-  const nodes: ClusterNode[] = [];
-  const replicas: ClusterNode[][] = [];
-  const slots: [number, number, number][] = [];
-  for (const range of reply) {
-    if (!Array.isArray(range) || range.length < 3 || !Array.isArray(range[2])) continue;
-    const [host0, port0] = range[2];
-    const host = nodeHost(host0, seedHost);
-    const port = Number(port0);
-    if (host === null || !(port > 0)) continue;
-    let index = nodes.findIndex((n) => n.host === host && n.port === port);
-    if (index < 0) {
-      index = nodes.length;
-      nodes.push({ host, port });
-      const own: ClusterNode[] = [];
-      for (const r of range.slice(3)) {
-        if (!Array.isArray(r)) continue;
-        const h = nodeHost(r[0], seedHost);
-        const p = Number(r[1]);
-        if (h !== null && p > 0) own.push({ host: h, port: p });
-      }
-      replicas.push(own);
-    }
-    slots.push([Number(range[0]), Number(range[1]), index]);
-  }
-  return { nodes, slots, replicas };
-}
-
-/** The first slot no range covers, or -1. */
-export function uncoveredSlot(slots: [number, number, number][]): number {
-  const covered = new Uint8Array(SLOTS);
-  for (const [first, last] of slots) covered.fill(1, first, last + 1);
-  return covered.indexOf(0);
-}
-
 /** A node that answered but refuses to tell its topology (not in cluster mode, a password needed, both commands refused). */
 export class TopologyRefused extends Error {}
 
 /**
  * The topology a ready node tells: CLUSTER SHARDS (Redis 7+), else CLUSTER
  * SLOTS when that is refused. Rejects with one line when the node tells none:
- * TopologyRefused when it refuses to, an Error when its reply has the wrong
- * shape or the connection fails. Discovery before the run and the engine's refresh during it
+ * TopologyRefused when it refuses to, TopologyInvalid (topology.ts) when its
+ * reply is not a whole slot map, an Error when the connection fails. Discovery before the run and the engine's refresh during it
  * (engine-js/topology-refresh.ts) both ask through here.
  */
-export async function readTopology(socket: net.Socket, seedHost: string, tls: boolean, timeoutMs: number): Promise<Omit<ClusterPlan, 'seeds'>> {
+export async function readTopology(socket: net.Socket, seedHost: string, tls: boolean, timeoutMs: number): Promise<Topology> {
   const shards = await command(socket, ['CLUSTER', 'SHARDS'], timeoutMs);
   if (!(shards instanceof RespError)) return fromShards(shards, seedHost, tls);
   if (/cluster support disabled/i.test(shards.text)) throw new TopologyRefused(`not in cluster mode (${shards.text}): leave out --cluster`);
@@ -217,13 +114,6 @@ export async function readTopology(socket: net.Socket, seedHost: string, tls: bo
   const slots = await command(socket, ['CLUSTER', 'SLOTS'], timeoutMs);
   if (slots instanceof RespError) throw new TopologyRefused(`CLUSTER SLOTS answered ${slots.text}`);
   return fromSlots(slots, seedHost);
-}
-
-/** Why a topology cannot be routed by (no primary, or a slot nobody owns), or null. */
-export function topologyProblem(topology: Omit<ClusterPlan, 'seeds'>): string | null {
-  if (topology.nodes.length === 0) return 'the cluster has no primary with slots';
-  const gap = uncoveredSlot(topology.slots);
-  return gap >= 0 ? `slot ${gap} has no primary (is cluster_state ok? see CLUSTER INFO)` : null;
 }
 
 /** `host:port` of a seed as given (for messages). */
@@ -247,8 +137,6 @@ export async function discoverCluster(plan: Plan, signal?: AbortSignal): Promise
     try {
       socket = await openConnection({ ...plan, host: seed.host, port: seed.port, socket: null, cluster: null }, signal);
       const topology = await untilAborted(readTopology(socket, seed.host, plan.tls !== null, timeoutMs), signal);
-      const problem = topologyProblem(topology);
-      if (problem !== null) throw new Error(problem);
       const lonely = topology.nodes.findIndex((_, i) => (topology.replicas?.[i]?.length ?? 0) === 0);
       if (cluster.readFrom === 'replica' && lonely >= 0) {
         throw new UsageError(`--read-from replica: primary ${nodeLabel(topology.nodes[lonely])} has no replica to read from (use --read-from any or primary)`);

@@ -225,6 +225,7 @@ function toRawResult(r: NativeResult, plan: Plan): RawResult {
       ? {
           nodes: (r.nodes ?? []).map((n) => ({ node: n.node, requests: n.requests, errors: n.errors, redirections: n.redirections, histogram: histogramData(n.histogram) })),
           redirections: { moved: r.moved, ask: r.asked, tryagain: r.retried },
+          ...(r.topologyRejected ? { topologyRejected: r.topologyRejected } : {}),
         }
       : {}),
   };

@@ -55,6 +55,10 @@ export function describeWorkload(of: RunResult | Plan): string {
 export function hintFor(r: RunResult): string | null {
   const e = r.firstError ?? '';
   const p = r.plan;
+  if (!p.cluster && /^(MOVED|ASK) \d+ /.test(e)) {
+    return `the server is a Redis Cluster node (it answered ${e.split(' ')[0]}): add --cluster to send each key to the node that owns its slot`;
+  }
+  if (!p.cluster && /^CLUSTERDOWN\b/.test(e)) return 'the server is a Redis Cluster node whose cluster is down: wait for cluster_state:ok (CLUSTER INFO), then run with --cluster';
   if (/wrong number of arguments/i.test(e) && /^\s*HSET\s*$/i.test(p.setCmd)) {
     return "Redis's HSET takes key field value: try --set-cmd 'HSET __key__ field __data__' --get-cmd 'HGET __key__ field'";
   }
@@ -177,6 +181,7 @@ export function formatFigures(r: RunResult, reason: ReasonPlace = 'with', latenc
     const d = r.redirections;
     lines.push(`cluster redirections: MOVED ${d.moved} · ASK ${d.ask} · TRYAGAIN/CLUSTERDOWN ${d.tryagain} (each request sent again where the cluster said; its latency includes the hops)`);
   }
+  if (r.topologyRejected) lines.push(`note: a topology refresh was refused, the slot map from before kept: ${printable(r.topologyRejected)}`);
   if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${because(`the figures above cover the ${r.requests} replies received`)}`);
   if (r.interrupted) {
     const i = r.interrupted;

@@ -83,7 +83,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--dbnum <n>', 'SELECT this database after connecting')
     .option('-3, --resp3', 'speak RESP3 (HELLO 3); default RESP2')
     .option('--reconnect', 'a connection that drops mid-run (server restart, CLIENT KILL, failover) is opened again and goes on; what it had in flight counts as lost')
-    .option('--reconnect-attempts <n>', `with --reconnect: attempts per drop before the run ends (default ${RECONNECT_DEFAULTS.attempts})`)
+    .option('--reconnect-attempts <n>', `with --reconnect: attempts per drop before the run ends, a connection opened again that closes before any reply counting as one (default ${RECONNECT_DEFAULTS.attempts})`)
     .option('--reconnect-backoff <duration>', `with --reconnect: wait after a failed attempt, doubled after each, at most 5s (default ${RECONNECT_DEFAULTS.backoffMs}ms)`)
     // For tests of RESP3 push frames from a real server (invalidations while a run reads); not a user-facing setting yet.
     .addOption(new Option('--client-tracking', 'with -3: CLIENT TRACKING on in the handshake').hideHelp())

@@ -11,7 +11,7 @@ import { addBuckets, maxOfBuckets, totalOf, valueAtPercentileOfBuckets } from '.
 import { redactSecrets, redactText } from './secrets.js';
 import { coarsenIntervals, foldShortTail } from './series.js';
 import type { RunMeta } from './meta.js';
-import { localConnections, type Engine, type Plan, type RawInterval, type RawResult } from './engine-js/plan.js';
+import { localConnections, type Engine, type Failure, type Plan, type RawInterval, type RawResult } from './engine-js/plan.js';
 import { requestsForConnection } from './engine-js/keys.js';
 import { parseMixTemplate, templateName } from './engine-js/command.js';
 import type { RunOptions } from './engine-js/progress.js';
@@ -292,7 +292,7 @@ export function finishResult(plan: Plan, given: RawResult, percentiles: readonly
   // Whole things are counted in whole numbers, whatever clock the engine read.
   const raw: RawResult = {
     ...given,
-    ...redactedTexts(plan, given),
+    ...redactedTexts(plan, { ...given, failure: given.failure ?? nothingAnswered(plan, given) }),
     elapsedNs: Math.round(given.elapsedNs),
     preloadElapsedNs: Math.round(given.preloadElapsedNs),
     ...(given.warmupElapsedNs === undefined ? {} : { warmupElapsedNs: Math.round(given.warmupElapsedNs) }),
@@ -338,6 +338,27 @@ export function finishResult(plan: Plan, given: RawResult, percentiles: readonly
 function redactedTexts(plan: Plan, r: RawResult): Pick<RawResult, 'firstError' | 'firstMismatch' | 'failure'> {
   const hide = (t: string | null) => (t === null ? null : redactText(t, plan.password));
   return { firstError: hide(r.firstError), firstMismatch: hide(r.firstMismatch), failure: r.failure && { ...r.failure, message: redactText(r.failure.message, plan.password) } };
+}
+
+/**
+ * A run whose measured phase got no reply at all measured nothing, whatever
+ * else went right: its figures are not zeros but absent, and it is no
+ * success (exit 1). Without this a --reconnect run against a server that
+ * accepts and closes every connection at once ended with exit 0,
+ * `requests 0/N` and ops/s 0. Null when some request was answered, or when
+ * there was nothing to send.
+ */
+export function nothingAnswered(plan: Plan, raw: RawResult): Failure | null {
+  if (raw.failure !== null || raw.requests > 0) return null;
+  const planned = plan.durationMs > 0 ? null : plannedRequests(plan);
+  if (planned === 0) return null;
+  const of = planned === null ? `in ${plan.durationMs} ms (--duration)` : `of ${planned}`;
+  const lost = raw.lost ?? 0;
+  if (lost > 0 || (raw.reconnects ?? 0) > 0) {
+    return { kind: 'closed', message: `no request ${of} was answered: the server closed every connection first (${lost} requests lost, ${raw.reconnects ?? 0} reconnects)` };
+  }
+  const unanswered = raw.unanswered ?? 0;
+  return { kind: 'timeout', message: `no request ${of} was answered${unanswered > 0 ? ` (${unanswered} sent, no reply)` : ''}` };
 }
 
 /** The timed requests this machine runs: all of them, or its connections' shares (--client-count). */

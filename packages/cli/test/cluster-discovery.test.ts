@@ -5,8 +5,10 @@
  * --tls takes the TLS port, a run without it the plain one, for primaries and
  * replicas alike (test/cluster-tls.test.ts runs this against a real cluster).
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fromShards, type Resp } from '../src/cluster.js';
+import { parseReply } from '../src/cluster.js';
+import { fromShards, fromSlots, TopologyInvalid, type Resp } from '../src/topology.js';
 
 /** One CLUSTER SHARDS node entry, RESP2-style (a flat [k, v, …] array). */
 function member(role: 'master' | 'replica', ports: { port?: number; tls?: number }, health = 'online'): Resp {
@@ -46,5 +48,19 @@ describe('fromShards: the port each node is reached on', () => {
   it('a port of 0 counts as absent', () => {
     const reply = shards({ port: 0, tls: 8000 }, { port: 0, tls: 8010 });
     expect(ports(fromShards(reply, '127.0.0.1', false)).nodes).toEqual([8000, 8010]);
+  });
+});
+
+describe('a topology reply that is not a whole slot map (test/vectors/topology.json, shared with the Rust reading)', () => {
+  const vectors = JSON.parse(readFileSync(new URL('../../../test/vectors/topology.json', import.meta.url), 'utf8')) as {
+    seed: string;
+    invalid: { command: 'slots' | 'shards'; case: string; reply: string; error: string }[];
+  };
+  it.each(vectors.invalid.map((v) => [v.command, v.case, v] as const))('CLUSTER %s: %s is refused with one line naming the node and range', (_c, _n, v) => {
+    const parsed = parseReply(Buffer.from(v.reply, 'latin1'), 0);
+    expect(parsed?.end).toBe(Buffer.byteLength(v.reply, 'latin1'));
+    const read = () => (v.command === 'slots' ? fromSlots(parsed!.value, vectors.seed) : fromShards(parsed!.value, vectors.seed, false));
+    expect(read).toThrow(TopologyInvalid);
+    expect(read).toThrow(new TopologyInvalid(v.error));
   });
 });

@@ -15,6 +15,7 @@ import { LatencyHistogram } from '../src/engine-js/histogram.js';
 import { Pacer, rampSteps, Schedule, type Wakeable } from '../src/engine-js/pacer.js';
 import type { Failure, Plan } from '../src/engine-js/plan.js';
 import { PreparedPlan, SEND_ALL } from '../src/engine-js/request-source.js';
+import { MAX_REDIRECTIONS } from '../src/engine-js/router.js';
 import { keySlot } from '../src/engine-js/slot.js';
 import { Tally } from '../src/engine-js/tally.js';
 import { TopologyRefresh } from '../src/engine-js/topology-refresh.js';
@@ -48,6 +49,12 @@ function count(text: string, name: string): number {
 }
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits (up to 2 s) for `check` to hold: a backoff's timer sends what the test waits for. */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await wait(10);
+  expect(check()).toBe(true);
+}
 
 /** A client over fake sockets, one per target; resolves `done` with its failure (null: its share answered). */
 function clientOf(plan: Plan, targets: { node: number; target: Plan }[], refresh: TopologyRefresh | null = null) {
@@ -231,6 +238,67 @@ describe("the Router's redirections", () => {
     expect(await done).toBeNull();
     expect(counters.ok).toBe(3);
     expect(counters.errors).toBe(0);
+  });
+});
+
+describe("the Router's limits (the native engine's router/cluster.rs has the same)", () => {
+  function clusterPlan(): Plan {
+    const base = planOf(['-n', '1', '-P', '1', '-c', '1', '--mode', 'set', '-r', '1', '--key-prefix', '{r}:', '--timeout', '5s']);
+    const nodes = [
+      { host: '127.0.0.1', port: 7001 },
+      { host: '127.0.0.1', port: 7002 },
+    ];
+    return { ...base, cluster: { seeds: ['127.0.0.1:7001'], nodes, slots: [[0, 16383, 0]] } };
+  }
+  const slot = keySlot(Buffer.from('r'), 0, 1);
+  function start() {
+    const plan = clusterPlan();
+    const targets = plan.cluster!.nodes.map((n, node) => ({ node, target: { ...plan, host: n.host, port: n.port } }));
+    const c = clientOf(plan, targets, null);
+    c.client.start();
+    return c;
+  }
+
+  it(`a MOVED ping-pong is followed ${MAX_REDIRECTIONS} times, then counts as one error reply naming the loop`, async () => {
+    const { sockets, counters, done } = start();
+    const [a, b] = sockets;
+    for (let hop = 1; hop <= MAX_REDIRECTIONS + 1; hop++) {
+      const [from, port] = hop % 2 === 1 ? [a, 7002] : [b, 7001];
+      await until(() => count(from.text(), 'SET') === Math.ceil(hop / 2));
+      from.reply(`-MOVED ${slot} 127.0.0.1:${port}\r\n`);
+    }
+    expect(await done).toBeNull();
+    expect(counters.moved).toBe(MAX_REDIRECTIONS + 1);
+    expect(counters.errors).toBe(1);
+    expect(counters.firstError).toBe(
+      `redirected ${MAX_REDIRECTIONS + 1} times in a row, the last: 127.0.0.1:7002 answered MOVED ${slot} 127.0.0.1:7001 (a redirection loop: --cluster follows at most ${MAX_REDIRECTIONS} MOVED/ASK in a row)`,
+    );
+    // Sent once, then once per redirection followed.
+    expect(count(a.text(), 'SET') + count(b.text(), 'SET')).toBe(MAX_REDIRECTIONS + 1);
+  });
+
+  it.each(['MOVED abc', `MOVED ${slot}`, `MOVED 16384 127.0.0.1:7002`, `ASK ${slot} 127.0.0.1:port`, `MOVED ${slot} 127.0.0.1:0`])(
+    'a malformed redirection (%s) is one error reply, not a redirection',
+    async (text) => {
+      const { sockets, counters, done } = start();
+      sockets[0].reply(`-${text}\r\n`);
+      expect(await done).toBeNull();
+      expect([counters.errors, counters.moved, counters.asked]).toEqual([1, 0, 0]);
+      expect(counters.firstError).toBe(text);
+      expect(sockets[1].text()).toBe('');
+    },
+  );
+
+  it('TRYAGAIN goes again to the node that answered it, the one an ASK sent it to included', async () => {
+    const { sockets, counters, done } = start();
+    const [a, b] = sockets;
+    a.reply(`-ASK ${slot} 127.0.0.1:7002\r\n`);
+    b.reply('+OK\r\n-TRYAGAIN Multiple keys request during rehashing of slot\r\n');
+    await until(() => count(b.text(), 'SET') === 2);
+    expect(count(a.text(), 'SET')).toBe(1);
+    b.reply('+OK\r\n');
+    expect(await done).toBeNull();
+    expect([counters.asked, counters.retried, counters.ok, counters.errors]).toEqual([1, 1, 1, 0]);
   });
 });
 

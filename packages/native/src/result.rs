@@ -80,6 +80,8 @@ pub struct NativeResult {
     pub retried: f64,
     /// `--read-from replica|any`: stale reads (the adapter passes them on only then).
     pub stale_reads: f64,
+    /// `--cluster`: the first topology refresh reply refused as no whole slot map (the map in use was kept).
+    pub topology_rejected: Option<String>,
 }
 
 /// `RawInterval` from engine-js/plan.ts.
@@ -182,6 +184,7 @@ pub(crate) fn to_js(r: RawResult) -> NativeResult {
         asked: n(c.asked),
         retried: n(c.retried),
         stale_reads: n(c.stale_reads),
+        topology_rejected: r.topology_rejected,
         nodes: r
             .nodes
             .iter()

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
-use super::{ASKING, HOME, Redirect, Router, backoff};
+use super::{ASKING, HOME, MAX_REDIRECTIONS, Redirect, Router, backoff, resend_budget};
 use crate::cluster_plan::endpoint_label;
 use crate::command::KeyScratch;
 use crate::handshake::ConnectError;
@@ -21,9 +21,6 @@ use crate::tally::Tally;
 use crate::topology::SlotMap;
 use crate::transport::Stream;
 
-/// Redirections (or retries) of one request before it counts as the error
-/// reply it got (`--timeout` since its first send also ends them).
-const MAX_HOPS: u8 = 64;
 /// MOVED / ASK hops of one request sent again at once; later ones wait a backoff.
 const FREE_HOPS: u8 = 2;
 /// Salt of the `__rand_int__` stream of requests sent again (as the TS engine's).
@@ -279,7 +276,7 @@ impl ClusterRouter {
                         self.keys[r.keys_at as usize..r.keys_at as usize + self.max_keys].to_vec()
                     };
                     self.give_keys(r.keys_at);
-                    self.redirect(w, tally, r.entry, &keys, Redirect::Retry, &text, now);
+                    self.redirect(w, tally, r.entry, &keys, Redirect::Retry, &text, None, now);
                 }
                 Ok(())
             }
@@ -471,11 +468,17 @@ impl Router for ClusterRouter {
 
     /// MOVED and ASK send it again to the node named (ASK after ASKING),
     /// and a MOVED sends the slot's later requests straight there;
-    /// TRYAGAIN and CLUSTERDOWN send it again to the client's own node
-    /// after a backoff, until `--timeout` has passed since its first send.
-    /// Its latency counts from its first send, hops included. Nothing is
-    /// allocated per request (a new peer, the slot map and a given-up
-    /// request's text are made once each).
+    /// TRYAGAIN and CLUSTERDOWN send it again to the node that answered
+    /// after a backoff (the TS engine does the same), and
+    /// what a node that could not be reached was to answer, to the client's
+    /// own node. It counts as the error reply it got after more than
+    /// [`MAX_REDIRECTIONS`] MOVED/ASK in a row (a loop), or when its next
+    /// send would come past [`resend_budget`] of `--timeout` from its first
+    /// send. Its latency counts from its first send, hops included. Each
+    /// MOVED, ASK, TRYAGAIN and CLUSTERDOWN counts in its kind's total and
+    /// in the row of the node that sent it, so the rows add up to the
+    /// totals. Nothing is allocated per request (a new peer, the slot map
+    /// and a given-up request's text are made once each).
     fn redirect(
         &mut self,
         w: &PreparedPlan,
@@ -484,23 +487,36 @@ impl Router for ClusterRouter {
         keys: &[u64],
         kind: Redirect,
         text: &[u8],
+        from: Option<usize>,
         now: Instant,
     ) {
-        entry.hops = entry.hops.saturating_add(1);
-        let timeout = Duration::from_millis(if w.plan.timeout_ms > 0 { w.plan.timeout_ms } else { 10_000 });
-        if entry.hops > MAX_HOPS || now.saturating_duration_since(entry.sent_at) > timeout {
-            // Given up: the last answer counts as the error reply it is.
-            tally.given_up(entry.op, text, u32::from(entry.hops) - 1, now);
-            return;
+        // No node answered (its node could not be reached): a request given up counts in the client's own row.
+        let row = from.and_then(|k| self.peers.get(k)).and_then(|p| p.row);
+        if from.is_some() {
+            let c = &mut tally.counters;
+            match kind {
+                Redirect::Moved => c.moved += 1,
+                Redirect::Ask => c.asked += 1,
+                Redirect::Retry => c.retried += 1,
+            }
+            if let (Some(r), true) = (row, tally.histogram.is_some()) {
+                tally.nodes[r as usize].redirections += 1;
+            }
         }
+        let row = row.or(self.node);
         let (peer, not_before) = match kind {
             Redirect::Moved | Redirect::Ask => {
-                // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381"
+                entry.hops = entry.hops.saturating_add(1);
+                if entry.hops > MAX_REDIRECTIONS {
+                    let answered = from.map_or("?", |k| self.peers[k].target.as_str());
+                    let why = || loop_text(text, answered, entry.hops);
+                    tally.given_up(entry.op, row, why, now);
+                    return;
+                }
+                // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381" (whole: see redirect_kind)
                 let space = text.iter().rposition(|&b| b == b' ').unwrap_or(0);
                 let peer = self.peer_to(w, tally, &text[(space + 1).min(text.len())..]);
-                let c = &mut tally.counters;
                 if kind == Redirect::Moved {
-                    c.moved += 1;
                     let slot =
                         text[6.min(space)..space].iter().fold(0usize, |n, &b| n * 10 + b.wrapping_sub(b'0') as usize);
                     let was = self.slot_peer.get(slot).copied();
@@ -512,8 +528,6 @@ impl Router for ClusterRouter {
                     if changed && self.news.len() < self.news.capacity() {
                         self.news.push(slot as u16);
                     }
-                } else {
-                    c.asked += 1;
                 }
                 entry.asking = kind == Redirect::Ask;
                 // Two nodes sending a request to each other while a slot changes hands: wait before the third hop.
@@ -522,15 +536,45 @@ impl Router for ClusterRouter {
                 (peer, if hops <= free { now } else { now + backoff(hops - free) })
             }
             Redirect::Retry => {
-                tally.counters.retried += 1;
+                entry.hops = 0;
+                entry.retries = entry.retries.saturating_add(1);
                 entry.asking = false;
-                (HOME, now + backoff(u32::from(entry.hops)))
+                (from.unwrap_or(HOME), now + backoff(u32::from(entry.retries)))
             }
         };
+        let budget = resend_budget(w.plan.timeout_ms);
+        if not_before.saturating_duration_since(entry.sent_at) > budget {
+            let why = || budget_text(text, entry.retries, now.saturating_duration_since(entry.sent_at), budget);
+            tally.given_up(entry.op, row, why, now);
+            return;
+        }
         let keys_at = self.take_keys(keys);
         self.peers[peer].waiting.push_back(Waiting { entry, keys_at, not_before });
         self.waiting += 1;
     }
+}
+
+/// The reply text, at most 300 bytes, for a message.
+fn reply_text(text: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&text[..text.len().min(300)])
+}
+
+/// Why a request in a redirection loop was given up: its last hop named.
+fn loop_text(text: &[u8], answered: &str, hops: u8) -> String {
+    format!(
+        "redirected {hops} times in a row, the last: {answered} answered {} (a redirection loop: --cluster follows at most {MAX_REDIRECTIONS} MOVED/ASK in a row)",
+        reply_text(text)
+    )
+}
+
+/// Why a request still redirected or refused near `--timeout` was given up.
+fn budget_text(text: &[u8], retries: u8, since: Duration, budget: Duration) -> String {
+    format!(
+        "{} (still, after {retries} retries in {} ms: --cluster sends a request again for at most {} ms, 3/4 of --timeout, from its first send)",
+        reply_text(text),
+        since.as_millis(),
+        budget.as_millis()
+    )
 }
 
 /// `host:port` or `[v6]:port`.

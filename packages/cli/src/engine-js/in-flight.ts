@@ -47,9 +47,10 @@ export class InFlight {
   generation: Uint32Array;
   /** --cluster: sent after ASKING, whose +OK comes first. */
   asking: Uint8Array;
+  /** --cluster: MOVED / ASK redirections in a row (a TRYAGAIN or CLUSTERDOWN ends the row). */
   hops: Uint8Array;
-  /** --cluster: when the first redirection came (retries stop --timeout after it). */
-  firstTry: Float64Array;
+  /** --cluster: TRYAGAIN / CLUSTERDOWN retries (and sends again after a node could not be reached) so far. */
+  retries: Uint8Array;
   /** --cluster: not sent again before this (a backoff). */
   notBefore: Float64Array;
   /** --cluster: index (in its Client's links) of the Link whose window the request is charged to. */
@@ -77,7 +78,7 @@ export class InFlight {
     this.generation = shape.tracksWritten ? new Uint32Array(capacity) : EMPTY_U32;
     this.asking = routed ? new Uint8Array(capacity) : EMPTY_U8;
     this.hops = routed ? new Uint8Array(capacity) : EMPTY_U8;
-    this.firstTry = routed ? new Float64Array(capacity) : EMPTY_F64;
+    this.retries = routed ? new Uint8Array(capacity) : EMPTY_U8;
     this.notBefore = routed ? new Float64Array(capacity) : EMPTY_F64;
     this.origin = routed ? new Uint16Array(capacity) : EMPTY_U16;
   }
@@ -108,6 +109,7 @@ export class InFlight {
     if (this.asking.length > 0) {
       this.asking[e] = 0;
       this.hops[e] = 0;
+      this.retries[e] = 0;
     }
     this.len++;
     return e;
@@ -132,7 +134,7 @@ export class InFlight {
       const routed = from.asking.length > 0;
       this.asking[d] = routed ? from.asking[e] : 0;
       this.hops[d] = routed ? from.hops[e] : 0;
-      this.firstTry[d] = routed ? from.firstTry[e] : 0;
+      this.retries[d] = routed ? from.retries[e] : 0;
       this.notBefore[d] = routed ? from.notBefore[e] : 0;
       this.origin[d] = routed ? from.origin[e] : 0;
     }
@@ -190,7 +192,7 @@ export class InFlight {
     this.generation = moved(this.generation);
     this.asking = moved(this.asking);
     this.hops = moved(this.hops);
-    this.firstTry = moved(this.firstTry);
+    this.retries = moved(this.retries);
     this.notBefore = moved(this.notBefore);
     this.origin = moved(this.origin);
     this.capacity = capacity;

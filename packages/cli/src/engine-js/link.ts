@@ -72,6 +72,9 @@ export class Link implements ReplySide {
   /** --reconnect: performance.now() when it dropped; -1 while up. */
   downSince = -1;
   retryTimer: NodeJS.Timeout | null = null;
+  /** --reconnect: the replies counted when it was last opened again (-1: never), and the reopened sockets in a row closed before any reply. */
+  repliesAtReopen = -1;
+  silentReopens = 0;
   /** --cluster: a backoff's end for the requests waiting to be sent here again. */
   backoffTimer: NodeJS.Timeout | null = null;
   /** --cluster: requests waiting for a backoff to end before they are sent here (TRYAGAIN, a third hop); null otherwise. */
@@ -288,6 +291,11 @@ export class Link implements ReplySide {
   }
 
   /** Names the link in messages: which client, and to where. */
+  /** Replies its client has counted (the Tally's): a reopened socket that brings none is a silent reopen. */
+  get replies(): number {
+    return this.tally.received;
+  }
+
   label(): string {
     return `connection ${this.clientId} (${this.peer})`;
   }

@@ -338,6 +338,12 @@ export interface RawResult extends Omit<Counters, 'lost' | 'reconnects' | 'downN
   /** --cluster: the measured phase's redirections by kind (absent without --cluster). */
   redirections?: Redirections;
   /**
+   * --cluster: the first topology refresh reply refused as no whole slot
+   * map (`host:port: why`, topology.ts's words); the map in use was kept.
+   * Absent when none was.
+   */
+  topologyRejected?: string;
+  /**
    * --read-from replica|any with --verify-get: reads a replica answered with
    * nil for a key written (and acknowledged) earlier in this run, or preloaded:
    * replication lag, counted apart from misses, lost writes and mismatches.

@@ -38,7 +38,14 @@ export class Recovery {
     private readonly signal: AbortSignal | undefined,
   ) {}
 
-  /** `link` dropped (`why` says how): its requests in flight are lost, and it is opened again after the first backoff. */
+  /**
+   * `link` dropped (`why` says how): its requests in flight are lost, and it
+   * is opened again after the first backoff. A Link opened again that
+   * closes before any reply (a server that accepts and closes at once, a
+   * proxy with no backend) is the same outage going on, not a recovery: the
+   * attempts count on from the last, with its backoff, so
+   * --reconnect-attempts bounds it as it bounds a refused connect.
+   */
   dropped(link: Link, why: string): void {
     const ring = link.ring;
     const links = this.owner.links;
@@ -46,8 +53,14 @@ export class Recovery {
     if (ring.origin.length > 0) for (let i = 0; i < ring.len; i++) links[ring.origin[ring.at(i)]].charged--;
     else link.charged -= ring.len;
     this.counters.lost += link.detach();
+    const silent = link.repliesAtReopen >= 0 && link.replies === link.repliesAtReopen;
+    link.silentReopens = silent ? link.silentReopens + 1 : 0;
+    if (link.silentReopens >= this.reconnect.attempts) {
+      this.owner.fail({ kind: 'closed', message: `${why}; not reconnected after ${this.reconnect.attempts} attempts (--reconnect-attempts): each connection opened again was closed before any reply` });
+      return;
+    }
     link.downSince = performance.now();
-    this.reopen(link, why, 0);
+    this.reopen(link, why, link.silentReopens);
   }
 
   /** Attempt `attempt` (0-based) to open `link` again, after its backoff. */
@@ -76,6 +89,7 @@ export class Recovery {
           this.counters.reconnects++;
           this.up(link);
           link.attach(socket);
+          link.repliesAtReopen = link.replies;
           const early = earlyErrors.get(socket);
           if (early || socket.destroyed || socket.readyState !== 'open') owner.linkClosed(link, (early as NodeJS.ErrnoException | undefined) ?? null);
           else {

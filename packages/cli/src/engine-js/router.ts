@@ -7,8 +7,10 @@
  * sends the slot's later requests straight there, and when the map did not
  * say so already, asks the phase's TopologyRefresh for the whole map, which
  * it then applies (applyTopology) to every slot. TRYAGAIN and CLUSTERDOWN
- * send the request again on the Link that answered, after a backoff, until
- * --timeout has passed since its first redirection. A single server has no
+ * send the request again on the Link that answered, after a backoff. A request counts as the error reply
+ * it got after more than MAX_REDIRECTIONS MOVED/ASK in a row (a loop), or
+ * when its next send would come past 3/4 of --timeout from its first send,
+ * as the native engine does. A single server has no
  * Router: its one Link is used directly. Paired with
  * crates/respbench-core/src/router.rs.
  *
@@ -24,7 +26,7 @@ import type { Link } from './link.js';
 import { nodeLabel, type Failure } from './plan.js';
 import type { ReplyReader } from './reply.js';
 import type { PreparedPlan, Request } from './request-source.js';
-import type { Tally } from './tally.js';
+import type { NodeTally, Tally } from './tally.js';
 import type { SlotMap, TopologyListener, TopologyRefresh } from './topology-refresh.js';
 
 /** Hash slots of a cluster. */
@@ -35,8 +37,15 @@ export const REDIRECT_MOVED = 1;
 export const REDIRECT_ASK = 2;
 export const REDIRECT_RETRY = 3;
 
-/** Redirections (or retries) of one request before it counts as the error reply it got (--timeout since the first also ends them). */
-export const MAX_HOPS = 64;
+/**
+ * MOVED / ASK replies one request follows in a row (no TRYAGAIN or
+ * CLUSTERDOWN between them) before it counts as a redirection loop: as Jedis
+ * (maxAttempts 5) and Lettuce (maxRedirects 5). A real chain is one or two;
+ * a ping-pong gives up after its backoffs (10 + 20 + 40 ms), not at --timeout.
+ */
+export const MAX_REDIRECTIONS = 5;
+/** The share of --timeout, from a request's first send, within which it may go again (the rest is left for the last try's reply). */
+export const RESEND_BUDGET = 3 / 4;
 /** MOVED / ASK hops of one request sent again at once; later ones wait a backoff. */
 export const FREE_HOPS = 2;
 /** TRYAGAIN / CLUSTERDOWN: first wait before sending again, doubled each time, capped. */
@@ -58,12 +67,42 @@ function startsWith(buf: Buffer, start: number, len: number, word: string): bool
   return true;
 }
 
-/** Which redirection an error reply is (MOVED, ASK, TRYAGAIN or CLUSTERDOWN), or REDIRECT_NONE. */
+/**
+ * Which redirection an error reply is (MOVED, ASK, TRYAGAIN or CLUSTERDOWN),
+ * or REDIRECT_NONE. A MOVED or ASK must be whole, `MOVED <slot 0..16383>
+ * <host>:<port 1..65535>` (an empty host: the node asked); one that is not
+ * (`MOVED abc`) is an error reply like any other, counted once.
+ */
 export function redirectKind(buf: Buffer, start: number, len: number): number {
-  if (startsWith(buf, start, len, 'MOVED ')) return REDIRECT_MOVED;
-  if (startsWith(buf, start, len, 'ASK ')) return REDIRECT_ASK;
+  if (startsWith(buf, start, len, 'MOVED ')) return wellFormed(buf, start + 6, start + len) ? REDIRECT_MOVED : REDIRECT_NONE;
+  if (startsWith(buf, start, len, 'ASK ')) return wellFormed(buf, start + 4, start + len) ? REDIRECT_ASK : REDIRECT_NONE;
   if (startsWith(buf, start, len, 'TRYAGAIN') || startsWith(buf, start, len, 'CLUSTERDOWN')) return REDIRECT_RETRY;
   return REDIRECT_NONE;
+}
+
+/** `buf[at, end)` is `<slot> <host>:<port>` with a slot of the cluster and a port number. */
+function wellFormed(buf: Buffer, at: number, end: number): boolean {
+  const space = buf.indexOf(32, at);
+  if (space < 0 || space >= end) return false;
+  let colon = end - 1;
+  while (colon > space && buf[colon] !== 58) colon--;
+  if (colon === space) return false;
+  for (let i = space + 1; i < colon; i++) if (buf[i] <= 32 || buf[i] === 127) return false;
+  const slot = number(buf, at, space);
+  const port = number(buf, colon + 1, end);
+  return slot >= 0 && slot < SLOTS && port >= 1 && port <= 65535;
+}
+
+/** The decimal number of 1 to 5 digits `buf[at, end)` holds, or -1. */
+function number(buf: Buffer, at: number, end: number): number {
+  if (end <= at || end - at > 5) return -1;
+  let n = 0;
+  for (let i = at; i < end; i++) {
+    const d = buf[i] - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
 }
 
 /** What the Router needs of its client: its Links, and a new one to a node a redirection names. */
@@ -141,7 +180,6 @@ export class Router implements TopologyListener {
     const buf = reader.buf;
     const kind = redirectKind(buf, s.payloadStart, s.payloadLen);
     if (kind === REDIRECT_NONE) return false;
-    if (link.node !== null) link.node.redirections++;
     const scratch = this.scratch;
     scratch.clear();
     scratch.pushFrom(link.ring, e);
@@ -150,30 +188,40 @@ export class Router implements TopologyListener {
   }
 
   /**
-   * Re-sends scratch entry `e` as the reply `buf[start, start + len)` (or
-   * `why`) says: MOVED / ASK to the node named, a retry on `answered` after
-   * a backoff; given up after MAX_HOPS or --timeout since the first.
+   * Re-sends scratch entry `e` as the reply `buf[start, start + len)` from
+   * `answered` says (or, `why` given, as its node could not be reached:
+   * again to the node it was drawn for, nothing counted): MOVED / ASK to the
+   * node named, a retry on `answered` after a backoff. Each MOVED, ASK,
+   * TRYAGAIN and CLUSTERDOWN counts in its kind's total and in the row of
+   * the node that sent it, so the rows add up to the totals. Given up (the
+   * error reply it got) after more than MAX_REDIRECTIONS MOVED/ASK in a row,
+   * or when its next send would come past RESEND_BUDGET of --timeout from
+   * its first send.
    */
   private resend(e: number, answered: Link, kind: number, buf: Buffer, start: number, len: number, now: number, why: string | null): void {
     const c = this.tally.counters;
     const R = this.scratch;
-    if (R.hops[e] === 0) R.firstTry[e] = now;
-    const hops = ++R.hops[e];
-    if (hops > MAX_HOPS || now - R.firstTry[e] > this.timeoutMs) {
-      // Given up: the last answer counts as the error reply it is.
-      this.owner.links[R.origin[e]].charged--;
-      this.tally.countGivenUp(R, e, `${why ?? buf.toString('latin1', start, start + Math.min(len, 300))} (after ${hops - 1} redirections or retries)`);
-      return;
+    const node = why === null ? answered.node : null;
+    if (why === null) {
+      if (kind === REDIRECT_MOVED) c.moved++;
+      else if (kind === REDIRECT_ASK) c.asked++;
+      else c.retried++;
+      if (node !== null) node.redirections++;
     }
+    const text = () => why ?? buf.toString('latin1', start, start + Math.min(len, 300));
     let to: Link;
     if (kind === REDIRECT_MOVED || kind === REDIRECT_ASK) {
-      // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381"
+      const hops = ++R.hops[e];
+      if (hops > MAX_REDIRECTIONS) {
+        this.giveUp(e, node, `redirected ${hops} times in a row, the last: ${answered.peer} answered ${text()} (a redirection loop: --cluster follows at most ${MAX_REDIRECTIONS} MOVED/ASK in a row)`);
+        return;
+      }
+      // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381" (whole: see redirectKind)
       const end = start + len;
       let space = end - 1;
       while (space > start && buf[space] !== 32) space--;
       to = this.linkTo(buf, space + 1, end);
       if (kind === REDIRECT_MOVED) {
-        c.moved++;
         let slot = 0;
         for (let i = start + 6; i < space; i++) slot = slot * 10 + buf[i] - 48;
         // A MOVED the map did not already say: the map is stale, ask for the whole of it.
@@ -182,21 +230,36 @@ export class Router implements TopologyListener {
           this.refresh.shareMoved(this, slot, to.peerBytes.toString('latin1'));
         }
         this.slotMoved(slot, to.index);
-      } else c.asked++;
+      }
       R.asking[e] = kind === REDIRECT_ASK ? 1 : 0;
       // Two nodes sending a request to each other while a slot changes hands: wait before the third hop.
       R.notBefore[e] = hops <= FREE_HOPS ? 0 : now + backoffMs(hops - FREE_HOPS);
     } else {
-      c.retried++;
+      R.hops[e] = 0;
       R.asking[e] = 0;
-      R.notBefore[e] = now + backoffMs(hops);
+      const retries = R.retries[e] < 255 ? ++R.retries[e] : 255;
+      R.notBefore[e] = now + backoffMs(retries);
       to = answered;
+    }
+    const budget = this.timeoutMs * RESEND_BUDGET;
+    const sentAt = R.sentAt[e];
+    if (Math.max(now, R.notBefore[e]) - sentAt > budget) {
+      this.giveUp(e, node, `${text()} (still, after ${R.retries[e]} retries in ${Math.round(now - sentAt)} ms: --cluster sends a request again for at most ${Math.round(budget)} ms, 3/4 of --timeout, from its first send)`);
+      return;
     }
     if (R.notBefore[e] > now) {
       to.waiting!.pushFrom(R, e);
       if (to.backoffTimer === null) this.armBackoff(to);
       if (to.socket === null) this.owner.needsSocket(to);
     } else this.encodeOn(to, R, e);
+  }
+
+  /** Scratch entry `e` counts as the error reply it got (`text` says why), in `node`'s row. */
+  private giveUp(e: number, node: NodeTally | null, text: string): void {
+    const origin = this.owner.links[this.scratch.origin[e]];
+    origin.charged--;
+    // No node answered (its node could not be reached): it counts in the row of the node it was drawn for.
+    this.tally.countGivenUp(this.scratch, e, text, node ?? origin.node);
   }
 
   /** MOVED said `slot` is at Link `index` now: its later requests go straight there. */

@@ -51,6 +51,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
   let intervals: RawInterval[] = [];
   let startedUnixMs = Date.now();
   let nodes: RawNode[] | undefined;
+  let topologyRejected: string | undefined;
   if (!failure) {
     const outcome = await runPhase(prepared, 'run', { counters, histogram, serviceHistogram, lag }, options);
     elapsedNs = outcome.elapsedNs;
@@ -59,6 +60,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     intervals = outcome.intervals ?? [];
     startedUnixMs = outcome.startedUnixMs ?? startedUnixMs;
     nodes = outcome.nodes;
+    topologyRejected = outcome.topologyRejected;
   }
   // Field by field, in the order `--json` has always printed them.
   return {
@@ -99,6 +101,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     ...(nodes ? { nodes } : {}),
     // Only a --cluster run counts redirections.
     ...(plan.cluster ? { redirections: { moved: counters.moved, ask: counters.asked, tryagain: counters.retried } } : {}),
+    ...(plan.cluster && topologyRejected !== undefined ? { topologyRejected } : {}),
   };
 }
 

@@ -186,10 +186,16 @@ export class Tally {
    * --cluster: a request redirected or retried until it was given up: the
    * last answer counts as the error reply it is, with `text` as its reason.
    */
-  countGivenUp(req: InFlight, e: number, text: string): void {
+  countGivenUp(req: InFlight, e: number, text: string, node: NodeTally | null): void {
     const c = this.counters;
     c.errors++;
-    if (this.histogram !== null) c.requests++;
+    if (this.histogram !== null) {
+      c.requests++;
+      if (node !== null) {
+        node.requests++;
+        node.errors++;
+      }
+    }
     if (req.op[e] === OP_SET) c.sets++;
     else c.gets++;
     this.received++;

@@ -16,7 +16,8 @@
  */
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { readTopology, topologyProblem, TopologyRefused } from '../cluster.js';
+import { readTopology, TopologyRefused } from '../cluster.js';
+import { TopologyInvalid } from '../topology.js';
 import { openConnection } from './connection.js';
 import { nodeLabel, slotOwners, type ClusterPlan, type Plan } from './plan.js';
 
@@ -43,6 +44,8 @@ export class TopologyRefresh {
   applied = 0;
   /** Queries that brought no map: unreachable, refused, or a reply that did not parse whole (the old map kept). */
   failed = 0;
+  /** The first reply refused as no whole slot map (`host:port: why`), said once in the result: the old map was kept. */
+  rejected: string | null = null;
   /** The cluster refuses to tell its topology (a proxy, say): asking again would get the same, so nothing more is asked this phase. */
   private refused = false;
   private readonly listeners: TopologyListener[] = [];
@@ -126,10 +129,10 @@ export class TopologyRefresh {
       this.socket = socket;
       if (this.closed) return null;
       const topology = await readTopology(socket, host, plan.tls !== null, timeoutMs);
-      if (topologyProblem(topology) !== null) return null;
       return TopologyRefresh.initialMap({ seeds: [], ...topology });
     } catch (err) {
       if (err instanceof TopologyRefused) this.refused = true;
+      if (err instanceof TopologyInvalid && this.rejected === null) this.rejected = `${seed}: ${err.message}`;
       return null;
     } finally {
       this.socket?.destroy();

@@ -37,6 +37,8 @@ export interface PhaseOutcome {
   unanswered?: number;
   /** --cluster, the measured phase: per primary. */
   nodes?: RawNode[];
+  /** --cluster: the first topology refresh reply refused as no whole slot map. */
+  topologyRejected?: string;
 }
 
 /**
@@ -181,7 +183,8 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
         const nodeFigures = nodeRows
           ? nodeRows.tallies.map((t, i) => ({ node: nodeRows.labels[i], requests: t.requests, errors: t.errors, redirections: t.redirections, histogram: t.histogram.toData() }))
           : undefined;
-        resolve({ elapsedNs, failure, unanswered, ...(clock ? { intervals: clock.intervals, startedUnixMs } : {}), ...(nodeFigures ? { nodes: nodeFigures } : {}) });
+        const rejected = refresh?.rejected ?? null;
+        resolve({ elapsedNs, failure, unanswered, ...(clock ? { intervals: clock.intervals, startedUnixMs } : {}), ...(nodeFigures ? { nodes: nodeFigures } : {}), ...(rejected !== null ? { topologyRejected: rejected } : {}) });
       }
     };
     const stopAll = (f: Failure) => {

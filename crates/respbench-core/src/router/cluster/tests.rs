@@ -4,6 +4,7 @@ use super::*;
 use crate::link::tests::{entry, paired_link};
 use crate::request_source::Op;
 use crate::router::RETRY_BACKOFF_CAP;
+use crate::router::redirect_kind;
 use std::io::Read as _;
 
 fn request(slot: u16) -> Request {
@@ -19,7 +20,7 @@ fn moved_sends_the_request_to_the_named_node_and_the_slots_later_requests_straig
     let (_, _, w) = paired_link(1);
     let (mut r, mut tally, now) = (router(&w), Tally::default(), Instant::now());
     assert_eq!(r.moved_to(&request(3999)), None);
-    r.redirect(&w, &mut tally, entry(1), &[1], Redirect::Moved, b"MOVED 3999 127.0.0.1:7001", now);
+    r.redirect(&w, &mut tally, entry(1), &[1], Redirect::Moved, b"MOVED 3999 127.0.0.1:7001", Some(HOME), now);
     assert_eq!(tally.counters.moved, 1);
     assert_eq!(r.pending(), 1);
     // A peer for the named node, and slot 3999 (only it) goes there from now on.
@@ -29,7 +30,7 @@ fn moved_sends_the_request_to_the_named_node_and_the_slots_later_requests_straig
     // The first hops go again at once.
     assert_eq!(r.next_wake(now), Some(now));
     // A MOVED back to the client's own node undoes it: the source's routing again.
-    r.redirect(&w, &mut tally, entry(2), &[2], Redirect::Moved, b"MOVED 3999 127.0.0.1:7000", now);
+    r.redirect(&w, &mut tally, entry(2), &[2], Redirect::Moved, b"MOVED 3999 127.0.0.1:7000", Some(HOME), now);
     assert_eq!(r.moved_to(&request(3999)), None);
     assert_eq!(r.peers.len(), 2);
 }
@@ -38,7 +39,7 @@ fn moved_sends_the_request_to_the_named_node_and_the_slots_later_requests_straig
 fn ask_sends_one_request_after_asking_and_moves_no_slot() {
     let (_, _, w) = paired_link(1);
     let (mut r, mut tally, now) = (router(&w), Tally::default(), Instant::now());
-    r.redirect(&w, &mut tally, entry(1), &[1], Redirect::Ask, b"ASK 12 127.0.0.1:7002", now);
+    r.redirect(&w, &mut tally, entry(1), &[1], Redirect::Ask, b"ASK 12 127.0.0.1:7002", Some(HOME), now);
     assert_eq!((tally.counters.asked, tally.counters.moved), (1, 0));
     assert_eq!(r.moved_to(&request(12)), None);
     let waiting = r.peers[1].waiting.front().unwrap();
@@ -47,7 +48,7 @@ fn ask_sends_one_request_after_asking_and_moves_no_slot() {
 }
 
 #[test]
-fn tryagain_waits_a_growing_backoff_then_goes_again_on_the_clients_own_link() {
+fn tryagain_waits_a_growing_backoff_then_goes_again_to_the_node_that_answered() {
     let (mut home, mut server, w) = paired_link(4);
     let (mut r, mut tally, now) = (router(&w), Tally::default(), Instant::now());
     r.redirect(
@@ -57,6 +58,7 @@ fn tryagain_waits_a_growing_backoff_then_goes_again_on_the_clients_own_link() {
         &[3],
         Redirect::Retry,
         b"TRYAGAIN Multiple keys request during rehashing of slot",
+        Some(HOME),
         now,
     );
     assert_eq!(tally.counters.retried, 1);
@@ -67,7 +69,7 @@ fn tryagain_waits_a_growing_backoff_then_goes_again_on_the_clients_own_link() {
     // Not before its backoff…
     r.service(&w, &mut tally, &mut home, now).unwrap();
     assert_eq!((home.inflight(), r.pending()), (0, 1));
-    // …then on the client's own Link (the node it retries is its own), written at once.
+    // …then on the Link of the node that answered (here the client's own), written at once.
     r.service(&w, &mut tally, &mut home, now + backoff(1)).unwrap();
     assert_eq!((home.inflight(), r.pending()), (1, 0));
     assert!(tally.counters.bytes_out > 0);
@@ -81,17 +83,51 @@ fn a_request_redirected_too_often_or_for_too_long_counts_as_the_error_it_got() {
     let (_, _, w) = paired_link(1);
     let (mut r, mut tally, now) = (router(&w), Tally::default(), Instant::now());
     let mut tired = entry(1);
-    tired.hops = MAX_HOPS;
-    r.redirect(&w, &mut tally, tired, &[1], Redirect::Moved, b"MOVED 1 127.0.0.1:7001", now);
+    tired.hops = MAX_REDIRECTIONS;
+    r.redirect(&w, &mut tally, tired, &[1], Redirect::Moved, b"MOVED 1 127.0.0.1:7001", Some(HOME), now);
+    // Past 3/4 of --timeout (10 s without one) from its first send: not sent again.
     let mut old = entry(2);
-    old.sent_at = now - Duration::from_secs(11);
-    r.redirect(&w, &mut tally, old, &[2], Redirect::Retry, b"CLUSTERDOWN The cluster is down", now);
+    old.sent_at = now - Duration::from_millis(7_495);
+    r.redirect(&w, &mut tally, old, &[2], Redirect::Retry, b"CLUSTERDOWN The cluster is down", Some(HOME), now);
     assert_eq!(r.pending(), 0);
     assert_eq!((tally.counters.errors, tally.counters.sets), (2, 2));
-    assert_eq!(tally.counters.moved, 0);
+    // Each was a MOVED / CLUSTERDOWN reply all the same.
+    assert_eq!((tally.counters.moved, tally.counters.retried), (1, 1));
     let (_, first) = tally.first.error.as_ref().unwrap();
-    assert!(first.starts_with("MOVED 1 127.0.0.1:7001 (after 64 redirections or retries)"), "{first}");
+    assert_eq!(
+        first,
+        "redirected 6 times in a row, the last: 127.0.0.1:7000 answered MOVED 1 127.0.0.1:7001 (a redirection loop: --cluster follows at most 5 MOVED/ASK in a row)"
+    );
+    // A TRYAGAIN between redirections ends the row: the next MOVED is followed.
+    let mut retried = entry(3);
+    retried.hops = MAX_REDIRECTIONS;
+    r.redirect(&w, &mut tally, retried, &[3], Redirect::Retry, b"TRYAGAIN", Some(HOME), now);
+    let waiting = r.peers[HOME].waiting.front().copied().unwrap();
+    assert_eq!((waiting.entry.hops, waiting.entry.retries), (0, 1));
     let _ = Op::Set;
+}
+
+#[test]
+fn only_a_whole_moved_or_ask_is_a_redirection() {
+    for good in
+        [&b"MOVED 3999 127.0.0.1:7001"[..], b"ASK 0 :7001", b"MOVED 16383 ::1:7001", b"TRYAGAIN x", b"CLUSTERDOWN"]
+    {
+        assert!(redirect_kind(good).is_some(), "{}", String::from_utf8_lossy(good));
+    }
+    for bad in [
+        &b"MOVED abc"[..],
+        b"MOVED 3999",
+        b"MOVED 16384 127.0.0.1:7001",
+        b"MOVED x 127.0.0.1:7001",
+        b"MOVED 1 127.0.0.1",
+        b"MOVED 1 127.0.0.1:70000",
+        b"MOVED 1 127.0.0.1:0",
+        b"MOVED 1 a b:7001",
+        b"ASK 1 127.0.0.1:port",
+        b"ASK ",
+    ] {
+        assert_eq!(redirect_kind(bad), None, "{}", String::from_utf8_lossy(bad));
+    }
 }
 
 /// A `CLUSTER SLOTS` reply: each `(first, last, port)` range owned by `127.0.0.1:port`.
@@ -109,7 +145,7 @@ fn a_refreshed_map_sends_each_slot_straight_to_its_owner_and_its_own_nodes_slots
     let (mut r, mut tally) = (router(&w), Tally::default());
     // A MOVED had sent slot 10 to 7001; the new map gives it back to 7000 (the client's own),
     // and slots 0..=5000 to a node the client has not heard of (7003).
-    r.redirect(&w, &mut tally, entry(1), &[1], Redirect::Moved, b"MOVED 10 127.0.0.1:7001", Instant::now());
+    r.redirect(&w, &mut tally, entry(1), &[1], Redirect::Moved, b"MOVED 10 127.0.0.1:7001", Some(HOME), Instant::now());
     assert_eq!(r.moved_to(&request(10)), Some(1));
     r.apply_topology(&w, &mut tally, &slot_map(&[(0, 5000, 7003), (5001, 9000, 7000), (9001, 16383, 7001)]));
     let to = |slot: u16| r.moved_to(&request(slot)).map(|k| r.peers[k].target.as_str());
@@ -128,7 +164,7 @@ fn a_refreshed_map_sends_each_slot_straight_to_its_owner_and_its_own_nodes_slots
 fn a_moved_is_news_another_client_of_the_worker_routes_by() {
     let (_, _, w) = paired_link(1);
     let (mut a, mut b, mut tally) = (router(&w), router(&w), Tally::default());
-    a.redirect(&w, &mut tally, entry(1), &[1], Redirect::Moved, b"MOVED 77 127.0.0.1:7002", Instant::now());
+    a.redirect(&w, &mut tally, entry(1), &[1], Redirect::Moved, b"MOVED 77 127.0.0.1:7002", Some(HOME), Instant::now());
     let news: Vec<(u16, String)> = a.moved_news().map(|(s, t)| (s, t.to_string())).collect();
     assert_eq!(news, vec![(77, "127.0.0.1:7002".to_string())]);
     for (slot, target) in &news {
