@@ -9,8 +9,8 @@ use crate::values::{ValueFactory, content_hash};
 // Kept so `crate::command::{Part, Role, CommandKind, …}` still names them.
 pub use crate::command_kind::{ARRAY_READS, CommandKind, command_kind, mix_role, template_name};
 pub use crate::template::{
-    PLACEHOLDERS, Part, Role, Template, TemplateError, inline_form, parse_mix_template, parse_template,
-    rand_int_as_text, refused_outside_quotes, unverifiable_reason,
+    PLACEHOLDERS, Part, Role, Template, TemplateError, inline_form, parse_template, rand_int_as_text,
+    refused_outside_quotes, unverifiable_reason,
 };
 
 /// redis-benchmark writes `__rand_int__` as 12 zero-padded digits; so do we.

@@ -4,7 +4,7 @@
 //! encoder so the counting side ([`crate::histogram`], the tally) needs no
 //! request bytes.
 
-use crate::template::{Part, Role, Template};
+use crate::template::{Part, Role, Template, TemplateError};
 
 /// Whether a request was a write or a read: decides how its reply counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,8 +25,20 @@ pub const ARRAY_READS: [&str; 1] = ["MGET"];
 /// one is sent, a nil read of its keys is a miss, never a lost write. As
 /// REMOVING_NAMES in command.ts (docs/workload.md, "Replies").
 const REMOVING_NAMES: [&str; 14] = [
-    "DEL", "UNLINK", "GETDEL", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "SETEX", "PSETEX", "RENAME", "RENAMENX",
-    "MOVE", "HDEL", "RESTORE",
+    "DEL",
+    "UNLINK",
+    "GETDEL",
+    "EXPIRE",
+    "PEXPIRE",
+    "EXPIREAT",
+    "PEXPIREAT",
+    "SETEX",
+    "PSETEX",
+    "RENAME",
+    "RENAMENX",
+    "MOVE",
+    "HDEL",
+    "RESTORE",
 ];
 /// Options that give a `SET` or `GETEX` an expiry (the key may be gone when read).
 const EXPIRY_OPTIONS: [&str; 4] = ["EX", "PX", "EXAT", "PXAT"];
@@ -81,4 +93,13 @@ pub fn command_kind(template: &Template) -> CommandKind {
     } else {
         CommandKind::Other
     }
+}
+
+/// One `--command` of a mix (here, beside `mix_role`, so the template grammar needs nothing of this module): its role from its name (`mix_role`), and a
+/// command with no `__key__` (`INCR ctr:__rand_int__`) is a command with no
+/// key, sent as written, as the same words after the options are. A single
+/// bare word still takes the kvstore shape (`GET` is `GET key`). Paired with
+/// parseMixTemplate in command.ts.
+pub fn parse_mix_template(source: &str, literal: bool) -> Result<Template, TemplateError> {
+    crate::template::parse_template_keyed(source, mix_role(source), literal, true)
 }

@@ -118,7 +118,8 @@ fn user_name(plan: &Plan) -> &str {
 /// look-alikes: "invalid password", "AUTH …"), as the TS engine reads it.
 fn refuses_login(text: &str) -> bool {
     let lower = text.to_lowercase();
-    text.starts_with("WRONGPASS") || lower.split(|c: char| !c.is_alphanumeric()).any(|w| w.starts_with("auth") || w.starts_with("password"))
+    text.starts_with("WRONGPASS")
+        || lower.split(|c: char| !c.is_alphanumeric()).any(|w| w.starts_with("auth") || w.starts_with("password"))
 }
 
 /// What an error reply (its text without the '-') to a handshake step means

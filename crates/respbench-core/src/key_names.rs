@@ -59,7 +59,10 @@ impl Generations {
 pub enum Verdict {
     Fresh,
     /// A value of the key, of generation `got`, older than `wrote`, the generation acknowledged before the read went out.
-    Stale { got: u32, wrote: u32 },
+    Stale {
+        got: u32,
+        wrote: u32,
+    },
     /// Not a value of the key at all.
     Wrong,
 }
@@ -138,7 +141,8 @@ impl KeyNames {
             per_command.iter().any(|c| test(c) && c.names.contains(&(name as u16)))
         };
         let written = (0..shapes.len()).map(|n| used_by(|c| c.marks, n).then(|| WrittenKeys::new(keyspace))).collect();
-        let removed = (0..shapes.len()).map(|n| used_by(|c| c.removes, n).then(|| WrittenKeys::new(keyspace))).collect();
+        let removed =
+            (0..shapes.len()).map(|n| used_by(|c| c.removes, n).then(|| WrittenKeys::new(keyspace))).collect();
         let generations = (0..shapes.len())
             .map(|n| (generations && used_by(|c| c.marks, n)).then(|| Generations::new(keyspace)))
             .collect();

@@ -44,6 +44,7 @@ pub mod link;
 pub mod open;
 pub mod pacer;
 pub mod plan;
+pub mod prepared_plan;
 pub mod progress;
 pub mod recovery;
 pub mod reply;

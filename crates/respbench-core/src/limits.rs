@@ -36,8 +36,19 @@ pub const THREADS: Limit = Limit { name: "threads", min: 1, max: 256 };
 pub const WINDOW_BYTES: Limit = Limit { name: "windowBytes", min: 1, max: 1 << 30 };
 
 /// Every limit (`limits.json` holds the same, keyed by name).
-pub const ALL: [Limit; 11] =
-    [PORT, REQUESTS, PIPELINE, KEYSPACE, VALUE_SIZE, SET_RATIO, SEED, VALUE_GENERATION, CONNECTIONS, THREADS, WINDOW_BYTES];
+pub const ALL: [Limit; 11] = [
+    PORT,
+    REQUESTS,
+    PIPELINE,
+    KEYSPACE,
+    VALUE_SIZE,
+    SET_RATIO,
+    SEED,
+    VALUE_GENERATION,
+    CONNECTIONS,
+    THREADS,
+    WINDOW_BYTES,
+];
 
 /// Why a window of `pipeline` requests with values up to `value_size_max`
 /// bytes cannot fit, or None. A connection keeps `pipeline` requests in

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
+use crate::key_names::Verdict;
 use crate::link::InFlight;
 use crate::plan::IntervalRecord;
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, escape_bytes};
 use crate::request_source::{Op, PreparedPlan};
-use crate::key_names::Verdict;
 use crate::values::{content_of, first_difference, generation_of};
 
 /// Longest error text kept, as the TS engine.
@@ -191,7 +191,9 @@ fn count_reply(
         }
         // A key whose write was acknowledged before this read went out must be
         // there, unless a command that may remove it went out since.
-        else if entry.written_before && w.key_names.as_ref().is_some_and(|n| n.is_lost(entry.command, entry.key_index)) {
+        else if entry.written_before
+            && w.key_names.as_ref().is_some_and(|n| n.is_lost(entry.command, entry.key_index))
+        {
             c.lost_writes += 1;
         } else {
             c.misses += 1;
@@ -206,14 +208,14 @@ fn count_reply(
         return;
     }
     let value = matches!(scanner.kind, ReplyKind::Bulk | ReplyKind::Verbatim);
-    let verdict =
-        if value {
-            // A key whose generations this run tracks: how many it has drawn so far.
-            let next = w.key_names.as_ref().filter(|_| w.key_generations).and_then(|n| n.next_of(entry.command, entry.key_index));
-            value_verdict(w, scanner.payload(buf), entry.key_hash, entry.generation, next)
-        } else {
-            Verdict::Wrong
-        };
+    let verdict = if value {
+        // A key whose generations this run tracks: how many it has drawn so far.
+        let next =
+            w.key_names.as_ref().filter(|_| w.key_generations).and_then(|n| n.next_of(entry.command, entry.key_index));
+        value_verdict(w, scanner.payload(buf), entry.key_hash, entry.generation, next)
+    } else {
+        Verdict::Wrong
+    };
     if verdict == Verdict::Fresh {
         c.ok += 1;
         return;

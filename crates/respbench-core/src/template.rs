@@ -266,16 +266,8 @@ pub fn parse_template(source: &str, role: Role, literal: bool) -> Result<Templat
     parse_template_keyed(source, role, literal, literal)
 }
 
-/// One `--command` of a mix: its role from its name (`mix_role`), and a
-/// command with no `__key__` (`INCR ctr:__rand_int__`) is a command with no
-/// key, sent as written, as the same words after the options are. A single
-/// bare word still takes the kvstore shape (`GET` is `GET key`). Paired with
-/// parseMixTemplate in command.ts.
-pub fn parse_mix_template(source: &str, literal: bool) -> Result<Template, TemplateError> {
-    parse_template_keyed(source, crate::command_kind::mix_role(source), literal, true)
-}
-
-fn parse_template_keyed(
+/// `parse_template` with the key made optional or not: `crate::command_kind::parse_mix_template` is the mix's use of it.
+pub(crate) fn parse_template_keyed(
     source: &str,
     role: Role,
     literal: bool,
