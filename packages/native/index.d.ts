@@ -30,6 +30,9 @@ export declare class RunHandle {
   wait(): Promise<NativeResult>
 }
 
+/** Which backend a run with `io` (and `tls`) would use here. */
+export declare function ioBackend(io: string | undefined | null, tls: boolean): NativeIoBackend
+
 /** `ClusterPlan` from engine-js/plan.ts. */
 export interface NativeCluster {
   seeds: Array<string>
@@ -85,6 +88,16 @@ export interface NativeInterval {
   /** A command mix: each command's latencies in the interval; absent otherwise. */
   commandHistograms?: Array<NativeHistogram>
   connections: number
+}
+
+/** What `--io` resolves to on this machine. */
+export interface NativeIoBackend {
+  /** "io_uring" or "epoll"; absent when `error` says why it cannot run. */
+  backend?: string
+  /** Why it is not what was asked for (auto falling back, TLS on epoll). */
+  note?: string
+  /** `--io uring` where io_uring cannot work: the reason. */
+  error?: string
 }
 
 /** `RawNode` from engine-js/plan.ts. */
@@ -161,6 +174,8 @@ export interface NativePlan {
   rampConnections?: NativeRamp | null
   /** null or absent: one server. */
   cluster?: NativeCluster | null
+  /** `--io`: "auto" (absent), "uring" or "epoll". */
+  io?: string
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */

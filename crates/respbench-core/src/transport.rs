@@ -37,6 +37,31 @@ pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream, String),
     Tls(Box<TlsStream>),
+    /// Handed to an io_uring worker ([`Stream::hand_to_ring`]): its ring
+    /// does the reads and writes, so these say WouldBlock here.
+    Ring(RingSocket),
+}
+
+/// A TCP or unix socket an io_uring worker reads and writes: only its fd
+/// (blocking mode: the ring waits for it), its label and its close.
+pub struct RingSocket {
+    fd: std::os::fd::RawFd,
+    label: Option<String>,
+}
+
+impl RingSocket {
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        self.fd
+    }
+}
+
+impl Drop for RingSocket {
+    fn drop(&mut self) {
+        if self.fd >= 0 {
+            // SAFETY: the fd is this socket's own, closed once.
+            unsafe { libc::close(self.fd) };
+        }
+    }
 }
 
 /// Opens the plan's transport: a unix socket when `plan.socket` is set, TCP
@@ -56,12 +81,44 @@ pub fn connect(plan: &Plan, timeout: Duration, control: &RunControl) -> Result<S
 }
 
 impl Stream {
+    /// Hands a TCP or unix stream to an io_uring worker: from here on its
+    /// ring reads and writes it (this stream's own reads and writes say
+    /// WouldBlock). Returns the fd; TLS is not handed over (it stays on epoll).
+    pub fn hand_to_ring(&mut self) -> io::Result<std::os::fd::RawFd> {
+        use std::os::fd::IntoRawFd;
+        if let Stream::Ring(r) = self {
+            return Ok(r.fd);
+        }
+        let label = self.peer_label();
+        let was = std::mem::replace(self, Stream::Ring(RingSocket { fd: -1, label: None }));
+        let fd = match was {
+            Stream::Tcp(s) => s.into_raw_fd(),
+            Stream::Unix(s, _) => s.into_raw_fd(),
+            Stream::Tls(t) => {
+                *self = Stream::Tls(t);
+                return Err(io::Error::new(io::ErrorKind::Unsupported, "TLS stays on epoll"));
+            }
+            Stream::Ring(_) => unreachable!("handled above"),
+        };
+        *self = Stream::Ring(RingSocket { fd, label });
+        // Blocking: the ring then waits for the socket instead of completing with EAGAIN.
+        // SAFETY: fcntl on an fd this stream owns.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(fd)
+    }
+
     /// Where the stream goes, for messages: `ip:port` or the socket path.
     pub fn peer_label(&self) -> Option<String> {
         match self {
             Stream::Tcp(s) => s.peer_addr().ok().map(|a| format!("{}:{}", a.ip(), a.port())),
             Stream::Unix(_, path) => Some(path.clone()),
             Stream::Tls(t) => t.socket().peer_addr().ok().map(|a| format!("{}:{}", a.ip(), a.port())),
+            Stream::Ring(r) => r.label.clone(),
         }
     }
 
@@ -71,6 +128,8 @@ impl Stream {
             Stream::Tcp(s) => s.set_nodelay(true),
             Stream::Unix(..) => Ok(()),
             Stream::Tls(t) => t.socket().set_nodelay(true),
+            // Set before it was handed over.
+            Stream::Ring(_) => Ok(()),
         }
     }
 
@@ -82,6 +141,11 @@ impl Stream {
             Stream::Tcp(s) => s.shutdown(Shutdown::Write),
             Stream::Unix(s, _) => s.shutdown(Shutdown::Write),
             Stream::Tls(t) => t.close_write(),
+            // SAFETY: shutdown on the socket's own fd.
+            Stream::Ring(r) => match unsafe { libc::shutdown(r.fd, libc::SHUT_WR) } {
+                0 => Ok(()),
+                _ => Err(io::Error::last_os_error()),
+            },
         }
     }
 
@@ -101,6 +165,7 @@ impl Read for Stream {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s, _) => s.read(buf),
             Stream::Tls(t) => t.read(buf),
+            Stream::Ring(_) => Err(io::ErrorKind::WouldBlock.into()),
         }
     }
 }
@@ -112,6 +177,7 @@ impl Write for Stream {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s, _) => s.write(buf),
             Stream::Tls(t) => t.write(buf),
+            Stream::Ring(_) => Err(io::ErrorKind::WouldBlock.into()),
         }
     }
 
@@ -132,6 +198,7 @@ impl mio::event::Source for Stream {
             Stream::Tcp(s) => s.register(registry, token, interests),
             Stream::Unix(s, _) => s.register(registry, token, interests),
             Stream::Tls(t) => t.socket_mut().register(registry, token, interests),
+            Stream::Ring(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 
@@ -140,6 +207,7 @@ impl mio::event::Source for Stream {
             Stream::Tcp(s) => s.reregister(registry, token, interests),
             Stream::Unix(s, _) => s.reregister(registry, token, interests),
             Stream::Tls(t) => t.socket_mut().reregister(registry, token, interests),
+            Stream::Ring(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 
@@ -148,6 +216,7 @@ impl mio::event::Source for Stream {
             Stream::Tcp(s) => s.deregister(registry),
             Stream::Unix(s, _) => s.deregister(registry),
             Stream::Tls(t) => t.socket_mut().deregister(registry),
+            Stream::Ring(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 }

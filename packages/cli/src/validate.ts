@@ -8,7 +8,7 @@ import { keySlots, mixRole, parseTemplate, refusedOutsideQuotes, TemplateError, 
 import fs from 'node:fs';
 import { LIMITS, windowRefusal } from './engine-js/limits.js';
 import { VERIFY_MIN_VALUE_SIZE } from './engine-js/values.js';
-import type { CommandSpec, Mode, Plan, TlsPlan } from './engine-js/plan.js';
+import { IO_CHOICES, type CommandSpec, type Mode, type Plan, type TlsPlan } from './engine-js/plan.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { parseChoice, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePositive, parseSocket, parseText, parseValueSize, shown } from './flag-values.js';
@@ -65,6 +65,7 @@ export interface RawRunOptions {
   keyStddev?: string;
   zipfExponent: string;
   threads?: string;
+  io?: string;
   engine: string;
   preload: boolean;
   timeout: string;
@@ -240,6 +241,7 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
     warmupMs: raw.warmup === undefined ? 0 : parseDurationMs('--warmup', raw.warmup, true),
     rate: raw.rate === undefined ? 0 : parsePositive('--rate', raw.rate, 100_000_000),
     ...readCredentials(raw, uri, env),
+    ...(raw.io === undefined ? {} : { io: parseChoice('--io', raw.io, IO_CHOICES) }),
   };
   if (raw.clientTracking) {
     if (!plan.resp3) throw new UsageError('--client-tracking needs -3/--resp3 (invalidations come as RESP3 push frames)');
