@@ -8,8 +8,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { childPids, isAlive, STACK_TRACE, waitFor } from './faults/harness.js';
-import { engines } from './helpers/engines.js';
-import { CLI, commandsProcessed, liveProcesses, redisPerTest, type RedisServer, REPO, tcpSocketsOf } from './helpers/servers.js';
+import { engines, ioEngines } from './helpers/engines.js';
+import { CLI, cliArgs, commandsProcessed, liveProcesses, redisPerTest, type RedisServer, REPO, tcpSocketsOf } from './helpers/servers.js';
 
 let redis: RedisServer | null = null;
 /** Each test's redis-server is stopped after it, and must leave no process behind. */
@@ -24,7 +24,7 @@ interface Exited {
 
 /** Starts respbench; `exited` resolves when it ends (killed after 30 s at most). */
 function startCli(args: string[]) {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...cliArgs(args)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -47,7 +47,7 @@ const signals: Array<[NodeJS.Signals, number]> = [
   ['SIGTERM', 143],
 ];
 
-describe.each(engines())('engine %s', (engine) => {
+describe.each(ioEngines())('engine %s', (engine) => {
   it.each(signals)('%s mid-run prints the partial result marked interrupted and exits %i', async (signal, code) => {
     redis = await startRedis();
     const r = redis;

@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engines } from './helpers/engines.js';
+import { engines, ioEngines } from './helpers/engines.js';
 import { CLI, runCli, runJson, useRedis } from './helpers/servers.js';
 
 const redis = useRedis();
@@ -36,7 +36,7 @@ function slowServer(delayMs: number): Promise<{ port: number; close: () => void 
   );
 }
 
-describe.each(engines())('engine %s', (engine) => {
+describe.each(ioEngines())('engine %s', (engine) => {
   const base = () => ['--engine', engine, '--port', String(redis.current.port)];
 
   it('--duration 2s ends in about 2 s, whatever --requests says', async () => {

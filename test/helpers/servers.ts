@@ -97,11 +97,23 @@ export interface CliRun {
   ms: number;
 }
 
+/**
+ * The CLI's arguments for a test's engine name: `native/uring` and
+ * `native/epoll` (helpers/engines.ts `ioEngines`) are the native engine on
+ * that I/O backend (`--engine native --io uring`); other names pass as they are.
+ */
+export function cliArgs(args: string[]): string[] {
+  const at = args.indexOf('--engine');
+  const name = at >= 0 ? args[at + 1] : undefined;
+  const io = name?.startsWith('native/') ? name.slice('native/'.length) : null;
+  return io === null ? args : [...args.slice(0, at), '--engine', 'native', '--io', io, ...args.slice(at + 2)];
+}
+
 /** Runs the built CLI with args; kills it after `timeoutMs`. */
 export function runCli(args: string[], timeoutMs = 60_000, env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(process.execPath, [CLI, ...cliArgs(args)], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

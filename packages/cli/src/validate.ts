@@ -241,7 +241,8 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
     warmupMs: raw.warmup === undefined ? 0 : parseDurationMs('--warmup', raw.warmup, true),
     rate: raw.rate === undefined ? 0 : parsePositive('--rate', raw.rate, 100_000_000),
     ...readCredentials(raw, uri, env),
-    ...(raw.io === undefined ? {} : { io: parseChoice('--io', raw.io, IO_CHOICES) }),
+    // RESPBENCH_IO=uring|epoll: --io's default (the test suite runs every native run on one backend with it).
+    ...ioOption(raw.io ?? env.RESPBENCH_IO),
   };
   if (raw.clientTracking) {
     if (!plan.resp3) throw new UsageError('--client-tracking needs -3/--resp3 (invalidations come as RESP3 push frames)');
@@ -588,4 +589,9 @@ export function checkStudyFlags(fromCli: (option: string) => boolean): void {
   for (const key of ['host', 'port', 'uri']) {
     if (fromCli(key)) throw new UsageError(`--${key} does not apply to a study: each scenario's target gives the address (target: { address: 'HOST:PORT' } or { uri: 'redis://…' })`);
   }
+}
+
+/** --io (or RESPBENCH_IO), when given: the native engine's I/O backend. */
+function ioOption(raw: string | undefined): Pick<Plan, 'io'> {
+  return raw === undefined || raw === '' ? {} : { io: parseChoice('--io', raw, IO_CHOICES) };
 }
