@@ -106,3 +106,39 @@ pub fn refusal(e: &io::Error) -> String {
         _ => format!("io_uring cannot be set up: {e}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epoll_is_what_it_says_and_tls_stays_on_epoll_whatever_was_asked() {
+        assert_eq!(decide(IoChoice::Epoll, false), Ok(IoDecision { backend: Backend::Epoll, note: None }));
+        for choice in [IoChoice::Auto, IoChoice::Uring] {
+            let d = decide(choice, true).unwrap();
+            assert_eq!(d.backend, Backend::Epoll);
+            assert_eq!(d.note.as_deref(), Some("TLS runs on epoll (io_uring carries plain TCP and unix sockets)"));
+        }
+    }
+
+    #[test]
+    fn auto_is_io_uring_exactly_when_io_uring_is_usable() {
+        let auto = decide(IoChoice::Auto, false).unwrap();
+        match usable() {
+            Ok(()) => {
+                assert_eq!(auto.backend, Backend::Uring);
+                assert_eq!(decide(IoChoice::Uring, false).unwrap().backend, Backend::Uring);
+            }
+            Err(why) => {
+                assert_eq!(auto, IoDecision { backend: Backend::Epoll, note: Some(format!("{why}; running on epoll")) });
+                assert_eq!(decide(IoChoice::Uring, false), Err(format!("--io uring: {why}")));
+            }
+        }
+    }
+
+    #[test]
+    fn a_refused_setup_is_named_for_what_the_user_can_change() {
+        assert_eq!(refusal(&io::Error::from_raw_os_error(libc::EPERM)), "io_uring refused by the sandbox (EPERM)");
+        assert_eq!(refusal(&io::Error::from_raw_os_error(libc::ENOSYS)), "the kernel has no io_uring (ENOSYS)");
+    }
+}
