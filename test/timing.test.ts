@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, ioEngines } from './helpers/engines.js';
-import { CLI, runCli, runJson, useRedis } from './helpers/servers.js';
+import { CLI, cliArgs, runCli, runJson, useRedis } from './helpers/servers.js';
 
 const redis = useRedis();
 
@@ -136,7 +136,7 @@ describe.each(ioEngines())('engine %s', (engine) => {
   });
 
   it('a server stall shows in the intended-time percentiles, not in the service time', async () => {
-    const child = spawn(process.execPath, [CLI, ...base(), '--rate', '4000', '--requests', '12000', '--pipeline', '16', '--mode', 'set', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...cliArgs([...base(), '--rate', '4000', '--requests', '12000', '--pipeline', '16', '--mode', 'set', '--json'])], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     await new Promise((r) => setTimeout(r, 1000));
