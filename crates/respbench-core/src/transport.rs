@@ -57,11 +57,55 @@ impl RingSocket {
 
 impl Drop for RingSocket {
     fn drop(&mut self) {
-        if self.fd >= 0 {
+        if self.fd < 0 {
+            return;
+        }
+        let deferred = RING_CLOSES.with(|c| match c.borrow_mut().as_mut() {
+            Some(later) if later.len() < later.capacity() => {
+                later.push(self.fd);
+                true
+            }
+            _ => false,
+        });
+        if !deferred {
             // SAFETY: the fd is this socket's own, closed once.
             unsafe { libc::close(self.fd) };
         }
     }
+}
+
+thread_local! {
+    /// While an io_uring worker runs on this thread: the fds of its sockets
+    /// dropped since its last submit. A submission queued for a socket names
+    /// its fd number, which the kernel resolves only when it is submitted:
+    /// closed before that, the number could already be a new socket's (a
+    /// reconnect, a Link opened on the helper thread) and the queued send
+    /// would go there. So they are closed after the next submit.
+    static RING_CLOSES: std::cell::RefCell<Option<Vec<std::os::fd::RawFd>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// An io_uring worker starts on this thread: its sockets' closes wait for
+/// [`close_ring_sockets`] (room for `room` of them, made now; past that a
+/// close is done at once).
+pub(crate) fn defer_ring_closes(room: usize) {
+    RING_CLOSES.with(|c| *c.borrow_mut() = Some(Vec::with_capacity(room)));
+}
+
+/// After a submit: closes the sockets dropped before it; `last`: the worker
+/// is done, so closes are done at once from now on.
+pub(crate) fn close_ring_sockets(last: bool) {
+    RING_CLOSES.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some(later) = c.as_mut() {
+            for fd in later.drain(..) {
+                // SAFETY: each fd was its dropped socket's own, closed once here.
+                unsafe { libc::close(fd) };
+            }
+        }
+        if last {
+            *c = None;
+        }
+    });
 }
 
 /// Opens the plan's transport: a unix socket when `plan.socket` is set, TCP

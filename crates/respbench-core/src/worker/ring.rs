@@ -133,6 +133,8 @@ impl Backend for UringIo {
                 conn.router.attach(None, token_of, i as u32);
             }
         }
+        // Room for every socket of the group to be replaced in one turn (a reconnect storm) and more.
+        crate::transport::defer_ring_closes(conns.len() * 4 + 64);
         Ok(io)
     }
 
@@ -182,6 +184,8 @@ impl Backend for UringIo {
         }
         let (want, batch) = if lp.io.batch { (lp.active, BATCH_WAIT) } else { (1, Duration::ZERO) };
         lp.io.ring.wait(want, wait, batch).map_err(|e| format!("io_uring failed: {e}"))?;
+        // Submitted: the sockets dropped before it may be closed now.
+        crate::transport::close_ring_sockets(false);
         for k in 0..lp.io.ring.completions.len() {
             let c = lp.io.ring.completions[k];
             lp.on_completion(c);
@@ -192,6 +196,7 @@ impl Backend for UringIo {
 
     fn quiesce(&mut self) {
         self.ring.quiesce(Duration::from_secs(1));
+        crate::transport::close_ring_sockets(true);
     }
 }
 
