@@ -454,8 +454,13 @@ impl<R: Router> Client<R> {
     #[inline(always)]
     fn take_own_replies(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<(), Failure> {
         let now = Instant::now();
-        let mut owner =
-            Answering { w, row: self.node, replica: self.replica.is_some(), tally: &mut *tally, router: &mut self.router };
+        let mut owner = Answering {
+            w,
+            row: self.node,
+            replica: self.replica.is_some(),
+            tally: &mut *tally,
+            router: &mut self.router,
+        };
         let pushes = &mut 0;
         let taken = self.link.take_replies(&mut owner, pushes, now);
         tally.counters.pushes += *pushes;
@@ -533,7 +538,13 @@ impl<R: Router> Client<R> {
     }
 
     /// Every complete reply in peer `k`'s read buffer, counted in its node's row.
-    fn take_peer_replies(&mut self, w: &PreparedPlan, tally: &mut Tally, k: usize, link: &mut Link) -> Result<(), Failure> {
+    fn take_peer_replies(
+        &mut self,
+        w: &PreparedPlan,
+        tally: &mut Tally,
+        k: usize,
+        link: &mut Link,
+    ) -> Result<(), Failure> {
         let now = Instant::now();
         let row = self.router.row_of(k);
         let replica = self.replica.is_some();

@@ -223,8 +223,10 @@ fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> Pha
     let uring = matches!(&io, Ok(d) if d.backend == crate::io::Backend::Uring);
     let workers = match io {
         Err(why) => Err(Failure::new(FailureKind::Internal, why)),
-        Ok(_) if prepared.plan.cluster.is_some() => connect_all::<ClusterRouter>(prepared, phase, shape, control, threads)
-            .map(|g| run_workers(g, &shared, shape, uring)),
+        Ok(_) if prepared.plan.cluster.is_some() => {
+            connect_all::<ClusterRouter>(prepared, phase, shape, control, threads)
+                .map(|g| run_workers(g, &shared, shape, uring))
+        }
         Ok(_) => connect_all::<SingleTarget>(prepared, phase, shape, control, threads)
             .map(|g| run_workers(g, &shared, shape, uring)),
     };

@@ -20,8 +20,9 @@ pub struct NativeIoBackend {
 pub fn io_choice(io: Option<String>) -> Result<IoChoice> {
     match io.as_deref() {
         None => Ok(IoChoice::Auto),
-        Some(text) => IoChoice::parse(text)
-            .ok_or_else(|| Error::new(Status::InvalidArg, format!("io: expected auto, uring or epoll, got \"{text}\""))),
+        Some(text) => IoChoice::parse(text).ok_or_else(|| {
+            Error::new(Status::InvalidArg, format!("io: expected auto, uring or epoll, got \"{text}\""))
+        }),
     }
 }
 

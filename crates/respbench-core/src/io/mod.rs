@@ -100,7 +100,8 @@ pub fn refusal(e: &io::Error) -> String {
         Some(libc::EPERM) | Some(libc::EACCES) => "io_uring refused by the sandbox (EPERM)".into(),
         Some(libc::ENOSYS) => "the kernel has no io_uring (ENOSYS)".into(),
         Some(libc::EINVAL) => {
-            "the kernel's io_uring lacks what this backend needs (DEFER_TASKRUN, buffer rings: Linux 6.1) (EINVAL)".into()
+            "the kernel's io_uring lacks what this backend needs (DEFER_TASKRUN, buffer rings: Linux 6.1) (EINVAL)"
+                .into()
         }
         Some(libc::ENOMEM) => "io_uring could not lock its memory (ENOMEM: raise ulimit -l)".into(),
         _ => format!("io_uring cannot be set up: {e}"),
@@ -130,7 +131,10 @@ mod tests {
                 assert_eq!(decide(IoChoice::Uring, false).unwrap().backend, Backend::Uring);
             }
             Err(why) => {
-                assert_eq!(auto, IoDecision { backend: Backend::Epoll, note: Some(format!("{why}; running on epoll")) });
+                assert_eq!(
+                    auto,
+                    IoDecision { backend: Backend::Epoll, note: Some(format!("{why}; running on epoll")) }
+                );
                 assert_eq!(decide(IoChoice::Uring, false), Err(format!("--io uring: {why}")));
             }
         }

@@ -168,7 +168,9 @@ impl Ring {
         if self.outstanding == 0 {
             return;
         }
-        let _ = unsafe { self.ring.submission().push(&opcode::AsyncCancel2::new(CancelBuilder::any()).build().user_data(0)) };
+        let _ = unsafe {
+            self.ring.submission().push(&opcode::AsyncCancel2::new(CancelBuilder::any()).build().user_data(0))
+        };
         self.outstanding += 1;
         let end = std::time::Instant::now() + limit;
         while self.outstanding > 0 {

@@ -281,4 +281,3 @@ impl<R: Router> EventLoop<'_, R, UringIo> {
         }
     }
 }
-
