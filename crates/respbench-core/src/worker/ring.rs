@@ -36,9 +36,14 @@ const CANCEL: u64 = 3;
 /// replies of a few turns; a larger reply spans several (they are copied
 /// into the Link's read buffer, which grows for it as on epoll).
 const BUFFER_SIZE: usize = 16 * 1024;
-/// In a closed loop a turn waits for about one completion per connection,
-/// but no longer than this after the first one has come (MIN_TIMEOUT).
-const BATCH_WAIT: Duration = Duration::from_micros(50);
+/// In a closed loop a turn may wait for about one completion per
+/// connection, but no longer than this after the first one has come
+/// (MIN_TIMEOUT). Zero: the first completion ends the wait. Measured at
+/// -P 1 -c 50 (docs/native.md, io_uring): 50 us cut io_uring_enter from
+/// 0.235 to 0.055 per request but cost 1.06-1.22x the CPU per request of
+/// waking on the first completion (the kernel's min-timeout timer path),
+/// which costs what epoll does; CPU is what a load generator must save.
+const BATCH_WAIT: Duration = Duration::ZERO;
 
 fn user_data(kind: u64, generation: u16, token: usize) -> u64 {
     (kind << 56) | (u64::from(generation) << 32) | token as u64
@@ -182,7 +187,8 @@ impl Backend for UringIo {
         if let Some(t) = next_timeout_check {
             wait = wait.min(t.saturating_duration_since(now));
         }
-        let (want, batch) = if lp.io.batch { (lp.active, BATCH_WAIT) } else { (1, Duration::ZERO) };
+        let (want, batch) =
+            if lp.io.batch && !BATCH_WAIT.is_zero() { (lp.active, BATCH_WAIT) } else { (1, Duration::ZERO) };
         lp.io.ring.wait(want, wait, batch).map_err(|e| format!("io_uring failed: {e}"))?;
         // Submitted: the sockets dropped before it may be closed now.
         crate::transport::close_ring_sockets(false);
