@@ -124,7 +124,9 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   }
   // What will run, before it runs: with the human output on stdout, else on stderr (unless --quiet).
   const names = compare ? { a: printable(opts.targetName ?? printableTarget(plan.host, plan.port)), b: printable(named ? named[1] : printableTarget(compare.host, compare.port)) } : undefined;
-  const header = (tests ? suiteHeader(engine.name, plan, tests, compare, names) : formatHeader(engine.name, plan)) + ioLine;
+  // The io line: under the header; with -t on stderr, so stdout keeps redis-benchmark's shape.
+  const header = tests ? suiteHeader(engine.name, plan, tests, compare, names) : formatHeader(engine.name, plan) + (ioLine ? `\n${ioLine}` : '');
+  if (tests && ioLine && !opts.quiet) io.stderr(`respbench: ${ioLine}\n`);
   if (!opts.json && !opts.csv) io.stdout(`${header}\n`);
   else if (!opts.quiet) io.stderr(`${header}\n`);
   const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
@@ -186,7 +188,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
 }
 
 /**
- * --io: the header's line saying which I/O backend the native engine runs
+ * --io: the line under the header saying which I/O backend the native engine runs
  * on (and why, when auto fell back or TLS keeps it on epoll); `--io uring`
  * where io_uring cannot work is one line and exit 1. The JS engine ignores
  * --io, with a notice, as it does --threads.
@@ -201,5 +203,5 @@ function ioHeaderLine(engine: Engine, plan: Plan, stderr: (text: string) => void
     stderr(`respbench: ${chosen.error ?? '--io: no backend'}\n`);
     throw new Exit(EXIT.failed);
   }
-  return `\nio: ${chosen.backend}${chosen.note ? ` (${chosen.note})` : ''}`;
+  return `io: ${chosen.backend}${chosen.note ? ` (${chosen.note})` : ''}`;
 }
