@@ -17,6 +17,7 @@
  *   pnpm perf --tests large        # large replies only: JS vs native time per reply
  *   pnpm perf --transports tcp,tls,unix --pipeline 1 --connections 50
  *   pnpm perf --tests cluster --requests 200000 --rounds 3 [--baseline 404c66c]
+ *   pnpm perf --shapes set:1:50,get:1:50 --io uring,epoll --syscalls 200000
  *
  * Run it on the working tree's build (`pnpm build` first).
  *
@@ -58,6 +59,15 @@
  * certificate made here with openssl; redis-benchmark --tls --cacert), unix
  * (its unix socket; redis-benchmark -s). Every client uses the same one.
  *
+ * --io (default uring,epoll): the native engine of this build runs once per
+ * I/O backend named (`respbench native/uring`, `respbench native/epoll`,
+ * each `--io` of the CLI), in the same rounds as the others; the table then
+ * has each row as a share of native/epoll too. A baseline build runs as it
+ * is (before issue 21 it only had epoll). --syscalls N (default 200000, 0 =
+ * none; needs strace) then runs every client once per shape with N
+ * requests under `strace -f -c` and prints system calls per request
+ * (bench/perf/syscalls.mjs says what is counted).
+ *
  * An interrupt (Ctrl-C, SIGTERM, SIGHUP) stops the client running, every
  * server and cluster started here, and removes a baseline worktree being
  * built. Figures only: nothing here passes or fails. On a shared, noisy
@@ -73,6 +83,7 @@ import { baselineBuild, resolveCommit } from './perf/baseline.mjs';
 import { memtier, redisBenchmark, respbench, engineRuns } from './perf/clients.mjs';
 import { compareRounds, printComparison, shapeName } from './perf/compare.mjs';
 import { largeReplies } from './perf/large-replies.mjs';
+import { hasStrace, syscallRows } from './perf/syscalls.mjs';
 import { freePort, onInterrupt, waitPort } from './perf/processes.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -107,6 +118,8 @@ try {
       connections: { type: 'string' },
       baseline: { type: 'string' },
       shapes: { type: 'string' },
+      io: { type: 'string', default: 'uring,epoll' },
+      syscalls: { type: 'string', default: '200000' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -135,6 +148,11 @@ const transports = opts.transports.split(',');
 for (const t of transports) if (!['tcp', 'tls', 'unix'].includes(t)) usage(`--transports: unknown transport "${t}" (tcp, tls, unix)`);
 const engineNames = opts.engines.split(',');
 for (const e of engineNames) if (!['native', 'js'].includes(e)) usage(`--engines: unknown engine "${e}" (native, js)`);
+
+const ioBackends = opts.io.split(',');
+for (const io of ioBackends) if (!['uring', 'epoll', 'auto'].includes(io)) usage(`--io: unknown backend "${io}" (uring, epoll, auto)`);
+if (!/^[0-9]+$/.test(opts.syscalls)) usage(`--syscalls must be a whole number (requests of the strace run; 0: none), not "${opts.syscalls}"`);
+const syscallRequests = Number(opts.syscalls);
 
 /** The shapes issue 19's "Done when" is measured on. */
 const ISSUE19_SHAPES = ['set:128:1', 'get:128:1', 'set:16:50', 'set:1:50', 'get:1:50', 'set:1:1'];
@@ -170,17 +188,21 @@ const baselineCli = baselineCommit ? await baselineBuild(REPO, baselineCommit, s
 
 /** Every client for `target`: the references, then each engine of this build and of the baseline that runs there. */
 async function clientsFor(target) {
-  const clients = [{ label: 'redis-benchmark', role: 'redis-benchmark', run: (shape) => redisBenchmark(target, shape, workload) }];
-  if (hasMemtier) clients.push({ label: 'memtier', role: 'memtier', run: (shape) => memtier(target, shape, workload) });
+  const clients = [{ label: 'redis-benchmark', role: 'redis-benchmark', run: (shape, w = workload) => redisBenchmark(target, shape, w) }];
+  if (hasMemtier) clients.push({ label: 'memtier', role: 'memtier', run: (shape, w = workload) => memtier(target, shape, w) });
   const builds = [{ cli: CLI, role: 'this', suffix: '' }];
   if (baselineCli) builds.push({ cli: baselineCli, role: 'baseline', suffix: ` @${baselineName}` });
   for (const build of builds) {
     for (const engine of engineNames) {
-      if (!(await engineRuns(build.cli, engine, target))) {
-        say(`respbench ${engine}${build.suffix} does not run here${target.primaries ? ' with --cluster' : ''}; left out`);
-        continue;
+      // This build's native engine once per --io backend; the JS engine and a baseline build as they are.
+      const variants = engine === 'native' && build.role === 'this' ? ioBackends.map((io) => ({ io, name: `native/${io}`, extra: ['--io', io] })) : [{ io: null, name: engine, extra: [] }];
+      for (const v of variants) {
+        if (!(await engineRuns(build.cli, engine, target, v.extra))) {
+          say(`respbench ${v.name}${build.suffix} does not run here${target.primaries ? ' with --cluster' : ''}; left out`);
+          continue;
+        }
+        clients.push({ label: `respbench ${v.name}${build.suffix}`, role: build.role, engine, io: v.io, run: (shape, w = workload) => respbench(build.cli, engine, target, shape, w, v.extra) });
       }
-      clients.push({ label: `respbench ${engine}${build.suffix}`, role: build.role, engine, run: (shape) => respbench(build.cli, engine, target, shape, workload) });
     }
   }
   return clients;
@@ -221,6 +243,8 @@ try {
       const clients = await clientsFor(target);
       const results = await compareRounds(clients, shapes, ROUNDS, onSample);
       printComparison(results, clients, { baselineName, prefix: [{ name: 'transport', value: transport }] });
+      if (syscallRequests > 0 && hasStrace()) await syscallRows(clients, shapes, { ...workload, requests: syscallRequests }, say);
+      else if (syscallRequests > 0) console.log('strace is not on the PATH: no system call counts');
     }
   }
   const engines = [];

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
 import { parse as parseCsv } from './helpers/study.js';
 import { expectRowsAddUp, startCluster, type TestCluster } from './helpers/cluster.js';
-import { engines } from './helpers/engines.js';
+import { engines, ioEngines } from './helpers/engines.js';
 import { CLI, clusterNodePids, newClusterNodes, REPO, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
 
 let cluster: TestCluster;
@@ -66,7 +66,7 @@ describe('hash slots', () => {
   });
 });
 
-describe.each(engines())('--cluster through the %s engine', (engine) => {
+describe.each(ioEngines())('--cluster through the %s engine', (engine) => {
   it('mixed with --verify-get: every request answered, per-primary figures add up, the header says nodes × connections', async () => {
     flushAll();
     const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--engine', engine, '-n', '6000', '-c', '2', '-P', '8', '-r', '3000', '--mode', 'mixed', '--verify-get', '--seed', '7']);
@@ -169,7 +169,7 @@ describe.each(engines())('--cluster through the %s engine', (engine) => {
 /** --rate under --cluster: the per-node counts of the first engine's counted run, for the next engine to match. */
 const sameRatedNodes: number[] = [];
 
-describe.each(engines())('--cluster with --rate (%s engine)', (engine) => {
+describe.each(ioEngines())('--cluster with --rate (%s engine)', (engine) => {
   it('mixed --verify-get at 3000/s for 1.5 s: about that rate, per-node requests add up, latency from the intended send, nothing lost', async () => {
     flushAll();
     const rate = 3000;

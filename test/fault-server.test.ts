@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from './faults/fault-server.mjs';
 import { STACK_TRACE, startNoAcceptServer, waitFor } from './faults/harness.js';
-import { engines } from './helpers/engines.js';
+import { engines, ioEngines } from './helpers/engines.js';
 import { CLI, hasTcpSocketTo, liveProcesses, runCli, runJson } from './helpers/servers.js';
 
 /** Good replies each connection gets before the fault. */
@@ -35,7 +35,7 @@ function load(engine: string, port: number, more: string[] = []): string[] {
   return ['--engine', engine, '--port', String(port), '--requests', '200', '--pipeline', '4', '--seed', '7', '--timeout', '5s', '-q', ...more];
 }
 
-describe.each(engines())('engine %s against a faulty server', (engine) => {
+describe.each(ioEngines())('engine %s against a faulty server', (engine) => {
   it('a server that closes the connection mid-run ends the run with the replies so far, exit 1', async () => {
     const s = await serve('close-after');
     const { run, result } = await runJson(load(engine, s.port), 20_000);

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { childPids, isAlive, STACK_TRACE, waitFor } from './faults/harness.js';
-import { engines } from './helpers/engines.js';
+import { engines, ioEngines } from './helpers/engines.js';
 import { CLI, commandsProcessed, spawnCli, liveProcesses, redisPerTest, type RedisServer, REPO, tcpSocketsOf } from './helpers/servers.js';
 
 let redis: RedisServer | null = null;
@@ -33,7 +33,7 @@ const signals: Array<[NodeJS.Signals, number]> = [
   ['SIGTERM', 143],
 ];
 
-describe.each(engines())('engine %s', (engine) => {
+describe.each(ioEngines())('engine %s', (engine) => {
   it.each(signals)('%s mid-run prints the partial result marked interrupted and exits %i', async (signal, code) => {
     redis = await startRedis();
     const r = redis;

@@ -9,7 +9,7 @@
  * file is skipped when it does not (helpers/engines.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bothEngines } from './helpers/engines.js';
+import { bothEngines, engineOf, ioBackends } from './helpers/engines.js';
 import { runJson, startRedis, type RedisServer } from './helpers/servers.js';
 
 const native = bothEngines();
@@ -27,14 +27,17 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function runOn(engine: 'js' | 'native', args: string[]): Promise<any> {
+/** The native engine on each I/O backend that runs here (io_uring and epoll): each must send what the JS engine sends. */
+const NATIVES = native ? ioBackends().map((io) => `native/${io}`) : [];
+
+async function runOn(engine: string, args: string[]): Promise<any> {
   const { run, result } = await runJson(['--engine', engine, '--port', String(redis.port), '-q', '--timeout', '10s', ...args], 90_000);
-  expect(result.engine, `${engine}: ${run.stderr}`).toBe(engine);
+  expect(result.engine, `${engine}: ${run.stderr}`).toBe(engineOf(engine));
   return result;
 }
 
 /** FLUSHALL, one run, DEBUG DIGEST: a fingerprint of every key and value the run left. */
-async function digestAfter(engine: 'js' | 'native', args: string[]): Promise<{ digest: string; result: any }> {
+async function digestAfter(engine: string, args: string[]): Promise<{ digest: string; result: any }> {
   redis.cli('FLUSHALL');
   const result = await runOn(engine, args);
   expect(result.failure, JSON.stringify(result.failure)).toBeNull();
@@ -62,13 +65,15 @@ const WORKLOADS: Array<[name: string, args: string[]]> = [
 describe.skipIf(!native)('native and JS engines send the same traffic', () => {
   it.each(WORKLOADS)('%s: same dataset digest and counters', async (_name, args) => {
     const js = await digestAfter('js', args);
-    const nat = await digestAfter('native', args);
-    expect(nat.digest).toBe(js.digest);
-    expect(nat.digest).not.toBe('0000000000000000000000000000000000000000');
-    expect(counters(nat.result)).toEqual(counters(js.result));
-    expect(nat.result.complete).toBe(true);
-    const recorded = nat.result.histogram.buckets.reduce((n: number, [, c]: [number, number]) => n + c, 0);
-    expect(recorded).toBe(nat.result.requests);
+    for (const engine of NATIVES) {
+      const nat = await digestAfter(engine, args);
+      expect(nat.digest, engine).toBe(js.digest);
+      expect(nat.digest).not.toBe('0000000000000000000000000000000000000000');
+      expect(counters(nat.result), engine).toEqual(counters(js.result));
+      expect(nat.result.complete).toBe(true);
+      const recorded = nat.result.histogram.buckets.reduce((n: number, [, c]: [number, number]) => n + c, 0);
+      expect(recorded).toBe(nat.result.requests);
+    }
   });
 
   it('verify-get through the native engine finds values corrupted behind its back, as the JS engine does', async () => {
@@ -76,11 +81,13 @@ describe.skipIf(!native)('native and JS engines send the same traffic', () => {
     await digestAfter('native', ['--mode', 'set', '--key-pattern', 'sequential', ...base]);
     for (const i of [3, 50, 199]) redis.cli('SET', `bench:par:${i}`, 'corrupted!');
     const get = ['--mode', 'get', '--verify-get', '--no-preload', '-c', '2', ...base];
-    const nat = await runOn('native', get);
     const js = await runOn('js', get);
-    expect(nat.mismatches).toBeGreaterThan(0);
-    expect(nat.mismatches).toBe(js.mismatches);
-    expect(nat.misses).toBe(0);
-    expect(nat.firstMismatch).toMatch(/^key bench:par:(3|50|199): 32 bytes expected, 10 received, first difference at byte \d: expected "[0-9a-f]{8}[0-9A-Za-z]*…?", got "corrupted!"$/);
+    for (const engine of NATIVES) {
+      const nat = await runOn(engine, get);
+      expect(nat.mismatches, engine).toBeGreaterThan(0);
+      expect(nat.mismatches).toBe(js.mismatches);
+      expect(nat.misses).toBe(0);
+      expect(nat.firstMismatch).toMatch(/^key bench:par:(3|50|199): 32 bytes expected, 10 received, first difference at byte \d: expected "[0-9a-f]{8}[0-9A-Za-z]*…?", got "corrupted!"$/);
+    }
   });
 });

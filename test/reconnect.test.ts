@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { engines } from './helpers/engines.js';
+import { ioEngines } from './helpers/engines.js';
 import { freePort, liveProcesses, runCli, waitForPort, type CliRun } from './helpers/servers.js';
 
 const PASSWORD = 'rc-5b1e-secretpw';
@@ -118,7 +118,7 @@ async function expectEveryKeyVerifies(engine: string, s: Restartable): Promise<v
   expect(r).toMatchObject({ ok: KEYSPACE, misses: 0, mismatches: 0, failure: null });
 }
 
-describe.each(engines())('engine %s', (engine) => {
+describe.each(ioEngines())('engine %s', (engine) => {
   it('CLIENT KILL TYPE normal mid-run: --reconnect logs in again and goes on; lost, reconnects and time down are reported; what was acknowledged verifies', async () => {
     const s = await startServer();
     const { run, result } = await runDisturbed(engine, s, ['--reconnect'], async () => {

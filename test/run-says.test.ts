@@ -39,7 +39,10 @@ describe.each(engines())('engine %s', (engine) => {
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     await waitFor('the header', () => stdout.includes('workload:'));
     // The run is still going: only the header is out.
-    expect(stdout).toBe(`respbench · engine ${engine} · target 127.0.0.1:${r.port}\nworkload: mode set, for 30 s, 1 connection, pipeline 64 (window), keyspace 100000, value 32 B, commands SET, prefix bench:key:, seed 7, verify off\n`);
+    const head = `respbench · engine ${engine} · target 127.0.0.1:${r.port}\nworkload: mode set, for 30 s, 1 connection, pipeline 64 (window), keyspace 100000, value 32 B, commands SET, prefix bench:key:, seed 7, verify off\n`;
+    expect(stdout.slice(0, head.length)).toBe(head);
+    // The native engine's header names its I/O backend (--io) on one more line.
+    expect(stdout.slice(head.length)).toMatch(engine === 'native' ? /^io: (io_uring|epoll)( \(.+\))?\n$/ : /^$/);
     await waitFor('the run to get going', () => commandsProcessed(r) > 2_000);
     child.kill('SIGINT');
     expect(await exited, stdout).toBe(130);

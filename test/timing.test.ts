@@ -5,8 +5,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engines } from './helpers/engines.js';
-import { CLI, runCli, runJson, useRedis } from './helpers/servers.js';
+import { engines, ioEngines } from './helpers/engines.js';
+import { CLI, cliArgs, runCli, runJson, useRedis } from './helpers/servers.js';
 
 const redis = useRedis();
 
@@ -36,7 +36,7 @@ function slowServer(delayMs: number): Promise<{ port: number; close: () => void 
   );
 }
 
-describe.each(engines())('engine %s', (engine) => {
+describe.each(ioEngines())('engine %s', (engine) => {
   const base = () => ['--engine', engine, '--port', String(redis.current.port)];
 
   it('--duration 2s ends in about 2 s (the default --requests count bounds nothing)', async () => {
@@ -136,7 +136,7 @@ describe.each(engines())('engine %s', (engine) => {
   });
 
   it('a server stall shows in the intended-time percentiles, not in the service time', async () => {
-    const child = spawn(process.execPath, [CLI, ...base(), '--rate', '4000', '--requests', '12000', '--pipeline', '16', '--mode', 'set', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...cliArgs([...base(), '--rate', '4000', '--requests', '12000', '--pipeline', '16', '--mode', 'set', '--json'])], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     await new Promise((r) => setTimeout(r, 1000));

@@ -77,8 +77,8 @@ export async function respbench(cli, engine, target, shape, w, extra = []) {
 }
 
 /** Whether `engine` of the build at `cli` runs at all (the native addon may not have built), with --cluster when the target is one. */
-export async function engineRuns(cli, engine, target) {
-  const args = [cli, '--engine', engine, '--port', String(target.port), '--requests', '10', '--json'];
+export async function engineRuns(cli, engine, target, extra = []) {
+  const args = [cli, '--engine', engine, '--port', String(target.port), '--requests', '10', '--json', ...extra];
   if (target.primaries) args.push('--cluster');
   const r = await measured(process.execPath, args);
   return r.code === 0;

@@ -43,10 +43,13 @@ export function printComparison(results, clients, { baselineName, prefix = [] })
   const bench = clients.find((c) => c.role === 'redis-benchmark');
   const memtier = clients.find((c) => c.role === 'memtier');
   const hasBaseline = clients.some((c) => c.role === 'baseline');
+  // --io: this build's native engine on epoll, the reference of its io_uring row.
+  const epoll = clients.some((c) => c.io === 'uring') ? clients.find((c) => c.role === 'this' && c.io === 'epoll') : undefined;
   const head = [...prefix.map((p) => p.name), 'shape', 'client', 'ops/s', 'CPU us/req'];
   if (hasBaseline) head.push(`ops/s % of ${baselineName}`, `CPU/req × of ${baselineName}`);
   if (bench) head.push('ops/s % of redis-benchmark', 'CPU/req × of redis-benchmark');
   if (memtier) head.push('ops/s % of memtier', 'CPU/req × of memtier');
+  if (epoll) head.push('ops/s % of native/epoll', 'CPU/req × of native/epoll');
   const rows = [];
   for (const { shape, figures } of results) {
     for (const c of clients) {
@@ -60,6 +63,7 @@ export function printComparison(results, clients, { baselineName, prefix = [] })
       if (hasBaseline) row.push(...against(c.role === 'this' ? clients.find((b) => b.role === 'baseline' && b.engine === c.engine) : null));
       if (bench) row.push(...against(bench));
       if (memtier) row.push(...against(memtier));
+      if (epoll) row.push(...against(epoll));
       rows.push(row);
     }
   }

@@ -68,7 +68,19 @@ export function run(cmd, args, options = {}) {
  * wrapper, which adds its own start-up to nobody: RUSAGE_CHILDREN counts
  * only the command).
  */
+/** A prefix every measured command runs under while `fn` runs (strace, for the syscall counts). */
+let tracer = [];
+export async function tracedBy(prefix, fn) {
+  tracer = prefix;
+  try {
+    return await fn();
+  } finally {
+    tracer = [];
+  }
+}
+
 export async function measured(cmd, args) {
+  if (tracer.length > 0) [cmd, args] = [tracer[0], [...tracer.slice(1), cmd, ...args]];
   const wrapper = [
     'import json, resource, subprocess, sys',
     'p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)',

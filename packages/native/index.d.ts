@@ -30,6 +30,9 @@ export declare class RunHandle {
   wait(): Promise<NativeResult>
 }
 
+/** Which backend a run with `io` (and `tls`) would use here. */
+export declare function ioBackend(io: string | undefined | null, tls: boolean): NativeIoBackend
+
 /** `ClusterPlan` from engine-js/plan.ts. */
 export interface NativeCluster {
   seeds: Array<string>
@@ -89,6 +92,16 @@ export interface NativeInterval {
   bytesIn: number
   /** `--reconnect`: requests lost to drops in the interval. */
   lost: number
+}
+
+/** What `--io` resolves to on this machine. */
+export interface NativeIoBackend {
+  /** "io_uring" or "epoll"; absent when `error` says why it cannot run. */
+  backend?: string
+  /** Why it is not what was asked for (auto falling back, TLS on epoll). */
+  note?: string
+  /** `--io uring` where io_uring cannot work: the reason. */
+  error?: string
 }
 
 /** `RawNode` from engine-js/plan.ts. */
@@ -169,6 +182,8 @@ export interface NativePlan {
   rampConnections?: NativeRamp | null
   /** null or absent: one server. */
   cluster?: NativeCluster | null
+  /** `--io`: "auto" (absent), "uring" or "epoll". */
+  io?: string
 }
 
 /** `ProgressSnapshot` from engine-js/progress.ts. */

@@ -779,4 +779,5 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.RunHandle = nativeBinding.RunHandle
+module.exports.ioBackend = nativeBinding.ioBackend
 module.exports.startRun = nativeBinding.startRun

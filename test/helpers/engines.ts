@@ -4,6 +4,12 @@
  * RESPBENCH_REQUIRE_NATIVE=1 (CI sets it, having built the addon) a native
  * engine that does not load fails the tests that would run it, instead of
  * letting them skip it silently.
+ *
+ * The native engine's I/O backend (`--io`): RESPBENCH_IO=uring|epoll makes
+ * every native run of the suite use that one (the CLI reads it as --io's
+ * default); `ioEngines()` lists the native engine once per backend for the
+ * tests that exercise the I/O path (faults, reconnect, cluster, --rate,
+ * SIGINT, parity), so they run on both where io_uring works here.
  */
 import { spawnSync } from 'node:child_process';
 import { CLI } from './servers.js';
@@ -48,4 +54,31 @@ export function engines(): string[] {
 /** Whether the tests that need both engines (parity, one engine against the other) run here. */
 export function bothEngines(): boolean {
   return engines().includes('native');
+}
+
+let uringCached: boolean | null = null;
+
+/** Whether `--io uring` runs here (the kernel and sandbox allow io_uring, and RESPBENCH_IO_URING_REFUSE is not set). */
+export function uringWorks(): boolean {
+  if (uringCached !== null) return uringCached;
+  const r = spawnSync(process.execPath, [CLI, '--engine', 'native', '--io', 'uring', '--port', '1', '--requests', '1', '--timeout', '2s', '--json'], { encoding: 'utf8' });
+  uringCached = !/--io uring:/.test(r.stderr);
+  return uringCached;
+}
+
+/** The I/O backends the native engine runs on in tests: RESPBENCH_IO's one, else both where io_uring works here, else epoll. */
+export function ioBackends(): string[] {
+  const chosen = process.env.RESPBENCH_IO;
+  if (chosen === 'uring' || chosen === 'epoll') return [chosen];
+  return uringWorks() ? ['uring', 'epoll'] : ['epoll'];
+}
+
+/** engines() with the native engine once per I/O backend: 'js', 'native/uring', 'native/epoll' (helpers/servers.ts cliArgs). */
+export function ioEngines(): string[] {
+  return engines().flatMap((e) => (e === 'native' ? ioBackends().map((io) => `native/${io}`) : [e]));
+}
+
+/** The engine a result names for a test's engine name ('native/uring' ran 'native'). */
+export function engineOf(name: string): string {
+  return name.split('/')[0];
 }

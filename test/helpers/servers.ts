@@ -100,7 +100,7 @@ export interface CliRun {
 
 /** A CLI process a test signals while it runs: `printed` resolves at its first stdout, `exited` when it ends (killed after `timeoutMs`). */
 export function spawnCli(args: string[], timeoutMs = 30_000) {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...cliArgs(args)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let printed: () => void = () => undefined;
@@ -120,9 +120,21 @@ export function spawnCli(args: string[], timeoutMs = 30_000) {
   return { child, printed: firstOutput, exited };
 }
 
+/**
+ * The CLI's arguments for a test's engine name: `native/uring` and
+ * `native/epoll` (helpers/engines.ts `ioEngines`) are the native engine on
+ * that I/O backend (`--engine native --io uring`); other names pass as they are.
+ */
+export function cliArgs(args: string[]): string[] {
+  const at = args.indexOf('--engine');
+  const name = at >= 0 ? args[at + 1] : undefined;
+  const io = name?.startsWith('native/') ? name.slice('native/'.length) : null;
+  return io === null ? args : [...args.slice(0, at), '--engine', 'native', '--io', io, ...args.slice(at + 2)];
+}
+
 /** Runs the built CLI with args; kills it after `timeoutMs`. */
 export function runCli(args: string[], timeoutMs = 60_000, env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
-  return runProcess(process.execPath, [CLI, ...args], timeoutMs, env);
+  return runProcess(process.execPath, [CLI, ...cliArgs(args)], timeoutMs, env);
 }
 
 /** Runs `command` with args, its output collected; kills it after `timeoutMs` (then `code` is null). */

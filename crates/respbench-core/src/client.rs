@@ -19,6 +19,9 @@ use crate::router::{Router, redirect_kind};
 use crate::tally::Tally;
 use crate::transport::Stream;
 
+mod ring_events;
+pub(crate) use ring_events::Received;
+
 /// How long a client whose share is answered waits, after closing its
 /// side, for the server to close its own: a reply arriving then is one no
 /// request asked for (a greeting shifted every reply by one). Redis closes
@@ -476,19 +479,7 @@ impl<R: Router> Client<R> {
                 Fill::Closed if self.answered_at.is_some() => return Ok(Status::Finished),
                 Fill::Closed => return Err(self.link.closed_failure(None)),
                 Fill::Bytes { n, space } => {
-                    let now = Instant::now();
-                    let mut owner = Answering {
-                        w,
-                        row: self.node,
-                        peer: crate::router::HOME,
-                        replica: self.replica.is_some(),
-                        tally: &mut *tally,
-                        router: &mut self.router,
-                    };
-                    let pushes = &mut 0;
-                    let taken = self.link.take_replies(&mut owner, pushes, now);
-                    tally.counters.pushes += *pushes;
-                    taken?;
+                    self.take_own_replies(w, tally)?;
                     let status = self.pump(w, tally)?;
                     if status == Status::Finished {
                         return Ok(Status::Finished);
@@ -509,6 +500,24 @@ impl<R: Router> Client<R> {
         }
     }
 
+    /// Every complete reply in its own Link's read buffer, to the Tally (or the Router).
+    #[inline(always)]
+    fn take_own_replies(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<(), Failure> {
+        let now = Instant::now();
+        let mut owner = Answering {
+            w,
+            row: self.node,
+            peer: crate::router::HOME,
+            replica: self.replica.is_some(),
+            tally: &mut *tally,
+            router: &mut self.router,
+        };
+        let pushes = &mut 0;
+        let taken = self.link.take_replies(&mut owner, pushes, now);
+        tally.counters.pushes += *pushes;
+        taken
+    }
+
     /// `--cluster`: an event on the Link of peer `k` that its Router opened:
     /// the same reply loop as its own Link's. A failure there ends the run,
     /// unless `--reconnect`: then what was in flight on it is lost and the
@@ -523,6 +532,19 @@ impl<R: Router> Client<R> {
     ) -> Result<Status, Failure> {
         let Some(mut link) = self.router.take_link(k) else { return Ok(Status::Busy) };
         let outcome = self.peer_turn(w, tally, k, &mut link, readable, writable);
+        self.after_peer_turn(w, tally, k, link, outcome)
+    }
+
+    /// Peer `k`'s Link back in its Router after a turn (`outcome`: false when
+    /// its server closed it with nothing in flight), or recovered, or failed.
+    fn after_peer_turn(
+        &mut self,
+        w: &PreparedPlan,
+        tally: &mut Tally,
+        k: usize,
+        link: Link,
+        outcome: Result<bool, Failure>,
+    ) -> Result<Status, Failure> {
         match outcome {
             Ok(true) => self.router.put_link(k, link),
             Ok(false) => self.router.close_idle(k, link),
@@ -555,24 +577,32 @@ impl<R: Router> Client<R> {
         if !readable {
             return Ok(true);
         }
-        let row = self.router.row_of(k);
         loop {
             match link.fill(&mut tally.counters.bytes_in) {
-                Fill::Bytes { .. } => {
-                    let now = Instant::now();
-                    let replica = self.replica.is_some();
-                    let mut owner =
-                        Answering { w, row, peer: k, replica, tally: &mut *tally, router: &mut self.router };
-                    let pushes = &mut 0;
-                    let taken = link.take_replies(&mut owner, pushes, now);
-                    tally.counters.pushes += *pushes;
-                    taken?;
-                }
+                Fill::Bytes { .. } => self.take_peer_replies(w, tally, k, link)?,
                 Fill::WouldBlock => return Ok(true),
                 Fill::Closed if link.inflight() == 0 => return Ok(false),
                 Fill::Closed => return Err(link.closed_failure(None)),
                 Fill::Failed(e) => return Err(link.closed_failure(Some(e))),
             }
         }
+    }
+
+    /// Every complete reply in peer `k`'s read buffer, counted in its node's row.
+    fn take_peer_replies(
+        &mut self,
+        w: &PreparedPlan,
+        tally: &mut Tally,
+        k: usize,
+        link: &mut Link,
+    ) -> Result<(), Failure> {
+        let now = Instant::now();
+        let row = self.router.row_of(k);
+        let replica = self.replica.is_some();
+        let mut owner = Answering { w, row, peer: k, replica, tally: &mut *tally, router: &mut self.router };
+        let pushes = &mut 0;
+        let taken = link.take_replies(&mut owner, pushes, now);
+        tally.counters.pushes += *pushes;
+        taken
     }
 }

@@ -37,6 +37,7 @@ pub mod command_kind;
 pub mod counters;
 pub mod handshake;
 pub mod histogram;
+pub mod io;
 pub mod key_names;
 pub mod keys;
 pub mod limits;

@@ -18,6 +18,8 @@ use crate::reply::{ReplyKind, ReplyScanner, Scan, escape_bytes};
 use crate::request_source::{Op, PreparedPlan, Request};
 use crate::transport::{Stream, io_text};
 
+mod ring_io;
+
 /// Bytes of requests encoded into one write at most (as the TS engine).
 pub(crate) const MAX_BATCH_BYTES: usize = 256 * 1024;
 /// Starting size of the read buffer; one read takes at most this much.

@@ -131,6 +131,9 @@ pub struct Plan {
     /// Internal, per socket: a `--read-from` connection to a cluster replica,
     /// which sends `READONLY` in its handshake (as the TS `readOnly`).
     pub read_only: bool,
+    /// `--io`: the worker threads' I/O backend (io_uring or epoll; `auto`:
+    /// io_uring where it works). TLS always runs on epoll.
+    pub io: crate::io::IoChoice,
 }
 
 /// Most commands in one mix, and the largest weight (as MIX_LIMITS in the
@@ -267,6 +270,7 @@ impl Plan {
             client_index: 0,
             client_count: 1,
             cluster: None,
+            io: crate::io::IoChoice::Auto,
         }
     }
 

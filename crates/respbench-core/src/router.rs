@@ -137,6 +137,10 @@ pub(crate) trait Router: Sized + Send {
         None
     }
     fn put_link(&mut self, _k: usize, _link: Link) {}
+    /// How many peers it has (their Links, open or not, are `1..peers()`).
+    fn peers(&self) -> usize {
+        1
+    }
     /// The per-node row peer `k`'s replies count in.
     fn row_of(&self, _k: usize) -> Option<u16> {
         None

@@ -24,7 +24,7 @@ use crate::progress::{Phase, RunControl};
 use crate::request_source::{Op, PreparedPlan, Side};
 use crate::router::{ClusterRouter, Router, SingleTarget};
 use crate::tally::{NodeTally, Tally};
-use crate::worker::{Group, Later, PhaseShared, WorkerOutcome, worker};
+use crate::worker::{EpollIo, Group, Later, PhaseShared, UringIo, WorkerOutcome, worker};
 
 /// Refuses a plan that cannot run (bad template, zero keyspace, …) without
 /// touching the network, so a caller can report it before starting.
@@ -218,11 +218,18 @@ fn run_phase(prepared: &PreparedPlan, phase: Phase, control: &RunControl) -> Pha
     let local = prepared.plan.local_connections().len() as u32 * shape.nodes.max(1) as u32;
     let threads = prepared.plan.threads.clamp(1, local.max(1)) as usize;
     let shared = PhaseShared { prepared, control, stop: AtomicBool::new(false), failure: Mutex::new(None) };
-    // The Router kind is chosen once per run: one server's loop holds none of a cluster's work.
-    let workers = if prepared.plan.cluster.is_some() {
-        connect_all::<ClusterRouter>(prepared, phase, shape, control, threads).map(|g| run_workers(g, &shared, shape))
-    } else {
-        connect_all::<SingleTarget>(prepared, phase, shape, control, threads).map(|g| run_workers(g, &shared, shape))
+    // The Router kind and the I/O backend are chosen once per run: one
+    // server's loop holds none of a cluster's work, epoll's none of io_uring's.
+    let io = crate::io::decide(prepared.plan.io, prepared.plan.tls.is_some());
+    let uring = matches!(&io, Ok(d) if d.backend == crate::io::Backend::Uring);
+    let workers = match io {
+        Err(why) => Err(Failure::new(FailureKind::Internal, why)),
+        Ok(_) if prepared.plan.cluster.is_some() => {
+            connect_all::<ClusterRouter>(prepared, phase, shape, control, threads)
+                .map(|g| run_workers(g, &shared, shape, uring))
+        }
+        Ok(_) => connect_all::<SingleTarget>(prepared, phase, shape, control, threads)
+            .map(|g| run_workers(g, &shared, shape, uring)),
     };
     let (start, outcomes) = match workers {
         Ok(ran) => ran,
@@ -361,6 +368,7 @@ fn run_workers<R: Router>(
     groups: Vec<Group<R>>,
     shared: &PhaseShared<'_>,
     shape: PhaseShape,
+    uring: bool,
 ) -> (Instant, Vec<WorkerOutcome>) {
     let barrier = Barrier::new(groups.len() + 1);
     std::thread::scope(|scope| {
@@ -372,7 +380,12 @@ fn run_workers<R: Router>(
                 std::thread::Builder::new()
                     .name(format!("respbench-worker-{i}"))
                     .spawn_scoped(scope, move || {
-                        worker(group, shared, barrier, shape.tally(shared.prepared), shape.length)
+                        let tally = shape.tally(shared.prepared);
+                        if uring {
+                            worker::<R, UringIo>(group, shared, barrier, tally, shape.length)
+                        } else {
+                            worker::<R, EpollIo>(group, shared, barrier, tally, shape.length)
+                        }
                     })
                     .expect("spawn a worker thread")
             })

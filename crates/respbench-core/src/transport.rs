@@ -38,6 +38,75 @@ pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream, String),
     Tls(Box<TlsStream>),
+    /// Handed to an io_uring worker ([`Stream::hand_to_ring`]): its ring
+    /// does the reads and writes, so these say WouldBlock here.
+    Ring(RingSocket),
+}
+
+/// A TCP or unix socket an io_uring worker reads and writes: only its fd
+/// (blocking mode: the ring waits for it), its label and its close.
+pub struct RingSocket {
+    fd: std::os::fd::RawFd,
+    label: Option<String>,
+}
+
+impl RingSocket {
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        self.fd
+    }
+}
+
+impl Drop for RingSocket {
+    fn drop(&mut self) {
+        if self.fd < 0 {
+            return;
+        }
+        let deferred = RING_CLOSES.with(|c| match c.borrow_mut().as_mut() {
+            Some(later) if later.len() < later.capacity() => {
+                later.push(self.fd);
+                true
+            }
+            _ => false,
+        });
+        if !deferred {
+            // SAFETY: the fd is this socket's own, closed once.
+            unsafe { libc::close(self.fd) };
+        }
+    }
+}
+
+thread_local! {
+    /// While an io_uring worker runs on this thread: the fds of its sockets
+    /// dropped since its last submit. A submission queued for a socket names
+    /// its fd number, which the kernel resolves only when it is submitted:
+    /// closed before that, the number could already be a new socket's (a
+    /// reconnect, a Link opened on the helper thread) and the queued send
+    /// would go there. So they are closed after the next submit.
+    static RING_CLOSES: std::cell::RefCell<Option<Vec<std::os::fd::RawFd>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// An io_uring worker starts on this thread: its sockets' closes wait for
+/// [`close_ring_sockets`] (room for `room` of them, made now; past that a
+/// close is done at once).
+pub(crate) fn defer_ring_closes(room: usize) {
+    RING_CLOSES.with(|c| *c.borrow_mut() = Some(Vec::with_capacity(room)));
+}
+
+/// After a submit: closes the sockets dropped before it; `last`: the worker
+/// is done, so closes are done at once from now on.
+pub(crate) fn close_ring_sockets(last: bool) {
+    RING_CLOSES.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some(later) = c.as_mut() {
+            for fd in later.drain(..) {
+                // SAFETY: each fd was its dropped socket's own, closed once here.
+                unsafe { libc::close(fd) };
+            }
+        }
+        if last {
+            *c = None;
+        }
+    });
 }
 
 /// Opens the plan's transport: a unix socket when `plan.socket` is set, TCP
@@ -64,12 +133,44 @@ pub fn connect(plan: &Plan, timeout: Duration, control: &RunControl) -> Result<S
 }
 
 impl Stream {
+    /// Hands a TCP or unix stream to an io_uring worker: from here on its
+    /// ring reads and writes it (this stream's own reads and writes say
+    /// WouldBlock). Returns the fd; TLS is not handed over (it stays on epoll).
+    pub fn hand_to_ring(&mut self) -> io::Result<std::os::fd::RawFd> {
+        use std::os::fd::IntoRawFd;
+        if let Stream::Ring(r) = self {
+            return Ok(r.fd);
+        }
+        let label = self.peer_label();
+        let was = std::mem::replace(self, Stream::Ring(RingSocket { fd: -1, label: None }));
+        let fd = match was {
+            Stream::Tcp(s) => s.into_raw_fd(),
+            Stream::Unix(s, _) => s.into_raw_fd(),
+            Stream::Tls(t) => {
+                *self = Stream::Tls(t);
+                return Err(io::Error::new(io::ErrorKind::Unsupported, "TLS stays on epoll"));
+            }
+            Stream::Ring(_) => unreachable!("handled above"),
+        };
+        *self = Stream::Ring(RingSocket { fd, label });
+        // Blocking: the ring then waits for the socket instead of completing with EAGAIN.
+        // SAFETY: fcntl on an fd this stream owns.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(fd)
+    }
+
     /// Where the stream goes, for messages: `ip:port` or the socket path.
     pub fn peer_label(&self) -> Option<String> {
         match self {
             Stream::Tcp(s) => s.peer_addr().ok().map(|a| format!("{}:{}", a.ip(), a.port())),
             Stream::Unix(_, path) => Some(path.clone()),
             Stream::Tls(t) => t.socket().peer_addr().ok().map(|a| format!("{}:{}", a.ip(), a.port())),
+            Stream::Ring(r) => r.label.clone(),
         }
     }
 
@@ -79,6 +180,8 @@ impl Stream {
             Stream::Tcp(s) => s.set_nodelay(true),
             Stream::Unix(..) => Ok(()),
             Stream::Tls(t) => t.socket().set_nodelay(true),
+            // Set before it was handed over.
+            Stream::Ring(_) => Ok(()),
         }
     }
 
@@ -90,6 +193,11 @@ impl Stream {
             Stream::Tcp(s) => s.shutdown(Shutdown::Write),
             Stream::Unix(s, _) => s.shutdown(Shutdown::Write),
             Stream::Tls(t) => t.close_write(),
+            // SAFETY: shutdown on the socket's own fd.
+            Stream::Ring(r) => match unsafe { libc::shutdown(r.fd, libc::SHUT_WR) } {
+                0 => Ok(()),
+                _ => Err(io::Error::last_os_error()),
+            },
         }
     }
 
@@ -109,6 +217,7 @@ impl Read for Stream {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s, _) => s.read(buf),
             Stream::Tls(t) => t.read(buf),
+            Stream::Ring(_) => Err(io::ErrorKind::WouldBlock.into()),
         }
     }
 }
@@ -120,6 +229,7 @@ impl Write for Stream {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s, _) => s.write(buf),
             Stream::Tls(t) => t.write(buf),
+            Stream::Ring(_) => Err(io::ErrorKind::WouldBlock.into()),
         }
     }
 
@@ -140,6 +250,7 @@ impl mio::event::Source for Stream {
             Stream::Tcp(s) => s.register(registry, token, interests),
             Stream::Unix(s, _) => s.register(registry, token, interests),
             Stream::Tls(t) => t.socket_mut().register(registry, token, interests),
+            Stream::Ring(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 
@@ -148,6 +259,7 @@ impl mio::event::Source for Stream {
             Stream::Tcp(s) => s.reregister(registry, token, interests),
             Stream::Unix(s, _) => s.reregister(registry, token, interests),
             Stream::Tls(t) => t.socket_mut().reregister(registry, token, interests),
+            Stream::Ring(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 
@@ -156,6 +268,7 @@ impl mio::event::Source for Stream {
             Stream::Tcp(s) => s.deregister(registry),
             Stream::Unix(s, _) => s.deregister(registry),
             Stream::Tls(t) => t.socket_mut().deregister(registry),
+            Stream::Ring(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 }

@@ -11,9 +11,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use mio::event::Event;
-use mio::{Events, Interest, Poll, Token};
-
 use crate::client::{Client, Status};
 use crate::handshake::ConnectError;
 use crate::histogram::{LatencyHistogram, OpHistograms};
@@ -26,6 +23,38 @@ use crate::router::Router;
 use crate::tally::{IntervalClock, Tally};
 use crate::topology_refresh::{self, TopologyRefresh};
 
+mod epoll;
+mod ring;
+pub(crate) use epoll::EpollIo;
+pub(crate) use ring::UringIo;
+
+/// The seam between the loop and its I/O (`crate::io`): epoll ([`EpollIo`])
+/// or io_uring ([`UringIo`]). The loop is compiled once per backend (static
+/// dispatch, nothing looked up per request); everything above the Link
+/// (reply scan, Tally, Router, Pacer) is the same code on both.
+pub(crate) trait Backend: Sized {
+    /// Before the clock: the I/O of the group's connections (their own Links).
+    fn setup<R: Router>(conns: &mut [Client<R>]) -> Result<Self, String>;
+    /// Connection `i`'s own Link joins (a later ramp step, a reconnect).
+    fn add<R: Router>(&mut self, conn: &mut Client<R>, i: usize) -> std::io::Result<()>;
+    /// Connection `i`'s own Link leaves (finished, or dropped under `--reconnect`).
+    fn remove<R: Router>(&mut self, conn: &mut Client<R>, i: usize);
+    /// After a turn of connection `i` that left it busy: what it encoded is
+    /// handed to the backend (io_uring queues the sends; epoll wrote them already).
+    #[inline(always)]
+    fn settled<R: Router>(&mut self, _conn: &mut Client<R>, _i: usize) {}
+    /// One wait for I/O (at most until `wake` or the next reply-deadline
+    /// look), and every event or completion it brought, handed to its client.
+    fn turn<R: Router>(
+        lp: &mut EventLoop<'_, R, Self>,
+        wake: Option<Instant>,
+        next_timeout_check: Option<Instant>,
+        now: Instant,
+    ) -> Result<(), String>;
+    /// Before the Links are freed: nothing of theirs may still be in the kernel's hands.
+    fn quiesce(&mut self) {}
+}
+
 /// Longest a worker sleeps in epoll before it looks at the cancel flag and
 /// the other threads' failures again.
 const POLL_SLICE: Duration = Duration::from_millis(20);
@@ -34,8 +63,8 @@ const POLL_SLICE: Duration = Duration::from_millis(20);
 /// (peer 0: the client's own Link, token `i`).
 const PEER_TOKEN_STRIDE: usize = 1 << 24;
 
-fn token_of(client: u32, peer: usize) -> Token {
-    Token(client as usize + peer * PEER_TOKEN_STRIDE)
+fn token_of(client: u32, peer: usize) -> mio::Token {
+    mio::Token(client as usize + peer * PEER_TOKEN_STRIDE)
 }
 
 /// What the worker threads of one phase share: the first failure, and the
@@ -88,7 +117,7 @@ const P99_EVERY: Duration = Duration::from_millis(250);
 /// sees them go with the run.
 /// `tally`: empty, with the histograms the phase records; `length`: a
 /// time-bound phase ends this long after its start.
-pub(crate) fn worker<R: Router>(
+pub(crate) fn worker<R: Router, B: Backend>(
     group: Group<R>,
     shared: &PhaseShared<'_>,
     barrier: &Barrier,
@@ -105,15 +134,15 @@ pub(crate) fn worker<R: Router>(
             format!("cannot pin a worker thread to CPUs {:?} (--cpus): {e}", shared.prepared.plan.cpus),
         ));
     }
-    let registered = register(&mut conns);
+    let registered = B::setup(&mut conns);
     // Allocated before the clock starts: the phase's histograms beside the interval's.
     let phase_histograms = tally.histogram.as_ref().map(OpHistograms::empty_like);
     barrier.wait();
     let started_at = Instant::now();
-    let poll = match registered {
-        Ok(poll) => poll,
+    let io = match registered {
+        Ok(io) => io,
         Err(e) => {
-            shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
+            shared.fail(Failure::new(FailureKind::Internal, e));
             return WorkerOutcome { tally, started_at, finished_at: Instant::now() };
         }
     };
@@ -134,11 +163,12 @@ pub(crate) fn worker<R: Router>(
         moved_shared: 0,
         conns,
         tally,
-        poll,
+        io,
         shared,
     };
     // A time-bound phase ends `length` after its start (this thread's start).
     event_loop.run(length.map(|l| started_at + l));
+    event_loop.io.quiesce();
     let EventLoop { conns, mut tally, clock, .. } = event_loop;
     let opened = conns.len() as u64;
     // What a stop (an interrupt, a failure elsewhere) left unanswered.
@@ -159,22 +189,9 @@ pub(crate) fn worker<R: Router>(
     WorkerOutcome { tally, started_at, finished_at }
 }
 
-/// A `Poll` watching every client's own Link of the group, token = index;
-/// the Links a Router opens later join it under [`token_of`].
-fn register<R: Router>(conns: &mut [Client<R>]) -> std::io::Result<Poll> {
-    let poll = Poll::new()?;
-    for (i, conn) in conns.iter_mut().enumerate() {
-        poll.registry().register(&mut conn.link.stream, Token(i), Interest::READABLE | Interest::WRITABLE)?;
-        if R::REDIRECTS {
-            conn.router.attach(Some(poll.registry().try_clone()?), token_of, i as u32);
-        }
-    }
-    Ok(poll)
-}
-
 /// One thread's connections and what they counted, driven by epoll until
 /// every connection has finished or the phase has stopped.
-struct EventLoop<'a, R: Router> {
+pub(crate) struct EventLoop<'a, R: Router, B: Backend> {
     /// The timed phase: where the time series' intervals end.
     clock: Option<IntervalClock>,
     conns: Vec<Client<R>>,
@@ -198,11 +215,11 @@ struct EventLoop<'a, R: Router> {
     started_at: Instant,
     phase_end: Option<Instant>,
     tally: Tally,
-    poll: Poll,
+    io: B,
     shared: &'a PhaseShared<'a>,
 }
 
-impl<R: Router> EventLoop<'_, R> {
+impl<R: Router, B: Backend> EventLoop<'_, R, B> {
     fn run(&mut self, phase_end: Option<Instant>) {
         let prepared = self.shared.prepared;
         let control = self.shared.control;
@@ -228,7 +245,6 @@ impl<R: Router> EventLoop<'_, R> {
             let outcome = self.conns[i].start(prepared, &mut self.tally);
             self.settle(i, outcome);
         }
-        let mut events = Events::with_capacity(self.conns.len().clamp(16, 1024));
         // The progress line's p99 so far: published a few times a second, not per reply.
         let mut next_p99 = Instant::now() + P99_EVERY;
         // Both ops' counts for that p99, reused (allocated once, timed phase only).
@@ -251,15 +267,9 @@ impl<R: Router> EventLoop<'_, R> {
             }
             let next_open = self.later.front().map(|l| self.started_at + l.at);
             let wake = [next_turn, self.next_retry, next_open, next_refresh].into_iter().flatten().min();
-            let wait = poll_wait(wake, next_timeout_check, now);
-            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
-                if e.kind() != std::io::ErrorKind::Interrupted {
-                    self.shared.fail(Failure::new(FailureKind::Internal, format!("epoll failed: {e}")));
-                    break;
-                }
-            }
-            for event in events.iter() {
-                self.on_event(event);
+            if let Err(e) = B::turn(self, wake, next_timeout_check, now) {
+                self.shared.fail(Failure::new(FailureKind::Internal, e));
+                break;
             }
             if paced {
                 next_turn = self.take_due_turns();
@@ -380,15 +390,10 @@ impl<R: Router> EventLoop<'_, R> {
         refresh.next_wake(now)
     }
 
-    /// Connection `i`'s socket into the poll (a later ramp step, a reconnect); false (the phase failed) if epoll refused.
+    /// Connection `i`'s socket into the backend (a later ramp step, a reconnect); false (the phase failed) if it refused.
     fn register_at(&mut self, i: usize) -> bool {
-        let registered = self.poll.registry().register(
-            &mut self.conns[i].link.stream,
-            Token(i),
-            Interest::READABLE | Interest::WRITABLE,
-        );
-        if let Err(e) = registered {
-            self.shared.fail(Failure::new(FailureKind::Internal, format!("cannot set up epoll: {e}")));
+        if let Err(e) = self.io.add(&mut self.conns[i], i) {
+            self.shared.fail(Failure::new(FailureKind::Internal, format!("cannot watch a socket: {e}")));
             return false;
         }
         true
@@ -398,7 +403,7 @@ impl<R: Router> EventLoop<'_, R> {
     /// what it had in flight lost, its first attempt due after its backoff
     /// (at once after a Link that had replies), or the phase fails.
     fn drop_connection(&mut self, i: usize, failure: Failure) {
-        let _ = self.poll.registry().deregister(&mut self.conns[i].link.stream);
+        self.io.remove(&mut self.conns[i], i);
         let Some(policy) = self.shared.prepared.plan.reconnect else { return };
         if let Err(message) = self.conns[i].dropped(failure.message, &mut self.tally, &policy) {
             return self.shared.fail(Failure::new(FailureKind::Closed, message));
@@ -482,8 +487,9 @@ impl<R: Router> EventLoop<'_, R> {
     #[inline(always)]
     fn settle(&mut self, i: usize, outcome: Result<Status, Failure>) {
         match outcome {
-            Ok(Status::Busy) => {}
+            Ok(Status::Busy) => self.io.settled(&mut self.conns[i], i),
             Ok(Status::Closing) => {
+                self.io.settled(&mut self.conns[i], i);
                 if !self.closing[i] {
                     self.closing[i] = true;
                     self.active_close_waits += 1;
@@ -496,7 +502,7 @@ impl<R: Router> EventLoop<'_, R> {
                 }
                 self.finished[i] = true;
                 self.active -= 1;
-                let _ = self.poll.registry().deregister(&mut self.conns[i].link.stream);
+                self.io.remove(&mut self.conns[i], i);
             }
             Err(f)
                 if f.kind == FailureKind::Closed
@@ -508,30 +514,6 @@ impl<R: Router> EventLoop<'_, R> {
                 }
             }
             Err(f) => self.shared.fail(f),
-        }
-    }
-
-    fn on_event(&mut self, event: &Event) {
-        let prepared = self.shared.prepared;
-        let (i, peer) = (event.token().0 % PEER_TOKEN_STRIDE, event.token().0 / PEER_TOKEN_STRIDE);
-        if self.finished[i] || self.conns[i].down.is_some() {
-            return;
-        }
-        let closing = event.is_read_closed() || event.is_error();
-        if R::REDIRECTS && peer > 0 {
-            // A Link its Router opened: the same reply loop, through the client.
-            let readable = event.is_readable() || closing;
-            let outcome = self.conns[i].on_peer_event(prepared, &mut self.tally, peer, readable, event.is_writable());
-            self.settle(i, outcome);
-            return;
-        }
-        if event.is_readable() || closing {
-            let outcome = self.conns[i].on_readable(prepared, &mut self.tally, closing);
-            self.settle(i, outcome);
-        }
-        if !self.finished[i] && self.conns[i].down.is_none() && event.is_writable() {
-            let outcome = self.conns[i].on_writable(prepared, &mut self.tally);
-            self.settle(i, outcome);
         }
     }
 
@@ -579,21 +561,5 @@ impl<R: Router> EventLoop<'_, R> {
             next = next.min(due);
         }
         next
-    }
-}
-
-/// How long epoll may sleep: until the next paced turn or the next reply
-/// deadline, at most [`POLL_SLICE`].
-fn poll_wait(next_turn: Option<Instant>, next_timeout_check: Option<Instant>, now: Instant) -> Duration {
-    // Sooner than epoll's millisecond: poll without sleeping, or a due
-    // request would go out up to 1 ms late. epoll rounds a timeout up to
-    // whole milliseconds: sleep one less, and poll without sleeping through
-    // the last one.
-    let turn = next_turn.map_or(POLL_SLICE, |t| t.saturating_duration_since(now).min(POLL_SLICE));
-    let turn = turn.saturating_sub(Duration::from_millis(1));
-    // A reply deadline may be looked at up to a millisecond late: no spinning for it.
-    match next_timeout_check {
-        Some(t) => turn.min(t.saturating_duration_since(now)),
-        None => turn,
     }
 }

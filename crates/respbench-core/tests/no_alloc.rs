@@ -62,6 +62,8 @@ fn allocations_do_not_grow_with_the_number_of_requests() {
             pipeline: 32,
             value_size_min: 16,
             value_size_max: 300,
+            // epoll, as before io_uring existed; tests/no_alloc_uring.rs counts the ring's path.
+            io: respbench_core::io::IoChoice::Epoll,
             ..Plan::new("127.0.0.1", port)
         };
         allocations_for(Plan { requests: 1_000, ..plan.clone() }); // warm up the server's connection threads

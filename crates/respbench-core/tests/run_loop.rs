@@ -181,7 +181,7 @@ fn a_short_timeout_is_reported_within_its_documented_bound() {
         .map(|_| {
             let p = Plan { timeout_ms: 20, connections: 2, threads: 1, ..plan(server.port) };
             let r = run(p, &RunControl::new()).unwrap();
-            assert_eq!(r.failure.map(|f| f.kind), Some(FailureKind::Timeout));
+            assert_eq!(r.failure.as_ref().map(|f| f.kind), Some(FailureKind::Timeout), "{:?}", r.failure);
             r.elapsed_ns as f64 / 1e6
         })
         .collect();
@@ -299,4 +299,35 @@ fn a_rate_sends_on_schedule_and_keeps_a_service_histogram() {
     let r = run(plan(server.port), &RunControl::new()).unwrap();
     assert!(r.service_histogram.is_none());
     assert!(r.schedule_lag_histogram.is_none());
+}
+
+#[test]
+fn reconnects_over_and_over_send_only_whole_requests_on_either_io_backend() {
+    // Every connection is closed by the server after 40 replies and opened
+    // again (--reconnect), over and over, while the others keep sending. On
+    // io_uring a send queued before a drop must never go out on the socket
+    // that replaced it (a closed fd's number is reused at once): the server
+    // would then read half a request, and answer an error or close.
+    use respbench_core::io::IoChoice;
+    use respbench_core::plan::Reconnect;
+    for io in [IoChoice::Epoll, IoChoice::Uring] {
+        if io == IoChoice::Uring && respbench_core::io::usable().is_err() {
+            continue;
+        }
+        let server = TestServer::start(Behaviour::CloseAfter(40));
+        let p = Plan {
+            connections: 4,
+            threads: 1,
+            pipeline: 16,
+            requests: 4000,
+            timeout_ms: 5000,
+            reconnect: Some(Reconnect { attempts: 5, backoff_ms: 1 }),
+            io,
+            ..plan(server.port)
+        };
+        let r = run(p, &RunControl::new()).unwrap();
+        assert_eq!(r.failure.as_ref().map(|f| f.message.as_str()), None, "{io:?}");
+        assert_eq!(r.counters.errors, 0, "{io:?}: {:?}", r.first_error);
+        assert!(r.counters.reconnects >= 50, "{io:?}: {} reconnects", r.counters.reconnects);
+    }
 }

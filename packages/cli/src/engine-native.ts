@@ -14,7 +14,7 @@ import path from 'node:path';
 import { missingBinaryReason, napiTriple, type NativeInstall } from './fallback-notice.js';
 import type { NativeHistogram, NativeInterval, NativePlan, NativeProgress, NativeResult, RunHandle } from '@respbench/native';
 import type { HistogramData } from './engine-js/histogram.js';
-import type { Engine, Failure, FailureKind, Plan, RawInterval, RawResult } from './engine-js/plan.js';
+import type { Engine, Failure, FailureKind, IoBackend, Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { addIntervals } from './series.js';
 import { DEFAULT_INTERVAL_MS, type ProgressSnapshot, type RunOptions } from './engine-js/progress.js';
 
@@ -25,7 +25,7 @@ export interface NativeLoad {
 }
 
 /** What this side uses of @respbench/native, typed by its generated index.d.ts (committed, so this builds without cargo). */
-type NativeAddon = Pick<typeof import('@respbench/native'), 'startRun'>;
+type NativeAddon = Pick<typeof import('@respbench/native'), 'startRun' | 'ioBackend'>;
 
 /**
  * A Plan goes to the addon as it is. This is where the compiler checks that
@@ -49,8 +49,8 @@ export function loadNativeEngine(): NativeLoad {
   } catch (err) {
     return (cached = { engine: null, reason: loadFailureText(err) });
   }
-  if (typeof addon?.startRun !== 'function') {
-    return (cached = { engine: null, reason: '@respbench/native loaded but has no startRun (a stale build? rebuild with pnpm --filter @respbench/native build)' });
+  if (typeof addon?.startRun !== 'function' || typeof addon.ioBackend !== 'function') {
+    return (cached = { engine: null, reason: '@respbench/native loaded but has no startRun or ioBackend (a stale build? rebuild with pnpm --filter @respbench/native build)' });
   }
   return (cached = { engine: nativeEngine(addon), reason: null });
 }
@@ -79,6 +79,10 @@ function nativeInstall(): NativeInstall {
 function nativeEngine(addon: NativeAddon): Engine {
   return {
     name: 'native',
+    ioBackend(plan: Plan): IoBackend {
+      const chosen = addon.ioBackend(plan.io ?? 'auto', plan.tls !== null && plan.tls !== undefined);
+      return { backend: (chosen.backend ?? null) as IoBackend['backend'], note: chosen.note ?? null, error: chosen.error ?? null };
+    },
     async run(plan: Plan, options: RunOptions = {}): Promise<RawResult> {
       const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
       const handle = addon.startRun(toNativePlan(plan), intervalMs);

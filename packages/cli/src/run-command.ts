@@ -14,7 +14,7 @@ import type { ProgressSnapshot } from './engine-js/progress.js';
 import type { RunResult } from './run.js';
 import { ProgressLine } from './progress-line.js';
 import { DEFAULT_PERCENTILES, exitCodeFor, formatSeriesLine, interruptionOf, notStarted, runPlan, seriesEntry } from './run.js';
-import type { Plan, RawInterval } from './engine-js/plan.js';
+import type { Engine, Plan, RawInterval } from './engine-js/plan.js';
 import { preparePlan, type Completion } from './prepare.js';
 import { SHORT_TAIL_SHARE } from './series.js';
 import { runMeta } from './meta.js';
@@ -147,6 +147,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (engine.name === 'js' && built.plan.threads > 1) {
     io.stderr('respbench: --threads applies to the native engine; the JS engine runs on one thread\n');
   }
+  const ioLine = ioHeaderLine(engine, built.plan, io.stderr);
   // redis-benchmark's habits for -t and a command on the line: its defaults, key names and -r meaning (see withBenchmarkDefaults).
   const completion: Completion = { engine: engine.name, share, benchmark: tests || command ? { given, command } : null, cpus };
   const controller = new AbortController();
@@ -198,7 +199,9 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   }
   // What will run, before it runs: with the human output on stdout, else on stderr (unless --quiet).
   const names = compare ? { a: printable(opts.targetName ?? printableTarget(plan.host, plan.port)), b: printable(named ? named[1] : printableTarget(compare.host, compare.port)) } : undefined;
-  const header = tests ? suiteHeader(engine.name, plan, tests, compare, names) : formatHeader(engine.name, plan);
+  // The io line: under the header; with -t on stderr, so stdout keeps redis-benchmark's shape.
+  const header = tests ? suiteHeader(engine.name, plan, tests, compare, names) : formatHeader(engine.name, plan) + (ioLine ? `\n${ioLine}` : '');
+  if (tests && ioLine && !opts.quiet) io.stderr(`respbench: ${ioLine}\n`);
   if (!opts.json && !opts.csv && !short) io.stdout(`${header}\n`);
   else if (!opts.quiet) io.stderr(`${header}\n`);
   const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
@@ -273,4 +276,23 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
 /** A gate report is made when a gate or a JUnit file is asked for, or a Markdown file. */
 function gateReportWanted(opts: RunFlags): boolean {
   return opts.slo !== undefined || opts.junit !== undefined || opts.markdown !== undefined;
+}
+
+/**
+ * --io: the line under the header saying which I/O backend the native engine runs
+ * on (and why, when auto fell back or TLS keeps it on epoll); `--io uring`
+ * where io_uring cannot work is one line and exit 1. The JS engine ignores
+ * --io, with a notice, as it does --threads.
+ */
+function ioHeaderLine(engine: Engine, plan: Plan, stderr: (text: string) => void): string {
+  if (!engine.ioBackend) {
+    if (plan.io !== undefined && plan.io !== 'auto') stderr('respbench: --io applies to the native engine; the JS engine runs on node\'s event loop\n');
+    return '';
+  }
+  const chosen = engine.ioBackend(plan);
+  if (chosen.error !== null || chosen.backend === null) {
+    stderr(`respbench: ${chosen.error ?? '--io: no backend'}\n`);
+    throw new Exit(EXIT.failed);
+  }
+  return `io: ${chosen.backend}${chosen.note ? ` (${chosen.note})` : ''}`;
 }

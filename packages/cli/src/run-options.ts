@@ -71,6 +71,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--value-generation <n>', `a number ${LIMITS.valueGeneration.join('..')} mixed into every value (default 0): write with N+1 over what N wrote, and --verify-get catches a server that kept the old value`)
     .option('-c, --connections <n>', 'connections; each has its own key stream and share of the requests', '1')
     .option('--threads <n>', 'native engine worker threads (the JS engine runs on one)')
+    .option('--io <backend>', 'native engine I/O: auto (io_uring where the kernel allows it, else epoll; TLS stays on epoll), uring, epoll')
     .addOption(new Option('--engine <engine>', 'auto (native if it loads, else js) | native | js').default('auto'))
     .option('--timeout <duration>', 'per-request reply timeout, e.g. 500ms, 10s (whole ms); 0 turns it off', '10s')
     .option('--no-preload', 'get mode: read what is already there instead of writing the keys first')

@@ -8,7 +8,7 @@ import { keySlots, mixRole, parseMixTemplate, parseTemplate, refusedOutsideQuote
 import fs from 'node:fs';
 import { LIMITS, windowRefusal } from './engine-js/limits.js';
 import { VERIFY_MIN_VALUE_SIZE } from './engine-js/values.js';
-import type { CommandSpec, Mode, Plan, TlsPlan } from './engine-js/plan.js';
+import { IO_CHOICES, type CommandSpec, type Mode, type Plan, type TlsPlan } from './engine-js/plan.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { parseChoice, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePositive, parseSocket, parseText, parseValueSize, shown } from './flag-values.js';
@@ -71,6 +71,7 @@ export interface RawRunOptions {
   keyStddev?: string;
   zipfExponent: string;
   threads?: string;
+  io?: string;
   engine: string;
   preload: boolean;
   timeout: string;
@@ -294,6 +295,8 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
     warmupMs: raw.warmup === undefined ? 0 : parseDurationMs('--warmup', raw.warmup, true),
     rate: raw.rate === undefined ? 0 : parsePositive('--rate', raw.rate, 100_000_000),
     ...readCredentials(raw, uri, env),
+    // RESPBENCH_IO=uring|epoll: --io's default (the test suite runs every native run on one backend with it).
+    ...ioOption(raw.io ?? env.RESPBENCH_IO),
   };
   // Absent from the Plan for window, the default of a run (and of builds before the flag).
   if (raw.pipelineMode !== undefined && parseChoice('--pipeline-mode', raw.pipelineMode, PIPELINE_MODES) === 'batch') plan.pipelineMode = 'batch';
@@ -673,4 +676,9 @@ export function checkStudyFlags(fromCli: (option: string) => boolean): void {
   for (const key of ['host', 'port', 'uri']) {
     if (fromCli(key)) throw new UsageError(`--${key} does not apply to a study: each scenario's target gives the address (target: { address: 'HOST:PORT' } or { uri: 'redis://…' })`);
   }
+}
+
+/** --io (or RESPBENCH_IO), when given: the native engine's I/O backend. */
+function ioOption(raw: string | undefined): Pick<Plan, 'io'> {
+  return raw === undefined || raw === '' ? {} : { io: parseChoice('--io', raw, IO_CHOICES) };
 }

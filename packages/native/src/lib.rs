@@ -6,6 +6,7 @@
 //! [`plan`] converts the JS Plan in, [`result`] the result out; this file
 //! holds the run handle JS calls.
 
+mod io;
 mod plan;
 mod result;
 

@@ -78,6 +78,8 @@ pub struct NativePlan {
     pub ramp_connections: Option<Either<NativeRamp, Null>>,
     /// null or absent: one server.
     pub cluster: Option<Either<NativeCluster, Null>>,
+    /// `--io`: "auto" (absent), "uring" or "epoll".
+    pub io: Option<String>,
 }
 
 /// `CommandSpec` from engine-js/plan.ts: one command of a weighted mix.
@@ -313,6 +315,7 @@ pub(crate) fn to_plan(p: NativePlan) -> Result<Plan> {
             _ => None,
         },
         read_only: false,
+        io: crate::io::io_choice(p.io)?,
     })
 }
 

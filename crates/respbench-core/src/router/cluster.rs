@@ -381,6 +381,10 @@ impl Router for ClusterRouter {
         self.peers[k].link = Some(link);
     }
 
+    fn peers(&self) -> usize {
+        self.peers.len()
+    }
+
     fn row_of(&self, k: usize) -> Option<u16> {
         self.peers.get(k).and_then(|p| p.row)
     }

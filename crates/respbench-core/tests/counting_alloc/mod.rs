@@ -79,6 +79,10 @@ pub fn answer_server(answer: Vec<u8>) -> u16 {
 #[allow(dead_code)]
 pub fn allocations_for(plan: Plan) -> u64 {
     let control = RunControl::new();
+    // One time-series interval for the whole run: each interval cut makes its
+    // record (allocated, once a second), so a long run on a loaded machine
+    // would count more cuts than a short one; that is per second, not per request.
+    control.set_interval(std::time::Duration::from_secs(3600));
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     let r = run(plan.clone(), &control).unwrap();
     let after = ALLOCATIONS.load(Ordering::Relaxed);

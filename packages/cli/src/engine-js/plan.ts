@@ -121,6 +121,12 @@ export interface Plan {
    */
   cpus?: number[];
   /**
+   * --io: the native engine's I/O backend (crates/respbench-core/src/io):
+   * io_uring, epoll, or auto (io_uring where the kernel and sandbox allow
+   * it, else epoll). The JS engine ignores it. Absent: auto.
+   */
+  io?: IoChoice;
+  /**
    * --reconnect: a connection that drops mid-run is opened again (handshake
    * and all) and goes on; null or absent = a drop ends the run.
    */
@@ -391,4 +397,17 @@ export interface EventLoopDelay {
 export interface Engine {
   name: EngineName;
   run(plan: Plan, options?: RunOptions): Promise<RawResult>;
+  /** The native engine: which I/O backend `plan` runs on here, asked before the run (the header says it). */
+  ioBackend?(plan: Plan): IoBackend;
+}
+
+/** --io, as given. */
+export type IoChoice = 'auto' | 'uring' | 'epoll';
+export const IO_CHOICES: readonly IoChoice[] = ['auto', 'uring', 'epoll'];
+
+/** What --io resolves to on this machine: a backend (with why, when it is not io_uring under auto), or why --io uring cannot run. */
+export interface IoBackend {
+  backend: 'io_uring' | 'epoll' | null;
+  note: string | null;
+  error: string | null;
 }
