@@ -21,7 +21,7 @@ describe('shell completion', () => {
   it('bash completes subcommands, top-level flags, and a subcommand\'s own flags after it', () => {
     expect(bashSuggests(['respbench', 'st'])).toEqual(['study']);
     expect(bashSuggests(['respbench', 'se'])).toEqual(['serve']);
-    expect(bashSuggests(['respbench', '--pip'])).toEqual(['--pipeline']);
+    expect(bashSuggests(['respbench', '--pip'])).toEqual(['--pipeline', '--pipeline-mode']);
     expect(bashSuggests(['respbench', '-p', '6379', '--key-p'])).toEqual(['--key-pattern', '--key-prefix']);
     expect(bashSuggests(['respbench', 'serve', '--serv'])).toEqual(['--service-time']);
     expect(bashSuggests(['respbench', 'study', 'x.yaml', '--rou'])).toEqual(['--rounds']);

@@ -192,7 +192,7 @@ describe('a failed run says its reason once (stdout the result, stderr the reaso
   const refused = ['--port', '1', '--requests', '10', '--engine', 'js'];
   it.each([
     ['the table', [], /^FAILED \(connect\): nothing measured$/m],
-    ['--json', ['--json'], /"kind": "connect"/],
+    ['--json', ['--json'], /"kind":"connect"/],
     ['--quiet', ['-q'], /^FAILED \(connect\): nothing measured$/m],
     ['a -t suite', ['-t', 'set,get'], /^SET: .*\(FAILED: connect\)$/m],
   ])('%s', async (_what, extra, result) => {

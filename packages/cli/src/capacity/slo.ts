@@ -93,6 +93,9 @@ export function parseSlo(raw: string, flag = '--slo'): Slo {
       continue;
     }
     // A capacity SLO bounds latency from above: `p99<=1ms`.
+    // A latency bound is a duration: a bare number has no unit (the one duration grammar, flag-values.ts).
+    const bare = /^(p\d+(?:\.\d+)?<=)(\d+(?:\.\d+)?)$/i.exec(part);
+    if (bare) throw bad(`${bare[1]}${bare[2]}: a bare number has no unit; write ${bare[1]}${bare[2]}ms or ${bare[1]}${bare[2]}us`);
     if (!c || c.kind !== 'latency' || c.op !== '<=') throw bad(`cannot read ${shownQuoted(part)}`);
     const percentile = c.percentile!;
     if (!(percentile > 0 && percentile <= 100)) throw bad(`a percentile is above 0 and at most 100 (${c.figure})`);
