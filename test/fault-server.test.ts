@@ -218,7 +218,9 @@ describe.each(engines())('engine %s: a run that got nothing is not a success', (
     nothing(result);
     // The attempts' backoffs (0, 10, 20, 40 ms), not 20,000 requests lost a window at a time.
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(s.connections()).toBeLessThanOrEqual(5);
+    // The first connection and 4 attempts, and the one TLS handshake the CLI tries after a run
+    // whose every connection closed before a reply (early-close.ts: "add --tls"?).
+    expect(s.connections()).toBeLessThanOrEqual(6);
   });
 
   it('--reconnect, every request lost before any reply: exit 1 with the reason, not requests 0/N and exit 0', async () => {

@@ -52,7 +52,7 @@ const BAD: { name: string; field: RegExp; edit: (r: any) => void }[] = [
   { name: 'huge-bucket-count', field: /: histogram\.buckets\[0\]: a count must be a whole number/, edit: (r) => (r.histogram.buckets[0][1] = 1e18) },
   { name: 'bucket-past-range', field: /: histogram\.buckets\[\d+\]: a value must be whole nanoseconds below 2\^40/, edit: (r) => r.histogram.buckets.push([2 ** 62, 1]) },
   { name: 'negative-bucket-count', field: /: histogram\.buckets\[1\]: a count must be/, edit: (r) => (r.histogram.buckets[1][1] = -3) },
-  { name: 'unknown-version', field: /: version: this respbench reads results of version 2 \(got 99\)/, edit: (r) => (r.version = 99) },
+  { name: 'unknown-version', field: /: version: this respbench reads results of version 2, 3 \(got 99\)/, edit: (r) => (r.version = 99) },
   { name: 'index-past-count', field: /: plan\.clientIndex: must be a whole number from 0 to 1 \(plan\.clientCount is 2; got 2\)/, edit: (r) => (r.plan.clientIndex = 2) },
   { name: 'other-unit', field: /: histogram\.unit: must be "ns"/, edit: (r) => (r.histogram.unit = 'us') },
   { name: 'other-layout', field: /: getHistogram\.significantDigits: must be 3/, edit: (r) => (r.getHistogram.significantDigits = 2) },

@@ -213,12 +213,13 @@ describe.each(engines())('engine %s', (engineName) => {
     const guarded = await startRedis(['--requirepass', 'sw0rdfish']);
     try {
       const before = Date.now();
-      const args = [...engine, '--port', String(guarded.port), '-a', 'sw0rdfish', '--requests', '2000', '--uri', `redis://default:sw0rdfish@127.0.0.1:${guarded.port}`];
+      // The URI names the port: -p beside -u is refused (one would be ignored).
+      const args = [...engine, '-a', 'sw0rdfish', '--requests', '2000', '--uri', `redis://default:sw0rdfish@127.0.0.1:${guarded.port}`];
       const run = await runCli([...args, '--json']);
       expect(run.code).toBe(0);
       expect(run.stdout + run.stderr).not.toContain('sw0rdfish');
       const r = JSON.parse(run.stdout);
-      expect(r.meta).toMatchObject({ tool: 'respbench', engine: engineName, commandLine: [...args.slice(0, 4), '-a', '***', '--requests', '2000', '--uri', `redis://default:***@127.0.0.1:${guarded.port}`, '--json'] });
+      expect(r.meta).toMatchObject({ tool: 'respbench', engine: engineName, commandLine: [...engine, '-a', '***', '--requests', '2000', '--uri', `redis://default:***@127.0.0.1:${guarded.port}`, '--json'] });
       expect(r.meta.version).toMatch(/^\d+\.\d+\.\d+/);
       expect(r.meta.startedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       expect(Date.parse(r.meta.startedAt)).toBeGreaterThanOrEqual(before);

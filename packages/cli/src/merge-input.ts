@@ -14,7 +14,7 @@ import { open } from 'node:fs/promises';
 import { HIGHEST_TRACKABLE_NS, type HistogramData } from './engine-js/histogram.js';
 import type { RawInterval } from './engine-js/plan.js';
 import { printable } from './printable.js';
-import { decodeHistogram } from './result-json.js';
+import { decodeHistogram, decodeHistograms } from './result-json.js';
 import { RUN_RESULT_VERSION, type RunResult } from './run.js';
 import { UsageError } from './usage-error.js';
 
@@ -392,7 +392,8 @@ export async function readMergeInput(file: string, stopped: () => boolean = () =
   } finally {
     await handle.close();
   }
-  const r = members;
+  // Version 3 writes histograms as V2 base64: decoded here, then checked as the bucket lists of version 2 are.
+  const r = decodeHistograms(members, file);
   if (!r.plan || typeof r.plan !== 'object' || !r.histogram || typeof r.requests !== 'number') throw new UsageError(`${printable(file)} is not a respbench --json result`);
   if (r.elapsedNs === null) throw new UsageError(`${printable(file)} measured nothing (its run never got a reply): nothing to merge`);
   checkVersion(file, r);
