@@ -7,10 +7,10 @@
  * fail instead.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './servers.js';
+import { freePort, killAndRemove } from './servers.js';
 
 export const prometheusBinary: string | null = spawnSync('sh', ['-c', 'command -v prometheus']).status === 0 ? 'prometheus' : null;
 
@@ -65,16 +65,7 @@ export async function startPrometheus(targets: string[]): Promise<Prometheus> {
     ].join('\n'),
   );
   const child: ChildProcess = spawn(prometheusBinary ?? 'prometheus', [`--config.file=${config}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], { stdio: 'ignore' });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        rmSync(dir, { recursive: true, force: true });
-        resolve();
-      };
-      if (child.exitCode !== null || child.signalCode !== null) return done();
-      child.once('exit', done);
-      child.kill('SIGKILL');
-    });
+  const stop = () => killAndRemove(child, dir);
   const deadline = Date.now() + 20_000;
   for (;;) {
     try {

@@ -78,17 +78,21 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
       if (r.status !== 0 || /^(ERR|WRONGTYPE|NOAUTH|OOM) /.test(out)) throw new Error(`redis-cli ${args.join(' ')} failed: ${r.stderr}${out}`);
       return out;
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        const done = () => {
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        };
-        if (child.exitCode !== null || child.signalCode !== null) return done();
-        child.once('exit', done);
-        child.kill('SIGKILL');
-      }),
+    stop: () => killAndRemove(child, dir),
   };
+}
+
+/** Kills a server a test started (SIGKILL) and removes its directory once it has exited. */
+export function killAndRemove(child: ChildProcess, dir: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      rmSync(dir, { recursive: true, force: true });
+      resolve();
+    };
+    if (child.exitCode !== null || child.signalCode !== null) return done();
+    child.once('exit', done);
+    child.kill('SIGKILL');
+  });
 }
 
 export interface CliRun {

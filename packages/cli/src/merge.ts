@@ -5,6 +5,7 @@
  * are aligned by wall clock; throughput is over the union of the runs'
  * windows. Runs of different Plans (other than the client index) are refused.
  */
+import { addedCounters } from './added-counters.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -193,18 +194,8 @@ export function mergeResults(inputs: MergeInput[], names: string[], argv: readon
   const failed = runs.find((r) => r.failure !== null);
   const raw: RawResult = {
     engine: first.engine,
-    requests: sum((r) => r.requests),
-    sets: sum((r) => r.sets),
-    gets: sum((r) => r.gets),
-    ok: sum((r) => r.ok),
-    errors: sum((r) => r.errors),
-    misses: sum((r) => r.misses),
-    mismatches: sum((r) => r.mismatches),
-    lostWrites: sum((r) => r.lostWrites),
+    ...addedCounters(runs),
     ...(runs.some((r) => r.staleReads !== undefined) ? { staleReads: sum((r) => r.staleReads) } : {}),
-    pushes: sum((r) => r.pushes),
-    bytesOut: sum((r) => r.bytesOut),
-    bytesIn: sum((r) => r.bytesIn),
     elapsedNs: Math.round((end - minStart) * 1e6),
     histogram: addHistograms(runs.map((r) => r.histogram)),
     setHistogram: addHistograms(runs.map((r) => r.setHistogram)),

@@ -5,6 +5,7 @@
  * each round's figures kept (`rounds`, what compare takes its noise from)
  * and their mean ± sd (`repeat`).
  */
+import { addedCounters } from './added-counters.js';
 import { addHistogramData } from './buckets.js';
 import type { HistogramData } from './engine-js/histogram.js';
 import type { Plan, RawInterval, RawResult } from './engine-js/plan.js';
@@ -50,17 +51,7 @@ export function combineRounds(plan: Plan, runs: RunResult[], percentiles?: reado
   const first = runs[0];
   const raw: RawResult = {
     ...first,
-    requests: sum((r) => r.requests),
-    sets: sum((r) => r.sets),
-    gets: sum((r) => r.gets),
-    ok: sum((r) => r.ok),
-    errors: sum((r) => r.errors),
-    misses: sum((r) => r.misses),
-    mismatches: sum((r) => r.mismatches),
-    lostWrites: sum((r) => r.lostWrites),
-    pushes: sum((r) => r.pushes),
-    bytesOut: sum((r) => r.bytesOut),
-    bytesIn: sum((r) => r.bytesIn),
+    ...addedCounters(runs),
     elapsedNs: sum((r) => r.elapsedNs),
     histogram: runs.reduce<HistogramData | undefined>((h, r) => add(h, r.histogram), undefined)!,
     setHistogram: runs.reduce<HistogramData | undefined>((h, r) => add(h, r.setHistogram), undefined),
