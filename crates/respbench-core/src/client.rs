@@ -143,10 +143,8 @@ impl<R: Router> Client<R> {
     ) -> Self {
         let window = prepared.plan.pipeline.max(1) as usize;
         let per_request = prepared.max_request_bytes;
-        let batch_limit = window.min((MAX_BATCH_BYTES / per_request).max(1));
+        let (batch_limit, out) = Self::write_batches(window, per_request, MAX_BATCH_BYTES);
         let holds = pacer.interval.is_some() && R::REDIRECTS;
-        // Room for a batch, and for the redirected requests (ASKING before each) a turn sends again on it.
-        let out = batch_limit * per_request + if R::REDIRECTS { crate::router::ASKING.len() * batch_limit } else { 0 };
         Client {
             node: None,
             replica: None,
@@ -167,6 +165,16 @@ impl<R: Router> Client<R> {
             idle_retry: None,
             idle_wait: Duration::ZERO,
         }
+    }
+
+    /// Requests per write at most, with `batch_bytes` of requests of up to
+    /// `per_request` bytes per write at most (one request always fits), and
+    /// the write buffer's size: room for a batch, and for the redirected
+    /// requests (ASKING before each) a turn sends again on it.
+    fn write_batches(window: usize, per_request: usize, batch_bytes: usize) -> (usize, usize) {
+        let batch_limit = window.min((batch_bytes / per_request).max(1));
+        let asking = if R::REDIRECTS { crate::router::ASKING.len() * batch_limit } else { 0 };
+        (batch_limit, batch_limit * per_request + asking)
     }
 
     /// Requests written whose replies have not come yet (redirected ones included).

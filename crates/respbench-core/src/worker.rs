@@ -34,7 +34,7 @@ pub(crate) use ring::UringIo;
 /// (reply scan, Tally, Router, Pacer) is the same code on both.
 pub(crate) trait Backend: Sized {
     /// Before the clock: the I/O of the group's connections (their own Links).
-    fn setup<R: Router>(conns: &mut [Client<R>]) -> Result<Self, String>;
+    fn setup<R: Router>(conns: &mut [Client<R>], prepared: &PreparedPlan) -> Result<Self, String>;
     /// Connection `i`'s own Link joins (a later ramp step, a reconnect).
     fn add<R: Router>(&mut self, conn: &mut Client<R>, i: usize) -> std::io::Result<()>;
     /// Connection `i`'s own Link leaves (finished, or dropped under `--reconnect`).
@@ -134,7 +134,7 @@ pub(crate) fn worker<R: Router, B: Backend>(
             format!("cannot pin a worker thread to CPUs {:?} (--cpus): {e}", shared.prepared.plan.cpus),
         ));
     }
-    let registered = B::setup(&mut conns);
+    let registered = B::setup(&mut conns, shared.prepared);
     // Allocated before the clock starts: the phase's histograms beside the interval's.
     let phase_histograms = tally.histogram.as_ref().map(OpHistograms::empty_like);
     barrier.wait();

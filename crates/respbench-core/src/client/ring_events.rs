@@ -20,6 +20,16 @@ pub(crate) enum Received<'a> {
 }
 
 impl<R: Router> Client<R> {
+    /// io_uring: one send may carry up to `batch_bytes` of requests of up to
+    /// `per_request` bytes (`worker::ring::RING_BATCH_BYTES`: why). Done
+    /// when the Link joins the ring, before its first request; a no-op after.
+    pub fn widen_writes(&mut self, per_request: usize, batch_bytes: usize) {
+        let (batch_limit, out) = Self::write_batches(self.window, per_request, batch_bytes);
+        if batch_limit > self.batch_limit && self.link.widen_writes(out) {
+            self.batch_limit = batch_limit;
+        }
+    }
+
     /// A receive on its own Link: replies taken, the window refilled.
     pub fn on_received(&mut self, w: &PreparedPlan, tally: &mut Tally, got: Received<'_>) -> Result<Status, Failure> {
         match got {

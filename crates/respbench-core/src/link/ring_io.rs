@@ -14,6 +14,18 @@ impl Link {
         &self.out[self.out_start..self.out_end]
     }
 
+    /// The write buffer grows to `len` bytes, while nothing is encoded in
+    /// it (else false: its pending bytes may be in a send).
+    pub(crate) fn widen_writes(&mut self, len: usize) -> bool {
+        if self.out_end != 0 {
+            return false;
+        }
+        if len > self.out.len() {
+            self.out = vec![0u8; len].into_boxed_slice();
+        }
+        true
+    }
+
     /// A send's completion: the kernel took `n` bytes (bytes out count them,
     /// as a `write`'s return does on epoll); all of them frees the buffer.
     #[inline]

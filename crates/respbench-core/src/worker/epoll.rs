@@ -11,6 +11,7 @@ use mio::{Events, Interest, Poll, Token};
 
 use super::{Backend, EventLoop, PEER_TOKEN_STRIDE, POLL_SLICE, token_of};
 use crate::client::Client;
+use crate::request_source::PreparedPlan;
 use crate::router::Router;
 
 pub(crate) struct EpollIo {
@@ -22,7 +23,7 @@ pub(crate) struct EpollIo {
 impl Backend for EpollIo {
     /// A `Poll` watching every client's own Link of the group, token = index;
     /// the Links a Router opens later join it under [`token_of`].
-    fn setup<R: Router>(conns: &mut [Client<R>]) -> Result<Self, String> {
+    fn setup<R: Router>(conns: &mut [Client<R>], _prepared: &PreparedPlan) -> Result<Self, String> {
         let failed = |e: std::io::Error| format!("cannot set up epoll: {e}");
         let poll = Poll::new().map_err(failed)?;
         for (i, conn) in conns.iter_mut().enumerate() {

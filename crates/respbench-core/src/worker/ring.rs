@@ -2,7 +2,8 @@
 //! Each Link's socket is handed to the ring (its fd, blocking mode) with a
 //! multishot receive armed into the ring's provided buffers. Whatever a
 //! turn's clients encoded is queued as one send per Link (after the turn of
-//! the client owning it, [`Backend::settled`]) and goes to the kernel with
+//! the client owning it, [`Backend::settled`]; up to [`RING_BATCH_BYTES`]
+//! of requests, where epoll writes 256 KiB at a time) and goes to the kernel with
 //! the next turn's one `io_uring_enter`, which also waits for completions:
 //! until the turn's timeout (the next `--rate` due time, interval cut,
 //! reply deadline; [`POLL_SLICE`] at most), or, in a closed loop, until
@@ -25,6 +26,7 @@ use super::{Backend, EventLoop, PEER_TOKEN_STRIDE, POLL_SLICE, token_of};
 use crate::client::{Client, Received, Status};
 use crate::io::uring::{Completion, Ring};
 use crate::link::Link;
+use crate::request_source::PreparedPlan;
 use crate::router::Router;
 use crate::transport::Stream;
 
@@ -36,6 +38,16 @@ const CANCEL: u64 = 3;
 /// replies of a few turns; a larger reply spans several (they are copied
 /// into the Link's read buffer, which grows for it as on epoll).
 const BUFFER_SIZE: usize = 16 * 1024;
+/// Bytes of requests one send carries at most. Epoll's worker writes
+/// 256 KiB batches (`link::MAX_BATCH_BYTES`) one after another in one wake
+/// until the kernel refuses; the ring hands the kernel one buffer per Link
+/// per turn, so with large values that one buffer must hold what several of
+/// those writes would, or the socket runs dry between turns and fewer
+/// requests are in flight than on epoll (issue 21: -d 200000 -P 64 kept
+/// 18-25 of 64 in flight, epoll 26-31; with 4 MiB 32-41). A Link's buffer
+/// is this large only when its window of requests needs it (large values,
+/// or a deep pipeline of mid-sized ones); with small ones it stays as epoll's.
+pub(crate) const RING_BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// In a closed loop a turn may wait for about one completion per
 /// connection, but no longer than this after the first one has come
 /// (MIN_TIMEOUT). Zero: the first completion ends the wait. Measured at
@@ -66,6 +78,8 @@ pub(crate) struct UringIo {
     peers: HashMap<usize, Slot>,
     /// Closed loop: turns wait for a batch of completions.
     batch: bool,
+    /// The largest request's bytes: what a Link's write buffer is widened by.
+    per_request: usize,
 }
 
 impl UringIo {
@@ -125,12 +139,14 @@ impl UringIo {
 }
 
 impl Backend for UringIo {
-    fn setup<R: Router>(conns: &mut [Client<R>]) -> Result<Self, String> {
+    fn setup<R: Router>(conns: &mut [Client<R>], prepared: &PreparedPlan) -> Result<Self, String> {
         let entries = (conns.len() as u32 * 2).clamp(64, 4096);
         let buffers = (conns.len() * 2).clamp(64, 1024).next_power_of_two() as u16;
         let ring = Ring::new(entries, buffers, BUFFER_SIZE).map_err(|e| crate::io::refusal(&e))?;
         let batch = conns.iter().all(|c| !c.pacer.is_paced());
-        let mut io = UringIo { ring, own: vec![Slot::default(); conns.len()], peers: HashMap::new(), batch };
+        let per_request = prepared.max_request_bytes;
+        let mut io =
+            UringIo { ring, own: vec![Slot::default(); conns.len()], peers: HashMap::new(), batch, per_request };
         for (i, conn) in conns.iter_mut().enumerate() {
             io.add(conn, i).map_err(|e| format!("cannot hand a socket to io_uring: {e}"))?;
             if R::REDIRECTS {
@@ -144,6 +160,7 @@ impl Backend for UringIo {
     }
 
     fn add<R: Router>(&mut self, conn: &mut Client<R>, i: usize) -> io::Result<()> {
+        conn.widen_writes(self.per_request, RING_BATCH_BYTES);
         self.arm(&mut conn.link, i)
     }
 
