@@ -44,7 +44,7 @@ const BUFFER_SIZE: usize = 16 * 1024;
 /// per turn, so with large values that one buffer must hold what several of
 /// those writes would, or the socket runs dry between turns and fewer
 /// requests are in flight than on epoll (issue 21: -d 200000 -P 64 kept
-/// 18-25 of 64 in flight, epoll 26-31; with 4 MiB 32-41). A Link's buffer
+/// 18-25 of 64 in flight, epoll 26-33; with 4 MiB 32-41). A Link's buffer
 /// is this large only when its window of requests needs it (large values,
 /// or a deep pipeline of mid-sized ones); with small ones it stays as epoll's.
 pub(crate) const RING_BATCH_BYTES: usize = 4 * 1024 * 1024;
