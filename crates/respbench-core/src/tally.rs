@@ -10,6 +10,7 @@ use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
 use crate::key_names::Verdict;
 use crate::link::InFlight;
+use crate::packed::PackedBuckets;
 use crate::plan::IntervalRecord;
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, escape_bytes};
@@ -442,10 +443,20 @@ fn describe_mismatch(w: &PreparedPlan, s: &ReplyScanner, buf: &[u8], key_index: 
     )
 }
 
+/// One op kind's latencies in the interval, packed: `--mode`'s command's
+/// own histogram, or a mix's commands of that kind added.
+fn op_packed(h: &OpHistograms, op: Op) -> PackedBuckets {
+    match h.mode_histogram(op) {
+        Some(own) => PackedBuckets::of(own),
+        None => PackedBuckets::of(&h.of_op(op)),
+    }
+}
+
 /// The timed phase's time series in one worker: its latencies go into the
 /// tally's histograms, which hold the current interval only; at each
-/// boundary they are added to the phase's, serialised into a record for
-/// [`RunControl::push_interval`] and emptied. No work per reply: a clock
+/// boundary they are added to the phase's, packed into a record for
+/// [`RunControl::push_interval`] (2–3 bytes a non-empty bucket:
+/// [`PackedBuckets`]) and emptied. No work per reply: a clock
 /// read per loop turn, and per interval a copy of the counters and two
 /// histogram walks.
 pub(crate) struct IntervalClock {
@@ -487,10 +498,10 @@ impl IntervalClock {
             start_ns: at(self.index),
             end_ns: elapsed.min(at(self.index + 1)),
             counters: tally.counters.since(&self.before),
-            set_histogram: current.op_buckets(Op::Set),
-            get_histogram: current.op_buckets(Op::Get),
+            set_histogram: op_packed(current, Op::Set),
+            get_histogram: op_packed(current, Op::Get),
             command_histograms: if self.per_command {
-                current.by_command.iter().map(LatencyHistogram::buckets).collect()
+                current.by_command.iter().map(PackedBuckets::of).collect()
             } else {
                 Vec::new()
             },
@@ -506,7 +517,7 @@ impl IntervalClock {
                 start_ns: at(self.index),
                 end_ns: at(self.index + 1),
                 command_histograms: if self.per_command {
-                    vec![Vec::new(); current.by_command.len()]
+                    vec![PackedBuckets::default(); current.by_command.len()]
                 } else {
                     Vec::new()
                 },
