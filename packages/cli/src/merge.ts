@@ -15,7 +15,7 @@ import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import type { Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { Exit, EXIT } from './exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
-import { histogramData, readMergeInput, type CompactInterval, type MergeInput } from './merge-input.js';
+import { readMergeInput, type CompactInterval, type MergeInput } from './merge-input.js';
 import { addIntervals } from './series.js';
 import type { CliIo } from './io.js';
 import { checkHtmlTarget, writeRunHtml } from './html-report.js';
@@ -244,17 +244,6 @@ function alignIntervals(inputs: MergeInput[], minStart: number): RawInterval[] {
       else byIndex.set(index, [placed]);
     }
   }
-  // The machines' records of one interval added as one run's threads' are (series.ts).
-  return [...byIndex.values()].map((records) => records.map(rawInterval).reduce(addIntervals)).sort((a, b) => a.index - b.index);
-}
-
-/** An interval kept compact, as the series takes it. */
-function rawInterval(i: CompactInterval): RawInterval {
-  const { setHistogram, getHistogram, commandHistograms, ...counters } = i;
-  return {
-    ...counters,
-    setHistogram: histogramData(setHistogram),
-    getHistogram: histogramData(getHistogram),
-    ...(commandHistograms ? { commandHistograms: commandHistograms.map(histogramData) } : {}),
-  };
+  // The machines' records of one interval added as one run's threads' are (series.ts), packed as they were read.
+  return [...byIndex.values()].map((records) => records.reduce(addIntervals)).sort((a, b) => a.index - b.index);
 }
