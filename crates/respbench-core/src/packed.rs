@@ -107,6 +107,14 @@ impl PackedBuckets {
     }
 }
 
+/// The packed text (its length is what the interval holds for the buckets).
+impl std::ops::Deref for PackedBuckets {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
 struct Indexed<'a> {
     bytes: &'a [u8],
     at: usize,

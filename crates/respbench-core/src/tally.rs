@@ -538,3 +538,38 @@ impl IntervalClock {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a fine `--interval` keeps until the run ends is every cut
+    /// interval's record: its histograms must cost a few bytes a non-empty
+    /// bucket (16 as `(value, count)` pairs, then more as JS arrays), and
+    /// decode to the buckets recorded.
+    #[test]
+    fn a_cut_interval_keeps_its_buckets_in_a_few_bytes_each() {
+        let control = RunControl::new();
+        let started = Instant::now();
+        let mut tally = Tally { histogram: Some(OpHistograms::of_mode()), ..Tally::default() };
+        let mut clock = IntervalClock::new(Duration::from_millis(10), started, OpHistograms::of_mode(), false);
+        let mut recorded = Vec::new();
+        for interval in 0..20u64 {
+            let h = tally.histogram.as_mut().unwrap();
+            for k in 0..5_000u64 {
+                // Latencies from 10 µs to ~10 ms, a different spread each interval.
+                h.of(0).record(10_000 + (k * 7_919 + interval * 104_729) % 10_000_000);
+            }
+            recorded.push(h.by_command[0].buckets());
+            clock.cut(&mut tally, started + Duration::from_millis(10 * (interval + 1)), &control, 1);
+        }
+        let records = control.take_intervals();
+        assert_eq!(records.len(), 20);
+        for (record, buckets) in records.iter().zip(&recorded) {
+            assert!(buckets.len() > 1_000, "a wide interval: {} buckets", buckets.len());
+            let held = std::mem::size_of_val(&*record.set_histogram) + std::mem::size_of_val(&*record.get_histogram);
+            assert!(held <= 3 * buckets.len(), "{held} bytes for {} buckets", buckets.len());
+            assert_eq!(&record.set_histogram.to_buckets(), buckets);
+        }
+    }
+}
