@@ -15,8 +15,10 @@
  */
 import { countsIndex, LatencyHistogram, valueFromIndex, type HistogramData } from './histogram.js';
 
+/** Set on a group another follows. */
 const MORE = 0x40;
-const GROUP = 0x40;
+/** Each group carries 6 bits: the number is taken 64 at a time. */
+const GROUP = 64;
 
 /** The growing bytes of one packing, reused (a cut packs one histogram at a time). */
 let scratch = new Uint8Array(4096);
@@ -61,7 +63,7 @@ export class PackedHistogram implements HistogramData {
     return out;
   }
 
-  /** Its bucket object (JSON.stringify, structured clone by hand): the form every reader takes. */
+  /** Its bucket object, for JSON.stringify: the form every reader takes. */
   toJSON(): HistogramData {
     return { unit: 'ns', significantDigits: 3, buckets: this.buckets };
   }
@@ -174,9 +176,4 @@ function indexed(packed: string): number[] {
   const out: number[] = [];
   forEachPacked(packed, (index, count) => out.push(index, count));
   return out;
-}
-
-/** A histogram that crossed a structured clone (a worker's message) as its own fields: packed again. */
-export function revivePacked(h: HistogramData | { packed: string }): HistogramData {
-  return 'packed' in h && typeof h.packed === 'string' ? new PackedHistogram(h.packed) : (h as HistogramData);
 }
