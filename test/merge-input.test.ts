@@ -9,6 +9,7 @@
  * --html page and --hdr-log files be written.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -79,6 +80,25 @@ describe('merge refuses a result no run can produce: one line naming the file an
     const run = await runCli(['merge', file('share0.json'), file('cut.json')]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/cut\.json is not JSON/);
+  });
+});
+
+describe('the merged result of long shares', () => {
+  // Written by the merge before its intervals were kept packed (issue 20 item 7), on these same inputs:
+  // the digest of its --json output without `meta` and `merged` (which name the files and the merge's own run).
+  const OLD_MERGE_DIGEST = '49ea28081b45e183c9c1cadec1e763233e078f988cf93dda0811d5ac09cf0f22';
+
+  it('is byte for byte what merge gave before it packed the intervals: 1,126 intervals added 2 at a time, a share started 25 ms later', async () => {
+    writeBigResult(file('same0.json'), { megabytes: 4.5, clientIndex: 0, clientCount: 2 });
+    writeBigResult(file('same1.json'), { megabytes: 0.5, clientIndex: 1, clientCount: 2, startedUnixMs: 1_700_000_000_025 });
+    const run = await runCli(['merge', file('same0.json'), file('same1.json'), '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const merged = JSON.parse(run.stdout);
+    expect(merged.series).toHaveLength(1126);
+    expect(merged.intervals).toHaveLength(563);
+    delete merged.meta;
+    delete merged.merged;
+    expect(createHash('sha256').update(JSON.stringify(merged)).digest('hex')).toBe(OLD_MERGE_DIGEST);
   });
 });
 

@@ -71,7 +71,12 @@ export interface NativeHistogram {
   buckets: Array<Array<number>>
 }
 
-/** `RawInterval` from engine-js/plan.ts. */
+/**
+ * `RawInterval` from engine-js/plan.ts, its histograms as packed when
+ * cut (`respbench_core::packed`: ASCII text, 2–3 bytes a bucket, decoded by
+ * engine-js/packed-histogram.ts), so thousands of intervals cross as
+ * strings, not as a JS array per bucket.
+ */
 export interface NativeInterval {
   index: number
   startNs: number
@@ -83,10 +88,10 @@ export interface NativeInterval {
   misses: number
   mismatches: number
   lostWrites: number
-  setHistogram: NativeHistogram
-  getHistogram: NativeHistogram
+  setHistogram: string
+  getHistogram: string
   /** A command mix: each command's latencies in the interval; absent otherwise. */
-  commandHistograms?: Array<NativeHistogram>
+  commandHistograms?: Array<string>
   connections: number
   bytesOut: number
   bytesIn: number

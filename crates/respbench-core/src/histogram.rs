@@ -42,6 +42,16 @@ fn value_of(index: usize) -> u64 {
     if bucket < 0 { sub_bucket - SUB_BUCKET_HALF_COUNT as u64 } else { sub_bucket << bucket }
 }
 
+/// The counts index of a bucket's lowest equivalent value (a value in the range).
+pub(crate) fn index_of_value(value: u64) -> usize {
+    index_of(value.min(HIGHEST_TRACKABLE_NS - 1))
+}
+
+/// The lowest value counted at `index`.
+pub(crate) fn value_of_index(index: usize) -> u64 {
+    value_of(index)
+}
+
 /// The highest value counted at `index`.
 fn highest_value_of(index: usize) -> u64 {
     let lowest = value_of(index);
@@ -106,6 +116,11 @@ impl LatencyHistogram {
     /// Empties it, keeping its counts array (no allocation).
     pub fn reset(&mut self) {
         self.counts.fill(0);
+    }
+
+    /// Each bucket's count, by counts index (for packing an interval's).
+    pub(crate) fn counts(&self) -> &[u64] {
+        &self.counts[..]
     }
 
     /// The serialised form: `[lowest equivalent value in ns, count]` for each
@@ -183,10 +198,16 @@ impl OpHistograms {
     /// The buckets of one op kind's sum: for `--mode` the command's own, with
     /// no sum built (an interval cut makes no histogram).
     pub fn op_buckets(&self, op: Op) -> Vec<(u64, u64)> {
-        if self.ops == [Op::Set, Op::Get] {
-            return self.by_command[if op == Op::Set { 0 } else { 1 }].buckets();
+        match self.mode_histogram(op) {
+            Some(h) => h.buckets(),
+            None => self.of_op(op).buckets(),
         }
-        self.of_op(op).buckets()
+    }
+
+    /// For `--mode`, the op kind's one command's histogram (its sum, with
+    /// none built); None for a command mix, whose sum must be made.
+    pub fn mode_histogram(&self, op: Op) -> Option<&LatencyHistogram> {
+        (self.ops == [Op::Set, Op::Get]).then(|| &self.by_command[if op == Op::Set { 0 } else { 1 }])
     }
 
     pub fn set(&self) -> LatencyHistogram {

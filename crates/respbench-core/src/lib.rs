@@ -44,6 +44,7 @@ pub mod limits;
 pub mod link;
 pub mod open;
 pub mod pacer;
+pub mod packed;
 pub mod plan;
 pub mod prepared_plan;
 pub mod progress;

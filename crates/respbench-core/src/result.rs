@@ -4,6 +4,7 @@
 //! part adds up across threads and machines.
 
 use crate::counters::Counters;
+use crate::packed::PackedBuckets;
 
 /// Why a run ended early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,11 +121,12 @@ pub struct IntervalRecord {
     pub end_ns: u64,
     /// Replies counted in this interval (by when they came).
     pub counters: Counters,
-    /// Latencies of the interval's replies per op kind, as `RawResult::set_histogram`.
-    pub set_histogram: Vec<(u64, u64)>,
-    pub get_histogram: Vec<(u64, u64)>,
+    /// Latencies of the interval's replies per op kind, packed when cut
+    /// (a fine `--interval` keeps thousands of them until the run ends).
+    pub set_histogram: PackedBuckets,
+    pub get_histogram: PackedBuckets,
     /// A command mix: each command's latencies in the interval, in the mix's order (empty otherwise).
-    pub command_histograms: Vec<Vec<(u64, u64)>>,
+    pub command_histograms: Vec<PackedBuckets>,
     /// Connections open at the interval's end (this thread's; added up over threads).
     pub connections: u64,
 }
@@ -136,13 +138,13 @@ impl IntervalRecord {
         self.end_ns = self.end_ns.max(other.end_ns);
         self.counters.merge(&other.counters);
         self.connections += other.connections;
-        self.set_histogram = crate::histogram::add_buckets(&self.set_histogram, &other.set_histogram);
-        self.get_histogram = crate::histogram::add_buckets(&self.get_histogram, &other.get_histogram);
+        self.set_histogram = self.set_histogram.add(&other.set_histogram);
+        self.get_histogram = self.get_histogram.add(&other.get_histogram);
         if self.command_histograms.len() < other.command_histograms.len() {
-            self.command_histograms.resize(other.command_histograms.len(), Vec::new());
+            self.command_histograms.resize(other.command_histograms.len(), PackedBuckets::default());
         }
         for (mine, theirs) in self.command_histograms.iter_mut().zip(&other.command_histograms) {
-            *mine = crate::histogram::add_buckets(mine, theirs);
+            *mine = mine.add(theirs);
         }
     }
 }

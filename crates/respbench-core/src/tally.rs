@@ -10,6 +10,7 @@ use crate::counters::{Counters, FirstTexts};
 use crate::histogram::{LatencyHistogram, OpHistograms};
 use crate::key_names::Verdict;
 use crate::link::InFlight;
+use crate::packed::PackedBuckets;
 use crate::plan::IntervalRecord;
 use crate::progress::RunControl;
 use crate::reply::{ReplyKind, ReplyScanner, escape_bytes};
@@ -442,10 +443,20 @@ fn describe_mismatch(w: &PreparedPlan, s: &ReplyScanner, buf: &[u8], key_index: 
     )
 }
 
+/// One op kind's latencies in the interval, packed: `--mode`'s command's
+/// own histogram, or a mix's commands of that kind added.
+fn op_packed(h: &OpHistograms, op: Op) -> PackedBuckets {
+    match h.mode_histogram(op) {
+        Some(own) => PackedBuckets::of(own),
+        None => PackedBuckets::of(&h.of_op(op)),
+    }
+}
+
 /// The timed phase's time series in one worker: its latencies go into the
 /// tally's histograms, which hold the current interval only; at each
-/// boundary they are added to the phase's, serialised into a record for
-/// [`RunControl::push_interval`] and emptied. No work per reply: a clock
+/// boundary they are added to the phase's, packed into a record for
+/// [`RunControl::push_interval`] (2–3 bytes a non-empty bucket:
+/// [`PackedBuckets`]) and emptied. No work per reply: a clock
 /// read per loop turn, and per interval a copy of the counters and two
 /// histogram walks.
 pub(crate) struct IntervalClock {
@@ -487,10 +498,10 @@ impl IntervalClock {
             start_ns: at(self.index),
             end_ns: elapsed.min(at(self.index + 1)),
             counters: tally.counters.since(&self.before),
-            set_histogram: current.op_buckets(Op::Set),
-            get_histogram: current.op_buckets(Op::Get),
+            set_histogram: op_packed(current, Op::Set),
+            get_histogram: op_packed(current, Op::Get),
             command_histograms: if self.per_command {
-                current.by_command.iter().map(LatencyHistogram::buckets).collect()
+                current.by_command.iter().map(PackedBuckets::of).collect()
             } else {
                 Vec::new()
             },
@@ -506,7 +517,7 @@ impl IntervalClock {
                 start_ns: at(self.index),
                 end_ns: at(self.index + 1),
                 command_histograms: if self.per_command {
-                    vec![Vec::new(); current.by_command.len()]
+                    vec![PackedBuckets::default(); current.by_command.len()]
                 } else {
                     Vec::new()
                 },
@@ -524,6 +535,41 @@ impl IntervalClock {
         self.cut(tally, now, control, connections);
         if let Some(h) = tally.histogram.as_mut() {
             *h = self.phase;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a fine `--interval` keeps until the run ends is every cut
+    /// interval's record: its histograms must cost a few bytes a non-empty
+    /// bucket (16 as `(value, count)` pairs, then more as JS arrays), and
+    /// decode to the buckets recorded.
+    #[test]
+    fn a_cut_interval_keeps_its_buckets_in_a_few_bytes_each() {
+        let control = RunControl::new();
+        let started = Instant::now();
+        let mut tally = Tally { histogram: Some(OpHistograms::of_mode()), ..Tally::default() };
+        let mut clock = IntervalClock::new(Duration::from_millis(10), started, OpHistograms::of_mode(), false);
+        let mut recorded = Vec::new();
+        for interval in 0..20u64 {
+            let h = tally.histogram.as_mut().unwrap();
+            for k in 0..5_000u64 {
+                // Latencies from 10 µs to ~10 ms, a different spread each interval.
+                h.of(0).record(10_000 + (k * 7_919 + interval * 104_729) % 10_000_000);
+            }
+            recorded.push(h.by_command[0].buckets());
+            clock.cut(&mut tally, started + Duration::from_millis(10 * (interval + 1)), &control, 1);
+        }
+        let records = control.take_intervals();
+        assert_eq!(records.len(), 20);
+        for (record, buckets) in records.iter().zip(&recorded) {
+            assert!(buckets.len() > 1_000, "a wide interval: {} buckets", buckets.len());
+            let held = std::mem::size_of_val(&*record.set_histogram) + std::mem::size_of_val(&*record.get_histogram);
+            assert!(held <= 3 * buckets.len(), "{held} bytes for {} buckets", buckets.len());
+            assert_eq!(&record.set_histogram.to_buckets(), buckets);
         }
     }
 }

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { missingBinaryReason, napiTriple, type NativeInstall } from './fallback-notice.js';
 import type { NativeHistogram, NativeInterval, NativePlan, NativeProgress, NativeResult, RunHandle } from '@respbench/native';
 import type { HistogramData } from './engine-js/histogram.js';
+import { PackedHistogram } from './engine-js/packed-histogram.js';
 import type { Engine, Failure, FailureKind, IoBackend, Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { addIntervals } from './series.js';
 import { DEFAULT_INTERVAL_MS, type ProgressSnapshot, type RunOptions } from './engine-js/progress.js';
@@ -166,9 +167,10 @@ function toRawInterval(i: NativeInterval): RawInterval {
     misses: i.misses,
     mismatches: i.mismatches,
     lostWrites: i.lostWrites,
-    setHistogram: histogramData(i.setHistogram),
-    getHistogram: histogramData(i.getHistogram),
-    ...(i.commandHistograms ? { commandHistograms: i.commandHistograms.map(histogramData) } : {}),
+    // Packed as cut (crates/respbench-core/src/packed.rs), kept so.
+    setHistogram: new PackedHistogram(i.setHistogram),
+    getHistogram: new PackedHistogram(i.getHistogram),
+    ...(i.commandHistograms ? { commandHistograms: i.commandHistograms.map((h) => new PackedHistogram(h)) } : {}),
     connections: i.connections,
     bytesOut: i.bytesOut,
     bytesIn: i.bytesIn,

@@ -2,7 +2,7 @@
  * Reading one `--json` result for `respbench merge`, without trusting it and
  * without holding it whole. The file is read in chunks; its time series
  * (`intervals`, the bulk of a long run's file) is parsed one interval at a
- * time and kept as compact typed arrays, and `series` (derived from the
+ * time and kept with its histograms packed (2–3 bytes a bucket), and `series` (derived from the
  * intervals, made again for the merged result) is skipped unparsed. Every
  * field merge adds is checked, one function per group of fields: a value no
  * run can produce (a negative or fractional count, a bucket beyond the
@@ -12,6 +12,7 @@
  */
 import { open } from 'node:fs/promises';
 import { HIGHEST_TRACKABLE_NS, type HistogramData } from './engine-js/histogram.js';
+import { PackedHistogram } from './engine-js/packed-histogram.js';
 import type { RawInterval } from './engine-js/plan.js';
 import { printable } from './printable.js';
 import { decodeHistogram, decodeHistograms } from './result-json.js';
@@ -27,12 +28,8 @@ export interface CompactHistogram {
   counts: Float64Array;
 }
 
-/** An interval as merge keeps it until the merged series is made. */
-export interface CompactInterval extends Omit<RawInterval, 'setHistogram' | 'getHistogram' | 'commandHistograms'> {
-  setHistogram: CompactHistogram;
-  getHistogram: CompactHistogram;
-  commandHistograms?: CompactHistogram[];
-}
+/** An interval as merge keeps it: its histograms packed (2–3 bytes a bucket, engine-js/packed-histogram.ts), as a run keeps its own. */
+export type CompactInterval = RawInterval;
 
 /** One input: the result without its series, and its intervals compact. */
 export interface MergeInput {
@@ -117,6 +114,10 @@ export function histogramData(h: CompactHistogram): HistogramData {
   const buckets: [number, number][] = new Array(h.values.length);
   for (let k = 0; k < h.values.length; k++) buckets[k] = [h.values[k], h.counts[k]];
   return { unit: 'ns', significantDigits: 3, buckets };
+}
+
+function packed(h: CompactHistogram): PackedHistogram {
+  return PackedHistogram.fromValues(h.values, h.counts);
 }
 
 function checkTotal(file: string, field: string, h: CompactHistogram, countField: string, count: number): void {
@@ -204,9 +205,9 @@ export function checkInterval(file: string, value: unknown, k: number): CompactI
     misses: n('misses'),
     mismatches: n('mismatches'),
     lostWrites: (i.lostWrites as number | undefined) ?? 0,
-    setHistogram: hs.setHistogram as CompactHistogram,
-    getHistogram: hs.getHistogram as CompactHistogram,
-    ...(hs.commandHistograms ? { commandHistograms: hs.commandHistograms as CompactHistogram[] } : {}),
+    setHistogram: packed(hs.setHistogram as CompactHistogram),
+    getHistogram: packed(hs.getHistogram as CompactHistogram),
+    ...(hs.commandHistograms ? { commandHistograms: (hs.commandHistograms as CompactHistogram[]).map(packed) } : {}),
     ...(i.connections !== undefined ? { connections: n('connections') } : {}),
   };
 }

@@ -13,7 +13,7 @@ const post = (m: MergeMessage) => parentPort!.postMessage(m);
 const io = { stdout: (t: string) => post({ stdout: t }), stderr: (t: string) => post({ stderr: t }), stderrIsTty: false };
 
 try {
-  await mergeFiles(files, opts, io, argv, () => post({ printed: true }));
+  await mergeFiles(files, opts, io, argv);
   post({ done: 0 });
 } catch (err) {
   if (err instanceof Exit) post({ done: err.code });

@@ -15,7 +15,7 @@ import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import type { Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { Exit, EXIT } from './exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
-import { histogramData, readMergeInput, type CompactInterval, type MergeInput } from './merge-input.js';
+import { readMergeInput, type CompactInterval, type MergeInput } from './merge-input.js';
 import { addIntervals } from './series.js';
 import type { CliIo } from './io.js';
 import { checkHtmlTarget, writeRunHtml } from './html-report.js';
@@ -72,7 +72,6 @@ export interface MergeFlags {
 export type MergeMessage =
   | { stdout: string }
   | { stderr: string }
-  | { printed: true }
   | { done: number }
   | { usage: string }
   | { failed: string };
@@ -103,9 +102,12 @@ async function mergeAwayFromSignals(files: string[], opts: MergeFlags, io: CliIo
   try {
     const code = await new Promise<number>((resolve, reject) => {
       worker.on('message', (m: MergeMessage) => {
-        if ('stdout' in m) io.stdout(m.stdout);
-        else if ('stderr' in m) io.stderr(m.stderr);
-        else if ('printed' in m) printed = true;
+        // merge's stdout is its result only: once that is shown, a signal still lets the files asked for be written
+        // (a separate "printed" message after it left a gap in which a signal found the result shown and the files not wanted).
+        if ('stdout' in m) {
+          printed = true;
+          io.stdout(m.stdout);
+        } else if ('stderr' in m) io.stderr(m.stderr);
         else if ('done' in m) resolve(m.done);
         else if ('usage' in m) reject(new UsageError(m.usage));
         else reject(new Error(m.failed));
@@ -122,7 +124,7 @@ async function mergeAwayFromSignals(files: string[], opts: MergeFlags, io: CliIo
 }
 
 /** Reads, checks and adds the files, prints the result and writes the files asked for (on the worker thread, or here). */
-export async function mergeFiles(files: string[], opts: MergeFlags, io: CliIo, argv: readonly string[], onPrinted: () => void = () => undefined): Promise<void> {
+export async function mergeFiles(files: string[], opts: MergeFlags, io: CliIo, argv: readonly string[]): Promise<void> {
   const inputs: MergeInput[] = [];
   // One file at a time, each kept compact: memory is what the inputs hold, not their text.
   for (const f of files) inputs.push(await readMergeInput(f));
@@ -130,7 +132,6 @@ export async function mergeFiles(files: string[], opts: MergeFlags, io: CliIo, a
   for (const w of warnings) io.stderr(`respbench: warning: ${w}\n`);
   io.stdout(`${opts.json ? formatJson(result, opts.pretty) : formatHuman(result)}\n`);
   if (opts.jsonFile !== undefined) writeWhole(opts.jsonFile, `${formatJson(result, opts.pretty)}\n`);
-  onPrinted();
   if (opts.hdrLog !== undefined) writeHdrLogs(result, opts.hdrLog);
   const written = opts.html === undefined || (await writeRunHtml(opts.html, result, warnings, io.stderr));
   const code = exitCodeFor(result);
@@ -244,17 +245,6 @@ function alignIntervals(inputs: MergeInput[], minStart: number): RawInterval[] {
       else byIndex.set(index, [placed]);
     }
   }
-  // The machines' records of one interval added as one run's threads' are (series.ts).
-  return [...byIndex.values()].map((records) => records.map(rawInterval).reduce(addIntervals)).sort((a, b) => a.index - b.index);
-}
-
-/** An interval kept compact, as the series takes it. */
-function rawInterval(i: CompactInterval): RawInterval {
-  const { setHistogram, getHistogram, commandHistograms, ...counters } = i;
-  return {
-    ...counters,
-    setHistogram: histogramData(setHistogram),
-    getHistogram: histogramData(getHistogram),
-    ...(commandHistograms ? { commandHistograms: commandHistograms.map(histogramData) } : {}),
-  };
+  // The machines' records of one interval added as one run's threads' are (series.ts), packed as they were read.
+  return [...byIndex.values()].map((records) => records.reduce(addIntervals)).sort((a, b) => a.index - b.index);
 }

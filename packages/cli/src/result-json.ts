@@ -66,16 +66,6 @@ function isHistogramData(v: unknown): v is HistogramData {
   return typeof v === 'object' && v !== null && (v as HistogramData).unit === 'ns' && Array.isArray((v as HistogramData).buckets);
 }
 
-/** A value with every histogram in it encoded (a copy; the value itself is not changed). */
-export function encodeHistograms(value: unknown): unknown {
-  if (isHistogramData(value)) return encodeHistogram(value);
-  if (Array.isArray(value)) return value.map(encodeHistograms);
-  if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = encodeHistograms(v);
-  return out;
-}
-
 /** Keys whose values are histograms (or, commandHistograms, lists of them) in every result shape. */
 function holdsHistograms(key: string): boolean {
   return /(^h|H)istograms?$/.test(key);
@@ -114,7 +104,8 @@ export function decodeHistograms<T>(value: T, file: string): T {
 
 /** The file form's text: one line, or indented with `pretty`. */
 export function resultJsonText(value: unknown, pretty = false): string {
-  return JSON.stringify(encodeHistograms(value), null, pretty ? 2 : undefined);
+  // Encoded as the text is made, not in a copy first: a long series is not held twice.
+  return JSON.stringify(value, (_key, v: unknown) => (isHistogramData(v) ? encodeHistogram(v) : v), pretty ? 2 : undefined);
 }
 
 /** A result file read and parsed, histograms decoded (either form); unreadable or not JSON: a usage error naming the file. */

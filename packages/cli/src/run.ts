@@ -119,11 +119,11 @@ export interface IntervalLatencyUs {
   max: number;
 }
 
-/** An interval's latency figures from its histograms (read off the sparse buckets: a series has thousands). */
-function intervalLatencyUs(hs: HistogramData[]): IntervalLatencyUs {
+/** An interval's latency figures from its histograms' bucket lists (read off the sparse buckets: a series has thousands). */
+function intervalLatencyUs(lists: HistogramData['buckets'][]): IntervalLatencyUs {
   // An interval's other op kind is often empty: nothing to add.
-  const parts = hs.filter((h) => h.buckets.length > 0);
-  const buckets = parts.length <= 1 ? (parts[0]?.buckets ?? []) : parts.reduce((sum, h) => addBuckets(sum, h.buckets), [] as HistogramData['buckets']);
+  const parts = lists.filter((b) => b.length > 0);
+  const buckets = parts.length <= 1 ? (parts[0] ?? []) : parts.reduce((sum, b) => addBuckets(sum, b), [] as HistogramData['buckets']);
   const total = totalOf(buckets);
   const us = (ns: number) => Math.round(ns) / 1000;
   return { p50: us(valueAtPercentileOfBuckets(buckets, 50, total)), p99: us(valueAtPercentileOfBuckets(buckets, 99, total)), max: us(maxOfBuckets(buckets)) };
@@ -133,11 +133,15 @@ function intervalLatencyUs(hs: HistogramData[]): IntervalLatencyUs {
 export function seriesEntry(plan: Plan, i: RawInterval, startedUnixMs: number): SeriesEntry {
   const durationSec = Math.max(0, i.endNs - i.startNs) / 1e9;
   const rate = (n: number) => (durationSec > 0 ? n / durationSec : 0);
-  const set = i.setHistogram;
-  const get = i.getHistogram;
+  // Each histogram's buckets decoded once (an interval's are packed: each read decodes them).
+  const decoded = new Map<HistogramData, HistogramData['buckets']>();
+  const bucketsOf = (h: HistogramData) => decoded.get(h) ?? decoded.set(h, h.buckets).get(h)!;
+  const set = bucketsOf(i.setHistogram);
+  const get = bucketsOf(i.getHistogram);
   const perCommand = commandHistograms(plan, i).map(({ command, data }) => {
-    const requests = totalOf(data.buckets);
-    return { command, requests, opsPerSec: rate(requests), latencyUs: intervalLatencyUs([data]) };
+    const buckets = bucketsOf(data);
+    const requests = totalOf(buckets);
+    return { command, requests, opsPerSec: rate(requests), latencyUs: intervalLatencyUs([buckets]) };
   });
   return {
     time: new Date(startedUnixMs + i.startNs / 1e6).toISOString(),

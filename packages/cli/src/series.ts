@@ -3,8 +3,11 @@
  * the native engine's per-thread records of one interval, and a last
  * interval too short to stand alone folded into the one before it.
  */
-import { addHistogramData as add } from './buckets.js';
+import { PackedHistogram } from './engine-js/packed-histogram.js';
 import type { RawInterval } from './engine-js/plan.js';
+
+/** Sums stay packed: a long series' added-up intervals cost what its cut ones do. */
+const add = PackedHistogram.add;
 
 /** Two records of one interval added up (two threads', or a short last one folded into the one before). */
 export function addIntervals(a: RawInterval, b: RawInterval): RawInterval {

@@ -84,7 +84,10 @@ pub struct NativeResult {
     pub topology_rejected: Option<String>,
 }
 
-/// `RawInterval` from engine-js/plan.ts.
+/// `RawInterval` from engine-js/plan.ts, its histograms as packed when
+/// cut (`respbench_core::packed`: ASCII text, 2–3 bytes a bucket, decoded by
+/// engine-js/packed-histogram.ts), so thousands of intervals cross as
+/// strings, not as a JS array per bucket.
 #[napi(object)]
 pub struct NativeInterval {
     pub index: f64,
@@ -97,10 +100,10 @@ pub struct NativeInterval {
     pub misses: f64,
     pub mismatches: f64,
     pub lost_writes: f64,
-    pub set_histogram: NativeHistogram,
-    pub get_histogram: NativeHistogram,
+    pub set_histogram: String,
+    pub get_histogram: String,
     /// A command mix: each command's latencies in the interval; absent otherwise.
-    pub command_histograms: Option<Vec<NativeHistogram>>,
+    pub command_histograms: Option<Vec<String>>,
     pub connections: f64,
     pub bytes_out: f64,
     pub bytes_in: f64,
@@ -127,9 +130,10 @@ pub(crate) fn interval(r: &IntervalRecord) -> NativeInterval {
         misses: n(c.misses),
         mismatches: n(c.mismatches),
         lost_writes: n(c.lost_writes),
-        set_histogram: histogram(&r.set_histogram),
-        get_histogram: histogram(&r.get_histogram),
-        command_histograms: command_histograms(&r.command_histograms),
+        set_histogram: r.set_histogram.as_str().into(),
+        get_histogram: r.get_histogram.as_str().into(),
+        command_histograms: (!r.command_histograms.is_empty())
+            .then(|| r.command_histograms.iter().map(|h| h.as_str().into()).collect()),
         connections: n(r.connections),
         bytes_out: n(c.bytes_out),
         bytes_in: n(c.bytes_in),
@@ -178,7 +182,8 @@ pub(crate) fn to_js(r: RawResult) -> NativeResult {
         lost: n(c.lost),
         reconnects: n(c.reconnects),
         down_ns: n(c.down_ns),
-        intervals: r.intervals.iter().map(interval).collect(),
+        // Each record dropped once converted: the packed text is not held twice.
+        intervals: r.intervals.into_iter().map(|i| interval(&i)).collect(),
         started_unix_ms: n(r.started_unix_ms),
         moved: n(c.moved),
         asked: n(c.asked),

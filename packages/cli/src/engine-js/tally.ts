@@ -10,6 +10,7 @@ import type { Counters } from './counters.js';
 import { fatalReplyText } from './handshake.js';
 import { LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
 import type { InFlight } from './in-flight.js';
+import { EMPTY_PACKED, PackedHistogram } from './packed-histogram.js';
 import type { RawInterval } from './plan.js';
 import { escapeBytes, ReplyKind, type ReplyReader } from './reply.js';
 import { OP_GET, OP_SET, type PreparedPlan } from './request-source.js';
@@ -305,7 +306,8 @@ export class Tally {
 /**
  * The measured phase's time series: the clients record into `current`,
  * which holds the current interval only; at each boundary (a timer) it is
- * added to the phase's histograms, written into a RawInterval and emptied.
+ * added to the phase's histograms, written into a RawInterval (its
+ * histograms packed, 2–3 bytes a non-empty bucket: packed-histogram.ts) and emptied.
  * No work per reply. Paired with IntervalClock in crates/respbench-core/src/tally.rs.
  */
 export class IntervalClock {
@@ -355,9 +357,9 @@ export class IntervalClock {
       misses: c.misses - b.misses,
       mismatches: c.mismatches - b.mismatches,
       lostWrites: c.lostWrites - b.lostWrites,
-      setHistogram: this.current.set.toData(),
-      getHistogram: this.current.get.toData(),
-      ...(this.perCommand ? { commandHistograms: this.current.byCommand.map((h) => h.toData()) } : {}),
+      setHistogram: PackedHistogram.of(this.current.set),
+      getHistogram: PackedHistogram.of(this.current.get),
+      ...(this.perCommand ? { commandHistograms: this.current.byCommand.map((h) => PackedHistogram.of(h)) } : {}),
       connections: this.openNow(),
       bytesOut: c.bytesOut - b.bytesOut,
       bytesIn: c.bytesIn - b.bytesIn,
@@ -367,7 +369,7 @@ export class IntervalClock {
     this.current.reset();
     this.before = { ...c };
     this.index++;
-    const empty = () => ({ unit: 'ns' as const, significantDigits: 3 as const, buckets: [] });
+    const empty = () => EMPTY_PACKED;
     while (this.start + (this.index + 1) * this.everyMs <= now) {
       const commandHistograms = this.perCommand ? { commandHistograms: this.current.byCommand.map(empty) } : {};
       this.emit({ index: this.index, startNs: at(this.index), endNs: at(this.index + 1), requests: 0, sets: 0, gets: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, setHistogram: empty(), getHistogram: empty(), ...commandHistograms, connections: this.openNow(), bytesOut: 0, bytesIn: 0, lost: 0 });
