@@ -16,6 +16,11 @@ export const CLIENT_CPU_BUSY = 0.9;
  * and this share of the latency that broke the SLO.
  */
 export const LOOP_DELAY_SHARE = 0.25;
+/**
+ * A client whose requests went out late while it used less than this share
+ * of its CPU was held back (descheduled: the machine), not busy.
+ */
+export const HELD_BACK_CPU = 0.5;
 /** The server queued when the mean service time grew this much over the least loaded step's. */
 export const SERVICE_GROWTH = 1.5;
 /** The window is the limit when the target is this much above what it carries at the low-load service time. */
@@ -68,6 +73,16 @@ export interface CapacityStep {
    * says nothing of the server (the client or the machine fell behind).
    */
   clientLagBrokeSlo: boolean;
+  /** The engine's figure that says so (null when none did): the schedule lag at the percentile clientAlonePercentile gives, or the event-loop delay p99. */
+  clientLag: { what: 'schedule lag' | "JS event loop's delay"; percentile: number; us: number } | null;
+  /**
+   * The machine's figure that says so (null when it did not, or was not
+   * measured): a failed step while a sleeping thread of the client woke
+   * later than an SLO bound for `share` of the step, enough for the
+   * bound's percentile alone (machine-stalls.ts). Counted whether or not
+   * the window was full: a starved server fills it too.
+   */
+  machineLate: { percentile: number; boundUs: number; share: number } | null;
   /** The client process's CPU over the step, as a share of what it can use (1 = all of it). */
   clientCpu: number;
   /** Cores the engine can use: 1 for JS, the threads for native (at most the machine's). */
@@ -88,6 +103,12 @@ export interface CapacityStep {
   /** When it did not: which side held it back, and the figures that say so. */
   limit: Limit | null;
   limitReason: string | null;
+  /**
+   * The limit is the client's, held back by the machine (late with its CPU
+   * mostly idle, decideLimit), not its CPU or window: like
+   * clientLagBrokeSlo, the step says nothing of the server.
+   */
+  heldBack: boolean;
 }
 
 /** The figures of one run the verdict reads, beside the run itself. */
@@ -98,10 +119,59 @@ export interface StepMeasure {
   cpuUs: number;
   wallUs: number;
   clientCores: number;
+  /** Per SLO latency bound (Slo.latency order): the share of the run a sleeping thread was later than it (stallShares); null when not measured. */
+  machineLate?: number[] | null;
 }
 
 function pct(data: RunResult['histogram'], p: number): number {
   return Math.round(LatencyHistogram.fromData(data).valueAtPercentile(p)) / 1000;
+}
+
+/**
+ * The schedule-lag percentile past which the client's own stalls alone
+ * break a latency bound at percentile `p`. Under --rate requests are due
+ * evenly in time, so a stall of the client (descheduled, a GC, a busy
+ * event loop) delays the sends due during it, each by what is left of the
+ * stall (the schedule lag), and as many replies: those that arrive during
+ * it are read when it ends, as late. A share s of sends later than a bound
+ * is about 2s of requests later than it by the client's doing alone, so
+ * p99 ≤ b is broken when more than 0.5% of sends are later than b: the
+ * schedule lag's p99.5 is past b. (Counting the sends alone, its p99, let
+ * a machine that held the client back pass as a server that was slow.)
+ */
+export function clientAlonePercentile(p: number): number {
+  return 100 - (100 - p) / 2;
+}
+
+/** The first failed latency bound the schedule lag alone breaks (clientAlonePercentile), with the lag there; null when none. */
+function clientLagPast(r: RunResult, slo: Slo, sloLatencyUs: Record<string, number>): CapacityStep['clientLag'] {
+  if (!r.scheduleLagHistogram || r.requests === 0) return null;
+  const lag = LatencyHistogram.fromData(r.scheduleLagHistogram);
+  for (const c of slo.latency) {
+    if (sloLatencyUs[c.name] <= c.maxUs) continue;
+    const percentile = clientAlonePercentile(c.percentile);
+    const us = Math.round(lag.valueAtPercentile(percentile)) / 1000;
+    if (us > c.maxUs) return { what: 'schedule lag', percentile, us };
+  }
+  return null;
+}
+
+/**
+ * The first SLO bound the machine's stalls alone break: a sleeper later
+ * than bound b for a share s of the step delays about s of the sends and s
+ * of the replies read (as for the schedule lag, clientAlonePercentile), so
+ * pN <= b cannot be met once 2s reaches (100 − N)%. A step that failed on
+ * latency is looked at for the bounds it broke; one that failed on its rate
+ * alone (a starved server falls behind) for every bound.
+ */
+function machineLatePast(shares: number[] | null | undefined, slo: Slo, sloLatencyUs: Record<string, number>, failedOn: CapacityStep['failedOn']): CapacityStep['machineLate'] {
+  if (!shares || !(failedOn.includes('latency') || failedOn.includes('rate'))) return null;
+  for (let i = 0; i < slo.latency.length; i++) {
+    const c = slo.latency[i];
+    if (failedOn.includes('latency') && sloLatencyUs[c.name] <= c.maxUs) continue;
+    if (2 * shares[i] * 100 >= 100 - c.percentile) return { percentile: c.percentile, boundUs: c.maxUs, share: Math.round(shares[i] * 1e5) / 1e5 };
+  }
+  return null;
 }
 
 /** Requests a run holds in flight at most. */
@@ -131,15 +201,19 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Wind
   }
   if (r.requests === 0) fail('no-reply', 'no reply');
   const service = r.serviceHistogram && r.requests > 0 ? LatencyHistogram.fromData(r.serviceHistogram) : null;
-  const lagP99 = r.clientLag.scheduleLagUs?.p99 ?? null;
   const loopP99 = r.clientLag.eventLoopDelayUs?.p99 ?? null;
   const bound = Math.min(...slo.latency.map((c) => c.maxUs));
   // A full window makes requests late too: then the lag is the server's (it did not answer), not the client's.
   const serviceMeanUs = service ? service.mean() / 1000 : 0;
   const saturated = window !== null && serviceMeanUs > 0 && achievedRate >= (WINDOW_SATURATED * inFlightOf(window) * 1e6) / serviceMeanUs;
-  const clientLagBrokeSlo = failedOn.includes('latency') && !saturated && Math.max(lagP99 ?? 0, loopP99 ?? 0) > bound;
+  const lateBy = clientLagPast(r, slo, sloLatencyUs);
+  const loopLate = loopP99 !== null && loopP99 > bound ? { what: "JS event loop's delay" as const, percentile: 99, us: loopP99 } : null;
+  const clientLag = failedOn.includes('latency') && !saturated ? (lateBy ?? loopLate) : null;
+  const machineLate = machineLatePast(m.machineLate, slo, sloLatencyUs, failedOn);
   return {
-    clientLagBrokeSlo,
+    clientLagBrokeSlo: clientLag !== null || machineLate !== null,
+    clientLag,
+    machineLate,
     step,
     targetRate: m.targetRate,
     achievedRate: Math.round(achievedRate * 10) / 10,
@@ -159,6 +233,7 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Wind
     retried: false,
     limit: null,
     limitReason: null,
+    heldBack: false,
   };
 }
 
@@ -176,16 +251,22 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Wind
  * `baselineServiceMeanUs`: the mean service time of the least loaded step
  * (null when no step measured one).
  */
-export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | null, window: Window): { limit: Limit; reason: string } {
+export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | null, window: Window): { limit: Limit; reason: string; heldBack?: boolean } {
   const cpu = Math.round(s.clientCpu * 100);
   if (s.failedOn.length > 0 && s.failedOn.every((k) => k === 'errors')) {
     return { limit: 'server', reason: `it answered ${s.errors} request${s.errors === 1 ? '' : 's'} with error replies${s.firstError ? ` (first: ${s.firstError})` : ''}` };
   }
-  if (s.clientLagBrokeSlo) {
+  if (s.clientLagBrokeSlo && s.clientLag) {
     // Before the service time: a descheduled client reads its replies late too, which looks like a server queue.
-    const lag = Math.max(s.scheduleLagP99Us ?? 0, s.eventLoopDelayP99Us ?? 0);
-    const what = (s.scheduleLagP99Us ?? 0) >= (s.eventLoopDelayP99Us ?? 0) ? 'schedule lag' : "JS event loop's delay";
-    return { limit: 'client', reason: `the client's own ${what} (p99 ${formatUs(lag)}) alone broke the SLO: the client or the machine it runs on fell behind, not the server; client CPU ${cpu}%` };
+    const { what, percentile, us } = s.clientLag;
+    return { limit: 'client', reason: `the client's own ${what} (p${percentile} ${formatUs(us)}) alone broke the SLO: the client or the machine it runs on fell behind, not the server; client CPU ${cpu}%` };
+  }
+  if (s.clientLagBrokeSlo && s.machineLate) {
+    const { percentile, boundUs, share } = s.machineLate;
+    return {
+      limit: 'client',
+      reason: `the machine's stalls alone broke the SLO: a sleeping thread of the client woke more than ${formatUs(boundUs)} late for ${formatShare(share)} of the step, which delays as many sends and replies (and a server on this machine), past what p${percentile} allows: the machine held the client (and maybe the server) back, not the server's capacity; client CPU ${cpu}%`,
+    };
   }
   if (s.clientCpu >= CLIENT_CPU_BUSY) {
     return { limit: 'client', reason: `the client used ${cpu}% of the CPU it can use (${s.clientCores} core${s.clientCores === 1 ? '' : 's'})` };
@@ -212,7 +293,10 @@ export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | nul
     if (service.mean >= SERVICE_GROWTH * baselineServiceMeanUs) return { limit: 'server', reason: `requests queued at the server: ${from}; client CPU ${cpu}%` };
     const lag = s.scheduleLagP99Us;
     if (lag !== null && lag >= LOOP_DELAY_SHARE * worstUs) {
-      return { limit: 'client', reason: `requests went out late (schedule lag p99 ${formatUs(lag)}) while the server answered as fast as at low load (${from}); client CPU ${cpu}%` };
+      // Late with the CPU mostly idle: the client was held off it (the machine), not busy with its own work.
+      const heldBack = s.clientCpu < HELD_BACK_CPU;
+      const why = heldBack ? `: the client, idle most of the step, was held back by the machine, so the step says nothing of the server` : '';
+      return { limit: 'client', reason: `requests went out late (schedule lag p99 ${formatUs(lag)}) while the server answered as fast as at low load (${from}); client CPU ${cpu}%${why}`, heldBack };
     }
     return { limit: 'server', reason: `the server's own latency broke the SLO (service p99 ${formatUs(service.p99)}), with requests sent on time; client CPU ${cpu}%` };
   }

@@ -88,8 +88,6 @@ export class ThreadAlarm implements Alarm {
     this.ringAt[0] = Infinity;
     this.toMonotonic = Number(process.hrtime.bigint()) / 1e6 - performance.now();
     worker.on('message', this.onRing);
-    // The alarm never keeps the process alive: the sockets and timers of the phase do.
-    worker.unref();
   }
 
   /** Starts the thread (some tens of ms: before a phase's clock starts). */
@@ -99,7 +97,12 @@ export class ThreadAlarm implements Alarm {
     const worker = new Worker(source, { eval: true, workerData: shared, stdout: false, stderr: false });
     const alarm = new ThreadAlarm(worker, shared);
     return new Promise((resolve, reject) => {
-      worker.once('online', () => resolve(alarm));
+      worker.once('online', () => {
+        // Once running (while it starts, it is what keeps the process waiting for it), the alarm keeps no process
+        // alive: the sockets and timers of the phase do.
+        worker.unref();
+        resolve(alarm);
+      });
       worker.once('error', (err) => {
         alarm.close();
         reject(new Error(`--rate: the pacing thread failed: ${err.message}`));
