@@ -73,16 +73,8 @@ export interface CapacityStep {
    * says nothing of the server (the client or the machine fell behind).
    */
   clientLagBrokeSlo: boolean;
-  /** The engine's figure that says so (null when none did): the schedule lag at the percentile clientAlonePercentile gives, or the event-loop delay p99. */
-  clientLag: { what: 'schedule lag' | "JS event loop's delay"; percentile: number; us: number } | null;
-  /**
-   * The machine's figure that says so (null when it did not, or was not
-   * measured): a failed step while a sleeping thread of the client woke
-   * later than an SLO bound for `share` of the step, enough for the
-   * bound's percentile alone (machine-stalls.ts). Counted whether or not
-   * the window was full: a starved server fills it too.
-   */
-  machineLate: { percentile: number; boundUs: number; share: number } | null;
+  /** What says so (null when nothing did): the stalls, what measured them and the bound they decided (stallVerdict). */
+  clientLag: StallVerdict | null;
   /** The client process's CPU over the step, as a share of what it can use (1 = all of it). */
   clientCpu: number;
   /** Cores the engine can use: 1 for JS, the threads for native (at most the machine's). */
@@ -127,50 +119,82 @@ function pct(data: RunResult['histogram'], p: number): number {
   return Math.round(LatencyHistogram.fromData(data).valueAtPercentile(p)) / 1000;
 }
 
-/**
- * The schedule-lag percentile past which the client's own stalls alone
- * break a latency bound at percentile `p`. Under --rate requests are due
- * evenly in time, so a stall of the client (descheduled, a GC, a busy
- * event loop) delays the sends due during it, each by what is left of the
- * stall (the schedule lag), and as many replies: those that arrive during
- * it are read when it ends, as late. A share s of sends later than a bound
- * is about 2s of requests later than it by the client's doing alone, so
- * p99 ≤ b is broken when more than 0.5% of sends are later than b: the
- * schedule lag's p99.5 is past b. (Counting the sends alone, its p99, let
- * a machine that held the client back pass as a server that was slow.)
- */
-export function clientAlonePercentile(p: number): number {
-  return 100 - (100 - p) / 2;
+/** Why a failed step was the client's (or the machine's) stalls, not the server. */
+export interface StallVerdict {
+  /** What measured them: the engine's schedule lag, a sleeping thread of the client (machine-stalls.ts), or the JS event loop's delay. */
+  by: 'schedule lag' | 'machine' | 'event loop';
+  /** The SLO bound they decided: p`percentile` <= `boundUs`. */
+  percentile: number;
+  boundUs: number;
+  /** Share of sends later than the bound (schedule lag), of the step's time a sleeper was (machine); the delay's p99, us (event loop). */
+  figure: number;
+  /** The bound's percentile of the requests the stalls did not delay, us (null: not computed, the stalls alone broke it). */
+  withoutUs: number | null;
 }
 
-/** The first failed latency bound the schedule lag alone breaks (clientAlonePercentile), with the lag there; null when none. */
-function clientLagPast(r: RunResult, slo: Slo, sloLatencyUs: Record<string, number>): CapacityStep['clientLag'] {
-  if (!r.scheduleLagHistogram || r.requests === 0) return null;
-  const lag = LatencyHistogram.fromData(r.scheduleLagHistogram);
-  for (const c of slo.latency) {
-    if (sloLatencyUs[c.name] <= c.maxUs) continue;
-    const percentile = clientAlonePercentile(c.percentile);
-    const us = Math.round(lag.valueAtPercentile(percentile)) / 1000;
-    if (us > c.maxUs) return { what: 'schedule lag', percentile, us };
+/** Share (0..1) of a histogram's values above `ns`, found through its percentiles. */
+function shareAbove(h: LatencyHistogram, ns: number): number {
+  if (h.total === 0 || h.max() <= ns) return 0;
+  let below = 0;
+  let above = 100;
+  for (let i = 0; i < 32; i++) {
+    const mid = (below + above) / 2;
+    if (h.valueAtPercentile(mid) <= ns) below = mid;
+    else above = mid;
   }
-  return null;
+  return (100 - below) / 100;
 }
 
 /**
- * The first SLO bound the machine's stalls alone break: a sleeper later
- * than bound b for a share s of the step delays about s of the sends and s
- * of the replies read (as for the schedule lag, clientAlonePercentile), so
- * pN <= b cannot be met once 2s reaches (100 − N)%. A step that failed on
- * latency is looked at for the bounds it broke; one that failed on its rate
- * alone (a starved server falls behind) for every bound.
+ * Whether the client's (or the machine's) stalls decided a failed step,
+ * not the server. Under --rate requests are due evenly in time, so a stall
+ * (the client descheduled by a busy machine, a GC, a busy event loop)
+ * delays the sends due during it, each by what is left of it (the schedule
+ * lag), and as many replies: those that arrive during it are read when it
+ * ends, as late. So if a share s of sends went out later than a bound b,
+ * about 2s of the requests were later than b by the client's doing; a
+ * thread that only sleeps (machine-stalls.ts), late past b for a share s of
+ * the step, says the same of the machine, even when a starved server has
+ * filled the window (which makes the lag the server's). The step is the
+ * stalls' when, without those 2s of requests (the latest), the rest met
+ * the bound: their percentile N, the latency's p(N × (1 − 2s)), is within b.
+ * (Counting the sends alone, or asking the lag alone to break the bound,
+ * let a machine that held the client back pass as a slow server.) A server
+ * the machine starved queues more than 2s of the requests behind its
+ * stalls, so a step is also the machine's when the sleeper's 2s reaches
+ * the bound's whole budget, (100 − N)%, whatever its latencies or its rate.
  */
-function machineLatePast(shares: number[] | null | undefined, slo: Slo, sloLatencyUs: Record<string, number>, failedOn: CapacityStep['failedOn']): CapacityStep['machineLate'] {
-  if (!shares || !(failedOn.includes('latency') || failedOn.includes('rate'))) return null;
+function stallVerdict(r: RunResult, slo: Slo, sloLatencyUs: Record<string, number>, failedOn: CapacityStep['failedOn'], saturated: boolean, machine: number[] | null | undefined): StallVerdict | null {
+  const onLatency = failedOn.includes('latency');
+  if (!onLatency && !failedOn.includes('rate')) return null;
+  const latency = r.requests > 0 ? LatencyHistogram.fromData(r.histogram) : null;
+  const lag = r.scheduleLagHistogram && r.requests > 0 && !saturated ? LatencyHistogram.fromData(r.scheduleLagHistogram) : null;
   for (let i = 0; i < slo.latency.length; i++) {
     const c = slo.latency[i];
-    if (failedOn.includes('latency') && sloLatencyUs[c.name] <= c.maxUs) continue;
-    if (2 * shares[i] * 100 >= 100 - c.percentile) return { percentile: c.percentile, boundUs: c.maxUs, share: Math.round(shares[i] * 1e5) / 1e5 };
+    const boundUs = c.maxUs;
+    const sends = onLatency && lag !== null ? shareAbove(lag, boundUs * 1000) : 0;
+    const sleeper = machine?.[i] ?? 0;
+    const by = sends >= sleeper ? 'schedule lag' : 'machine';
+    const share = Math.max(sends, sleeper);
+    if (share <= 0) continue;
+    const figure = Math.round(share * 1e5) / 1e5;
+    if (onLatency && latency !== null && sloLatencyUs[c.name] > boundUs) {
+      const rest = c.percentile * (1 - 2 * share);
+      // None left that the stalls did not delay: they alone broke it.
+      if (rest <= 0) return { by, percentile: c.percentile, boundUs, figure, withoutUs: null };
+      const withoutUs = Math.round(latency.valueAtPercentile(rest)) / 1000;
+      if (withoutUs <= boundUs) return { by, percentile: c.percentile, boundUs, figure, withoutUs };
+    }
+    // A starved server falls behind and queues everything after a stall, more than 2s of the requests: a machine that
+    // held threads back past the bound for half its budget or more decided the step, whatever the latencies say.
+    if ((onLatency ? sloLatencyUs[c.name] > boundUs : true) && 2 * sleeper * 100 >= 100 - c.percentile) {
+      return { by: 'machine', percentile: c.percentile, boundUs, figure: Math.round(sleeper * 1e5) / 1e5, withoutUs: null };
+    }
   }
+  // The JS event loop's delay samples a timer, not each request: its p99 past the bound still says the loop could not keep it.
+  const loopP99 = r.clientLag.eventLoopDelayUs?.p99 ?? null;
+  const bound = Math.min(...slo.latency.map((c) => c.maxUs));
+  if (onLatency && !saturated && loopP99 !== null && loopP99 > bound) return { by: 'event loop', percentile: 99, boundUs: bound, figure: loopP99, withoutUs: null };
   return null;
 }
 
@@ -201,19 +225,13 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Wind
   }
   if (r.requests === 0) fail('no-reply', 'no reply');
   const service = r.serviceHistogram && r.requests > 0 ? LatencyHistogram.fromData(r.serviceHistogram) : null;
-  const loopP99 = r.clientLag.eventLoopDelayUs?.p99 ?? null;
-  const bound = Math.min(...slo.latency.map((c) => c.maxUs));
   // A full window makes requests late too: then the lag is the server's (it did not answer), not the client's.
   const serviceMeanUs = service ? service.mean() / 1000 : 0;
   const saturated = window !== null && serviceMeanUs > 0 && achievedRate >= (WINDOW_SATURATED * inFlightOf(window) * 1e6) / serviceMeanUs;
-  const lateBy = clientLagPast(r, slo, sloLatencyUs);
-  const loopLate = loopP99 !== null && loopP99 > bound ? { what: "JS event loop's delay" as const, percentile: 99, us: loopP99 } : null;
-  const clientLag = failedOn.includes('latency') && !saturated ? (lateBy ?? loopLate) : null;
-  const machineLate = machineLatePast(m.machineLate, slo, sloLatencyUs, failedOn);
+  const clientLag = stallVerdict(r, slo, sloLatencyUs, failedOn, saturated, m.machineLate);
   return {
-    clientLagBrokeSlo: clientLag !== null || machineLate !== null,
+    clientLagBrokeSlo: clientLag !== null,
     clientLag,
-    machineLate,
     step,
     targetRate: m.targetRate,
     achievedRate: Math.round(achievedRate * 10) / 10,
@@ -237,6 +255,15 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Wind
   };
 }
 
+/** What the stalls were and why they, not the server, decided the step, in words. */
+function stallsText(v: StallVerdict): string {
+  const bound = `p${v.percentile} <= ${formatUs(v.boundUs)}`;
+  if (v.by === 'event loop') return `the client's own JS event loop's delay (p99 ${formatUs(v.figure)}) alone broke the SLO`;
+  const what = v.by === 'schedule lag' ? `${formatShare(v.figure)} of the requests went out more than ${formatUs(v.boundUs)} late` : `a sleeping thread of the client woke more than ${formatUs(v.boundUs)} late for ${formatShare(v.figure)} of the step (the machine held its threads back; a server on it too)`;
+  const rest = v.withoutUs === null ? `which alone is past what ${bound} allows` : `and as many replies were read as late; the other requests met ${bound} (${formatUs(v.withoutUs)})`;
+  return `the client's own stalls broke the SLO: ${what}, ${rest}`;
+}
+
 /**
  * Who held a failed step back. In order: a client that used (nearly) all
  * the CPU it can, or whose event loop ran late by a good part of the
@@ -258,15 +285,7 @@ export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | nul
   }
   if (s.clientLagBrokeSlo && s.clientLag) {
     // Before the service time: a descheduled client reads its replies late too, which looks like a server queue.
-    const { what, percentile, us } = s.clientLag;
-    return { limit: 'client', reason: `the client's own ${what} (p${percentile} ${formatUs(us)}) alone broke the SLO: the client or the machine it runs on fell behind, not the server; client CPU ${cpu}%` };
-  }
-  if (s.clientLagBrokeSlo && s.machineLate) {
-    const { percentile, boundUs, share } = s.machineLate;
-    return {
-      limit: 'client',
-      reason: `the machine's stalls alone broke the SLO: a sleeping thread of the client woke more than ${formatUs(boundUs)} late for ${formatShare(share)} of the step, which delays as many sends and replies (and a server on this machine), past what p${percentile} allows: the machine held the client (and maybe the server) back, not the server's capacity; client CPU ${cpu}%`,
-    };
+    return { limit: 'client', reason: `${stallsText(s.clientLag)}: the client or the machine it runs on fell behind, not the server; client CPU ${cpu}%` };
   }
   if (s.clientCpu >= CLIENT_CPU_BUSY) {
     return { limit: 'client', reason: `the client used ${cpu}% of the CPU it can use (${s.clientCores} core${s.clientCores === 1 ? '' : 's'})` };
