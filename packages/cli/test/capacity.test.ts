@@ -115,6 +115,7 @@ function step(over: Partial<CapacityStep>): CapacityStep {
     eventLoopDelayP99Us: null,
     clientLagBrokeSlo: false,
     clientLag: null,
+    machineLate: null,
     clientCpu: 0.2,
     clientCores: 1,
     met: false,

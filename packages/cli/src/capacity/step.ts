@@ -75,6 +75,8 @@ export interface CapacityStep {
   clientLagBrokeSlo: boolean;
   /** What says so (null when nothing did): the stalls, what measured them and the bound they decided (stallVerdict). */
   clientLag: StallVerdict | null;
+  /** Per SLO latency bound (the SLO's order): the share of the step a sleeping thread of the client was later than it (machine-stalls.ts); null when not measured. */
+  machineLate: number[] | null;
   /** The client process's CPU over the step, as a share of what it can use (1 = all of it). */
   clientCpu: number;
   /** Cores the engine can use: 1 for JS, the threads for native (at most the machine's). */
@@ -232,6 +234,7 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Wind
   return {
     clientLagBrokeSlo: clientLag !== null,
     clientLag,
+    machineLate: m.machineLate ? m.machineLate.map((x) => Math.round(x * 1e5) / 1e5) : null,
     step,
     targetRate: m.targetRate,
     achievedRate: Math.round(achievedRate * 10) / 10,
