@@ -51,6 +51,10 @@
  * growth with the run's length), and with a 1 GiB window (-P 1024 of 1 MiB
  * values, the largest a run may have: memory must not grow with the window).
  *
+ * The `rate` case (in the default --tests) runs each engine open loop at
+ * --rate 20000 -c 4 for 3 s and prints its schedule lag (how late requests
+ * went out), CPU per request and involuntary context switches.
+ *
  * The `large` case (in the default --tests) times single huge replies, JS vs
  * native: LRANGE over a 2,000,000-element list, and a 16 MiB flat array (a
  * list of 2,396,745 one-byte elements), each read whole by one request.
@@ -83,6 +87,7 @@ import { baselineBuild, resolveCommit } from './perf/baseline.mjs';
 import { memtier, redisBenchmark, respbench, engineRuns } from './perf/clients.mjs';
 import { compareRounds, printComparison, shapeName } from './perf/compare.mjs';
 import { largeReplies } from './perf/large-replies.mjs';
+import { rateLag } from './perf/rate-lag.mjs';
 import { hasStrace, syscallRows } from './perf/syscalls.mjs';
 import { freePort, onInterrupt, waitPort } from './perf/processes.mjs';
 
@@ -111,7 +116,7 @@ try {
       pipeline: { type: 'string' },
       keyspace: { type: 'string', default: '100000' },
       'value-size': { type: 'string', default: '32' },
-      tests: { type: 'string', default: 'set,get,large' },
+      tests: { type: 'string', default: 'set,get,large,rate' },
       engines: { type: 'string', default: 'native,js' },
       memory: { type: 'boolean', default: false },
       transports: { type: 'string', default: 'tcp' },
@@ -143,7 +148,7 @@ const N = positive('requests', opts.requests);
 const ROUNDS = positive('rounds', opts.rounds);
 const workload = { requests: N, keyspace: positive('keyspace', opts.keyspace), valueSize: positive('value-size', opts['value-size']) };
 const tests = opts.tests === 'none' ? [] : opts.tests.split(',');
-for (const t of tests) if (!['set', 'get', 'large', 'cluster'].includes(t)) usage(`--tests: unknown test "${t}" (set, get, large, cluster, or none)`);
+for (const t of tests) if (!['set', 'get', 'large', 'cluster', 'rate'].includes(t)) usage(`--tests: unknown test "${t}" (set, get, large, cluster, rate, or none)`);
 const transports = opts.transports.split(',');
 for (const t of transports) if (!['tcp', 'tls', 'unix'].includes(t)) usage(`--transports: unknown transport "${t}" (tcp, tls, unix)`);
 const engineNames = opts.engines.split(',');
@@ -250,6 +255,7 @@ try {
   const engines = [];
   for (const e of engineNames) if (await engineRuns(CLI, e, { port })) engines.push(e);
   if (tests.includes('large')) await largeReplies(CLI, port, engines, ROUNDS);
+  if (tests.includes('rate')) await rateLag(CLI, port, engines, ROUNDS);
   if (tests.includes('cluster')) {
     // It starts the cluster with the working tree's build (dist), so only once that is known to be there.
     const { clusterRows } = await import('./perf/cluster-rows.mjs');

@@ -62,8 +62,8 @@ describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
       expect(run.code, table).toBe(1);
       expect(r.capacity).toBeNull();
       expect(r.limit.by).toBe('client');
-      expect(r.limit.reason).toMatch(/the client's own (schedule lag|JS event loop's delay) \(p99 [\d.]+ m?s\) alone broke the SLO/);
-      expect(run.stderr).toMatch(/^capacity: not measured: the lowest rate that failed \([\d.]+\/s\) failed on the client's own lag/m);
+      expect(r.limit.reason).toMatch(/^(the client's own stalls broke the SLO: |the client's own JS event loop's delay \(p99 [\d.]+ m?s\) alone broke the SLO|requests went out late .* held back by the machine)/);
+      expect(run.stderr).toMatch(/^capacity: not measured: the lowest rate that failed \([\d.]+\/s\) failed on the client's own lag or the machine's stalls, not the server/m);
       expect(run.stderr).not.toMatch(/^capacity: \d+ ops\/s/m);
       return;
     }
@@ -132,7 +132,6 @@ describe('a client that cannot reach the rate', () => {
       ['capacity', '--slo', 'p99<=200ms', '--port', String(redis.current.port), '--mode', 'set', '-c', '1', '-P', '1', '--engine', 'js', '--start-rate', '200000', '--step-duration', '500ms', '--warmup', '100ms', '--precision', '50%', '--json'],
       60_000,
     );
-    expect(run.code, run.stderr).toBe(0);
     const r = JSON.parse(run.stdout);
     const first: Step = r.steps[0];
     expect(first.targetRate).toBe(200_000);
@@ -140,6 +139,13 @@ describe('a client that cannot reach the rate', () => {
     expect(first.achievedRate).toBeLessThan(0.5 * 200_000);
     expect(first.limit, first.limitReason ?? '').toBe('client');
     expect(first.limitReason).toMatch(/window of 1 request in flight \(-c 1 × -P 1\)|CPU it can use|event loop/);
+    if (r.end === 'client-lag') {
+      // A busy machine held the client back at the rate the search rests on: said (as in the search above), exit 1.
+      expect([run.code, r.capacity]).toEqual([1, null]);
+      expect(run.stderr).toMatch(/^capacity: not measured: /m);
+      return;
+    }
+    expect(run.code, run.stderr).toBe(0);
     expect(r.capacity).toBeGreaterThan(0);
   });
 });

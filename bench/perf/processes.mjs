@@ -85,7 +85,7 @@ export async function measured(cmd, args) {
     'import json, resource, subprocess, sys',
     'p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)',
     'r = resource.getrusage(resource.RUSAGE_CHILDREN)',
-    'print(json.dumps({"code": p.returncode, "cpu": r.ru_utime + r.ru_stime, "user": r.ru_utime, "sys": r.ru_stime, "maxrssKb": r.ru_maxrss, "out": p.stdout.decode(), "err": p.stderr.decode()}))',
+    'print(json.dumps({"code": p.returncode, "cpu": r.ru_utime + r.ru_stime, "user": r.ru_utime, "sys": r.ru_stime, "maxrssKb": r.ru_maxrss, "involuntarySwitches": r.ru_nivcsw, "out": p.stdout.decode(), "err": p.stderr.decode()}))',
   ].join('\n');
   const r = await run('python3', ['-c', wrapper, cmd, ...args]);
   if (r.code !== 0) throw new Error(`measuring ${cmd} failed: ${r.err}`);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parsePrecision } from '../src/capacity/settings.js';
 import { assignLimits, runCapacity, type CapacityReport } from '../src/capacity/driver.js';
 import { answerLine, capacityPage, limitLine, stepRow, tableHeader } from '../src/capacity/output.js';
+import { stallShares, ThreadStallMeter } from '../src/capacity/machine-stalls.js';
 import { CapacitySearch } from '../src/capacity/search.js';
 import { describeSlo, parseSlo } from '../src/capacity/slo.js';
 import { decideLimit, type CapacityStep } from '../src/capacity/step.js';
@@ -113,6 +114,8 @@ function step(over: Partial<CapacityStep>): CapacityStep {
     scheduleLagP99Us: 10,
     eventLoopDelayP99Us: null,
     clientLagBrokeSlo: false,
+    clientLag: null,
+    machineLate: null,
     clientCpu: 0.2,
     clientCores: 1,
     met: false,
@@ -122,6 +125,7 @@ function step(over: Partial<CapacityStep>): CapacityStep {
     retried: false,
     limit: null,
     limitReason: null,
+    heldBack: false,
     ...over,
   };
 }
@@ -170,6 +174,11 @@ describe('who was the limit', () => {
     const late = decideLimit(step({ scheduleLagP99Us: 5000, latencyUs: { p50: 100, p99: 5200, p999: 6000, max: 7000 }, sloLatencyUs: { p99: 5200 } }), 100, window);
     expect(late.limit).toBe('client');
     expect(late.reason).toMatch(/went out late \(schedule lag p99 5 ms\)/);
+    // Late with its CPU mostly idle (20%): held back by the machine, so the step says nothing of the server; busy (80%): its own work.
+    expect(late.heldBack).toBe(true);
+    expect(late.reason).toMatch(/client CPU 20%: the client, idle most of the step, was held back by the machine/);
+    const busy = decideLimit(step({ clientCpu: 0.8, scheduleLagP99Us: 5000, latencyUs: { p50: 100, p99: 5200, p999: 6000, max: 7000 }, sloLatencyUs: { p99: 5200 } }), 100, window);
+    expect([busy.limit, busy.heldBack]).toEqual(['client', false]);
     const onTime = decideLimit(step({ scheduleLagP99Us: 20, serviceUs: { mean: 120, p50: 90, p99: 4000 }, latencyUs: { p50: 100, p99: 4000, p999: 6000, max: 7000 }, sloLatencyUs: { p99: 4000 } }), 100, window);
     expect(onTime.limit).toBe('server');
     expect(onTime.reason).toMatch(/the server's own latency broke the SLO/);
@@ -304,12 +313,124 @@ describe('the driver', () => {
     expect(r.end).toBe('client-lag');
     expect(r.capacity).toBeNull();
     expect(r.limit?.by).toBe('client');
-    expect(r.limit?.reason).toMatch(/^the client's own schedule lag \(p99 50(\.\d+)? ms\) alone broke the SLO: the client or the machine it runs on fell behind, not the server/);
-    expect(answerLine(r, SETTINGS.slo)).toMatch(/^capacity: not measured: the lowest rate that failed \(\d+\/s\) failed on the client's own lag, not the server/);
+    expect(r.limit?.reason).toMatch(/^the client's own stalls broke the SLO: 100% of the requests went out more than 20 ms late, which alone is past what p99 <= 20 ms allows: the client or the machine it runs on fell behind, not the server/);
+    expect(answerLine(r, SETTINGS.slo)).toMatch(/^capacity: not measured: the lowest rate that failed \(\d+\/s\) failed on the client's own lag or the machine's stalls, not the server/);
     // Past its capacity a server whose window is full makes requests late too: that lag is the server's.
     const full = fakeEngine(5000, undefined, 50_000_000);
     const honest = await runCapacity(full, planOf(['-c', '8', '-P', '1']), SETTINGS);
     expect([honest.end, honest.limit?.by]).toEqual(['converged', 'server']);
+  });
+
+  it("stalls of the client that make 0.6% of sends later than the bound (their p99 under it) break a p99 alone: the replies that came during them were read as late", async () => {
+    // From 2000/s on the client stalls: 0.6% of requests go out 50 ms late (the SLO is p99 <= 20 ms), and as many replies
+    // are read 50 ms late, so 1.2% of latencies are past 50 ms, while the server answers in 0.5 ms as at low load.
+    const engine = fakeEngine(5000);
+    const run = engine.run.bind(engine);
+    engine.run = async (plan, o) => {
+      const raw = await run(plan, o);
+      if (plan.rate < 2000) return raw;
+      const stalled = Math.round(raw.requests * 0.006);
+      const lag = new LatencyHistogram();
+      lag.recordCount(20_000, raw.requests - stalled);
+      lag.recordCount(50_000_000, stalled);
+      const latency = new LatencyHistogram();
+      latency.recordCount(500_000, raw.requests - 2 * stalled);
+      latency.recordCount(50_000_000, 2 * stalled);
+      return { ...raw, histogram: latency.toData(), scheduleLagHistogram: lag.toData() };
+    };
+    const r = await runCapacity(engine, planOf(['-c', '8', '-P', '1']), SETTINGS);
+    const first = r.steps.find((s) => s.targetRate === 2000)!;
+    expect(first.scheduleLagP99Us).toBeLessThan(20_000);
+    expect([first.met, first.clientLagBrokeSlo]).toEqual([false, true]);
+    // Without the 1.2% the stalls delayed, the rest met p99 <= 20 ms.
+    expect(first.clientLag).toEqual({ by: 'schedule lag', percentile: 99, boundUs: 20_000, figure: expect.closeTo(0.006, 3), withoutUs: expect.any(Number) });
+    expect(first.clientLag!.withoutUs!).toBeLessThanOrEqual(20_000);
+    expect(r.end).toBe('client-lag');
+    expect(r.capacity).toBeNull();
+    expect(r.limit?.reason).toMatch(/^the client's own stalls broke the SLO: 0\.[56]\d*% of the requests went out more than 20 ms late, and as many replies were read as late; the other requests met p99 <= 20 ms/);
+    // Stalls as rare, with the server's own latency past the bound for 5% of the requests: the server's.
+    const slowServer = fakeEngine(5000);
+    const slowRun = slowServer.run.bind(slowServer);
+    slowServer.run = async (plan, o) => {
+      const raw = await slowRun(plan, o);
+      if (plan.rate < 2000) return raw;
+      const stalled = Math.round(raw.requests * 0.006);
+      const lag = new LatencyHistogram();
+      lag.recordCount(20_000, raw.requests - stalled);
+      lag.recordCount(50_000_000, stalled);
+      const latency = new LatencyHistogram();
+      latency.recordCount(500_000, raw.requests - Math.round(raw.requests * 0.05));
+      latency.recordCount(50_000_000, Math.round(raw.requests * 0.05));
+      return { ...raw, histogram: latency.toData(), scheduleLagHistogram: lag.toData() };
+    };
+    const server = await runCapacity(slowServer, planOf(['-c', '8', '-P', '1']), SETTINGS);
+    expect([server.end, server.limit?.by, server.steps.find((s) => s.targetRate === 2000)?.clientLag]).toEqual(['converged', 'server', null]);
+  });
+
+  it("a server starved by a busy machine fills the window (which reads as the server's), but the machine's stalls say whose the step was: run again, then no capacity", async () => {
+    // From 2000/s on, other work on the machine holds its threads back: the server (on it) falls behind, its replies take
+    // 4 ms, the 8 requests in flight are always out (the window is full, so the client's late sends are the server's
+    // doing), and a sleeping thread wakes more than 20 ms late for 3% of each step.
+    let measuredUs = 0;
+    let pastBoundUs = 0;
+    const machine = { read: () => [pastBoundUs, measuredUs], close: () => {} };
+    const engine = fakeEngine(5000);
+    const run = engine.run.bind(engine);
+    engine.run = async (plan, o) => {
+      const raw = await run(plan, o);
+      measuredUs += plan.durationMs * 1000;
+      if (plan.rate < 2000) return raw;
+      pastBoundUs += plan.durationMs * 1000 * 0.03;
+      const requests = Math.round(0.9 * raw.requests);
+      const slow = new LatencyHistogram();
+      slow.recordCount(4_000_000, requests);
+      const late = new LatencyHistogram();
+      late.recordCount(100_000_000, requests);
+      return { ...raw, requests, ok: requests, sets: requests, histogram: late.toData(), serviceHistogram: slow.toData(), scheduleLagHistogram: late.toData() };
+    };
+    const r = await runCapacity(engine, planOf(['-c', '8', '-P', '1']), SETTINGS, { stallMeter: machine });
+    const at2000 = r.steps.filter((s) => s.targetRate === 2000);
+    expect(at2000.map((s) => [s.clientLag?.by, s.clientLag?.figure, s.retried])).toEqual([
+      ['machine', 0.03, true],
+      ['machine', 0.03, true],
+      ['machine', 0.03, false],
+    ]);
+    expect(r.end).toBe('client-lag');
+    expect(r.capacity).toBeNull();
+    expect(r.limit?.reason).toMatch(/^the client's own stalls broke the SLO: a sleeping thread of the client woke more than 20 ms late for 3(\.0+)?% of the step \(the machine held its threads back; a server on it too\), which alone is past what p99 <= 20 ms allows/);
+    // The same server on a quiet machine: the full window at 2000/s is the server's, and its capacity is printed.
+    measuredUs = pastBoundUs = 0;
+    const quiet = { read: () => [0, (measuredUs += 1e6)], close: () => {} };
+    const honest = await runCapacity(engine, planOf(['-c', '8', '-P', '1']), SETTINGS, { stallMeter: quiet });
+    expect([honest.end, honest.limit?.by]).toEqual(['converged', 'server']);
+  });
+
+  it("the machine's stall meter: a sleeping thread's time measured, and the share of it past each bound", async () => {
+    const meter = await ThreadStallMeter.open([20_000, 0]);
+    expect(meter).not.toBeNull();
+    try {
+      const before = meter!.read();
+      await new Promise((r) => setTimeout(r, 60));
+      const after = meter!.read();
+      expect(after[2] - before[2]).toBeGreaterThanOrEqual(40_000);
+      const shares = stallShares(before, after)!;
+      expect(shares).toHaveLength(2);
+      // Every wake is later than 0 µs past its 1 ms, by something; the 20 ms bound is passed by less.
+      expect(shares[1]).toBeGreaterThan(0);
+      expect(shares[0]).toBeLessThanOrEqual(shares[1]);
+      expect(shares[1]).toBeLessThan(1);
+    } finally {
+      meter!.close();
+    }
+  });
+
+  it("the baseline service time is the least loaded step's that the stalls did not decide", () => {
+    const stalled = step({ step: 1, targetRate: 400, met: false, clientLagBrokeSlo: true, serviceUs: { mean: 2600, p50: 180, p99: 15_000 } });
+    const clean = step({ step: 2, targetRate: 800, met: true, failedBecause: [], failedOn: [], serviceUs: { mean: 200, p50: 190, p99: 400 } });
+    const high = step({ step: 3, targetRate: 4000, achievedRate: 3900, serviceUs: { mean: 1000, p50: 900, p99: 3000 }, latencyUs: { p50: 900, p99: 30_000, p999: 40_000, max: 50_000 }, sloLatencyUs: { p99: 30_000 } });
+    assignLimits([stalled, clean, high], { connections: 8, pipeline: 1 });
+    // 8 in flight at 200 us carry 40000/s: not the window (at the stalled step's 2.6 ms they would carry 3077/s); the server queued.
+    expect(high.limitReason).toMatch(/^requests queued at the server: service time \(reply − actual send\) mean 200 us at the least loaded step/);
   });
 
   it('a step that cannot run ends the search as failed, saying why', async () => {

@@ -9,6 +9,7 @@
 import { Duplex } from 'node:stream';
 import type net from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { ThreadAlarm } from '../src/engine-js/alarm.js';
 import { Client } from '../src/engine-js/client.js';
 import { newCounters } from '../src/engine-js/counters.js';
 import { LatencyHistogram } from '../src/engine-js/histogram.js';
@@ -318,7 +319,7 @@ describe("the Pacer's schedule", () => {
   });
 
   it('wakes each client once, at its due time, earliest first; a forgotten one not at all', async () => {
-    const pacer = new Pacer(3);
+    const pacer = new Pacer(3, await ThreadAlarm.open());
     const woken: number[] = [];
     const client = (pacerIndex: number): Wakeable => ({ pacerIndex, onDue: () => woken.push(pacerIndex) });
     const [c0, c1, c2] = [client(0), client(1), client(2)];
@@ -332,6 +333,7 @@ describe("the Pacer's schedule", () => {
     await wait(80);
     expect(woken).toEqual([1, 0]);
     expect(pacer.waitingCount).toBe(0);
+    pacer.close();
   });
 
   it('a ramp opens its later clients in steps', () => {

@@ -17,6 +17,7 @@ import type { Plan } from '../engine-js/plan.js';
 import { parseDurationMs, parsePositive } from '../flag-values.js';
 import { DEFAULT_WARMUP_MS, parsePrecision, PROBE_MS, type CapacityFlags } from './settings.js';
 import { runCapacity, type CapacityReport } from './driver.js';
+import { withStallMeter } from './machine-stalls.js';
 import { answerLine, capacityHeader, capacityPage, formatCapacityJson, limitLine, probeLine, stepRow, tableHeader } from './output.js';
 import { parseSlo } from './slo.js';
 
@@ -65,7 +66,8 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   let headed = false;
   let report: CapacityReport;
   try {
-    report = await runCapacity(engine, plan, settings, {
+    report = await withStallMeter(slo, (stallMeter) => runCapacity(engine, plan, settings, {
+      stallMeter,
       signal: controller.signal,
       onProgress: progress.enabled ? (p) => progress.update(p) : undefined,
       onProbe: (p, start) => say(probeLine(p, start)),
@@ -74,7 +76,7 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
         headed = true;
         say(stepRow(s, slo));
       },
-    });
+    }));
   } finally {
     progress.clear();
     stopListening();

@@ -13,6 +13,7 @@ import { redactPlan, runPlan, type RunResult } from '../run.js';
 import { CapacitySearch, roundRate, type Bracket, type SearchEnd } from './search.js';
 import { decideLimit, measureStep, type CapacityStep, type Limit, type Window } from './step.js';
 import type { Slo } from './slo.js';
+import { stallShares, type StallMeter } from './machine-stalls.js';
 
 /** Share of the closed-loop probe's throughput the ramp starts at. */
 export const START_SHARE = 0.1;
@@ -86,6 +87,8 @@ export interface CapacityHooks {
   onProgress?: RunOptions['onProgress'];
   onProbe?(probe: Probe, startRate: number): void;
   onStep?(step: CapacityStep): void;
+  /** What measures the machine's stalls (machine-stalls.ts); not measured without one. */
+  stallMeter?: StallMeter | null;
 }
 
 /** The cores the engine's work can use. */
@@ -93,12 +96,14 @@ export function clientCores(engine: Engine, plan: Plan): number {
   return engine.name === 'js' ? 1 : Math.max(1, Math.min(plan.threads, plan.connections, availableParallelism()));
 }
 
-async function measuredRun(engine: Engine, plan: Plan, hooks: CapacityHooks): Promise<{ result: RunResult; cpuUs: number; wallUs: number }> {
+async function measuredRun(engine: Engine, plan: Plan, hooks: CapacityHooks, meter: StallMeter | null = null): Promise<{ result: RunResult; cpuUs: number; wallUs: number; machineLate: number[] | null }> {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
+  const stalls0 = meter?.read() ?? null;
   const result = await runPlan(engine, plan, { signal: hooks.signal, onProgress: hooks.onProgress });
+  const machineLate = meter && stalls0 ? stallShares(stalls0, meter.read()) : null;
   const cpu = process.cpuUsage(cpu0);
-  return { result, cpuUs: cpu.user + cpu.system, wallUs: (performance.now() - t0) * 1000 };
+  return { result, cpuUs: cpu.user + cpu.system, wallUs: (performance.now() - t0) * 1000, machineLate };
 }
 
 /**
@@ -107,18 +112,23 @@ async function measuredRun(engine: Engine, plan: Plan, hooks: CapacityHooks): Pr
  * lower ones, so this runs over all steps each time).
  */
 export function assignLimits(steps: CapacityStep[], window: Window): void {
-  const measured = steps.filter((s) => s.serviceUs !== null && s.requests > 0);
+  // A step the client's or the machine's stalls decided says nothing of the server, its service time included (a
+  // stalled client reads replies late): it is no baseline, or a busy machine's 2.6 ms at 403/s made -c 8 × -P 1
+  // look too small for 4000/s against a 200 us server.
+  const measured = steps.filter((s) => s.serviceUs !== null && s.requests > 0 && !s.clientLagBrokeSlo);
   const least = measured.reduce<CapacityStep | null>((a, s) => (a === null || s.targetRate < a.targetRate ? s : a), null);
   const baseline = least?.serviceUs?.mean ?? null;
   for (const s of steps) {
     if (s.met) {
       s.limit = null;
       s.limitReason = null;
+      s.heldBack = false;
       continue;
     }
     const d = decideLimit(s, baseline, window);
     s.limit = d.limit;
     s.limitReason = d.reason;
+    s.heldBack = d.heldBack === true;
   }
 }
 
@@ -163,8 +173,13 @@ export function unpreparedReport(engine: Engine, plan: Plan, settings: CapacityS
   return { ...emptyReport(engine, plan, settings), end: interrupted ? 'interrupted' : 'failed', failure: interrupted ? null : ((err as Error)?.message ?? String(err)) };
 }
 
-/** A whole search on a Plan that preparePlan (prepare.ts) completed: under --cluster, with its topology. */
+/**
+ * A whole search on a Plan that preparePlan (prepare.ts) completed: under
+ * --cluster, with its topology. The machine's stalls are measured when
+ * `hooks.stallMeter` is given (withStallMeter).
+ */
 export async function runCapacity(engine: Engine, plan: Plan, settings: CapacitySettings, hooks: CapacityHooks = {}): Promise<CapacityReport> {
+  const meter = hooks.stallMeter ?? null;
   // --cluster: each connection has a window of -P per primary.
   const window: Window = { connections: plan.connections, pipeline: plan.pipeline, primaries: Math.max(1, plan.cluster?.nodes.length ?? 1) };
   const stepPlan = stepPlanOf(plan, settings);
@@ -180,7 +195,7 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
     report.end = end;
     report.failure = failure;
     const bound = report.steps.find((s) => s.targetRate === report.bracket.failed && !s.met && !s.retried);
-    if (bound?.clientLagBrokeSlo && (end === 'converged' || end === 'none-met' || end === 'steps')) {
+    if ((bound?.clientLagBrokeSlo || bound?.heldBack) && (end === 'converged' || end === 'none-met' || end === 'steps')) {
       // The bracket rests on a step that measured the client, not the server: no capacity to print.
       report.end = 'client-lag';
       report.capacity = null;
@@ -208,7 +223,7 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
   for (let i = 1; i <= MAX_STEPS; i++) {
     if (tries === 0) rate = search.next();
     if (rate === null) return finish(search.end() ?? 'converged', search);
-    const m = await measuredRun(engine, { ...stepPlan, rate, preload }, hooks);
+    const m = await measuredRun(engine, { ...stepPlan, rate, preload }, hooks, meter);
     if (stopped(m.result)) return finish('interrupted', search);
     if (m.result.failure) return finish('failed', search, `the step at ${rate}/s failed: ${m.result.failure.message}`);
     preload = false;

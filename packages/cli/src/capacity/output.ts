@@ -79,7 +79,7 @@ export function answerLine(r: CapacityReport, slo: Slo): string {
   const { met, failed } = r.bracket;
   const sloText = describeSlo(slo);
   if (r.end === 'client-lag') {
-    return `capacity: not measured: the lowest rate that failed (${rate(failed!)}) failed on the client's own lag, not the server (met at ${met === null ? 'none' : rate(met)}); see the limit line`;
+    return `capacity: not measured: the lowest rate that failed (${rate(failed!)}) failed on the client's own lag or the machine's stalls, not the server (met at ${met === null ? 'none' : rate(met)}); see the limit line`;
   }
   if (r.end === 'interrupted' || r.end === 'failed') {
     const so = `bracket so far: met ${met === null ? 'none yet' : rate(met)}, failed ${failed === null ? 'none yet' : rate(failed)}`;

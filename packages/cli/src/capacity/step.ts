@@ -16,6 +16,11 @@ export const CLIENT_CPU_BUSY = 0.9;
  * and this share of the latency that broke the SLO.
  */
 export const LOOP_DELAY_SHARE = 0.25;
+/**
+ * A client whose requests went out late while it used less than this share
+ * of its CPU was held back (descheduled: the machine), not busy.
+ */
+export const HELD_BACK_CPU = 0.5;
 /** The server queued when the mean service time grew this much over the least loaded step's. */
 export const SERVICE_GROWTH = 1.5;
 /** The window is the limit when the target is this much above what it carries at the low-load service time. */
@@ -68,6 +73,10 @@ export interface CapacityStep {
    * says nothing of the server (the client or the machine fell behind).
    */
   clientLagBrokeSlo: boolean;
+  /** What says so (null when nothing did): the stalls, what measured them and the bound they decided (stallVerdict). */
+  clientLag: StallVerdict | null;
+  /** Per SLO latency bound (the SLO's order): the share of the step a sleeping thread of the client was later than it (machine-stalls.ts); null when not measured. */
+  machineLate: number[] | null;
   /** The client process's CPU over the step, as a share of what it can use (1 = all of it). */
   clientCpu: number;
   /** Cores the engine can use: 1 for JS, the threads for native (at most the machine's). */
@@ -88,6 +97,12 @@ export interface CapacityStep {
   /** When it did not: which side held it back, and the figures that say so. */
   limit: Limit | null;
   limitReason: string | null;
+  /**
+   * The limit is the client's, held back by the machine (late with its CPU
+   * mostly idle, decideLimit), not its CPU or window: like
+   * clientLagBrokeSlo, the step says nothing of the server.
+   */
+  heldBack: boolean;
 }
 
 /** The figures of one run the verdict reads, beside the run itself. */
@@ -98,10 +113,91 @@ export interface StepMeasure {
   cpuUs: number;
   wallUs: number;
   clientCores: number;
+  /** Per SLO latency bound (Slo.latency order): the share of the run a sleeping thread was later than it (stallShares); null when not measured. */
+  machineLate?: number[] | null;
 }
 
 function pct(data: RunResult['histogram'], p: number): number {
   return Math.round(LatencyHistogram.fromData(data).valueAtPercentile(p)) / 1000;
+}
+
+/** Why a failed step was the client's (or the machine's) stalls, not the server. */
+export interface StallVerdict {
+  /** What measured them: the engine's schedule lag, a sleeping thread of the client (machine-stalls.ts), or the JS event loop's delay. */
+  by: 'schedule lag' | 'machine' | 'event loop';
+  /** The SLO bound they decided: p`percentile` <= `boundUs`. */
+  percentile: number;
+  boundUs: number;
+  /** Share of sends later than the bound (schedule lag), of the step's time a sleeper was (machine); the delay's p99, us (event loop). */
+  figure: number;
+  /** The bound's percentile of the requests the stalls did not delay, us (null: not computed, the stalls alone broke it). */
+  withoutUs: number | null;
+}
+
+/** Share (0..1) of a histogram's values above `ns`, found through its percentiles. */
+function shareAbove(h: LatencyHistogram, ns: number): number {
+  if (h.total === 0 || h.max() <= ns) return 0;
+  let below = 0;
+  let above = 100;
+  for (let i = 0; i < 32; i++) {
+    const mid = (below + above) / 2;
+    if (h.valueAtPercentile(mid) <= ns) below = mid;
+    else above = mid;
+  }
+  return (100 - below) / 100;
+}
+
+/**
+ * Whether the client's (or the machine's) stalls decided a failed step,
+ * not the server. Under --rate requests are due evenly in time, so a stall
+ * (the client descheduled by a busy machine, a GC, a busy event loop)
+ * delays the sends due during it, each by what is left of it (the schedule
+ * lag), and as many replies: those that arrive during it are read when it
+ * ends, as late. So if a share s of sends went out later than a bound b,
+ * about 2s of the requests were later than b by the client's doing; a
+ * thread that only sleeps (machine-stalls.ts), late past b for a share s of
+ * the step, says the same of the machine, even when a starved server has
+ * filled the window (which makes the lag the server's). The step is the
+ * stalls' when, without those 2s of requests (the latest), the rest met
+ * the bound: their percentile N, the latency's p(N × (1 − 2s)), is within b.
+ * (Counting the sends alone, or asking the lag alone to break the bound,
+ * let a machine that held the client back pass as a slow server.) A server
+ * the machine starved queues more than 2s of the requests behind its
+ * stalls, so a step is also the machine's when the sleeper's 2s reaches
+ * the bound's whole budget, (100 − N)%, whatever its latencies or its rate.
+ */
+function stallVerdict(r: RunResult, slo: Slo, sloLatencyUs: Record<string, number>, failedOn: CapacityStep['failedOn'], saturated: boolean, machine: number[] | null | undefined): StallVerdict | null {
+  const onLatency = failedOn.includes('latency');
+  if (!onLatency && !failedOn.includes('rate')) return null;
+  const latency = r.requests > 0 ? LatencyHistogram.fromData(r.histogram) : null;
+  const lag = r.scheduleLagHistogram && r.requests > 0 && !saturated ? LatencyHistogram.fromData(r.scheduleLagHistogram) : null;
+  for (let i = 0; i < slo.latency.length; i++) {
+    const c = slo.latency[i];
+    const boundUs = c.maxUs;
+    const sends = onLatency && lag !== null ? shareAbove(lag, boundUs * 1000) : 0;
+    const sleeper = machine?.[i] ?? 0;
+    const by = sends >= sleeper ? 'schedule lag' : 'machine';
+    const share = Math.max(sends, sleeper);
+    if (share <= 0) continue;
+    const figure = Math.round(share * 1e5) / 1e5;
+    if (onLatency && latency !== null && sloLatencyUs[c.name] > boundUs) {
+      const rest = c.percentile * (1 - 2 * share);
+      // None left that the stalls did not delay: they alone broke it.
+      if (rest <= 0) return { by, percentile: c.percentile, boundUs, figure, withoutUs: null };
+      const withoutUs = Math.round(latency.valueAtPercentile(rest)) / 1000;
+      if (withoutUs <= boundUs) return { by, percentile: c.percentile, boundUs, figure, withoutUs };
+    }
+    // A starved server falls behind and queues everything after a stall, more than 2s of the requests: a machine that
+    // held threads back past the bound for half its budget or more decided the step, whatever the latencies say.
+    if ((onLatency ? sloLatencyUs[c.name] > boundUs : true) && 2 * sleeper * 100 >= 100 - c.percentile) {
+      return { by: 'machine', percentile: c.percentile, boundUs, figure: Math.round(sleeper * 1e5) / 1e5, withoutUs: null };
+    }
+  }
+  // The JS event loop's delay samples a timer, not each request: its p99 past the bound still says the loop could not keep it.
+  const loopP99 = r.clientLag.eventLoopDelayUs?.p99 ?? null;
+  const bound = Math.min(...slo.latency.map((c) => c.maxUs));
+  if (onLatency && !saturated && loopP99 !== null && loopP99 > bound) return { by: 'event loop', percentile: 99, boundUs: bound, figure: loopP99, withoutUs: null };
+  return null;
 }
 
 /** Requests a run holds in flight at most. */
@@ -131,15 +227,14 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Wind
   }
   if (r.requests === 0) fail('no-reply', 'no reply');
   const service = r.serviceHistogram && r.requests > 0 ? LatencyHistogram.fromData(r.serviceHistogram) : null;
-  const lagP99 = r.clientLag.scheduleLagUs?.p99 ?? null;
-  const loopP99 = r.clientLag.eventLoopDelayUs?.p99 ?? null;
-  const bound = Math.min(...slo.latency.map((c) => c.maxUs));
   // A full window makes requests late too: then the lag is the server's (it did not answer), not the client's.
   const serviceMeanUs = service ? service.mean() / 1000 : 0;
   const saturated = window !== null && serviceMeanUs > 0 && achievedRate >= (WINDOW_SATURATED * inFlightOf(window) * 1e6) / serviceMeanUs;
-  const clientLagBrokeSlo = failedOn.includes('latency') && !saturated && Math.max(lagP99 ?? 0, loopP99 ?? 0) > bound;
+  const clientLag = stallVerdict(r, slo, sloLatencyUs, failedOn, saturated, m.machineLate);
   return {
-    clientLagBrokeSlo,
+    clientLagBrokeSlo: clientLag !== null,
+    clientLag,
+    machineLate: m.machineLate ? m.machineLate.map((x) => Math.round(x * 1e5) / 1e5) : null,
     step,
     targetRate: m.targetRate,
     achievedRate: Math.round(achievedRate * 10) / 10,
@@ -159,7 +254,17 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Wind
     retried: false,
     limit: null,
     limitReason: null,
+    heldBack: false,
   };
+}
+
+/** What the stalls were and why they, not the server, decided the step, in words. */
+function stallsText(v: StallVerdict): string {
+  const bound = `p${v.percentile} <= ${formatUs(v.boundUs)}`;
+  if (v.by === 'event loop') return `the client's own JS event loop's delay (p99 ${formatUs(v.figure)}) alone broke the SLO`;
+  const what = v.by === 'schedule lag' ? `${formatShare(v.figure)} of the requests went out more than ${formatUs(v.boundUs)} late` : `a sleeping thread of the client woke more than ${formatUs(v.boundUs)} late for ${formatShare(v.figure)} of the step (the machine held its threads back; a server on it too)`;
+  const rest = v.withoutUs === null ? `which alone is past what ${bound} allows` : `and as many replies were read as late; the other requests met ${bound} (${formatUs(v.withoutUs)})`;
+  return `the client's own stalls broke the SLO: ${what}, ${rest}`;
 }
 
 /**
@@ -176,16 +281,14 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Wind
  * `baselineServiceMeanUs`: the mean service time of the least loaded step
  * (null when no step measured one).
  */
-export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | null, window: Window): { limit: Limit; reason: string } {
+export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | null, window: Window): { limit: Limit; reason: string; heldBack?: boolean } {
   const cpu = Math.round(s.clientCpu * 100);
   if (s.failedOn.length > 0 && s.failedOn.every((k) => k === 'errors')) {
     return { limit: 'server', reason: `it answered ${s.errors} request${s.errors === 1 ? '' : 's'} with error replies${s.firstError ? ` (first: ${s.firstError})` : ''}` };
   }
-  if (s.clientLagBrokeSlo) {
+  if (s.clientLagBrokeSlo && s.clientLag) {
     // Before the service time: a descheduled client reads its replies late too, which looks like a server queue.
-    const lag = Math.max(s.scheduleLagP99Us ?? 0, s.eventLoopDelayP99Us ?? 0);
-    const what = (s.scheduleLagP99Us ?? 0) >= (s.eventLoopDelayP99Us ?? 0) ? 'schedule lag' : "JS event loop's delay";
-    return { limit: 'client', reason: `the client's own ${what} (p99 ${formatUs(lag)}) alone broke the SLO: the client or the machine it runs on fell behind, not the server; client CPU ${cpu}%` };
+    return { limit: 'client', reason: `${stallsText(s.clientLag)}: the client or the machine it runs on fell behind, not the server; client CPU ${cpu}%` };
   }
   if (s.clientCpu >= CLIENT_CPU_BUSY) {
     return { limit: 'client', reason: `the client used ${cpu}% of the CPU it can use (${s.clientCores} core${s.clientCores === 1 ? '' : 's'})` };
@@ -212,7 +315,10 @@ export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | nul
     if (service.mean >= SERVICE_GROWTH * baselineServiceMeanUs) return { limit: 'server', reason: `requests queued at the server: ${from}; client CPU ${cpu}%` };
     const lag = s.scheduleLagP99Us;
     if (lag !== null && lag >= LOOP_DELAY_SHARE * worstUs) {
-      return { limit: 'client', reason: `requests went out late (schedule lag p99 ${formatUs(lag)}) while the server answered as fast as at low load (${from}); client CPU ${cpu}%` };
+      // Late with the CPU mostly idle: the client was held off it (the machine), not busy with its own work.
+      const heldBack = s.clientCpu < HELD_BACK_CPU;
+      const why = heldBack ? `: the client, idle most of the step, was held back by the machine, so the step says nothing of the server` : '';
+      return { limit: 'client', reason: `requests went out late (schedule lag p99 ${formatUs(lag)}) while the server answered as fast as at low load (${from}); client CPU ${cpu}%${why}`, heldBack };
     }
     return { limit: 'server', reason: `the server's own latency broke the SLO (service p99 ${formatUs(service.p99)}), with requests sent on time; client CPU ${cpu}%` };
   }

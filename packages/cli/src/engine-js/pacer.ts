@@ -5,6 +5,7 @@
  * crates/respbench-core/src/pacer.rs.
  */
 import { performance } from 'node:perf_hooks';
+import type { Alarm } from './alarm.js';
 import type { LatencyHistogram } from './histogram.js';
 import { rampOpenAtMs, type Plan } from './plan.js';
 import type { Phase } from './progress.js';
@@ -77,35 +78,28 @@ export interface Wakeable {
 }
 
 /**
- * Node's timers tick in whole milliseconds and may run one late (or early):
- * a timer sleeps until this long before the earliest due request, and the
- * pacer polls the event loop from there on.
- */
-const SPIN_MS = 1.25;
-
-/**
- * --rate: wakes a phase's clients when their next request is due. One timer
- * or one setImmediate serves every client (as the native engine's loop
- * serves its connections), so polling for a deadline under a millisecond
- * costs one callback per event-loop turn, not one per client, and little
- * garbage for the collector. Sleeps on a timer until SPIN_MS before the
- * earliest due time, then polls the event loop (setImmediate) until it
- * comes: replies are read between polls, and a request goes out within one
- * loop turn of its time. The cost is a busy core for the last SPIN_MS before
- * each due time (nearly always at rates above ~1000/s).
+ * --rate: wakes a phase's clients when their next request is due. One alarm
+ * serves every client (as the native engine's loop serves its
+ * connections): it is set for the earliest due time, and its ring is one
+ * turn that wakes every client due by then, each of which sends everything
+ * it has due. Between due times the event loop sleeps (replies are read
+ * when they come); a client already due when it asks (the engine fell
+ * behind) gets a turn after the event loop's next poll (setImmediate), not
+ * the alarm's. Why an alarm thread and not Node's timers: alarm.ts.
  */
 export class Pacer {
   /** Clients waiting for a due time, in no order. */
   private readonly waiting: Wakeable[] = [];
   /** Each waiting client's due time, by its pacer index; Infinity when not waiting. */
   private readonly dueAt: Float64Array;
-  private timer: NodeJS.Timeout | null = null;
-  private timerAt = Infinity;
+  /** When the alarm is set to ring; Infinity when it is not set. */
+  private alarmAt = Infinity;
   private immediate: NodeJS.Immediate | null = null;
 
   /** `clients`: how many the phase has (the largest pacer index + 1). */
   constructor(
     clients: number,
+    private readonly alarm: Alarm,
     /** The clock (performance.now, or a test's). */
     private readonly now: () => number = () => performance.now(),
   ) {
@@ -135,34 +129,39 @@ export class Pacer {
     return this.waiting.length;
   }
 
+  /** The phase is over: the alarm's thread ends. */
+  close(): void {
+    this.disarm();
+    this.alarm.close();
+  }
+
   private arm(when: number): void {
+    // A turn is coming: it sets the alarm for what is still waiting after it.
     if (this.immediate !== null) return;
-    const wait = when - this.now();
-    if (wait < SPIN_MS) {
-      this.disarm();
+    if (when <= this.now()) {
       this.immediate = setImmediate(this.onTurn);
       return;
     }
-    if (this.timer !== null) {
-      if (this.timerAt <= when) return;
-      clearTimeout(this.timer);
-    }
-    this.timerAt = when;
-    this.timer = setTimeout(this.onTurn, wait - SPIN_MS);
+    // An earlier ring is set already: its turn sets the alarm again.
+    if (when >= this.alarmAt) return;
+    this.alarmAt = when;
+    this.alarm.set(when, this.onRing);
   }
 
   private disarm(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.alarmAt !== Infinity) this.alarm.clear();
     if (this.immediate !== null) clearImmediate(this.immediate);
-    this.timer = null;
     this.immediate = null;
-    this.timerAt = Infinity;
+    this.alarmAt = Infinity;
   }
 
+  private readonly onRing = (): void => {
+    this.alarmAt = Infinity;
+    this.onTurn();
+  };
+
   private readonly onTurn = (): void => {
-    this.timer = null;
     this.immediate = null;
-    this.timerAt = Infinity;
     const now = this.now();
     const waiting = this.waiting;
     let next = Infinity;

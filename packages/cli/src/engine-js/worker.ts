@@ -8,6 +8,7 @@
  */
 import type net from 'node:net';
 import { performance, type IntervalHistogram } from 'node:perf_hooks';
+import { ThreadAlarm } from './alarm.js';
 import { Client, type Feed } from './client.js';
 import { ConnectInterrupted, openConnection } from './connection.js';
 import type { Counters } from './counters.js';
@@ -135,6 +136,17 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
   const layout = phaseSockets(plan, phase);
   const sockets = await openAll(plan, phase, layout, options.signal);
   if (!Array.isArray(sockets)) return { elapsedNs: 0, failure: sockets };
+  const rated = paceFor(plan, phase, 0, 0).intervalMs > 0;
+  // --rate: the Pacer's alarm thread starts before the phase's clock does.
+  let alarm: ThreadAlarm | null = null;
+  if (rated) {
+    try {
+      alarm = await ThreadAlarm.open();
+    } catch (err) {
+      for (const s of sockets) s.destroy();
+      return { elapsedNs: 0, failure: { kind: 'internal', message: (err as Error).message } };
+    }
+  }
   return new Promise<PhaseOutcome>((resolve) => {
     const clients: Client[] = [];
     const local = localConnections(plan);
@@ -176,6 +188,7 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
         if (!failure) end = clients.reduce((latest, c) => Math.max(latest, c.answeredAt), start);
         const elapsedNs = (end - start) * 1e6;
         lag?.loop.disable();
+        pacer?.close();
         if (timer) clearInterval(timer);
         clock?.finish(performance.now());
         options.signal?.removeEventListener('abort', onAbort);
@@ -195,8 +208,7 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
       for (const id of unopened) finish(id, null);
       for (const c of clients) c.stop(f);
     };
-    const rated = paceFor(plan, phase, 0, start).intervalMs > 0;
-    const pacer = rated ? new Pacer(local.count) : null;
+    const pacer = alarm ? new Pacer(local.count, alarm) : null;
     // Client `id`'s sockets (its entries of the layout, in order) with their sources.
     const clientFor = (id: number, entries: PhaseSocket[], socketsOf: net.Socket[]) => {
       const feeds: Feed[] = entries.map(({ node, side, target }, k) => ({

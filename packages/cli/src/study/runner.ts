@@ -18,6 +18,7 @@ import { buildPlan, type RawRunOptions } from '../validate.js';
 import { parseDurationMs } from '../flag-values.js';
 import { DEFAULT_WARMUP_MS, PROBE_MS } from '../capacity/settings.js';
 import { runCapacity, unpreparedReport, type CapacityReport } from '../capacity/driver.js';
+import { withStallMeter } from '../capacity/machine-stalls.js';
 import { preparePlan } from '../prepare.js';
 import { formatUs, type Slo } from '../capacity/slo.js';
 import { StudyOutputs, targetLogPath, type OutputPaths, type WriteOutcome } from './outputs.js';
@@ -303,7 +304,8 @@ export class StudyRunner {
   /**
    * One round of a capacity study: a whole search (as `respbench capacity`)
    * recorded as a row whose ops/s is the capacity found (0 when no step met
-   * the SLO). An interrupted search is not a round. False: stop the scenario.
+   * the SLO); a search that ended on the client's own lag is a failed round
+   * saying so. An interrupted search is not a round. False: stop the scenario.
    */
   private async runSearch(s: ScenarioSpec, target: StartedTarget, pos: RunPosition, raw: RawRunOptions, spec: CapacitySpec): Promise<boolean> {
     const engine = this.setup.engineOf(s);
@@ -329,10 +331,11 @@ export class StudyRunner {
       unprepared = err;
     }
     const report = plan
-      ? await runCapacity(engine, plan, settings, { signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) })
+      ? await withStallMeter(spec.slo, (stallMeter) => runCapacity(engine, plan!, settings, { stallMeter, signal: this.controller.signal, onProgress: (p) => this.progress.update(pos, p) }))
       : unpreparedReport(engine, built.plan, settings, unprepared);
     if (this.stopReason && this.stopReason !== 'fail-fast') return false;
-    const failed = report.end === 'failed' || report.end === 'interrupted';
+    // A search that ended on the client's own lag measured the machine, not the server: no capacity, as `respbench capacity` exits 1.
+    const failed = report.end === 'failed' || report.end === 'interrupted' || report.end === 'client-lag';
     const gone = target.exitReason();
     const error = failed ? `${report.failure ?? report.end}${gone ? ` (the server ${gone})` : ''}` : '';
     const status: RunStatus = failed ? 'failed' : 'ok';
@@ -357,7 +360,7 @@ export class StudyRunner {
       },
     };
     this.record(row);
-    const figures = failed ? 'search failed' : `${report.capacity ?? 0} ops/s at ${sloForPeople(spec.slo)} · ${report.steps.length} steps`;
+    const figures = report.end === 'client-lag' ? 'not measured (client lag)' : failed ? 'search failed' : `${report.capacity ?? 0} ops/s at ${sloForPeople(spec.slo)} · ${report.steps.length} steps`;
     this.progress.runFinished(pos, figures, failed ? `failed: ${error}` : null);
     if (failed && this.setup.failFast) {
       this.stopReason = 'fail-fast';

@@ -1,0 +1,162 @@
+/**
+ * The JS engine's Pacer under --rate: when it wakes its clients, and the
+ * alarm thread it sleeps on. The Pacer's decisions run on a test clock and
+ * a recording alarm; the thread alarm runs for real (its bounds are loose:
+ * only "never early" is exact).
+ */
+import { performance } from 'node:perf_hooks';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ThreadAlarm, type Alarm } from '../src/engine-js/alarm.js';
+import { Pacer, type Wakeable } from '../src/engine-js/pacer.js';
+
+/** An alarm that only records what it was asked; the test rings it. */
+class RecordingAlarm implements Alarm {
+  readonly sets: number[] = [];
+  ring: (() => void) | null = null;
+  clears = 0;
+  closed = false;
+  set(when: number, ring: () => void): void {
+    this.sets.push(when);
+    this.ring = ring;
+  }
+  clear(): void {
+    this.clears++;
+    this.ring = null;
+  }
+  close(): void {
+    this.closed = true;
+  }
+  fire(): void {
+    const ring = this.ring;
+    this.ring = null;
+    ring?.();
+  }
+}
+
+function setup(clients: number) {
+  let clock = 1000;
+  const alarm = new RecordingAlarm();
+  const pacer = new Pacer(clients, alarm, () => clock);
+  const woken: number[] = [];
+  const client = (pacerIndex: number, onDue: () => void = () => {}): Wakeable => ({
+    pacerIndex,
+    onDue: () => {
+      woken.push(pacerIndex);
+      onDue();
+    },
+  });
+  return { alarm, pacer, woken, client, at: (t: number) => (clock = t) };
+}
+
+const turns = () => new Promise<void>((resolve) => setTimeout(resolve, 5));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("the Pacer's wake decisions", () => {
+  it('a request due in 0.3 ms: the event loop is not polled until then, the alarm is set for its due time, and its ring wakes the client', async () => {
+    const polls = vi.spyOn(globalThis, 'setImmediate');
+    const { alarm, pacer, woken, client, at } = setup(1);
+    pacer.wake(client(0), 1000.3);
+    // Before: SPIN_MS (1.25 ms) before the due time the Pacer polled with setImmediate, every loop turn.
+    expect(polls).not.toHaveBeenCalled();
+    expect(alarm.sets).toEqual([1000.3]);
+    await turns();
+    expect(woken).toEqual([]);
+    at(1000.31);
+    alarm.fire();
+    expect(woken).toEqual([0]);
+    expect(polls).not.toHaveBeenCalled();
+  });
+
+  it('one alarm for every client: set for the earliest due time; a later one does not move it, an earlier one does', () => {
+    const { alarm, pacer, woken, client, at } = setup(3);
+    const [c0, c1, c2] = [client(0), client(1), client(2)];
+    pacer.wake(c0, 1000.2);
+    pacer.wake(c1, 1000.5);
+    pacer.wake(c2, 1000.1);
+    expect(alarm.sets).toEqual([1000.2, 1000.1]);
+    // Its ring wakes only those due by then, and sets the alarm for the next.
+    at(1000.15);
+    alarm.fire();
+    expect(woken).toEqual([2]);
+    expect(alarm.sets).toEqual([1000.2, 1000.1, 1000.2]);
+    // A ring that comes late wakes everyone due by then, in one turn.
+    at(1000.6);
+    alarm.fire();
+    expect(woken.sort()).toEqual([0, 1, 2]);
+    expect(pacer.waitingCount).toBe(0);
+  });
+
+  it('a client woken in a ring that asks again sets the alarm for its next request', () => {
+    const { alarm, pacer, woken, client, at } = setup(1);
+    const c: Wakeable = client(0, () => pacer.wake(c, 1000.4));
+    pacer.wake(c, 1000.2);
+    at(1000.2);
+    alarm.fire();
+    expect(woken).toEqual([0]);
+    expect(alarm.sets).toEqual([1000.2, 1000.4]);
+  });
+
+  it('a client already due (the engine fell behind) gets the next loop turn, not the alarm', async () => {
+    const { alarm, pacer, woken, client } = setup(1);
+    pacer.wake(client(0), 999);
+    expect(alarm.sets).toEqual([]);
+    expect(woken).toEqual([]);
+    await turns();
+    expect(woken).toEqual([0]);
+  });
+
+  it('the last client forgotten clears the alarm; close ends it', () => {
+    const { alarm, pacer, client } = setup(2);
+    const [c0, c1] = [client(0), client(1)];
+    pacer.wake(c0, 1000.2);
+    pacer.wake(c1, 1000.3);
+    pacer.forget(c0);
+    expect(alarm.clears).toBe(0);
+    pacer.forget(c1);
+    expect(alarm.clears).toBe(1);
+    pacer.close();
+    expect(alarm.closed).toBe(true);
+  });
+});
+
+describe('the alarm thread', () => {
+  it('rings once at or after the time asked, never before; a replaced alarm rings for the new time only; a cleared one not at all', async () => {
+    const alarm = await ThreadAlarm.open();
+    try {
+      const ringAt = (when: number) =>
+        new Promise<number>((resolve) => {
+          alarm.set(when, () => resolve(performance.now()));
+        });
+      for (const aheadMs of [0.05, 0.3, 2]) {
+        const when = performance.now() + aheadMs;
+        const rang = await ringAt(when);
+        expect(rang).toBeGreaterThanOrEqual(when);
+        // Loose: a busy machine may hold any thread back (the exact bound is "not early").
+        expect(rang - when).toBeLessThan(200);
+      }
+      const rings: string[] = [];
+      alarm.set(performance.now() + 5, () => rings.push('first'));
+      alarm.set(performance.now() + 10, () => rings.push('second'));
+      await new Promise((r) => setTimeout(r, 40));
+      expect(rings).toEqual(['second']);
+      alarm.set(performance.now() + 5, () => rings.push('cleared'));
+      alarm.clear();
+      await new Promise((r) => setTimeout(r, 30));
+      expect(rings).toEqual(['second']);
+    } finally {
+      alarm.close();
+    }
+  });
+
+  it('its thread ends on close, with an alarm still set, and rings no more', async () => {
+    const alarm = await ThreadAlarm.open();
+    let rang = false;
+    alarm.set(performance.now() + 5, () => (rang = true));
+    await alarm.close();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(rang).toBe(false);
+  });
+});
