@@ -220,9 +220,13 @@ export function allErrors(r: RunResult): boolean {
 export function quietLine(line: Pick<SuiteLine, 'label' | 'result'>, msecDecimals = 3): string {
   const r = line.result;
   if (allErrors(r)) return `${line.label}: all ${r.errors} replies were errors, first: ${printable(r.firstError ?? '')}${r.failure ? ` (FAILED: ${r.failure.kind})` : ''}`;
-  const p50ms = (r.latencyUs.p50 / 1000).toFixed(msecDecimals);
   const extra = r.failure ? ` (FAILED: ${r.failure.kind})` : r.errors > 0 ? ` (${r.errors} error replies, first: ${printable(r.firstError ?? '')})` : '';
-  return `${line.label}: ${r.opsPerSec.toFixed(2)} requests per second, p50=${p50ms} msec${extra}`;
+  return `${rateLine(line.label, r.opsPerSec, r.latencyUs.p50, msecDecimals)}${extra}`;
+}
+
+/** redis-benchmark -q's figures: `SET: 93457.95 requests per second, p50=0.263 msec`. */
+export function rateLine(label: string, opsPerSec: number, p50Us: number, msecDecimals = 3): string {
+  return `${label}: ${opsPerSec.toFixed(2)} requests per second, p50=${(p50Us / 1000).toFixed(msecDecimals)} msec`;
 }
 
 export const CSV_HEADER = '"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms","errors"';
