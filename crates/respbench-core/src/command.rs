@@ -237,12 +237,13 @@ impl CommandEncoder {
     /// (the argument holding `__key__` or `__tag__`, its literal parts
     /// included), written into `scratch` (at least
     /// [`CommandEncoder::key_arg_bytes`]) up to its first `__data__` or
-    /// `__rand_int__`: the CLI refuses those in a key argument under
-    /// `--cluster` unless a whole `{…}` hash tag comes before them (the
-    /// command suite's `key:{__tag__}:__rand_int__`), which alone then
-    /// decides the slot; it refuses a multi-key template whose keys can span
-    /// slots too (so the first key's slot is every key's). A template with
-    /// no key (PING) has no slot of its own: [`spread_slot`] picks one.
+    /// `__rand_int__`: the CLI refuses those in a key argument of a user's
+    /// template under `--cluster`, and the command suite's keys
+    /// (`key:{__tag__}:__rand_int__`) hold them only after a whole `{…}`
+    /// hash tag, which alone then decides the slot; it refuses a multi-key
+    /// template whose keys can span slots too (so the first key's slot is
+    /// every key's). A template with no key (PING) has no slot of its own:
+    /// [`spread_slot`] picks one.
     #[inline]
     pub fn key_slot(&self, key_index: u64, scratch: &mut [u8]) -> u16 {
         let Some(a) = self.key_arg else {

@@ -374,10 +374,10 @@ export class CommandEncoder {
    * --cluster: the hash slot of the key argument of key `keyIndex` (the
    * argument holding __key__ or __tag__, its literal parts included),
    * written up to its first __data__ or __rand_int__: the CLI refuses those
-   * in a key argument under --cluster unless a whole `{…}` hash tag comes
-   * before them (the command suite's `key:{__tag__}:__rand_int__`), which
-   * alone then decides the slot. A template with no key (PING) has no slot
-   * of its own: spreadSlot picks one from its key draw.
+   * in a key argument of a user's template under --cluster, and the command
+   * suite's keys (`key:{__tag__}:__rand_int__`) hold them only after a whole
+   * `{…}` hash tag, which alone then decides the slot. A template with no
+   * key (PING) has no slot of its own: spreadSlot picks one from its key draw.
    */
   keySlot(keyIndex: number): number {
     if (this.keyArg < 0) return spreadSlot(keyIndex);
