@@ -38,8 +38,9 @@ function expectNoSecret(...texts: string[]): void {
   for (const t of texts) for (const s of SECRETS) expect(t.includes(s), `a password shows in:\n${t.slice(0, 2000)}`).toBe(false);
 }
 
+/** The human output (header and table: what a password must not show in), so without -q. */
 function bench(engine: string, args: string[], env: NodeJS.ProcessEnv = process.env) {
-  return runCli(['--engine', engine, '--port', String(redis.current.port), '-q', '--timeout', '10s', ...args], 90_000, env);
+  return runCli(['--engine', engine, '--port', String(redis.current.port), '--timeout', '10s', ...args], 90_000, env);
 }
 
 async function benchJson(engine: string, args: string[], env?: NodeJS.ProcessEnv) {

@@ -166,6 +166,64 @@ describe.each(ioEngines())('--cluster through the %s engine', (engine) => {
   });
 });
 
+/** Every key on a node, each with the slot CLUSTER KEYSLOT gives it there. */
+function keysOf(port: number): string[] {
+  return spawnSync('redis-cli', ['-p', String(port), '--scan'], { encoding: 'utf8' }).stdout.split('\n').filter((k) => k !== '');
+}
+
+/** The per-node request counts of the first engine's -t run, for the next engine to match. */
+const suiteNodes = new Map<string, number[]>();
+
+describe.each(engines())('-t under --cluster (%s engine)', (engine) => {
+  // Every test whose keys a cluster must route (PING has none: it is spread over the primaries).
+  const tests = 'ping_mbulk,set,get,incr,lpush,lpop,sadd,hset,spop,zadd,lrange_100,mset';
+
+  it.each([
+    ['with -r (12-digit keys)', ['-r', '5000']],
+    ['without -r (__rand_int__ as written)', []],
+  ])('%s: every test completes with 0 errors and no redirection, each key on its slot\'s primary, the keys hash-tagged as redis-benchmark --cluster\'s', async (_what, keyspace) => {
+    flushAll();
+    const { run, result } = await runJson(['--cluster', '-p', String(cluster.nodes[0].port), '--engine', engine, '-t', tests, '-n', '1500', '-c', '4', '--seed', '5', ...keyspace]);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = result as { test: string; result: any }[];
+    expect(lines.map((l) => l.test)).toEqual(['ping_mbulk', 'set', 'get', 'incr', 'lpush', 'lpop', 'sadd', 'hset', 'spop', 'zadd', 'lpush_fill', 'lrange_100', 'mset']);
+    for (const { test, result: r } of lines) {
+      expect([test, r.requests, r.errors, r.failure], JSON.stringify(r.firstError)).toEqual([test, 1500, 0, null]);
+      expect(r.redirections, test).toEqual({ moved: 0, ask: 0, tryagain: 0 });
+      // Spread over the three primaries as redis-benchmark's clients are (a share each, none idle).
+      expect(r.perNode.map((n: any) => n.requests).every((n: number) => n > 200), `${test}: ${JSON.stringify(r.perNode)}`).toBe(true);
+    }
+    const slotOwner = owners(cluster.nodes[0].port);
+    const seen = new Set<string>();
+    for (const p of cluster.primaries()) {
+      const keys = keysOf(p);
+      expect(keys.length, `keys on ${p}`).toBeGreaterThan(100);
+      for (const k of keys) {
+        const kb = Buffer.from(k);
+        expect(slotOwner.get(keySlot(kb, 0, kb.length)), k).toBe(p);
+        const shape = /^(key|counter|mylist|myset|myhash|myzset):\{(\d+)\}(:(\d{12}|__rand_int__))?$/.exec(k);
+        expect(shape, k).not.toBeNull();
+        seen.add(shape![1]);
+      }
+    }
+    expect([...seen].sort()).toEqual(['counter', 'key', 'myhash', 'mylist', 'myset', 'myzset']);
+    // Both engines split each test the same way over the primaries (the same draws, the same slots).
+    const nodes = lines.flatMap((l) => l.result.perNode.map((n: any) => n.requests));
+    const label = keyspace.join(' ');
+    if (!suiteNodes.has(label)) suiteNodes.set(label, nodes);
+    else expect(nodes).toEqual(suiteNodes.get(label));
+  });
+
+  it('the header says the keys are hash-tagged; -q prints redis-benchmark\'s lines', async () => {
+    const r = await runCli(['--cluster', '-p', String(cluster.nodes[0].port), '--engine', engine, '-t', 'set,mset', '-n', '500', '-r', '1000', '-q']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/ · cluster: 3 primaries × 50 connections = 150 sockets /);
+    expect(r.stdout).toMatch(/under --cluster each key holds a hash tag, key:\{n\}:… and mylist:\{n\}, n a draw from \[0, 1000\)/);
+    expect(r.stdout).toMatch(/^SET: [\d.]+ requests per second, p50=[\d.]+ msec$/m);
+    expect(r.stdout).toMatch(/^MSET \(10 keys\): [\d.]+ requests per second, p50=[\d.]+ msec$/m);
+  });
+});
+
 /** --rate under --cluster: the per-node counts of the first engine's counted run, for the next engine to match. */
 const sameRatedNodes: number[] = [];
 
@@ -566,6 +624,19 @@ describe('--cluster refusals and failures', () => {
       expect(any.result.mismatches + any.result.lostWrites + any.result.staleReads).toBe(0);
     } finally {
       await bare.stop();
+    }
+  });
+
+  it('-t with --compare, and a command on the line, under --cluster: usage errors, exit 2, one line', async () => {
+    const seed = ['--cluster', '-p', String(cluster.nodes[0].port), '-n', '10'];
+    for (const [args, text] of [
+      [['-t', 'set', '--compare', `127.0.0.1:${single.port}`], /^respbench: --compare does not go with --cluster \(the second target would need a cluster discovery of its own/],
+      [['SET', 'foo', 'bar'], /^respbench: --cluster does not go with a command on the line/],
+    ] as [string[], RegExp][]) {
+      const r = await runCli([...seed, ...args]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+      expect(r.stderr).toMatch(text);
     }
   });
 

@@ -100,7 +100,7 @@ describe('weighted command mixes', () => {
   });
 
   it('the human table has a row per command, and the header line names the mix', async () => {
-    const run = await runCli(['--engine', 'js', '--port', String(redis.current.port), '-n', '2000', '-q', '--seed', '2', ...MIX]);
+    const run = await runCli(['--engine', 'js', '--port', String(redis.current.port), '-n', '2000', '--seed', '2', ...MIX]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('mix 80 × GET __key__ / 15 × SET / 5 × INCR mix:n:__key__ (keys zipf)');
     expect(run.stdout).toMatch(/^GET\s+\d+/m);

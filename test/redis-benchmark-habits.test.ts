@@ -146,6 +146,27 @@ describe.each(engines())('engine %s', (engine) => {
     expect(row.trim().split(/\s+/).slice(3).every((v) => /^\d+\.\d{3}$/.test(v))).toBe(true);
   });
 
+  it('-q on a plain run prints a short line per command row instead of the table; error lines, the exit code and --json as without -q', async () => {
+    const [, ours] = await twoServers();
+    const mixed = await runCli(['--engine', engine, '-p', String(ours.port), '-q', '-n', '2000', '--mode', 'mixed', '--set-ratio', '20', '--seed', '3']);
+    expect(mixed.code, mixed.stderr).toBe(0);
+    const lines = mixed.stdout.trimEnd().split('\n');
+    expect(lines.map((l) => l.replace(/[\d.]+ requests per second, p50=\d+\.\d{3} msec$/, 'N'))).toEqual(['SET: N', 'GET: N']);
+    // Each row's own rate: a fifth of the requests are SETs.
+    const [set, get] = lines.map((l) => Number(/: ([\d.]+) requests/.exec(l)![1]));
+    expect(set).toBeLessThan(get / 2);
+    const mix = await runCli(['--engine', engine, '-p', String(ours.port), '-q', '-n', '600', '--command', 'SET __key__ __data__', '--command', 'INCR c:__key__']);
+    expect(mix.code, mix.stderr).toBe(0);
+    expect(mix.stdout).toMatch(/^SET: [\d.]+ requests per second, p50=[\d.]+ msec\nINCR: [\d.]+ requests per second, p50=[\d.]+ msec\n$/);
+    // Redis's HSET wants key field value: every reply an error, said as the table says it.
+    const errors = await runCli(['--engine', engine, '-p', String(ours.port), '-q', '-n', '300', '--mode', 'set', '--set-cmd', 'HSET']);
+    expect(errors.code).toBe(3);
+    expect(errors.stdout).toMatch(/^no rate: all 300 replies were errors\nERROR REPLIES: 300, first: ERR wrong number of arguments for 'hset' command\nhint: Redis's HSET takes key field value/);
+    const json = await runJson(['--engine', engine, '-p', String(ours.port), '-q', '-n', '300', '--mode', 'set']);
+    expect(json.run.code).toBe(0);
+    expect(json.result.requests).toBe(300);
+  });
+
   it('-l runs again and again until interrupted, each result printed; SIGINT ends it with 130', async () => {
     const [, ours] = await twoServers();
     const run = await runCliUntil(['--engine', engine, '-p', String(ours.port), '-q', '-l', '-n', '500', 'SET', 'k', 'v'], /(^SET k v: .*\n){3}/m);

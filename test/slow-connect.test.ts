@@ -34,7 +34,7 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 describe.each(engines())('engine %s', (engine) => {
-  const bench = (extra: string[]) => runCli(['--engine', engine, '-p', String(server.port), '-a', 'pw-slow', '-n', '2000', '-c', '2', '-r', '100', '--mode', 'set', '-q', '--timeout', '10s', ...extra]);
+  const bench = (extra: string[]) => runCli(['--engine', engine, '-p', String(server.port), '-a', 'pw-slow', '-n', '2000', '-c', '2', '-r', '100', '--mode', 'set', '--timeout', '10s', ...extra]);
 
   it('says the connect phase took seconds, apart from the figures', async () => {
     const run = await bench([]);
@@ -56,7 +56,7 @@ describe.each(engines())('engine %s', (engine) => {
 it('a connect phase of milliseconds says nothing', async () => {
   const plain = await startRespServer(() => '+OK\r\n');
   try {
-    const run = await runCli(['-p', String(plain.port), '-n', '500', '--mode', 'set', '-q']);
+    const run = await runCli(['-p', String(plain.port), '-n', '500', '--mode', 'set']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).not.toMatch(/slow connect/);
   } finally {

@@ -11,6 +11,8 @@ import math
 import re
 import struct
 
+from slots import key_slot
+
 M32 = 0xFFFFFFFF
 ALPHABET = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -201,8 +203,9 @@ def key_count(args):
     return n if n >= 2 else 1
 
 
-def encode_template(args, prefix, indexes, lo, hi):
-    """One request of a parsed template (no __rand_int__) for keys `indexes` (docs/workload.md, "Multi-key commands")."""
+def encode_template(args, prefix, indexes, lo, hi, rand_ints=None):
+    """One request of a parsed template for keys `indexes` (docs/workload.md, "Multi-key commands");
+    `rand_ints` (a Stream and the keyspace) draws each __rand_int__ in argument order."""
     keys = [prefix + str(i).encode() for i in indexes]
     multi = len(keys) > 1
     current = -1
@@ -213,9 +216,38 @@ def encode_template(args, prefix, indexes, lo, hi):
         slot = max(current, 0) if multi else 0
         b = b""
         for kind, lit in arg:
-            b += lit if kind == "lit" else keys[slot] if kind == "__key__" else value(keys[slot], lo, hi)
+            if kind == "lit":
+                b += lit
+            elif kind == "__key__":
+                b += keys[slot]
+            elif kind == "__tag__":
+                b += str(indexes[0]).encode()
+            elif kind == "__rand_int__":
+                stream, keyspace = rand_ints
+                b += b"%012d" % (stream.u53() % keyspace)
+            else:
+                b += value(keys[slot], lo, hi)
         out.append(b)
     return encode(out)
+
+
+def routing_slot(args, prefix, index):
+    """--cluster: the slot a request goes by (docs/cluster.md): its key argument's (the first holding __key__
+    or __tag__) up to its first __data__ or __rand_int__; a command with no key, fmix32 of its key draw's."""
+    for arg in args:
+        if any(k in ("__key__", "__tag__") for k, _ in arg):
+            b = b""
+            for kind, lit in arg:
+                if kind == "lit":
+                    b += lit
+                elif kind == "__key__":
+                    b += prefix + str(index).encode()
+                elif kind == "__tag__":
+                    b += str(index).encode()
+                else:
+                    break
+            return key_slot(b)
+    return fmix32(index & M32) % 16384
 
 
 def mix_requests(seed, connection, connections, keyspace, prefix, lo, hi, commands, count, key_pattern="uniform"):
@@ -244,7 +276,7 @@ def mix_requests(seed, connection, connections, keyspace, prefix, lo, hi, comman
 # ---- Template grammar (docs/workload.md, "Template grammar") ----
 # Written over code points, where the engines work over UTF-8 bytes.
 
-KNOWN = ["__key__", "__data__", "__rand_int__"]
+KNOWN = ["__key__", "__data__", "__rand_int__", "__tag__"]
 REFUSED_SINGLES = {0x1680, 0x180E, 0x2028, 0x2029, 0x202F, 0x205F, 0x2060, 0x3000, 0xFEFF}
 HEXDIGITS = "0123456789abcdefABCDEF"
 ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "b": 0x08, "a": 0x07}
@@ -369,7 +401,7 @@ def parse_template(text, role, literal=False, key_optional=None):
     return args
 
 
-PART_NAMES = {"__key__": "key", "__data__": "data", "__rand_int__": "randInt"}
+PART_NAMES = {"__key__": "key", "__data__": "data", "__rand_int__": "randInt", "__tag__": "tag"}
 
 
 def template_vector(text, role, literal=False):
@@ -411,6 +443,9 @@ TEMPLATE_CASES = [
     ("MY__CMD", "set"), ("'A B'", "get"),
     # the command suite's literal commands
     ("PING", "set", True), ('LPUSH "p:my list" __data__', "set", True), ('INCR "p\\x3a\\x5f_x:__rand_int__"', "set", True),
+    # the suite under --cluster: a hash tag of the key draw
+    ("SET key:{__tag__}:__rand_int__ __data__", "set", True), ('LPOP "mylist:{__tag__}"', "get", True),
+    ("SET {__tag__}", "set"), ("GET __key__ __tag__", "get"), ("SET ___tag__", "set"),
 ]
 
 
@@ -480,6 +515,26 @@ def main():
         {"template": "SADD \"s:__key__\" \"\\tx\\\"\" ''", "role": "set", "keyPrefix": "bench:key:", "keyIndex": 4711,
          "valueSize": 32, "bytes": encode([b"SADD", b"s:" + k, b'\tx"', b""]).decode()},
     ]
+    # The command suite under --cluster (docs/cluster.md): literal commands whose keys carry a {__tag__};
+    # "slot" is the slot the request is routed by, a command with no key's included.
+    for template, prefix, index, size in [
+        ("SET key:{__tag__}:__rand_int__ __data__", "", 4711, 3),
+        ("MSET p:key:{__tag__}:__rand_int__ __data__ p:key:{__tag__}:__rand_int__ __data__", "p:", 98765, 8),
+        ("LPUSH mylist:{__tag__} __data__", "", 0, 3),
+        ("ZADD myzset:{__tag__} __rand_int__ element:__rand_int__", "", 2 ** 40 + 3, 3),
+        ("GET {a}key:{__tag__}", "", 4711, 3),
+        ("SET __key__ __data__", "bench:key:", 4711, 32),
+        ("PING", "", 4711, 3),
+        ("PING", "", 2 ** 33 + 4711, 3),
+    ]:
+        args = parse_template(template, "set", literal=True)
+        rs = Stream(12345 ^ 0x52414E44, 0)
+        vectors["commands"].append({
+            "template": template, "role": "set", "literal": True, "keyPrefix": prefix, "keyIndex": index,
+            "valueSize": size, "seed": 12345, "connection": 0, "keyspace": 100000,
+            "bytes": encode_template(args, prefix.encode(), [index], size, size, (rs, 100000)).decode(),
+            "slot": routing_slot(args, prefix.encode(), index),
+        })
     vectors["templates"] = [template_vector(*case) for case in TEMPLATE_CASES]
     vectors["math"] = {
         "log2": [[a, det_log2(a)] for a in [1.0, 1.5, 2.0, 3.0, 10.0, 1000001.0, 123456789.123]],

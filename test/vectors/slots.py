@@ -39,9 +39,16 @@ KEYS = [
 ]
 KEYS += ["key:%d" % i for i in (2, 3, 10, 100, 12345, 2 ** 40)]
 
-vectors = {
-    "crc16": [["123456789", crc16(b"123456789")], ["", 0], ["a", crc16(b"a")]],
-    "slots": [[k, key_slot(k.encode("utf-8"))] for k in KEYS],
-}
-rows = lambda name: ",\n".join("  " + json.dumps(r, ensure_ascii=False) for r in vectors[name])
-print('{\n "crc16": [\n%s\n ],\n "slots": [\n%s\n ]\n}' % (rows("crc16"), rows("slots")))
+
+def main():
+    vectors = {
+        "crc16": [["123456789", crc16(b"123456789")], ["", 0], ["a", crc16(b"a")]],
+        "slots": [[k, key_slot(k.encode("utf-8"))] for k in KEYS],
+    }
+    rows = lambda name: ",\n".join("  " + json.dumps(r, ensure_ascii=False) for r in vectors[name])
+    print('{\n "crc16": [\n%s\n ],\n "slots": [\n%s\n ]\n}' % (rows("crc16"), rows("slots")))
+
+
+# generate.py imports key_slot from here.
+if __name__ == "__main__":
+    main()

@@ -3,8 +3,10 @@
 //! key, value and random numbers are written into a buffer the caller reuses.
 //! Parsing the template is [`crate::template`]'s job.
 
-use crate::keys::{KeyStream, fnv1a32, fnv1a32_continue, write_decimal, write_decimal_tail, write_key, write_padded};
-use crate::slot::key_slot;
+use crate::keys::{
+    KeyStream, fmix32, fnv1a32, fnv1a32_continue, write_decimal, write_decimal_tail, write_key, write_padded,
+};
+use crate::slot::{SLOTS, key_slot};
 use crate::values::{ValueFactory, content_hash};
 // Kept so `crate::command::{Part, Role, CommandKind, …}` still names them.
 pub use crate::command_kind::{ARRAY_READS, CommandKind, command_kind, mix_role, template_name};
@@ -29,6 +31,8 @@ enum Piece {
         keys: usize,
         datas: usize,
         rands: usize,
+        /// `__tag__`s: each the digits of the request's first key.
+        tags: usize,
         /// Which of a multi-key request's keys the argument's `__key__` and
         /// `__data__` stand for (0 for a one-key template).
         slot: usize,
@@ -36,6 +40,7 @@ enum Piece {
     Key(usize),
     Data(usize),
     RandInt,
+    Tag,
 }
 
 /// Which key of a request each argument's `__key__` and `__data__` stand
@@ -97,16 +102,25 @@ pub struct CommandEncoder {
     keyspace: u64,
     /// Keys one request names: 1, or k for a multi-key template ([`key_slots`]).
     key_count: usize,
-    /// `--cluster`: the (first) argument that holds `__key__`, if any.
+    /// `--cluster`: the (first) argument that holds `__key__` or `__tag__`, if any.
     key_arg: Option<usize>,
     /// `__rand_int__` draws per request: a request routed elsewhere
     /// (`--cluster`) still takes them.
     rand_draws: usize,
 }
 
-/// The (first) argument that holds `__key__`, if any.
+/// The (first) argument that holds `__key__` or `__tag__`, if any.
 fn key_arg_of(template: &Template) -> Option<usize> {
-    template.args.iter().position(|parts| parts.iter().any(|p| matches!(p, Part::Key)))
+    template.args.iter().position(|parts| parts.iter().any(|p| matches!(p, Part::Key | Part::Tag)))
+}
+
+/// `--cluster`: the slot a request with no key goes by (PING in the command
+/// suite), picked from its key draw so such requests spread over the
+/// primaries as redis-benchmark's clients, one per node, do. Paired with
+/// `spreadSlot` in command.ts.
+#[inline]
+pub fn spread_slot(key_index: u64) -> u16 {
+    (fmix32(key_index as u32) % SLOTS as u32) as u16
 }
 
 /// `$<len>\r\n`, a bulk string's header; returns its length. Shared by the
@@ -159,19 +173,20 @@ impl CommandEncoder {
         let (slots, key_count) = key_slots(&template);
         push_static(&mut pieces, &mut statics, format!("*{}\r\n", template.args.len()).as_bytes());
         for (parts, &slot) in template.args.iter().zip(&slots) {
-            let (mut fixed, mut keys, mut datas, mut rands) = (0, 0, 0, 0);
+            let (mut fixed, mut keys, mut datas, mut rands, mut tags) = (0, 0, 0, 0, 0);
             for p in parts {
                 match p {
                     Part::Literal(b) => fixed += b.len(),
                     Part::Key => keys += 1,
                     Part::Data => datas += 1,
                     Part::RandInt => rands += 1,
+                    Part::Tag => tags += 1,
                 }
             }
-            if keys + datas + rands == 0 {
+            if keys + datas + rands + tags == 0 {
                 push_static(&mut pieces, &mut statics, format!("${fixed}\r\n").as_bytes());
             } else {
-                pieces.push(Piece::Length { fixed, keys, datas, rands, slot });
+                pieces.push(Piece::Length { fixed, keys, datas, rands, tags, slot });
             }
             for p in parts {
                 match p {
@@ -179,6 +194,7 @@ impl CommandEncoder {
                     Part::Key => pieces.push(Piece::Key(slot)),
                     Part::Data => pieces.push(Piece::Data(slot)),
                     Part::RandInt => pieces.push(Piece::RandInt),
+                    Part::Tag => pieces.push(Piece::Tag),
                 }
             }
             push_static(&mut pieces, &mut statics, b"\r\n");
@@ -210,6 +226,7 @@ impl CommandEncoder {
                 .map(|p| match p {
                     Part::Literal(b) => b.len(),
                     Part::Key => self.prefix.len() + 20,
+                    Part::Tag => 20,
                     _ => 0,
                 })
                 .sum()
@@ -217,15 +234,21 @@ impl CommandEncoder {
     }
 
     /// `--cluster`: the hash slot of the key argument of key `key_index`
-    /// (the argument holding `__key__`, its literal parts included), written
-    /// whole into `scratch` (at least [`CommandEncoder::key_arg_bytes`]);
-    /// None when the template has no key. The CLI refuses a key argument with
-    /// `__data__` or `__rand_int__` in it under `--cluster`, and a multi-key
-    /// template whose keys can span slots (so the first key's slot is every
-    /// key's: a `{tag}` in the prefix).
+    /// (the argument holding `__key__` or `__tag__`, its literal parts
+    /// included), written into `scratch` (at least
+    /// [`CommandEncoder::key_arg_bytes`]) up to its first `__data__` or
+    /// `__rand_int__`: the CLI refuses those in a key argument of a user's
+    /// template under `--cluster`, and the command suite's keys
+    /// (`key:{__tag__}:__rand_int__`) hold them only after a whole `{…}`
+    /// hash tag, which alone then decides the slot; it refuses a multi-key
+    /// template whose keys can span slots too (so the first key's slot is
+    /// every key's). A template with no key (PING) has no slot of its own:
+    /// [`spread_slot`] picks one.
     #[inline]
-    pub fn key_slot(&self, key_index: u64, scratch: &mut [u8]) -> Option<u16> {
-        let a = self.key_arg?;
+    pub fn key_slot(&self, key_index: u64, scratch: &mut [u8]) -> u16 {
+        let Some(a) = self.key_arg else {
+            return spread_slot(key_index);
+        };
         let mut pos = 0;
         for p in &self.template.args[a] {
             match p {
@@ -234,13 +257,14 @@ impl CommandEncoder {
                     pos += b.len();
                 }
                 Part::Key => pos += write_key(&mut scratch[pos..], &self.prefix, key_index),
-                _ => {}
+                Part::Tag => pos += write_decimal(&mut scratch[pos..], key_index),
+                Part::Data | Part::RandInt => break,
             }
         }
-        Some(key_slot(&scratch[..pos]))
+        key_slot(&scratch[..pos])
     }
 
-    /// The parts of the argument holding `__key__` (None: no key): two
+    /// The parts of the argument holding `__key__` or `__tag__` (None: no key): two
     /// encoders with the same key argument give every key the same slot.
     pub fn key_arg(&self) -> Option<&[Part]> {
         self.key_arg.map(|a| &self.template.args[a][..])
@@ -266,7 +290,7 @@ impl CommandEncoder {
             n += match *piece {
                 Piece::Static(start, end) => end - start,
                 Piece::Length { .. } => 1 + 20 + 2,
-                Piece::Key(_) => self.prefix.len() + 20,
+                Piece::Key(_) | Piece::Tag => self.prefix.len() + 20,
                 Piece::Data(_) => values.max,
                 Piece::RandInt => RAND_INT_DIGITS,
             };
@@ -308,8 +332,8 @@ impl CommandEncoder {
                     out[pos..pos + (end - start)].copy_from_slice(&self.statics[start..end]);
                     pos += end - start;
                 }
-                Piece::Length { fixed, keys, datas, rands, .. } => {
-                    let len = fixed + keys * key_len + datas * data_len + rands * RAND_INT_DIGITS;
+                Piece::Length { fixed, keys, datas, rands, tags, .. } => {
+                    let len = fixed + keys * key_len + datas * data_len + rands * RAND_INT_DIGITS + tags * ndigits;
                     pos += write_bulk_header(&mut out[pos..], len);
                 }
                 Piece::Key(_) => {
@@ -319,6 +343,10 @@ impl CommandEncoder {
                     pos += ndigits;
                 }
                 Piece::Data(_) => pos += values.write_value_of(&mut out[pos..], h, content_hash(h, generation)),
+                Piece::Tag => {
+                    out[pos..pos + ndigits].copy_from_slice(digits);
+                    pos += ndigits;
+                }
                 Piece::RandInt => {
                     let n = rand.next_key_index(self.keyspace);
                     pos += write_padded(&mut out[pos..], n, RAND_INT_DIGITS);
@@ -357,9 +385,13 @@ impl CommandEncoder {
                     out[pos..pos + (end - start)].copy_from_slice(&self.statics[start..end]);
                     pos += end - start;
                 }
-                Piece::Length { fixed, keys, datas, rands, slot } => {
+                Piece::Length { fixed, keys, datas, rands, tags, slot } => {
                     let key_len = self.prefix.len() + scratch.ndigits[slot];
-                    let len = fixed + keys * key_len + datas * scratch.data_lens[slot] + rands * RAND_INT_DIGITS;
+                    let len = fixed
+                        + keys * key_len
+                        + datas * scratch.data_lens[slot]
+                        + rands * RAND_INT_DIGITS
+                        + tags * scratch.ndigits[0];
                     pos += write_bulk_header(&mut out[pos..], len);
                 }
                 Piece::Key(slot) => {
@@ -372,6 +404,11 @@ impl CommandEncoder {
                 Piece::Data(slot) => {
                     let h = scratch.hashes[slot];
                     pos += values.write_value_of(&mut out[pos..], h, content_hash(h, scratch.generations[slot]))
+                }
+                Piece::Tag => {
+                    let n = scratch.ndigits[0];
+                    out[pos..pos + n].copy_from_slice(&scratch.digits[0][..n]);
+                    pos += n;
                 }
                 Piece::RandInt => {
                     let n = rand.next_key_index(self.keyspace);

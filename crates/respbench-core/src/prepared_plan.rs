@@ -261,21 +261,22 @@ impl PreparedPlan {
     }
 
     /// `--cluster`: the hash slot of command `command`'s key argument for key
-    /// `key_index` (None: the command has no key), remembered per key index
-    /// when the keyspace allows. `scratch` holds at least the key argument.
+    /// `key_index` (a command with no key: [`crate::command::spread_slot`]'s), remembered per
+    /// key index when the keyspace allows. `scratch` holds at least the key
+    /// argument.
     #[inline]
-    pub fn key_slot(&self, command: usize, key_index: u64, scratch: &mut [u8]) -> Option<u16> {
+    pub fn key_slot(&self, command: usize, key_index: u64, scratch: &mut [u8]) -> u16 {
         let encoder = &self.commands[command].encoder;
         let Some(cell) = self.slot_memo_of[command].and_then(|m| self.slot_memos[m].0.get(key_index as usize)) else {
             return encoder.key_slot(key_index, scratch);
         };
         match cell.load(Ordering::Relaxed) {
             0 => {
-                let slot = encoder.key_slot(key_index, scratch)?;
+                let slot = encoder.key_slot(key_index, scratch);
                 cell.store(slot + 1, Ordering::Relaxed);
-                Some(slot)
+                slot
             }
-            known => Some(known - 1),
+            known => known - 1,
         }
     }
 

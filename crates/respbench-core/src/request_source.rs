@@ -250,12 +250,10 @@ impl RequestSource {
                     Side::All => true,
                     Side::Writes => c.op == Op::Set,
                     Side::Reads => c.op == Op::Get,
-                } && match w.key_slot(command as usize, self.keys[0], &mut self.slot_scratch) {
-                    Some(slot) => {
-                        routed = Some(slot);
-                        w.slot_owners[slot as usize] == node
-                    }
-                    None => true,
+                } && {
+                    let slot = w.key_slot(command as usize, self.keys[0], &mut self.slot_scratch);
+                    routed = Some(slot);
+                    w.slot_owners[slot as usize] == node
                 };
                 if !sent {
                     // Another primary's request (or the other side's): its draws are taken, its bytes not written.

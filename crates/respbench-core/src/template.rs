@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-pub const PLACEHOLDERS: [&str; 3] = ["__key__", "__data__", "__rand_int__"];
+pub const PLACEHOLDERS: [&str; 4] = ["__key__", "__data__", "__rand_int__", "__tag__"];
 
 /// Whether a template is used for writes or reads: it decides what a bare
 /// command name expands to.
@@ -26,6 +26,9 @@ pub enum Part {
     Key,
     Data,
     RandInt,
+    /// `__tag__`: the request's (first) key index in decimal, for a `{…}`
+    /// hash tag (docs/workload.md): a request's keys that hold it share one slot.
+    Tag,
 }
 
 /// A parsed `--set-cmd` / `--get-cmd`.
@@ -234,6 +237,7 @@ fn argument_parts(runs: &[Run], used: &mut Used) -> Result<Vec<Part>, TemplateEr
                     used.rand_int = true;
                     Part::RandInt
                 }
+                b"__tag__" => Part::Tag,
                 other => {
                     return Err(TemplateError(format!(
                         "has unknown placeholder {} (known: {})",

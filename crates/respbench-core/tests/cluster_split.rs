@@ -119,3 +119,70 @@ fn the_node_sources_together_send_the_single_server_stream() {
         assert_eq!(split, expected, "prefix {prefix}");
     }
 }
+
+/// Every argument of a request that holds `:{` (a hash-tagged key of the command suite).
+fn tagged_args(r: &[u8]) -> Vec<&[u8]> {
+    let text = r.split(|&b| b == b'\n').map(|line| line.strip_suffix(b"\r").unwrap_or(line));
+    text.filter(|arg| arg.windows(2).any(|w| w == b":{")).collect()
+}
+
+#[test]
+fn the_command_suite_under_cluster_splits_each_test_over_the_primaries() {
+    // The suite's commands as suite.ts writes them under --cluster (keyName), PING with no key among them.
+    let tests = [
+        ("PING", true),
+        ("PING", false),
+        ("SET key:{__tag__}:__rand_int__ __data__", false),
+        ("LPUSH mylist:{__tag__} __data__", false),
+        ("ZADD myzset:{__tag__} __rand_int__ element:__rand_int__", false),
+        (
+            "MSET key:{__tag__}:__rand_int__ __data__ key:{__tag__}:__rand_int__ __data__ key:{__tag__}:__rand_int__ __data__",
+            false,
+        ),
+    ];
+    for rand_int_literal in [false, true] {
+        for (command, inline) in tests {
+            let plan = Plan {
+                mode: Mode::Set,
+                set_cmd: command.into(),
+                get_cmd: command.into(),
+                literal_commands: true,
+                inline_commands: inline,
+                rand_int_literal,
+                key_prefix: String::new(),
+                requests: 600,
+                connections: 2,
+                keyspace: 500,
+                seed: 4,
+                ..Plan::new("127.0.0.1", 1)
+            };
+            let cluster = ClusterPlan {
+                nodes: vec![("a".into(), 1), ("b".into(), 2), ("c".into(), 3)],
+                slots: vec![(0, 5460, 0), (5461, 10922, 1), (10923, 16383, 2)],
+                ..ClusterPlan::default()
+            };
+            let mut single = requests(&PreparedPlan::new(plan.clone()).unwrap(), None, Side::All);
+            assert_eq!(single.len(), 300, "{command}");
+            let prepared = PreparedPlan::new(Plan { cluster: Some(cluster), ..plan }).unwrap();
+            let shares: Vec<Vec<Vec<u8>>> = (0..3).map(|n| requests(&prepared, Some(n), Side::All)).collect();
+            // Not one node's load: each primary gets a share (PING by its key draw, the rest by their tags).
+            assert!(
+                shares.iter().all(|s| s.len() > 50),
+                "{command}: {:?}",
+                shares.iter().map(Vec::len).collect::<Vec<_>>()
+            );
+            for (n, share) in shares.iter().enumerate() {
+                for r in share {
+                    for key in tagged_args(r) {
+                        let owner = [5460, 10922, 16383].iter().position(|&last| key_slot(key) <= last).unwrap();
+                        assert_eq!(owner, n, "{}", String::from_utf8_lossy(r));
+                    }
+                }
+            }
+            let mut split: Vec<Vec<u8>> = shares.into_iter().flatten().collect();
+            split.sort();
+            single.sort();
+            assert_eq!(split, single, "{command}");
+        }
+    }
+}

@@ -101,7 +101,8 @@ fn encodes_the_same_command_bytes() {
         let size = u64_of(&v["valueSize"]) as usize;
         let values = ValueFactory::new(size, size);
         let keyspace = v.get("keyspace").map(u64_of).unwrap_or(100_000);
-        let template = parse_template(v["template"].as_str().unwrap(), role, false).unwrap();
+        let literal = v.get("literal").and_then(Value::as_bool).unwrap_or(false);
+        let template = parse_template(v["template"].as_str().unwrap(), role, literal).unwrap();
         let enc = CommandEncoder::new(template, v["keyPrefix"].as_str().unwrap().as_bytes(), keyspace);
         let seed = v.get("seed").map(u64_of).unwrap_or(0) as u32;
         let conn = v.get("connection").map(u64_of).unwrap_or(0) as u32;
@@ -109,16 +110,21 @@ fn encodes_the_same_command_bytes() {
         let mut out = vec![0u8; enc.max_bytes(&values)];
         let (n, _) = enc.encode(&mut out, u64_of(&v["keyIndex"]), &mut rand, &values);
         assert_eq!(String::from_utf8_lossy(&out[..n]), v["bytes"].as_str().unwrap(), "{}", v["template"]);
+        if let Some(slot) = v.get("slot") {
+            let mut scratch = vec![0u8; enc.key_arg_bytes()];
+            assert_eq!(enc.key_slot(u64_of(&v["keyIndex"]), &mut scratch) as u64, u64_of(slot), "{}", v["template"]);
+        }
     }
 }
 
-/// A part as the vectors write it: "key", "data", "randInt" or {"hex": …} for literal bytes.
+/// A part as the vectors write it: "key", "data", "randInt", "tag" or {"hex": …} for literal bytes.
 fn part_json(p: &Part) -> Value {
     match p {
         Part::Literal(b) => serde_json::json!({ "hex": b.iter().map(|x| format!("{x:02x}")).collect::<String>() }),
         Part::Key => "key".into(),
         Part::Data => "data".into(),
         Part::RandInt => "randInt".into(),
+        Part::Tag => "tag".into(),
     }
 }
 

@@ -25,7 +25,7 @@ import { finishGates, runColumns } from './gate-reports.js';
 import { parseRunSlo, runGateCases, suiteGateCases } from './gates.js';
 import { combineRounds, repeatLine, type RepeatSummary } from './repeat.js';
 import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
-import { parseTests, quietLine } from './suite.js';
+import { allErrors, parseTests, quietLine, rateLine } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
 import { buildPlan, checkRunCommand, checkUriFlags, keylessMixCommands, type RawRunOptions } from './validate.js';
 import { parseDurationMs, parseHostPort, parseInteger, parsePercentiles } from './flag-values.js';
@@ -71,16 +71,27 @@ export type RunFlags = RawRunOptions & {
 /** Most --precision decimal places. */
 const MAX_PRECISION = 6;
 
+/** The lines of the table's output that say something went wrong: kept as they are under -q. */
+const PROBLEM_LINES = ['no rate:', 'FAILED (', 'interrupted by', 'hint:', 'ERROR REPLIES:', 'VERIFY FAILED'];
+
 /**
- * A single run's short output (-q, as redis-benchmark -q prints a command):
- * `SET/GET: 93457.95 requests per second, p50=0.263 msec`, and below it what
- * did not verify (the exit status says it too).
+ * A single run's short output (-q, as redis-benchmark -q prints a test):
+ * a command on the line is one line, `SET k v: 93457.95 requests per
+ * second, p50=0.263 msec` (its error replies said in it, as a -t test's);
+ * any other run a line per command row (`SET: …`, `GET: …`, a mix's
+ * commands), each its own ops/s and p50. Below them, the table's lines
+ * that say what went wrong (error replies, verification, a failure), word
+ * for word: the exit status says it too.
  */
 function shortRunLines(result: RunResult, precision: number | undefined): string {
   const p = result.plan;
-  const label = p.literalCommands ? p.setCmd : p.commands ? 'mix' : p.mode === 'set' ? p.setCmd : p.mode === 'get' ? p.getCmd : `${p.setCmd}/${p.getCmd}`;
-  const problems = formatFigures(result, 'elsewhere').split('\n').filter((l) => l.startsWith('VERIFY FAILED') || l.startsWith('interrupted by'));
-  return [quietLine({ label: printable(label), result }, precision), ...problems].join('\n');
+  const problems = formatFigures(result, 'elsewhere').split('\n').filter((l) => PROBLEM_LINES.some((start) => l.startsWith(start)));
+  if (p.literalCommands) return [quietLine({ label: printable(p.setCmd), result }, precision), ...problems.filter((l) => l.startsWith('VERIFY FAILED') || l.startsWith('interrupted by'))].join('\n');
+  const rows = (result.perCommand ?? []).filter((c) => c.command !== 'Totals');
+  // A result from before per-command rows: its one row under the mode's name.
+  // Nothing measured (it could not connect), or only error replies: no rate to show, the lines below say why.
+  const figures = notStarted(result) || allErrors(result) ? [] : rows.length > 0 ? rows.map((c) => rateLine(printable(c.command), c.opsPerSec, c.latencyUs.p50, precision)) : [rateLine(printable(p.mode.toUpperCase()), result.opsPerSec, result.latencyUs.p50, precision)];
+  return [...figures, ...problems].join('\n');
 }
 
 /**
@@ -110,9 +121,8 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   const intervalMs = opts.interval === undefined ? undefined : parseDurationMs('--interval', opts.interval, false);
   const percentiles = opts.percentiles === undefined ? undefined : parsePercentiles(opts.percentiles);
   const precision = opts.precision === undefined ? undefined : parseInteger('--precision', opts.precision, [0, MAX_PRECISION]);
-  // -q with a command on the line: redis-benchmark's one short line, as a -t suite prints per test. Other
-  // runs keep -q as "no progress line" (scripts read their table), so the habit applies where its shape is.
-  const short = opts.quiet && !opts.json && !opts.tests && Boolean(opts.command && opts.command.length > 0);
+  // -q: redis-benchmark's short lines (one per command row), as a -t suite prints per test; --json stays whole.
+  const short = opts.quiet && !opts.json && !opts.tests;
   const cpus = opts.cpus === undefined ? undefined : checkCpus('--cpus', opts.cpus);
   checkUriFlags(opts, given);
   const built = buildPlan(opts, process.env);

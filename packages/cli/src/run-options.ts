@@ -88,7 +88,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--reconnect-backoff <duration>', `with --reconnect: wait after a failed attempt, doubled after each, at most 5s (default ${RECONNECT_DEFAULTS.backoffMs}ms)`)
     // For tests of RESP3 push frames from a real server (invalidations while a run reads); not a user-facing setting yet.
     .addOption(new Option('--client-tracking', 'with -3: CLIENT TRACKING on in the handshake').hideHelp())
-    .option('--cluster', 'Redis Cluster: discover the primaries from --host/--port (or --cluster-node), one socket per primary per connection, each request to its key\'s slot owner')
+    .option('--cluster', 'Redis Cluster: discover the primaries from --host/--port (or --cluster-node), one socket per primary per connection, each request to its key\'s slot owner; with -t the suite\'s keys are hash-tagged (key:{n}:…) as redis-benchmark --cluster\'s')
     .option('--read-from <where>', 'with --cluster: where reads (the get side) go: primary (default), replica (READONLY connections to a replica of each slot\'s primary) or any (primary or replica, spread per connection); writes always go to the primary')
     .option('--cluster-node <host:port>', 'with --cluster: a seed node to discover the cluster from; repeat it, the first that answers is used', (v: string, prev: string[] = []) => [...prev, v])
     .option('-u, --uri <uri>', 'redis://[user[:pass]@]host[:port][/db], rediss://… (TLS), redis+cluster://… (a cluster seed, as --cluster), unix:///path[?db=N]; -a, --user, --dbnum given win over its parts; -h, -p or -s beside it are refused (both would name the server)');

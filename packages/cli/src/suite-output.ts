@@ -6,7 +6,7 @@
 import { EXIT } from './exit.js';
 import { LatencyHistogram } from './engine-js/histogram.js';
 import type { Engine, EngineName, Plan } from './engine-js/plan.js';
-import { jsonView } from './output.js';
+import { clusterText, jsonView } from './output.js';
 import { writeWhole } from './files.js';
 import { resultJsonText } from './result-json.js';
 import type { RunOptions } from './engine-js/progress.js';
@@ -21,12 +21,14 @@ import { comparisonTable, CSV_HEADER, csvLine, quietLine, runSuite, type SuiteLi
 export function suiteHeader(engine: EngineName, plan: Plan, tests: SuiteTest[], compare: Target | null, names?: { a: string; b: string }): string {
   const target = printableTarget(plan.host, plan.port);
   const keys = plan.randIntLiteral
-    ? 'keys: one per test, __rand_int__ left as written (no -r, as redis-benchmark)'
+    ? `keys: ${plan.cluster ? '' : 'one per test, '}__rand_int__ left as written (no -r, as redis-benchmark)`
     : `keys: __rand_int__ = 12 digits drawn from [0, ${plan.keyspace}) (-r)`;
   const prefix = plan.keyPrefix === '' ? '' : `, key prefix ${printable(plan.keyPrefix)} (an addition)`;
+  // As redis-benchmark --cluster's key:{tag}:__rand_int__ (suite.ts keyName).
+  const tagged = plan.cluster ? `; under --cluster each key holds a hash tag, key:{n}:… and mylist:{n}, n a draw from [0, ${plan.keyspace}), so a request's keys share a slot and requests spread over the primaries` : '';
   return [
-    `respbench -t · engine ${engine} · target ${target}${compare ? ` vs ${targetName(compare)}${names && (names.a !== target || names.b !== targetName(compare)) ? ` (${names.a} vs ${names.b})` : ''}` : ''} · seed ${plan.seed}`,
-    `tests ${tests.map((t) => t.name).join(',')}: ${plan.requests} requests per test, ${plan.connections} connections, pipeline ${plan.pipeline}${plan.pipeline === 1 ? '' : plan.pipelineMode === 'batch' ? ' (batch: send N, wait for all N, as redis-benchmark)' : ' (window: a request goes out as each reply comes)'}, value ${valueSize(plan)}, ${keys}${prefix}`,
+    `respbench -t · engine ${engine} · target ${target}${clusterText(plan)}${compare ? ` vs ${targetName(compare)}${names && (names.a !== target || names.b !== targetName(compare)) ? ` (${names.a} vs ${names.b})` : ''}` : ''} · seed ${plan.seed}`,
+    `tests ${tests.map((t) => t.name).join(',')}: ${plan.requests} requests per test, ${plan.connections} connections, pipeline ${plan.pipeline}${plan.pipeline === 1 ? '' : plan.pipelineMode === 'batch' ? ' (batch: send N, wait for all N, as redis-benchmark)' : ' (window: a request goes out as each reply comes)'}, value ${valueSize(plan)}, ${keys}${prefix}${tagged}`,
     'additions to redis-benchmark: p50 is per-request latency (reply parsed - request written, even when pipelined); errors are counted and shown',
   ].join('\n');
 }

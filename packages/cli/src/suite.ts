@@ -16,10 +16,11 @@ export interface SuiteTest {
   /** How redis-benchmark labels the line. */
   label: string;
   /**
-   * The command as redis-benchmark 7 sends it; `p` is --key-prefix (empty
-   * unless given: a respbench addition), `random` whether -r was given.
+   * The command as redis-benchmark 7 sends it; `key` names a key (`mylist`
+   * → --key-prefix, empty unless given, a respbench addition, then the name,
+   * and under --cluster the hash tag: keyName), `random` whether -r was given.
    */
-  command: (p: string, random: boolean) => string;
+  command: (key: (name: string) => string, random: boolean) => string;
   /** Read-only commands count as gets (nil replies as misses); the rest as sets. */
   reads?: boolean;
   /** Sent in the inline form (`PING\r\n`), as redis-benchmark's PING_INLINE. */
@@ -31,14 +32,14 @@ export interface SuiteTest {
 const LRANGE_FILL: SuiteTest = {
   name: 'lpush',
   label: 'LPUSH (needed to benchmark LRANGE)',
-  command: (p) => `LPUSH ${p}mylist __data__`,
+  command: (key) => `LPUSH ${key('mylist')} __data__`,
 };
 
 function lrange(n: number): SuiteTest {
   return {
     name: `lrange_${n}`,
     label: `LRANGE_${n} (first ${n} elements)`,
-    command: (p) => `LRANGE ${p}mylist 0 ${n - 1}`,
+    command: (key) => `LRANGE ${key('mylist')} 0 ${n - 1}`,
     reads: true,
     fill: LRANGE_FILL,
   };
@@ -53,19 +54,19 @@ function lrange(n: number): SuiteTest {
 export const SUITE: readonly SuiteTest[] = [
   { name: 'ping_inline', label: 'PING_INLINE', command: () => 'PING', inline: true },
   { name: 'ping_mbulk', label: 'PING_MBULK', command: () => 'PING' },
-  { name: 'set', label: 'SET', command: (p) => `SET ${p}key:__rand_int__ __data__` },
-  { name: 'get', label: 'GET', command: (p) => `GET ${p}key:__rand_int__`, reads: true },
-  { name: 'incr', label: 'INCR', command: (p) => `INCR ${p}counter:__rand_int__` },
-  { name: 'lpush', label: 'LPUSH', command: (p) => `LPUSH ${p}mylist __data__` },
-  { name: 'rpush', label: 'RPUSH', command: (p) => `RPUSH ${p}mylist __data__` },
-  { name: 'lpop', label: 'LPOP', command: (p) => `LPOP ${p}mylist` },
-  { name: 'rpop', label: 'RPOP', command: (p) => `RPOP ${p}mylist` },
-  { name: 'sadd', label: 'SADD', command: (p) => `SADD ${p}myset element:__rand_int__` },
-  { name: 'hset', label: 'HSET', command: (p) => `HSET ${p}myhash element:__rand_int__ __data__` },
-  { name: 'spop', label: 'SPOP', command: (p) => `SPOP ${p}myset` },
+  { name: 'set', label: 'SET', command: (key) => `SET ${key('key')}:__rand_int__ __data__` },
+  { name: 'get', label: 'GET', command: (key) => `GET ${key('key')}:__rand_int__`, reads: true },
+  { name: 'incr', label: 'INCR', command: (key) => `INCR ${key('counter')}:__rand_int__` },
+  { name: 'lpush', label: 'LPUSH', command: (key) => `LPUSH ${key('mylist')} __data__` },
+  { name: 'rpush', label: 'RPUSH', command: (key) => `RPUSH ${key('mylist')} __data__` },
+  { name: 'lpop', label: 'LPOP', command: (key) => `LPOP ${key('mylist')}` },
+  { name: 'rpop', label: 'RPOP', command: (key) => `RPOP ${key('mylist')}` },
+  { name: 'sadd', label: 'SADD', command: (key) => `SADD ${key('myset')} element:__rand_int__` },
+  { name: 'hset', label: 'HSET', command: (key) => `HSET ${key('myhash')} element:__rand_int__ __data__` },
+  { name: 'spop', label: 'SPOP', command: (key) => `SPOP ${key('myset')}` },
   // Without -r redis-benchmark's score is 0; with it, a draw of its own.
-  { name: 'zadd', label: 'ZADD', command: (p, random) => `ZADD ${p}myzset ${random ? '__rand_int__' : '0'} element:__rand_int__` },
-  { name: 'zpopmin', label: 'ZPOPMIN', command: (p) => `ZPOPMIN ${p}myzset` },
+  { name: 'zadd', label: 'ZADD', command: (key, random) => `ZADD ${key('myzset')} ${random ? '__rand_int__' : '0'} element:__rand_int__` },
+  { name: 'zpopmin', label: 'ZPOPMIN', command: (key) => `ZPOPMIN ${key('myzset')}` },
   lrange(100),
   lrange(300),
   lrange(500),
@@ -73,7 +74,7 @@ export const SUITE: readonly SuiteTest[] = [
   {
     name: 'mset',
     label: 'MSET (10 keys)',
-    command: (p) => `MSET${` ${p}key:__rand_int__ __data__`.repeat(10)}`,
+    command: (key) => `MSET${` ${key('key')}:__rand_int__ __data__`.repeat(10)}`,
   },
 ];
 
@@ -137,9 +138,21 @@ export function seedForTest(seed: number, test: SuiteTest): number {
   return (seed + Math.imul(i + 1, 0x9e3779b9)) >>> 0;
 }
 
+/**
+ * A suite key's name: --key-prefix, the name, and under --cluster the hash
+ * tag redis-benchmark --cluster puts there (`key:{tag}:__rand_int__`,
+ * `mylist:{tag}`). Ours is `{__tag__}`, the request's key draw in decimal,
+ * so each request's keys share one slot (MSET's ten keys too) and the
+ * requests spread over the slots, each sent to the primary that owns its
+ * slot; a MOVED request keeps its key draw, so its tag and slot.
+ */
+export function keyName(prefix: string, clustered: boolean): (name: string) => string {
+  return (name) => `${prefix}${name}${clustered ? ':{__tag__}' : ''}`;
+}
+
 /** The Plan of one suite test: the command as a literal template, a read (get) or a write (set). */
 export function planForTest(base: Plan, test: SuiteTest): Plan {
-  const command = test.command(base.keyPrefix, !base.randIntLiteral);
+  const command = test.command(keyName(base.keyPrefix, Boolean(base.cluster)), !base.randIntLiteral);
   // The command fills both templates; the mode says which one runs and how its replies count.
   return {
     ...base,
@@ -207,9 +220,13 @@ export function allErrors(r: RunResult): boolean {
 export function quietLine(line: Pick<SuiteLine, 'label' | 'result'>, msecDecimals = 3): string {
   const r = line.result;
   if (allErrors(r)) return `${line.label}: all ${r.errors} replies were errors, first: ${printable(r.firstError ?? '')}${r.failure ? ` (FAILED: ${r.failure.kind})` : ''}`;
-  const p50ms = (r.latencyUs.p50 / 1000).toFixed(msecDecimals);
   const extra = r.failure ? ` (FAILED: ${r.failure.kind})` : r.errors > 0 ? ` (${r.errors} error replies, first: ${printable(r.firstError ?? '')})` : '';
-  return `${line.label}: ${r.opsPerSec.toFixed(2)} requests per second, p50=${p50ms} msec${extra}`;
+  return `${rateLine(line.label, r.opsPerSec, r.latencyUs.p50, msecDecimals)}${extra}`;
+}
+
+/** redis-benchmark -q's figures: `SET: 93457.95 requests per second, p50=0.263 msec`. */
+export function rateLine(label: string, opsPerSec: number, p50Us: number, msecDecimals = 3): string {
+  return `${label}: ${opsPerSec.toFixed(2)} requests per second, p50=${(p50Us / 1000).toFixed(msecDecimals)} msec`;
 }
 
 export const CSV_HEADER = '"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms","errors"';

@@ -14,7 +14,7 @@ import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { parseChoice, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePositive, parseSocket, parseText, parseValueSize, shown } from './flag-values.js';
 import { MAX_DBNUM, parseUri, type ParsedUri } from './uri.js';
 import { rememberSecret } from './secrets.js';
-import { SUITE, withBenchmarkDefaults } from './suite.js';
+import { keyName, SUITE, withBenchmarkDefaults } from './suite.js';
 import { checkTlsFiles } from './tls-files.js';
 import { UsageError } from './usage-error.js';
 
@@ -593,9 +593,11 @@ export function checkRunCommand(plan: Plan, line: RunCommandLine, given: (option
   if (line.hdrLog !== undefined && tests) throw new UsageError('--hdr-log does not go with -t/--tests (it logs one run; run each test on its own)');
   if (tests && command) throw new UsageError(`-t/--tests and a command on the line (${command.join(' ')}) do not go together: give one`);
   if (line.html !== undefined && tests) throw new UsageError('--html charts one run: it does not go with -t/--tests');
-  if (plan.cluster && (tests || command || line.embedded)) {
-    throw new UsageError(`--cluster does not go with ${tests ? '-t/--tests' : command ? 'a command on the line' : '--embedded'} (it runs --mode set/get/mixed or a --command mix against a cluster)`);
+  // -t runs against a cluster with hash-tagged keys (suite.ts keyName); a command on the line names its own keys, whose slots nothing checks.
+  if (plan.cluster && (command || line.embedded)) {
+    throw new UsageError(`--cluster does not go with ${command ? 'a command on the line' : '--embedded'} (it runs -t/--tests, --mode set/get/mixed or a --command mix against a cluster)`);
   }
+  if (plan.cluster && line.compare) throw new UsageError('--compare does not go with --cluster (the second target would need a cluster discovery of its own; run -t on each and use respbench compare)');
   if (tests || command) checkSuiteFlags(plan, given, tests ? '-t/--tests' : 'a command on the line');
   if (command) checkCommandWords(command);
   return share;
@@ -622,7 +624,7 @@ export function checkSuiteFlags(plan: Plan, given: (option: string) => boolean, 
   // Belt and braces: every suite command must parse here, before any engine sees it.
   for (const test of SUITE) {
     try {
-      parseTemplate(test.command(p, true), 'set', true);
+      parseTemplate(test.command(keyName(p, Boolean(plan.cluster)), true), 'set', true);
     } catch (err) {
       if (err instanceof TemplateError) throw new UsageError(`--key-prefix makes the ${test.name} test's command ${err.message} (got ${shown(p)})`);
       throw err;

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Plan } from '../src/engine-js/plan.js';
 import { PreparedPlan, SEND_ALL, SEND_READS, SEND_WRITES, type Side } from '../src/engine-js/request-source.js';
 import { keySlot } from '../src/engine-js/slot.js';
+import { planForTest, SUITE, withBenchmarkDefaults } from '../src/suite.js';
 import { planOf } from './fixtures.js';
 
 /** The requests' bytes of a source, each as latin1 text. */
@@ -80,6 +81,34 @@ describe('--cluster request sources', () => {
       expect(reads.every((r) => r.startsWith('*2\r\n$3\r\nGET') || r.startsWith('*3\r\n$4\r\nMGET'))).toBe(true);
       expect(writes.some((r) => r.startsWith('*2\r\n$3\r\nGET') || r.startsWith('*3\r\n$4\r\nMGET'))).toBe(false);
       expect([...writes, ...reads].sort()).toEqual([...all].sort());
+    }
+  });
+
+  it.each([['-r 500', ['-r', '500']], ['no -r', []]])('the command suite (%s): each test\'s requests split over the primaries, each once, every key of a request in its node\'s slots', (_what, keyspace) => {
+    const cluster = {
+      seeds: [],
+      nodes: [{ host: 'a', port: 1 }, { host: 'b', port: 2 }, { host: 'c', port: 3 }],
+      slots: [[0, 5460, 0], [5461, 10922, 1], [10923, 16383, 2]] as [number, number, number][],
+    };
+    const base = withBenchmarkDefaults({ ...planOf(['-n', '600', '-c', '2', '--seed', '4', ...keyspace]), cluster }, (f) => f === 'requests' || f === 'connections' || (f === 'keyspace' && keyspace.length > 0));
+    for (const test of SUITE) {
+      const plan = planForTest(base, test);
+      const single = requests(new PreparedPlan({ ...plan, cluster: null }), -1);
+      expect(single, test.name).toHaveLength(300);
+      const prepared = new PreparedPlan(plan);
+      const shares = [0, 1, 2].map((n) => requests(prepared, n));
+      expect(shares.flat().sort(), test.name).toEqual([...single].sort());
+      // Not one node's load: each primary gets a share (PING by its key draw, the rest by their tags).
+      expect(shares.every((share) => share.length > 50), `${test.name}: ${shares.map((x) => x.length)}`).toBe(true);
+      shares.forEach((share, n) => {
+        for (const r of share) {
+          // Every argument that names a key (holds a tag) hashes into node n's slots: MSET's ten too.
+          for (const arg of r.split('\r\n').filter((a) => a.includes(':{'))) {
+            const key = Buffer.from(arg, 'latin1');
+            expect([5460, 10922, 16383].findIndex((last) => keySlot(key, 0, key.length) <= last), r).toBe(n);
+          }
+        }
+      });
     }
   });
 });

@@ -84,18 +84,19 @@ describe('shared workload vectors (docs/workload.md)', () => {
     }
   });
 
-  it('encodes the same command bytes', () => {
+  it('encodes the same command bytes, and routes a --cluster request by the same slot', () => {
     for (const v of vectors.commands) {
       const sizes = { min: v.valueSize, max: v.valueSize };
-      const enc = new CommandEncoder(parseTemplate(v.template, v.role), Buffer.from(v.keyPrefix), new ValueFactory(sizes), v.keyspace ?? 100000);
+      const enc = new CommandEncoder(parseTemplate(v.template, v.role, v.literal ?? false), Buffer.from(v.keyPrefix), new ValueFactory(sizes), v.keyspace ?? 100000);
       const out = Buffer.alloc(enc.maxBytes());
       const n = enc.encode(out, 0, v.keyIndex, new KeyStream(((v.seed ?? 0) ^ RAND_INT_SALT) >>> 0, v.connection ?? 0));
-      expect(out.subarray(0, n).toString('latin1')).toBe(v.bytes);
+      expect(out.subarray(0, n).toString('latin1'), v.template).toBe(v.bytes);
+      if (v.slot !== undefined) expect(enc.keySlot(v.keyIndex), v.template).toBe(v.slot);
     }
   });
 });
 
-/** A part as the vectors write it: "key", "data", "randInt" or {hex} for literal bytes. */
+/** A part as the vectors write it: "key", "data", "randInt", "tag" or {hex} for literal bytes. */
 function partJson(p: Part): unknown {
   return p.kind === 'literal' ? { hex: p.bytes.toString('hex') } : p.kind;
 }

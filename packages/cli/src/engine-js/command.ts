@@ -11,11 +11,11 @@
  * value, random numbers) into the caller's preallocated buffer. Paired with
  * crates/respbench-core/src/command.rs.
  */
-import { copyBytes, fnv1a32, KeyStream, writeDecimal, writeKey, writePadded } from './keys.js';
-import { keySlot } from './slot.js';
+import { copyBytes, fnv1a32, fmix32, KeyStream, writeDecimal, writeKey, writePadded } from './keys.js';
+import { keySlot, SLOTS } from './slot.js';
 import { contentHash, type ValueFactory } from './values.js';
 
-export const PLACEHOLDERS = ['__key__', '__data__', '__rand_int__'] as const;
+export const PLACEHOLDERS = ['__key__', '__data__', '__rand_int__', '__tag__'] as const;
 const RAND_INT_DIGITS = 12;
 
 /** One piece of an argument: fixed bytes, or a placeholder filled per request. */
@@ -23,7 +23,9 @@ export type Part =
   | { kind: 'literal'; bytes: Buffer }
   | { kind: 'key' }
   | { kind: 'data' }
-  | { kind: 'randInt' };
+  | { kind: 'randInt' }
+  /** `__tag__`: the request's (first) key index in decimal, for a `{…}` hash tag (docs/workload.md): a request's keys that hold it share one slot. */
+  | { kind: 'tag' };
 
 export interface Template {
   /** The text the user gave. */
@@ -190,6 +192,9 @@ function argumentParts(runs: Run[], used: { key: boolean; data: boolean; randInt
           part = { kind: 'randInt' };
           used.randInt = true;
           break;
+        case '__tag__':
+          part = { kind: 'tag' };
+          break;
         default:
           throw new TemplateError(`has unknown placeholder ${m[0]} (known: ${PLACEHOLDERS.join(', ')})`);
       }
@@ -298,6 +303,16 @@ export function keySlots(template: Template): { slots: number[][]; keyCount: num
 }
 
 /**
+ * --cluster: the slot a request with no key goes by (PING in the command
+ * suite), picked from its key draw so such requests spread over the
+ * primaries as redis-benchmark's clients, one per node, do. Paired with
+ * spread_slot in command.rs.
+ */
+export function spreadSlot(keyIndex: number): number {
+  return fmix32(keyIndex >>> 0) % SLOTS;
+}
+
+/**
  * Encodes one template per request into a caller's buffer. Keeps a scratch
  * buffer for the keys so that their hashes (and so the values) are known
  * before the length headers are written.
@@ -319,7 +334,7 @@ export class CommandEncoder {
   private readonly inlineLine: Buffer | null;
   /** Hash of the (first) key of the last encoded request (what verification needs). */
   lastKeyHash = 0;
-  /** --cluster: the argument that holds __key__ (-1: none), and room to write it whole. */
+  /** --cluster: the argument that holds __key__ or __tag__ (-1: none), and room to write it whole. */
   private readonly keyArg: number;
   private readonly slotScratch: Buffer;
   /** `__rand_int__` draws per request: a request routed elsewhere (--cluster) still takes them. */
@@ -348,8 +363,8 @@ export class CommandEncoder {
     this.inlineLine = template.inline
       ? Buffer.concat([...template.args.flatMap((parts, i) => [...(i > 0 ? [Buffer.from(' ')] : []), ...parts.map((p) => (p.kind === 'literal' ? p.bytes : Buffer.alloc(0)))]), Buffer.from('\r\n')])
       : null;
-    this.keyArg = template.args.findIndex((parts) => parts.some((p) => p.kind === 'key'));
-    const keyArgBytes = this.keyArg < 0 ? 0 : template.args[this.keyArg].reduce((n, p) => n + (p.kind === 'literal' ? p.bytes.length : p.kind === 'key' ? this.stride : 0), 0);
+    this.keyArg = template.args.findIndex((parts) => parts.some((p) => p.kind === 'key' || p.kind === 'tag'));
+    const keyArgBytes = this.keyArg < 0 ? 0 : template.args[this.keyArg].reduce((n, p) => n + (p.kind === 'literal' ? p.bytes.length : p.kind === 'key' || p.kind === 'tag' ? this.stride : 0), 0);
     this.slotScratch = Buffer.allocUnsafe(keyArgBytes);
     this.randDraws = template.inline ? 0 : template.args.reduce((n, parts) => n + parts.filter((p) => p.kind === 'randInt').length, 0);
     this.generations = new Uint32Array(keyCount).fill(values.generation);
@@ -357,12 +372,15 @@ export class CommandEncoder {
 
   /**
    * --cluster: the hash slot of the key argument of key `keyIndex` (the
-   * argument holding __key__, its literal parts included); -1 when the
-   * template has no key. The CLI refuses a key argument with __data__ or
-   * __rand_int__ in it under --cluster.
+   * argument holding __key__ or __tag__, its literal parts included),
+   * written up to its first __data__ or __rand_int__: the CLI refuses those
+   * in a key argument of a user's template under --cluster, and the command
+   * suite's keys (`key:{__tag__}:__rand_int__`) hold them only after a whole
+   * `{…}` hash tag, which alone then decides the slot. A template with no
+   * key (PING) has no slot of its own: spreadSlot picks one from its key draw.
    */
   keySlot(keyIndex: number): number {
-    if (this.keyArg < 0) return -1;
+    if (this.keyArg < 0) return spreadSlot(keyIndex);
     const b = this.slotScratch;
     let pos = 0;
     const parts = this.template.args[this.keyArg];
@@ -370,11 +388,13 @@ export class CommandEncoder {
       const p = parts[i];
       if (p.kind === 'literal') pos += copyBytes(p.bytes, 0, p.bytes.length, b, pos);
       else if (p.kind === 'key') pos += writeKey(b, pos, this.prefix, keyIndex);
+      else if (p.kind === 'tag') pos += writeDecimal(b, pos, keyIndex);
+      else break;
     }
     return keySlot(b, 0, pos);
   }
 
-  /** The argument holding __key__ as text (literal parts and a mark for the key; null: no key): two encoders with the same one give every key the same slot. */
+  /** The argument holding __key__ or __tag__ as text (literal parts and a mark for each placeholder; null: no key): two encoders with the same one give every key the same slot. */
   keyArgSignature(): string | null {
     if (this.keyArg < 0) return null;
     return this.template.args[this.keyArg].map((p) => (p.kind === 'literal' ? `L${p.bytes.toString('hex')}` : p.kind)).join(' ');
@@ -393,7 +413,7 @@ export class CommandEncoder {
       n += 1 + 20 + 2 + 2;
       for (const p of arg) {
         if (p.kind === 'literal') n += p.bytes.length;
-        else if (p.kind === 'key') n += this.stride;
+        else if (p.kind === 'key' || p.kind === 'tag') n += this.stride;
         else if (p.kind === 'data') n += this.values.sizes.max;
         else n += RAND_INT_DIGITS;
       }
@@ -434,6 +454,7 @@ export class CommandEncoder {
         if (p.kind === 'literal') len += p.bytes.length;
         else if (p.kind === 'key') len += this.keyLens[slots[i]];
         else if (p.kind === 'data') len += this.dataLens[slots[i]];
+        else if (p.kind === 'tag') len += this.keyLens[0] - this.prefix.length;
         else len += RAND_INT_DIGITS;
       }
       out[pos++] = 36; // '$'
@@ -450,7 +471,7 @@ export class CommandEncoder {
           const h = this.keyHashes[slots[i]];
           const g = this.generations[slots[i]];
           pos += this.values.writeValueOf(out, pos, h, g === 0 ? h : contentHash(h, g));
-        }
+        } else if (p.kind === 'tag') pos += copyBytes(scratch, this.prefix.length, this.keyLens[0], out, pos);
         else pos += writePadded(out, pos, stream.nextKeyIndex(this.keyspace), RAND_INT_DIGITS);
       }
       out[pos++] = 13;

@@ -170,7 +170,7 @@ export class RequestSource {
       // The side first: it is a comparison, the slot a key written out and hashed.
       if (this.side === SEND_ALL || (this.side === SEND_WRITES) === (c.op === OP_SET)) {
         slot = p.keySlot(command, keys[0]);
-        if (slot < 0 || owners[slot] === this.node) break;
+        if (owners[slot] === this.node) break;
       }
       // Another primary's request (or the other side's): its draws are taken, its bytes not written.
       encoder.skipDraws(this.randInts);
@@ -358,7 +358,7 @@ export class PreparedPlan {
     });
   }
 
-  /** --cluster: the hash slot of command `command`'s key argument for key `keyIndex` (-1: the command has no key), remembered per key index when the keyspace allows. */
+  /** --cluster: the hash slot of command `command`'s key argument for key `keyIndex` (a command with no key: spreadSlot's), remembered per key index when the keyspace allows. */
   keySlot(command: number, keyIndex: number): number {
     const memo = this.slotMemos[command];
     if (memo === null || keyIndex >= memo.length) return this.commands[command].encoder.keySlot(keyIndex);
