@@ -4,7 +4,9 @@
  * first request, and a short run's CPU per request carries it. A plain run
  * against redis-server is watched through a module loader hook that logs
  * each module Node loads; what a flag or another engine needs must not be
- * among them, and must be once that flag or engine is asked for.
+ * among them, and must be once that flag or engine is asked for. A --json
+ * run encodes its histograms itself: hdr-histogram-js (a large CommonJS
+ * package) is for reading files and writing --hdr-log.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,6 +78,15 @@ describe('a run loads only what it asks for', () => {
     const rooms = loaded.filter((m) => JS_ENGINE_ROOMS.includes(m));
     if (engine.startsWith('native')) expect(rooms).toEqual([]);
     else expect(rooms.sort()).toEqual([...JS_ENGINE_ROOMS].sort());
+  });
+
+  it.each(engines())('engine %s: --json writes its histograms as V2 base64 without loading hdr-histogram-js', async (engine) => {
+    // NODE_DEBUG=module names each CommonJS module required (the library is one), on stderr.
+    const run = await runProcess(process.execPath, [CLI, ...cliArgs([...plain(engine), '--json'])], 60_000, { ...process.env, NODE_DEBUG: 'module' });
+    expect(run.code, run.stderr.slice(-2000)).toBe(0);
+    expect(JSON.parse(run.stdout).histogram).toMatch(/^HISTF/);
+    expect(run.stderr).toMatch(/MODULE \d+: /);
+    expect(run.stderr).not.toMatch(/hdr-histogram-js/);
   });
 
   it('a flag that asks for a module loads it', async () => {
