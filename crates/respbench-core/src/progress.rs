@@ -56,6 +56,9 @@ pub struct RunControl {
     duration_ns: AtomicU64,
     errors: AtomicU64,
     p99_ns: AtomicU64,
+    /// Someone reads the snapshots (a progress line, live intervals): only
+    /// then do the workers add up their histograms for a p99 so far.
+    p99_watched: AtomicBool,
     phase: AtomicU8,
     phase_started: Mutex<Option<Instant>>,
     /// Length of the time series' intervals (set before the run starts).
@@ -80,6 +83,7 @@ impl RunControl {
             duration_ns: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             p99_ns: AtomicU64::new(0),
+            p99_watched: AtomicBool::new(false),
             phase: AtomicU8::new(0),
             phase_started: Mutex::new(None),
             interval_ns: AtomicU64::new(DEFAULT_INTERVAL.as_nanos() as u64),
@@ -147,7 +151,16 @@ impl RunControl {
         self.p99_ns.store(ns, Ordering::Relaxed);
     }
 
+    /// Whether anyone has asked for a snapshot: a run nobody watches (`-q`,
+    /// `--json`) skips the p99 so far, a histogram sum every 250 ms per worker.
+    pub(crate) fn p99_watched(&self) -> bool {
+        self.p99_watched.load(Ordering::Relaxed)
+    }
+
+    /// The counters now. The first call makes the workers publish a p99 so
+    /// far from then on (within [`crate::worker`]'s quarter second).
     pub fn snapshot(&self) -> ProgressSnapshot {
+        self.p99_watched.store(true, Ordering::Relaxed);
         let started = *self.phase_started.lock().unwrap_or_else(|e| e.into_inner());
         ProgressSnapshot {
             done: self.done.load(Ordering::Relaxed),

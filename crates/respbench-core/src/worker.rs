@@ -289,7 +289,7 @@ impl<R: Router, B: Backend> EventLoop<'_, R, B> {
                 }
             }
             if let (Some(h), Some(sum)) = (self.tally.histogram.as_ref(), p99_sum.as_mut()) {
-                if now >= next_p99 {
+                if now >= next_p99 && control.p99_watched() {
                     // The phase so far: the intervals cut, and the current one.
                     h.sum_into(sum);
                     if let Some(clock) = self.clock.as_ref() {

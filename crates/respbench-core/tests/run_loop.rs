@@ -251,6 +251,29 @@ fn progress_is_readable_while_the_run_goes_on() {
     assert_eq!((last.done, last.total), (200_000, 200_000));
 }
 
+/// The p99 so far is for a progress line: a run nobody watches does not add
+/// up its histograms for one every quarter second (-q, --json: CPU for nobody).
+#[test]
+fn the_p99_so_far_is_worked_out_only_while_someone_reads_the_progress() {
+    let server = TestServer::start(Behaviour::Normal);
+    let p = Plan { duration_ms: 700, ..plan(server.port) };
+    let unwatched = RunControl::new();
+    let r = run(p.clone(), &unwatched).unwrap();
+    assert!(r.counters.requests > 0);
+    assert_eq!(unwatched.snapshot().p99_ns, 0, "nobody read the progress during the run");
+
+    let control = Arc::new(RunControl::new());
+    let watcher = Arc::clone(&control);
+    let handle = std::thread::spawn(move || run(p, &watcher).unwrap());
+    let mut p99s = Vec::new();
+    while !handle.is_finished() {
+        p99s.push(control.snapshot().p99_ns);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    handle.join().unwrap();
+    assert!(p99s.iter().any(|&ns| ns > 0), "a watched run publishes its p99 so far");
+}
+
 #[test]
 fn a_bad_template_is_refused_before_connecting() {
     let e = run(Plan { set_cmd: "SET __key__ __value__".into(), ..Plan::new("127.0.0.1", 1) }, &RunControl::new())

@@ -51,6 +51,19 @@ export function valueAtPercentileOfBuckets(buckets: Buckets, percentile: number,
   return 0;
 }
 
+/** HdrHistogram's mean: each bucket at its median equivalent value (lowest + half its width, rounded down); 0 when empty. */
+export function meanOfBuckets(buckets: Buckets, total = totalOf(buckets)): number {
+  if (total === 0) return 0;
+  let sum = 0;
+  for (const [v, c] of buckets) {
+    if (c <= 0) continue;
+    const index = countsIndex(v);
+    const lowest = valueFromIndex(index);
+    sum += c * (lowest + Math.floor((valueFromIndex(index + 1) - lowest) / 2));
+  }
+  return sum / total;
+}
+
 /** The highest equivalent value of the top non-empty bucket; 0 when empty. */
 export function maxOfBuckets(buckets: Buckets): number {
   return buckets.length === 0 ? 0 : highestEquivalent(buckets[buckets.length - 1][0]);

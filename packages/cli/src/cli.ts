@@ -15,7 +15,7 @@ import { runIdle } from './idle.js';
 import { buildPlan } from './validate.js';
 import { addRunOptions } from './run-options.js';
 import { addTelemetryOptions, runWithTelemetry, type TelemetryFlags } from './metrics/session.js';
-import { registerMergeCommand } from './merge.js';
+import { registerMergeCommand } from './merge-command.js';
 import { registerCompareCommand } from './compare/command.js';
 import { registerServeCommand } from './serve/command.js';
 import { registerSchemaCommand, registerStudyCommand } from './study/command.js';

@@ -9,8 +9,7 @@ import { addedCounters } from './added-counters.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Command } from 'commander';
-import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
+import { writeHdrLogs } from './hdr-log.js';
 import { LatencyHistogram, type HistogramData } from './engine-js/histogram.js';
 import type { Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { Exit, EXIT } from './exit.js';
@@ -18,8 +17,8 @@ import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
 import { readMergeInput, type CompactInterval, type MergeInput } from './merge-input.js';
 import { addIntervals } from './series.js';
 import type { CliIo } from './io.js';
-import { checkHtmlTarget, writeRunHtml } from './html-report.js';
-import { checkWritableFile, writeWhole } from './files.js';
+import { writeRunHtml } from './html-report.js';
+import { writeWhole } from './files.js';
 import { formatHuman, formatJson } from './output.js';
 import { printable } from './printable.js';
 import { exitCodeFor, finishResult, type RunResult } from './run.js';
@@ -39,24 +38,6 @@ export interface MergedFrom {
   startSpreadMs: number;
   /** Each result's own metadata, in the order given (null for a result that had none). */
   machines: Array<{ file: string; meta: RunMeta | null }>;
-}
-
-export function registerMergeCommand(program: Command, io: CliIo, argv: readonly string[] = []): void {
-  program
-    .command('merge')
-    .description('add up the --json results of several load machines (--client-index/--client-count) into one')
-    .argument('<results...>', 'the machines\' --json files')
-    .option('--json', 'print the merged result as JSON (one line; --pretty indents it)', false)
-    .option('--pretty', 'with --json or --json-file: indented JSON', false)
-    .option('--json-file <path>', 'also write the merged result as JSON to this file, whole')
-    .option('--html <file>', 'also write the merged result as an HTML page (figures per command, throughput and p50/p99 over time)')
-    .option('--hdr-log <prefix>', 'write the merged run\'s HdrHistogram interval logs, as a single run\'s --hdr-log does')
-    .action(async (files: string[], opts: MergeFlags) => {
-      if (opts.html !== undefined) checkHtmlTarget(opts.html);
-      if (opts.jsonFile !== undefined) checkWritableFile('--json-file', opts.jsonFile);
-      if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
-      await mergeAwayFromSignals(files, opts, io, argv);
-    });
 }
 
 export interface MergeFlags {
@@ -83,7 +64,7 @@ export type MergeMessage =
  * at once (exit 130/143); after it, the --html page and --hdr-log files it
  * asked for are still written, then the same exit status.
  */
-async function mergeAwayFromSignals(files: string[], opts: MergeFlags, io: CliIo, argv: readonly string[]): Promise<void> {
+export async function mergeAwayFromSignals(files: string[], opts: MergeFlags, io: CliIo, argv: readonly string[]): Promise<void> {
   const script = new URL('./merge-worker.js', import.meta.url);
   // From the TypeScript sources (no compiled worker beside this file) the merge runs here.
   if (!existsSync(fileURLToPath(script))) return mergeFiles(files, opts, io, argv);

@@ -7,7 +7,6 @@
  * suite, capacity and study finish their Plans here and nowhere else, and
  * each step returns a new Plan: none is changed once built.
  */
-import { discoverCluster } from './cluster.js';
 import type { EngineName, Plan } from './engine-js/plan.js';
 import { planForCommand, withBenchmarkDefaults } from './suite.js';
 import type { ClientShare } from './validate.js';
@@ -48,5 +47,8 @@ export function completePlan(built: Plan, c: Completion): Plan {
  */
 export async function preparePlan(built: Plan, c: Completion, signal?: AbortSignal): Promise<Plan> {
   const plan = completePlan(built, c);
-  return plan.cluster && plan.cluster.nodes.length === 0 ? discoverCluster(plan, signal) : plan;
+  if (!plan.cluster || plan.cluster.nodes.length > 0) return plan;
+  // Discovery's modules load only for a cluster to discover: a single-server run parses none of them.
+  const { discoverCluster } = await import('./cluster.js');
+  return discoverCluster(plan, signal);
 }

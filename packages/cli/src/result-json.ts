@@ -10,9 +10,10 @@
  * before (RunResult version 2). In memory it is always the object.
  */
 import { readFileSync } from 'node:fs';
+import { deflateSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import type HdrLib from 'hdr-histogram-js';
-import { HIGHEST_TRACKABLE_NS, type HistogramData } from './engine-js/histogram.js';
+import { countsIndex, HIGHEST_TRACKABLE_NS, type HistogramData } from './engine-js/histogram.js';
 import { printable } from './printable.js';
 import { UsageError } from './usage-error.js';
 
@@ -20,27 +21,70 @@ import { UsageError } from './usage-error.js';
 const HDR_BASE64_START = 'HISTF';
 
 let loaded: typeof HdrLib | null = null;
-/** hdr-histogram-js, loaded at the first histogram encoded or decoded: a run that writes none does not pay for it at start-up. */
+/** hdr-histogram-js, loaded at the first histogram decoded (or log written): a run that reads none does not pay for it. */
 export function hdrLib(): typeof HdrLib {
   return (loaded ??= createRequire(import.meta.url)('hdr-histogram-js') as typeof HdrLib);
 }
 
-/** One histogram of our layout, reused for every encoding: building one allocates its whole counts array. */
-let scratch: ReturnType<typeof HdrLib.build> | null = null;
+/** V2 encoding cookies (HdrHistogram's, with the word-size nibble set as its encoders set it). */
+const V2_COOKIE = 0x1c849313;
+const V2_COMPRESSED_COOKIE = 0x1c849314;
+/** Cookie, payload length, normalizing offset, digits (4 bytes each), lowest, highest, conversion ratio (8 each). */
+const V2_HEADER_BYTES = 40;
 
-/** A histogram as HdrHistogram V2 compressed base64 (1 ns .. 2^40 ns, 3 significant digits, as the engines record). */
+/**
+ * A histogram as HdrHistogram V2 compressed base64 (1 ns .. 2^40 ns, 3
+ * significant digits, as the engines record): the bytes hdr-histogram-js's
+ * encodeIntoCompressedBase64 writes (same header, ZigZag LEB128 counts with
+ * runs of zeros as one negative word, zlib deflate at its defaults), written
+ * here from the sparse buckets: loading that library and filling its dense
+ * histogram cost every --json run tens of ms of CPU.
+ */
 export function encodeHistogram(data: HistogramData): string {
-  // An interval's other op kind is often empty: its encoding is always the same.
-  if (data.buckets.length === 0 && emptyEncoded !== null) return emptyEncoded;
-  const hdr = hdrLib();
-  scratch ??= hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_TRACKABLE_NS, numberOfSignificantValueDigits: 3, bitBucketSize: 64, autoResize: false, useWebAssembly: false });
-  scratch.reset();
-  for (const [value, count] of data.buckets) if (count > 0) scratch.recordValueWithCount(value, count);
-  const text = hdr.encodeIntoCompressedBase64(scratch);
-  if (data.buckets.length === 0) emptyEncoded = text;
-  return text;
+  // Counts by index, ascending (a bucket list from a file may repeat an index).
+  const byIndex = new Map<number, number>();
+  for (const [value, count] of data.buckets) {
+    if (count <= 0) continue;
+    const v = Math.min(Math.max(Math.round(value), 0), HIGHEST_TRACKABLE_NS - 1);
+    const i = countsIndex(v);
+    byIndex.set(i, (byIndex.get(i) ?? 0) + count);
+  }
+  const indexes = [...byIndex.keys()].sort((a, b) => a - b);
+  // Words: at most two per bucket (a run of zeros before it, its count), 9 bytes each, and the empty histogram's one.
+  const out = Buffer.alloc(V2_HEADER_BYTES + 18 * indexes.length + 1);
+  let at = V2_HEADER_BYTES;
+  const word = (n: number) => {
+    // ZigZag, then LEB128 (7 bits a byte, low first; the 9th byte takes 8 bits), as HdrHistogram's ZigZagEncoding.
+    let z = n >= 0 ? n * 2 : -n * 2 - 1;
+    for (let k = 0; k < 8 && z >= 0x80; k++) {
+      out[at++] = (z % 0x80) | 0x80;
+      z = Math.floor(z / 0x80);
+    }
+    out[at++] = z;
+  };
+  if (indexes.length === 0) word(0);
+  let next = 0;
+  for (const i of indexes) {
+    const zeros = i - next;
+    if (zeros > 1) word(-zeros);
+    else if (zeros === 1) word(0);
+    word(byIndex.get(i)!);
+    next = i + 1;
+  }
+  out.writeInt32BE(V2_COOKIE, 0);
+  out.writeInt32BE(at - V2_HEADER_BYTES, 4);
+  out.writeInt32BE(1, 8);
+  out.writeInt32BE(3, 12);
+  out.writeBigInt64BE(1n, 16);
+  out.writeBigInt64BE(BigInt(HIGHEST_TRACKABLE_NS), 24);
+  out.writeBigInt64BE(1n, 32);
+  const compressed = deflateSync(out.subarray(0, at));
+  const whole = Buffer.alloc(8 + compressed.length);
+  whole.writeInt32BE(V2_COMPRESSED_COOKIE, 0);
+  whole.writeInt32BE(compressed.length, 4);
+  compressed.copy(whole, 8);
+  return whole.toString('base64');
 }
-let emptyEncoded: string | null = null;
 
 /** The buckets of a V2 compressed base64 histogram; `where` names it in the message when it does not decode. */
 export function decodeHistogram(text: string, where: string): HistogramData {

@@ -4,7 +4,6 @@
  */
 import { ConnectInterrupted } from './engine-js/connection.js';
 import { engineForCommand } from './engines.js';
-import { checkHtmlTarget, writeRunHtml } from './html-report.js';
 import { Exit, EXIT } from './exit.js';
 import { onStopSignals, SIGNAL_EXIT, type StopSignal } from './interrupt.js';
 import type { CliIo } from './io.js';
@@ -19,12 +18,9 @@ import { preparePlan, type Completion } from './prepare.js';
 import { SHORT_TAIL_SHARE } from './series.js';
 import { runMeta } from './meta.js';
 import { checkCpus, pinThisProcess } from './cpus.js';
-import { checkHdrLogPrefix, writeHdrLogs } from './hdr-log.js';
 import { checkWritableFile, writeWhole } from './files.js';
-import { finishGates, runColumns } from './gate-reports.js';
-import { parseRunSlo, runGateCases, suiteGateCases } from './gates.js';
-import { combineRounds, repeatLine, type RepeatSummary } from './repeat.js';
-import { spawnEmbedded, type EmbeddedServer } from './serve/spawn.js';
+import type { RepeatSummary } from './repeat.js';
+import type { EmbeddedServer } from './serve/spawn.js';
 import { allErrors, parseTests, quietLine, rateLine } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
 import { buildPlan, checkRunCommand, checkUriFlags, keylessMixCommands, type RawRunOptions } from './validate.js';
@@ -132,8 +128,9 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   const named = opts.compare === undefined ? null : /^([^=[\]:\s]+)=(.+)$/.exec(opts.compare);
   const compare = opts.compare === undefined ? null : parseHostPort(named ? named[2] : opts.compare, '--compare');
   const share = checkRunCommand(built.plan, { ...opts, tests: tests !== null, command, compare: compare !== null }, given);
-  if (opts.hdrLog !== undefined) checkHdrLogPrefix(opts.hdrLog);
-  if (opts.html !== undefined) checkHtmlTarget(opts.html);
+  // What a flag asks for is loaded when it is given (dynamic imports): a plain run parses none of it.
+  if (opts.hdrLog !== undefined) (await import('./hdr-log.js')).checkHdrLogPrefix(opts.hdrLog);
+  if (opts.html !== undefined) (await import('./html-report.js')).checkHtmlTarget(opts.html);
   // A --command with no __key__ is sent as written; said once, since --verify-get cannot check it.
   const keyless = keylessMixCommands(built.plan);
   if (keyless.length > 0) {
@@ -145,7 +142,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     io.stderr(`respbench: note: -n/--requests is the total over all connections, not per client as memtier_benchmark's --requests (${memtierFlag} is memtier's spelling); for memtier's meaning give N × -c\n`);
   }
   if (opts.jsonFile !== undefined) checkWritableFile('--json-file', opts.jsonFile);
-  const gates = opts.slo === undefined ? [] : parseRunSlo(opts.slo);
+  const gates = opts.slo === undefined ? [] : (await import('./gates.js')).parseRunSlo(opts.slo);
   if (opts.junit !== undefined) checkWritableFile('--junit', opts.junit);
   if (opts.markdown !== undefined) checkWritableFile('--markdown', opts.markdown);
   const repeat = opts.repeat === undefined ? 1 : parseInteger('-x/--repeat', opts.repeat, [1, 1000]);
@@ -176,7 +173,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   // In place before the demo server starts: a Ctrl-C while it starts gives the (empty) interrupted result, exit 130.
   let embedded: EmbeddedServer | null = null;
   try {
-    embedded = opts.embedded ? await spawnEmbedded() : null;
+    embedded = opts.embedded ? await (await import('./serve/spawn.js')).spawnEmbedded() : null;
   } catch (err) {
     stopListening();
     // A signal that came as it was being spawned (before it had a process group of its own) may have ended it: the story is the signal.
@@ -237,8 +234,12 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     if (tests) {
       const out = { json: opts.json, pretty: opts.pretty ?? false, jsonFile: opts.jsonFile, csv: opts.csv, stdout: io.stdout, stderr: io.stderr, beforeLine: () => progress.clear(), names, signal: () => stoppedBy, precision };
       const { code, lines } = await runSuiteCommand(engine, plan, tests, compare, out, runOptions);
-      const gated = gateReportWanted(opts) ? { title: 'respbench -t', classname: 'respbench.suite', gates: opts.slo ?? 'none', cases: suiteGateCases(lines, gates), columns: runColumns(gates.map((g) => g.figure)), startedUnixMs: lines[0]?.result.startedUnixMs ?? Date.now() } : null;
-      const missed = gated !== null && finishGates(io.stderr, gated, opts);
+      let missed = false;
+      if (gateReportWanted(opts)) {
+        const [{ suiteGateCases }, { finishGates, runColumns }] = await Promise.all([import('./gates.js'), import('./gate-reports.js')]);
+        const gated = { title: 'respbench -t', classname: 'respbench.suite', gates: opts.slo ?? 'none', cases: suiteGateCases(lines, gates), columns: runColumns(gates.map((g) => g.figure)), startedUnixMs: lines[0]?.result.startedUnixMs ?? Date.now() };
+        missed = finishGates(io.stderr, gated, opts);
+      }
       if (signalCode !== EXIT.ok) throw new Exit(signalCode);
       if (code !== EXIT.ok) throw new Exit(code);
       if (missed) throw new Exit(EXIT.gateMissed);
@@ -249,7 +250,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
       rounds.push(await runPlan(engine, plan, { ...runOptions, onInterval }, withJudged));
       if (controller.signal.aborted || rounds[round].failure) break;
     }
-    result = rounds.length === 1 ? rounds[0] : combineRounds(plan, rounds, withJudged);
+    result = rounds.length === 1 ? rounds[0] : (await import('./repeat.js')).combineRounds(plan, rounds, withJudged);
   } finally {
     progress.clear();
     // Signals stay handled while the server stops; after that bin.ts's guard ignores them until the result is out.
@@ -264,19 +265,21 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
   if (opts.json) io.stdout(`${formatJson(result, opts.pretty)}\n`);
   else if (short) io.stdout(`${shortRunLines(result, precision)}\n`);
-  else io.stdout(`${formatFigures(result, 'elsewhere', precision)}\n${repeat > 1 ? `${repeatLine(result as { repeat?: RepeatSummary })}\n` : ''}`);
+  else io.stdout(`${formatFigures(result, 'elsewhere', precision)}\n${repeat > 1 ? `${(await import('./repeat.js')).repeatLine(result as { repeat?: RepeatSummary })}\n` : ''}`);
   if (opts.jsonFile !== undefined) writeWhole(opts.jsonFile, `${formatJson(result, opts.pretty)}\n`);
   if (opts.hdrLog !== undefined) {
     if (notStarted(result)) io.stderr('respbench: --hdr-log: the run measured nothing, no log files written\n');
-    else writeHdrLogs(result, opts.hdrLog);
+    else (await import('./hdr-log.js')).writeHdrLogs(result, opts.hdrLog);
   }
   // The reason once, on stderr, whatever stdout carries (the table or --json).
   for (const line of failureLines(result, opts.json)) io.stderr(`${line}\n`);
-  const written = opts.html === undefined || (await writeRunHtml(opts.html, result, [], io.stderr));
-  const gated = gateReportWanted(opts) && !notStarted(result)
-    ? { title: 'respbench run', classname: 'respbench.run', gates: opts.slo ?? 'none', cases: runGateCases(result, gates), columns: runColumns(gates.map((g) => g.figure)), startedUnixMs: result.startedUnixMs ?? Date.now() }
-    : null;
-  const missed = gated !== null && finishGates(io.stderr, gated, opts);
+  const written = opts.html === undefined || (await (await import('./html-report.js')).writeRunHtml(opts.html, result, [], io.stderr));
+  let missed = false;
+  if (gateReportWanted(opts) && !notStarted(result)) {
+    const [{ runGateCases }, { finishGates, runColumns }] = await Promise.all([import('./gates.js'), import('./gate-reports.js')]);
+    const gated = { title: 'respbench run', classname: 'respbench.run', gates: opts.slo ?? 'none', cases: runGateCases(result, gates), columns: runColumns(gates.map((g) => g.figure)), startedUnixMs: result.startedUnixMs ?? Date.now() };
+    missed = finishGates(io.stderr, gated, opts);
+  }
   const code = signalCode !== EXIT.ok ? signalCode : exitCodeFor(result);
   if (code !== EXIT.ok) throw new Exit(code);
   if (missed) throw new Exit(EXIT.gateMissed);

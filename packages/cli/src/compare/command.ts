@@ -7,12 +7,8 @@ import type { Command } from 'commander';
 import { Exit, EXIT } from '../exit.js';
 import type { CliIo } from '../io.js';
 import { printable } from '../printable.js';
-import { resultJsonText } from '../result-json.js';
 import { checkWritableFile } from '../files.js';
-import { finishGates } from '../gate-reports.js';
-import { compareGateCases, parseFailIf } from '../gates.js';
-import { compareResults, type Comparison } from './compare.js';
-import { readComparable } from './figures.js';
+import type { Comparison } from './compare.js';
 
 export interface CompareFlags {
   json: boolean;
@@ -35,6 +31,14 @@ export function registerCompareCommand(program: Command, io: CliIo): void {
     .option('--junit <file>', 'write the gate as JUnit XML: a testcase per compared row, a failure with the figures that failed')
     .option('--markdown <file>', 'write the comparison as a Markdown table (default: appended to $GITHUB_STEP_SUMMARY when that is set)')
     .action(async (baseFile: string, newFiles: string[], opts: CompareFlags) => {
+      // The comparison's modules load when it runs, not with the program: a run parses none of them.
+      const [{ resultJsonText }, { finishGates }, { compareGateCases, parseFailIf }, { compareResults }, { readComparable }] = await Promise.all([
+        import('../result-json.js'),
+        import('../gate-reports.js'),
+        import('../gates.js'),
+        import('./compare.js'),
+        import('./figures.js'),
+      ]);
       const gates = opts.failIf === undefined ? [] : parseFailIf(opts.failIf);
       if (opts.junit !== undefined) checkWritableFile('--junit', opts.junit);
       if (opts.markdown !== undefined) checkWritableFile('--markdown', opts.markdown);

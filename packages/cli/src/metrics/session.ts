@@ -13,9 +13,8 @@ import { Exit, EXIT } from '../exit.js';
 import { onStopSignals } from '../interrupt.js';
 import { watchRuns } from '../run.js';
 import { UsageError } from '../usage-error.js';
-import { startMetricsEndpoint, type ListenAddress, type MetricsEndpoint } from './endpoint.js';
-import { LiveMetrics } from './registry.js';
-import { StatsdPusher, type StatsdTarget } from './statsd.js';
+import type { ListenAddress, MetricsEndpoint } from './endpoint.js';
+import type { StatsdPusher, StatsdTarget } from './statsd.js';
 
 export interface TelemetryFlags {
   metricsListen?: string;
@@ -77,6 +76,8 @@ export class TelemetryOpenError extends Error {}
  */
 export async function withTelemetry<T>(config: TelemetryConfig | null, say: (line: string) => void, work: () => Promise<T>): Promise<T> {
   if (!config) return work();
+  // Loaded only when a flag asks for telemetry: a plain run parses none of it.
+  const [{ startMetricsEndpoint }, { LiveMetrics }, { StatsdPusher }] = await Promise.all([import('./endpoint.js'), import('./registry.js'), import('./statsd.js')]);
   const metrics = new LiveMetrics();
   let endpoint: MetricsEndpoint | null = null;
   let statsd: StatsdPusher | null = null;

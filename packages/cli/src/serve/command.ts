@@ -4,7 +4,6 @@ import type { CliIo } from '../io.js';
 import { LIMITS } from '../engine-js/limits.js';
 import { printableTarget } from '../printable.js';
 import { parseDurationNs, parseInteger } from '../flag-values.js';
-import { startServer } from './server.js';
 
 interface ServeFlags {
   host: string;
@@ -29,6 +28,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .action(async (opts: ServeFlags) => {
       const serviceTimeNs = opts.serviceTime === undefined ? 0 : parseServiceTime(opts.serviceTime);
       // Unlike a run's --port, 0 is allowed: it picks a free port.
+      // The server's modules load here, not with the program: a run parses none of them.
+      const { startServer } = await import('./server.js');
       const server = await startServer(parseInteger('--port', opts.port, [0, LIMITS.port[1]]), opts.host, { serviceTimeNs });
       // The first line's shape is what spawn.ts (and tests) read the port from.
       io.stdout(`respbench serve (demo/test target) listening on ${printableTarget(opts.host, server.port)}\n`);
