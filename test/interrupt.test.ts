@@ -25,6 +25,11 @@ interface Exited {
 /** Starts respbench; `exited` resolves when it ends (killed after 30 s at most). */
 const startCli = (args: string[]) => spawnCli(args);
 
+/** True once `pid` holds an established TCP connection: the run is under way (its signal handlers are in). */
+function connected(pid: number): boolean {
+  return tcpSocketsOf(pid).some((socket) => socket.state === '01');
+}
+
 /** A run far longer than any test waits for. */
 const LONG = ['--mode', 'set', '--requests', '50000000', '--pipeline', '16', '--timeout', '5s'];
 
@@ -71,8 +76,8 @@ describe.each(ioEngines())('engine %s', (engine) => {
       return serverPid > 0;
     });
     expect(liveProcesses('--exit-with-stdin').some((l) => l.trim().startsWith(`${serverPid} `))).toBe(true);
-    // Past the start-up, into the load (the signal handlers go in once the server listens).
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // Past the start-up, into the load (the signal handlers go in once the server listens, before the run connects).
+    await waitFor('the run to connect to its embedded server', () => connected(child.pid!), 30_000);
     child.kill(signal);
     const out = await exited;
     expect(out.code).toBe(code);
@@ -89,7 +94,7 @@ it('SIGKILL to an --embedded run (no chance to clean up) still leaves no demo se
     serverPid = childPids(child.pid!)[0] ?? 0;
     return serverPid > 0;
   });
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await waitFor('the run to connect to its embedded server', () => connected(child.pid!), 30_000);
   child.kill('SIGKILL');
   const out = await exited;
   expect(out.signal).toBe('SIGKILL');
@@ -141,11 +146,6 @@ describe('signals to the whole process group, as a terminal sends them', () => {
     /** respbench's own pid: the child itself, or pnpm's script (pnpm `exec`s node in place of its shell). */
     const respbenchPid = () => (via === 'bin' ? child.pid! : (childPids(child.pid!)[0] ?? 0));
     return { child, exited, group, respbenchPid };
-  }
-
-  /** True once `pid` holds an established TCP connection: the run is under way (its signal handlers are in). */
-  function connected(pid: number): boolean {
-    return tcpSocketsOf(pid).some((socket) => socket.state === '01');
   }
 
   const vias = ['bin', 'pnpm'] as const;

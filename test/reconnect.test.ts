@@ -21,7 +21,7 @@ import { ioEngines } from './helpers/engines.js';
 import { freePort, liveProcesses, runCli, waitForPort, type CliRun } from './helpers/servers.js';
 
 const PASSWORD = 'rc-5b1e-secretpw';
-/** Small enough that the run after the drop rewrites every key many times. */
+/** Small enough that the run after the drop rewrites every key several times. */
 const KEYSPACE = 1000;
 const CONNECTIONS = 4;
 
@@ -100,9 +100,14 @@ function parse(run: CliRun): any {
   }
 }
 
-/** A mixed run with --verify-get for `duration`, with `disturb` done once its connections are up. */
-async function runDisturbed(engine: string, s: Restartable, extra: string[], disturb: () => Promise<void>) {
-  const running = bench(engine, s, ['--mode', 'mixed', '--verify-get', '--duration', '4s', '-c', String(CONNECTIONS), '-P', '16', '--json', ...extra]);
+/**
+ * A mixed run with --verify-get for `duration`, with `disturb` done once its
+ * connections are up (about 0.3 s in). 2 s leaves a CLIENT KILL's reconnects
+ * (at the 100 ms default backoff) more than a second of run to happen in; a
+ * server restart, which waits for a new redis-server, is given 4 s.
+ */
+async function runDisturbed(engine: string, s: Restartable, extra: string[], disturb: () => Promise<void>, duration = '2s') {
+  const running = bench(engine, s, ['--mode', 'mixed', '--verify-get', '--duration', duration, '-c', String(CONNECTIONS), '-P', '16', '--json', ...extra]);
   await untilConnected(s, CONNECTIONS);
   await new Promise((r) => setTimeout(r, 300));
   await disturb();
@@ -159,7 +164,7 @@ describe.each(ioEngines())('engine %s', (engine) => {
       await kill(s);
       await new Promise((r) => setTimeout(r, 300));
       await launch(s);
-    });
+    }, '4s');
     // A restarted Redis accepts connections while it loads its AOF and answers
     // -LOADING meanwhile: those few replies are error replies (exit 3), and
     // nothing else is.

@@ -111,14 +111,14 @@ describe.each(engines())('engine %s', (engineName) => {
     expect(requests[0] + requests[1]).toBe(requests[2]);
   });
 
-  it('a 5 s run at 1 s has 5 intervals, stamped by the wall clock, adding up to the run', async () => {
+  it('a 3 s run at 1 s has 3 intervals, stamped by the wall clock, adding up to the run', async () => {
     redis.cli('FLUSHALL');
     const before = Date.now();
-    const { run, result } = await runJson([...engine, '--port', String(redis.port), '--duration', '5s', '-c', '2', '--pipeline', '8', '--keyspace', '1000']);
+    const { run, result } = await runJson([...engine, '--port', String(redis.port), '--duration', '3s', '-c', '2', '--pipeline', '8', '--keyspace', '1000']);
     expect(run.code).toBe(0);
     const series = result.series as Entry[];
-    expect(series.length).toBeGreaterThanOrEqual(4);
-    expect(series.length).toBeLessThanOrEqual(6);
+    expect(series.length).toBeGreaterThanOrEqual(2);
+    expect(series.length).toBeLessThanOrEqual(4);
     expect(series.reduce((n, e) => n + e.requests, 0)).toBe(result.requests);
     expect(series.every((e) => e.requests > 0 && e.perCommand.length === 2)).toBe(true);
     expect(series.every((e) => e.perCommand[0].requests + e.perCommand[1].requests === e.requests)).toBe(true);

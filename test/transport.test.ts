@@ -14,8 +14,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCertificates } from '../packages/cli/src/certificates.js';
+import { waitFor } from './faults/harness.js';
 import { engines } from './helpers/engines.js';
-import { CLI, freePort, runCli, runJson, startRedis, startTlsRedis as startTlsRedisOn, waitForPort, type RedisServer, type TlsRedisServer } from './helpers/servers.js';
+import { CLI, freePort, hasTcpSocketTo, runCli, runJson, startRedis, startTlsRedis as startTlsRedisOn, waitForPort, type RedisServer, type TlsRedisServer } from './helpers/servers.js';
 
 const ENGINES = engines();
 let certs: string;
@@ -175,7 +176,8 @@ describe('TLS', () => {
         let stdout = '';
         child.stdout.on('data', (d) => (stdout += d));
         const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-        await new Promise((r) => setTimeout(r, 1500));
+        // Connected (the server never answers the ClientHello): the handshake hangs, the signal handlers are in.
+        await waitFor('respbench to connect', () => hasTcpSocketTo(child.pid!, port), 20_000);
         const started = Date.now();
         child.kill('SIGINT');
         const code = await exited;

@@ -11,8 +11,16 @@
  * tests that exercise the I/O path (faults, reconnect, cluster, --rate,
  * SIGINT, parity), so they run on both where io_uring works here.
  */
-import { spawnSync } from 'node:child_process';
-import { CLI } from './servers.js';
+import { inject } from 'vitest';
+import { probeNativeLoads, probeUring, type EngineProbes } from './engine-probes.js';
+
+const answers: Partial<EngineProbes> = {};
+
+/** A probe's answer: the global setup's when it ran, else this file's own, asked once. */
+function probed(name: keyof EngineProbes, probe: () => boolean): boolean {
+  if (answers[name] === undefined) answers[name] = inject(name) ?? probe();
+  return answers[name];
+}
 
 /** Whether the native engine is required (RESPBENCH_REQUIRE_NATIVE=1). */
 export function nativeRequired(): boolean {
@@ -24,24 +32,13 @@ export function requireNativeIfAsked(loads: boolean, why: string): void {
   if (!loads && nativeRequired()) throw new Error(`the native engine does not load (${why}), and RESPBENCH_REQUIRE_NATIVE=1`);
 }
 
-let loadsCached: boolean | null = null;
-
 /**
- * Whether the CLI runs the native engine here. Port 1 refuses at once: the
- * probe only asks whether the engine loads, which it did when the (failed)
- * run's result names it.
+ * Whether the CLI runs the native engine here: the suite's global setup
+ * (helpers/engine-probes.ts) asked once for the whole run; a file run
+ * without that setup asks itself, once.
  */
 function nativeLoads(): boolean {
-  if (loadsCached !== null) return loadsCached;
-  const r = spawnSync(process.execPath, [CLI, '--engine', 'native', '--port', '1', '--requests', '1', '--timeout', '2s', '--json'], { encoding: 'utf8' });
-  let loads = false;
-  try {
-    loads = !/cannot be loaded/.test(r.stderr) && JSON.parse(r.stdout).engine === 'native';
-  } catch {
-    loads = false;
-  }
-  loadsCached = loads;
-  return loads;
+  return probed('nativeLoads', probeNativeLoads);
 }
 
 /** The engines to run a test through: js, and native when it loads (required under RESPBENCH_REQUIRE_NATIVE=1). */
@@ -56,14 +53,9 @@ export function bothEngines(): boolean {
   return engines().includes('native');
 }
 
-let uringCached: boolean | null = null;
-
-/** Whether `--io uring` runs here (the kernel and sandbox allow io_uring, and RESPBENCH_IO_URING_REFUSE is not set). */
+/** Whether `--io uring` runs here (the kernel and sandbox allow io_uring, and RESPBENCH_IO_URING_REFUSE is not set); asked as nativeLoads() is. */
 export function uringWorks(): boolean {
-  if (uringCached !== null) return uringCached;
-  const r = spawnSync(process.execPath, [CLI, '--engine', 'native', '--io', 'uring', '--port', '1', '--requests', '1', '--timeout', '2s', '--json'], { encoding: 'utf8' });
-  uringCached = !/--io uring:/.test(r.stderr);
-  return uringCached;
+  return probed('uringWorks', probeUring);
 }
 
 /** The I/O backends the native engine runs on in tests: RESPBENCH_IO's one, else both where io_uring works here, else epoll. */

@@ -10,12 +10,12 @@ import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { freePort } from '../../packages/cli/src/ports.js';
 import { decodeHistograms } from '../../packages/cli/src/result-json.js';
 
-export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const CLI = path.join(REPO, 'packages', 'cli', 'dist', 'bin.js');
+import { CLI } from './paths.js';
+
+export { CLI, REPO } from './paths.js';
 
 /** A free loopback port: the same helper the study and the cluster launcher use. */
 export { freePort };
