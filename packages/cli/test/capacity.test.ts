@@ -201,6 +201,29 @@ describe('who was the limit', () => {
 });
 
 /** A server of capacity `capacity` ops/s as an Engine: open-loop runs achieve min(rate, capacity), with latency that explodes beyond it. */
+/**
+ * fakeEngine(capacity), but from 2000/s on 0.6% of the sends go out 50 ms late (the rest 20 us) and
+ * `lateReplies(requests, stalled)` of the latencies are 50 ms (the rest 0.5 ms).
+ */
+function stallingFrom2000(capacity: number, lateReplies: (requests: number, stalled: number) => number): Engine & { plans: Plan[] } {
+  const engine = fakeEngine(capacity);
+  const run = engine.run.bind(engine);
+  engine.run = async (plan, o) => {
+    const raw = await run(plan, o);
+    if (plan.rate < 2000) return raw;
+    const stalled = Math.round(raw.requests * 0.006);
+    const late = lateReplies(raw.requests, stalled);
+    const lag = new LatencyHistogram();
+    lag.recordCount(20_000, raw.requests - stalled);
+    lag.recordCount(50_000_000, stalled);
+    const latency = new LatencyHistogram();
+    latency.recordCount(500_000, raw.requests - late);
+    latency.recordCount(50_000_000, late);
+    return { ...raw, histogram: latency.toData(), scheduleLagHistogram: lag.toData() };
+  };
+  return engine;
+}
+
 function fakeEngine(capacity: number, onRun?: (plan: Plan, n: number) => void, lagNs = 20_000): Engine & { plans: Plan[] } {
   const plans: Plan[] = [];
   return {
@@ -324,20 +347,7 @@ describe('the driver', () => {
   it("stalls of the client that make 0.6% of sends later than the bound (their p99 under it) break a p99 alone: the replies that came during them were read as late", async () => {
     // From 2000/s on the client stalls: 0.6% of requests go out 50 ms late (the SLO is p99 <= 20 ms), and as many replies
     // are read 50 ms late, so 1.2% of latencies are past 50 ms, while the server answers in 0.5 ms as at low load.
-    const engine = fakeEngine(5000);
-    const run = engine.run.bind(engine);
-    engine.run = async (plan, o) => {
-      const raw = await run(plan, o);
-      if (plan.rate < 2000) return raw;
-      const stalled = Math.round(raw.requests * 0.006);
-      const lag = new LatencyHistogram();
-      lag.recordCount(20_000, raw.requests - stalled);
-      lag.recordCount(50_000_000, stalled);
-      const latency = new LatencyHistogram();
-      latency.recordCount(500_000, raw.requests - 2 * stalled);
-      latency.recordCount(50_000_000, 2 * stalled);
-      return { ...raw, histogram: latency.toData(), scheduleLagHistogram: lag.toData() };
-    };
+    const engine = stallingFrom2000(5000, (_requests, stalled) => 2 * stalled);
     const r = await runCapacity(engine, planOf(['-c', '8', '-P', '1']), SETTINGS);
     const first = r.steps.find((s) => s.targetRate === 2000)!;
     expect(first.scheduleLagP99Us).toBeLessThan(20_000);
@@ -349,20 +359,7 @@ describe('the driver', () => {
     expect(r.capacity).toBeNull();
     expect(r.limit?.reason).toMatch(/^the client's own stalls broke the SLO: 0\.[56]\d*% of the requests went out more than 20 ms late, and as many replies were read as late; the other requests met p99 <= 20 ms/);
     // Stalls as rare, with the server's own latency past the bound for 5% of the requests: the server's.
-    const slowServer = fakeEngine(5000);
-    const slowRun = slowServer.run.bind(slowServer);
-    slowServer.run = async (plan, o) => {
-      const raw = await slowRun(plan, o);
-      if (plan.rate < 2000) return raw;
-      const stalled = Math.round(raw.requests * 0.006);
-      const lag = new LatencyHistogram();
-      lag.recordCount(20_000, raw.requests - stalled);
-      lag.recordCount(50_000_000, stalled);
-      const latency = new LatencyHistogram();
-      latency.recordCount(500_000, raw.requests - Math.round(raw.requests * 0.05));
-      latency.recordCount(50_000_000, Math.round(raw.requests * 0.05));
-      return { ...raw, histogram: latency.toData(), scheduleLagHistogram: lag.toData() };
-    };
+    const slowServer = stallingFrom2000(5000, (requests) => Math.round(requests * 0.05));
     const server = await runCapacity(slowServer, planOf(['-c', '8', '-P', '1']), SETTINGS);
     expect([server.end, server.limit?.by, server.steps.find((s) => s.targetRate === 2000)?.clientLag]).toEqual(['converged', 'server', null]);
   });
