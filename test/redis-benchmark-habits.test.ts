@@ -26,22 +26,39 @@ function hitsAndMisses(server: RedisServer): { hits: number; misses: number } {
   return { hits: field('keyspace_hits'), misses: field('keyspace_misses') };
 }
 
-/** Every key with its type and size (string length, list/set/hash/zset cardinality). */
+/** Every key with its type and size ("string 3", "list 1500"), read in one server-side script rather than two redis-cli calls a key. */
+const KEY_SHAPES = `local out = {}
+local sizes = { string = 'STRLEN', list = 'LLEN', set = 'SCARD', hash = 'HLEN', zset = 'ZCARD' }
+local cursor = '0'
+repeat
+  local page = redis.call('SCAN', cursor, 'COUNT', 1000)
+  cursor = page[1]
+  for _, key in ipairs(page[2]) do
+    local kind = redis.call('TYPE', key).ok
+    local size = sizes[kind]
+    out[#out + 1] = key
+    out[#out + 1] = kind .. ' ' .. (size and tostring(redis.call(size, key)) or '?')
+  end
+until cursor == '0'
+return out`;
+
 function keysWithShape(server: RedisServer): Record<string, string> {
-  const keys = server.cli('--scan').split('\n').filter((k) => k !== '');
+  const lines = server.cli('EVAL', KEY_SHAPES, '0').split('\n').filter((l) => l !== '');
   const out: Record<string, string> = {};
-  for (const key of keys) {
-    const type = server.cli('TYPE', key);
-    const size = { string: 'STRLEN', list: 'LLEN', set: 'SCARD', hash: 'HLEN', zset: 'ZCARD' }[type];
-    out[key] = `${type} ${size ? server.cli(size, key) : '?'}`;
-  }
+  for (let i = 0; i + 1 < lines.length; i += 2) out[lines[i]] = lines[i + 1];
   return out;
 }
 
 /** Sum of the INCR counters: each INCR adds one, whichever key it drew. */
 function counterTotal(server: RedisServer): number {
-  const keys = server.cli('--scan', '--pattern', 'counter:*').split('\n').filter((k) => k !== '');
-  return keys.reduce((sum, k) => sum + Number(server.cli('GET', k)), 0);
+  const script = `local total, cursor = 0, '0'
+repeat
+  local page = redis.call('SCAN', cursor, 'MATCH', 'counter:*', 'COUNT', 1000)
+  cursor = page[1]
+  for _, key in ipairs(page[2]) do total = total + tonumber(redis.call('GET', key)) end
+until cursor == '0'
+return total`;
+  return Number(server.cli('EVAL', script, '0').trim());
 }
 
 const servers: RedisServer[] = [];
