@@ -170,6 +170,18 @@ describe('who was the limit', () => {
     expect(decideLimit(step({ targetRate: 20_000, achievedRate: 15_000, serviceUs: { mean: 300, p50: 300, p99: 900 } }), 100, { connections: 1, pipeline: 1, primaries: 3 }).limit).toBe('server');
   });
 
+  it("the client's window, when every request was in flight at the step's own service time (grown, but not by queueing at the server)", () => {
+    // Three in flight (-c 1 × 3 primaries) at 59.6 us carry ~50k/s; asked 60k/s, 50k/s achieved, late sends: the
+    // window's lag, not the machine holding an idle client back (a CI run said that, and no capacity).
+    const full = step({ targetRate: 60_000, achievedRate: 50_162, scheduleLagP99Us: 170_000, serviceUs: { mean: 59.55, p50: 50, p99: 150 }, latencyUs: { p50: 106_000, p99: 170_263, p999: 175_000, max: 180_000 }, sloLatencyUs: { p99: 170_263 }, clientCpu: 0.28 });
+    const d = decideLimit(full, 48.63, { connections: 1, pipeline: 1, primaries: 3 });
+    expect([d.limit, d.heldBack ?? false]).toEqual(['client', false]);
+    expect(d.reason).toMatch(/window of 3 requests in flight \(-c 1 × -P 1 × 3 primaries\) at 59\.55 us each \(this step's service time, 48\.63 us at the least loaded step\) carries at most about 50378\/s: raise -c or -P/);
+    // The same lag with room in the window (30k/s asked) is the client's own lateness.
+    const late = decideLimit({ ...full, targetRate: 30_000, achievedRate: 29_000 }, 48.63, { connections: 1, pipeline: 1, primaries: 3 });
+    expect([late.limit, late.heldBack]).toEqual(['client', true]);
+  });
+
   it('the client, when requests went out late with the server as fast as ever; the server when they went out on time', () => {
     const late = decideLimit(step({ scheduleLagP99Us: 5000, latencyUs: { p50: 100, p99: 5200, p999: 6000, max: 7000 }, sloLatencyUs: { p99: 5200 } }), 100, window);
     expect(late.limit).toBe('client');
