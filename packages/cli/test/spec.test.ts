@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { studyRunFlags } from '../src/study/flags.js';
-import { DEFAULT_MODES, describeTarget, loadStudyFile } from '../src/study/spec.js';
+import { DEFAULT_MODES, loadStudyFile } from '../src/study/spec.js';
+import { describeTarget } from '../src/study/target-spec.js';
 import { UsageError } from '../src/usage-error.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'respbench-spec-'));

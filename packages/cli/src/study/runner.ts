@@ -23,7 +23,8 @@ import { preparePlan } from '../prepare.js';
 import { formatUs, type Slo } from '../capacity/slo.js';
 import { StudyOutputs, targetLogPath, type OutputPaths, type WriteOutcome } from './outputs.js';
 import { StudyProgress, type RunPosition } from './progress.js';
-import { describeTarget, transportFlags, type CapacitySpec, type ScenarioSpec, type TargetSpec } from './spec.js';
+import type { CapacitySpec, ScenarioSpec } from './spec.js';
+import { describeTarget, transportFlags, type TargetSpec } from './target-spec.js';
 import { removeStaleDataDirs, startTarget, TargetError, type StartedTarget } from './targets.js';
 
 export type StopReason = StopSignal | 'fail-fast';

@@ -18,7 +18,7 @@ import { formatCpuList, pinnedArgv } from '../cpus.js';
 import { startLocalCluster } from '../local-cluster.js';
 import { canConnect, freePort } from '../ports.js';
 import { respbenchArgv, spawnEmbedded } from '../serve/spawn.js';
-import { describeTarget, REDIS_PRESETS, type TargetCredentials, type TargetSpec, type TargetTls } from './spec.js';
+import { describeTarget, REDIS_PRESETS, type TargetCredentials, type TargetSpec, type TargetTls } from './target-spec.js';
 
 /** The target could not be started or never became ready. */
 export class TargetError extends Error {
