@@ -5,17 +5,15 @@
  * UsageError: the CLI prints that one line and exits 2.
  */
 import { keySlots, mixRole, parseMixTemplate, parseTemplate, refusedOutsideQuotes, TemplateError, unverifiableReason, type Part } from './engine-js/command.js';
-import fs from 'node:fs';
 import { LIMITS, windowRefusal } from './engine-js/limits.js';
 import { VERIFY_MIN_VALUE_SIZE } from './engine-js/values.js';
-import { IO_CHOICES, type CommandSpec, type Mode, type Plan, type TlsPlan } from './engine-js/plan.js';
-import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
+import { IO_CHOICES, type CommandSpec, type Mode, type Plan } from './engine-js/plan.js';
 import { KEY_PATTERNS, type KeyPattern } from './engine-js/keys.js';
 import { parseChoice, parseDurationMs, parseHost, parseHostPort, parseInteger, parsePositive, parseSocket, parseText, parseValueSize, shown } from './flag-values.js';
 import { MAX_DBNUM, parseUri, type ParsedUri } from './uri.js';
 import { rememberSecret } from './secrets.js';
 import { keyName, SUITE, withBenchmarkDefaults } from './suite.js';
-import { checkTlsFiles } from './tls-files.js';
+import { parseTls, type RawTlsOptions } from './tls-flags.js';
 import { UsageError } from './usage-error.js';
 
 /** Every mode, in the order help and messages list them. */
@@ -38,19 +36,11 @@ export interface RawMixCommand {
 }
 
 /** The raw option values commander hands over (strings, booleans). */
-export interface RawRunOptions {
+export interface RawRunOptions extends RawTlsOptions {
   host: string;
   port: string;
   socket?: string;
   tls?: boolean;
-  cacert?: string;
-  cacertdir?: string;
-  cert?: string;
-  key?: string;
-  insecure?: boolean;
-  sni?: string;
-  tlsCiphers?: string;
-  tlsCiphersuites?: string;
   mode: string;
   requests: string;
   pipeline: string;
@@ -325,82 +315,6 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
 
 /** --pipeline-mode's values. */
 export const PIPELINE_MODES = ['window', 'batch'] as const;
-
-/** A file or folder a flag names must be there and readable; the message names both. */
-function readablePath(flag: string, raw: unknown, kind: 'file' | 'folder'): string {
-  const file = String(raw);
-  let stat: fs.Stats;
-  try {
-    stat = fs.statSync(file);
-  } catch {
-    throw new UsageError(`${flag}: no such ${kind} ${shown(file)}`);
-  }
-  if (kind === 'file' ? !stat.isFile() : !stat.isDirectory()) throw new UsageError(`${flag}: ${shown(file)} is not a ${kind}`);
-  try {
-    fs.accessSync(file, fs.constants.R_OK);
-  } catch {
-    throw new UsageError(`${flag}: ${shown(file)} cannot be read (permission denied)`);
-  }
-  return file;
-}
-
-/** `a:b:c` where every name is one of `known`. */
-function cipherList(flag: string, raw: unknown, known: readonly string[]): string {
-  const text = String(raw).trim();
-  const names = text.split(':').map((n) => n.trim()).filter((n) => n.length > 0);
-  if (names.length === 0) throw new UsageError(`${flag} must name at least one cipher (got ${shown(raw)})`);
-  for (const name of names) {
-    if (!known.includes(name)) {
-      throw new UsageError(`${flag}: ${shown(name)} is not a cipher both engines have; choose from ${known.join(', ')}`);
-    }
-  }
-  return names.join(':');
-}
-
-/** The TLS flags that need TLS on, in the order messages name them. */
-const TLS_FLAGS = [
-  ['cacert', '--cacert'],
-  ['cacertdir', '--cacertdir'],
-  ['cert', '--cert'],
-  ['key', '--key'],
-  ['insecure', '--insecure'],
-  ['sni', '--sni'],
-  ['tlsCiphers', '--tls-ciphers'],
-  ['tlsCiphersuites', '--tls-ciphersuites'],
-] as const;
-
-/**
- * The TLS settings, or null without TLS. `on`: --tls was given (or a URI
- * asked for TLS); a TLS flag without it is a mistake, not silently plain TCP.
- */
-export function parseTls(raw: Partial<RawRunOptions>, on: boolean): TlsPlan | null {
-  if (!on) {
-    for (const [field, flag] of TLS_FLAGS) {
-      const v = raw[field];
-      if (v !== undefined && v !== false) throw new UsageError(`${flag} needs --tls`);
-    }
-    return null;
-  }
-  if ((raw.cert === undefined) !== (raw.key === undefined)) throw new UsageError('--cert and --key go together');
-  const sni = raw.sni === undefined ? null : String(raw.sni).trim();
-  if (sni !== null && !/^[A-Za-z0-9.-]+$/.test(sni)) throw new UsageError(`--sni must be a host name (got ${shown(raw.sni)})`);
-  const files = {
-    cacert: raw.cacert === undefined ? null : readablePath('--cacert', raw.cacert, 'file'),
-    cert: raw.cert === undefined ? null : readablePath('--cert', raw.cert, 'file'),
-    key: raw.key === undefined ? null : readablePath('--key', raw.key, 'file'),
-  };
-  checkTlsFiles(files);
-  return {
-    cacert: files.cacert,
-    cacertdir: raw.cacertdir === undefined ? null : readablePath('--cacertdir', raw.cacertdir, 'folder'),
-    cert: files.cert,
-    key: files.key,
-    insecure: raw.insecure === true,
-    sni,
-    ciphers: raw.tlsCiphers === undefined ? null : cipherList('--tls-ciphers', raw.tlsCiphers, TLS12_CIPHERS),
-    ciphersuites: raw.tlsCiphersuites === undefined ? null : cipherList('--tls-ciphersuites', raw.tlsCiphersuites, TLS13_CIPHERSUITES),
-  };
-}
 
 /**
  * What one connection has in flight must fit: the engines refuse a larger
