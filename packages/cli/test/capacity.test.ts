@@ -176,9 +176,13 @@ describe('who was the limit', () => {
     const full = step({ targetRate: 60_000, achievedRate: 50_162, scheduleLagP99Us: 170_000, serviceUs: { mean: 59.55, p50: 50, p99: 150 }, latencyUs: { p50: 106_000, p99: 170_263, p999: 175_000, max: 180_000 }, sloLatencyUs: { p99: 170_263 }, clientCpu: 0.28 });
     const d = decideLimit(full, 48.63, { connections: 1, pipeline: 1, primaries: 3 });
     expect([d.limit, d.heldBack ?? false]).toEqual(['client', false]);
-    expect(d.reason).toMatch(/window of 3 requests in flight \(-c 1 × -P 1 × 3 primaries\) at 59\.55 us each \(this step's service time, 48\.63 us at the least loaded step\) carries at most about 50378\/s: raise -c or -P/);
-    // The same lag with room in the window (30k/s asked) is the client's own lateness.
-    const late = decideLimit({ ...full, targetRate: 30_000, achievedRate: 29_000 }, 48.63, { connections: 1, pipeline: 1, primaries: 3 });
+    expect(d.reason).toMatch(/window of 3 requests in flight \(-c 1 × -P 1 × 3 primaries\) was full: at 59\.55 us each \(this step's service time, 48\.63 us at the least loaded step\) it carries at most about 50378\/s, 100% of it used: raise -c or -P/);
+    // A window that could carry the rate but was kept 82% busy (JS, 3 in flight at 194.5 us, 12.6k/s of 15k/s) is full too.
+    const busy = decideLimit({ ...full, targetRate: 15_000, achievedRate: 12_620, serviceUs: { mean: 194.5, p50: 180, p99: 400 } }, 151, { connections: 1, pipeline: 1, primaries: 3 });
+    expect([busy.limit, busy.heldBack ?? false]).toEqual(['client', false]);
+    expect(busy.reason).toMatch(/was full: .* carries at most about 15424\/s, 82% of it used/);
+    // The same lag with room in the window (30k/s asked, 20k/s achieved: 40% of it used) is the client's own lateness.
+    const late = decideLimit({ ...full, targetRate: 30_000, achievedRate: 20_000 }, 48.63, { connections: 1, pipeline: 1, primaries: 3 });
     expect([late.limit, late.heldBack]).toEqual(['client', true]);
   });
 

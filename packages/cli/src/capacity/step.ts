@@ -313,13 +313,15 @@ export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | nul
       };
     }
     if (service.mean >= SERVICE_GROWTH * baselineServiceMeanUs) return { limit: 'server', reason: `requests queued at the server: ${from}; client CPU ${cpu}%` };
-    // The server did not queue, but at this step's own service time the window still could not carry the rate: every
-    // request in flight, the rest waited in the client (a schedule lag that is the window's, not a stall's).
+    // The server did not queue, but the window was full: at this step's own service time it could not carry the rate,
+    // or it was kept busy (Little's law: achieved × service time ÷ in flight) while requests were due. The rest waited
+    // in the client: a schedule lag that is the window's, not a stall's.
     const stepWindowRate = (inFlight / service.mean) * 1e6;
-    if (stepWindowRate * (1 + WINDOW_MARGIN) < s.targetRate) {
+    const busy = s.achievedRate / stepWindowRate;
+    if (stepWindowRate * (1 + WINDOW_MARGIN) < s.targetRate || busy >= WINDOW_SATURATED) {
       return {
         limit: 'client',
-        reason: `its window of ${inFlight} request${inFlight === 1 ? '' : 's'} in flight (${shape}) at ${formatUs(service.mean)} each (this step's service time, ${formatUs(baselineServiceMeanUs)} at the least loaded step) carries at most about ${Math.round(stepWindowRate)}/s: raise -c or -P; client CPU ${cpu}%`,
+        reason: `its window of ${inFlight} request${inFlight === 1 ? '' : 's'} in flight (${shape}) was full: at ${formatUs(service.mean)} each (this step's service time, ${formatUs(baselineServiceMeanUs)} at the least loaded step) it carries at most about ${Math.round(stepWindowRate)}/s, ${Math.round(busy * 100)}% of it used: raise -c or -P; client CPU ${cpu}%`,
       };
     }
     const lag = s.scheduleLagP99Us;
