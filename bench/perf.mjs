@@ -66,8 +66,11 @@
  * --io (default uring,epoll): the native engine of this build runs once per
  * I/O backend named (`respbench native/uring`, `respbench native/epoll`,
  * each `--io` of the CLI), in the same rounds as the others; the table then
- * has each row as a share of native/epoll too. A baseline build runs as it
- * is (before issue 21 it only had epoll). --syscalls N (default 200000, 0 =
+ * has each row as a share of native/epoll too. A baseline build that knows
+ * --io runs once per backend too, and each row's "of <rev>" is the baseline
+ * on the same backend (before, its one row ran its default, io_uring here,
+ * so native/epoll was held to io_uring); one from before issue 21 runs as it
+ * is (it only had epoll). --syscalls N (default 200000, 0 =
  * none; needs strace) then runs every client once per shape with N
  * requests under `strace -f -c` and prints system calls per request
  * (bench/perf/syscalls.mjs says what is counted).
@@ -199,8 +202,11 @@ async function clientsFor(target) {
   if (baselineCli) builds.push({ cli: baselineCli, role: 'baseline', suffix: ` @${baselineName}` });
   for (const build of builds) {
     for (const engine of engineNames) {
-      // This build's native engine once per --io backend; the JS engine and a baseline build as they are.
-      const variants = engine === 'native' && build.role === 'this' ? ioBackends.map((io) => ({ io, name: `native/${io}`, extra: ['--io', io] })) : [{ io: null, name: engine, extra: [] }];
+      // The native engine once per --io backend, a baseline's too when its build knows --io (each row is
+      // then held to the baseline on the same backend, not to whatever its default picks); the JS engine,
+      // and a baseline from before --io, as they are.
+      const perIo = engine === 'native' && (build.role === 'this' || (await engineRuns(build.cli, engine, target, ['--io', ioBackends[0]])));
+      const variants = perIo ? ioBackends.map((io) => ({ io, name: `native/${io}`, extra: ['--io', io] })) : [{ io: null, name: engine, extra: [] }];
       for (const v of variants) {
         if (!(await engineRuns(build.cli, engine, target, v.extra))) {
           say(`respbench ${v.name}${build.suffix} does not run here${target.primaries ? ' with --cluster' : ''}; left out`);

@@ -60,7 +60,9 @@ export function printComparison(results, clients, { baselineName, prefix = [] })
         const r = figures.get(ref);
         return [percent(f.ops / r.ops), times(f.cpu / r.cpu)];
       };
-      if (hasBaseline) row.push(...against(c.role === 'this' ? clients.find((b) => b.role === 'baseline' && b.engine === c.engine) : null));
+      // The baseline's row of the same engine on the same --io backend (one from before --io: its only row).
+      const baselineOf = (b) => b.role === 'baseline' && b.engine === c.engine && (b.io === null || b.io === c.io);
+      if (hasBaseline) row.push(...against(c.role === 'this' ? clients.find(baselineOf) : null));
       if (bench) row.push(...against(bench));
       if (memtier) row.push(...against(memtier));
       if (epoll) row.push(...against(epoll));
