@@ -480,7 +480,10 @@ export class IntervalClock {
   static warm(ops: readonly number[], perCommand: boolean): void {
     const current = new OpHistograms(ops);
     for (const h of current.byCommand) for (let i = 0; i < 4000; i++) h.record(1000 + i * 997);
-    new IntervalClock(current.emptyLike(), 1000, performance.now(), newCounters(), current, undefined, () => 0, perCommand).finish(performance.now());
+    const clock = new IntervalClock(current.emptyLike(), 1000, performance.now(), newCounters(), current, undefined, () => 0, perCommand);
+    clearTimeout(clock.timer!);
+    clock.cut(performance.now());
+    clock.complete();
   }
 
   private emit(i: RawInterval): void {
