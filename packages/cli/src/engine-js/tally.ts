@@ -324,7 +324,9 @@ const CUT_SLICE_EVERY_MS = 1;
  * reads the taken ones CUT_SLICE slots a turn, the turns a millisecond
  * apart (read back to back, the first cut's slices still took most of the
  * loop for 5 ms); the interval is handed on (`intervals`, onInterval) some
- * 16 ms after its end, when the last slice is read.
+ * 16 ms after its end, when the last slice is read (an --interval shorter
+ * than that reads the rest of the last one at its own cut, in one turn, as
+ * before). warm() runs the reading once before the clock starts.
  */
 export class IntervalClock {
   readonly intervals: RawInterval[] = [];
