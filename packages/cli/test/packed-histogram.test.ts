@@ -2,16 +2,18 @@
  * An interval's histograms are packed when cut (engine-js/packed-histogram.ts,
  * the native engine's crates/respbench-core/src/packed.rs): every bucket a
  * cut interval had comes back when decoded, sums add as the buckets do, the
- * form is the one the native engine hands over, and a long series of cut
- * intervals holds a few bytes a bucket, not a JS array each.
+ * form is the one the native engine hands over, a long series of cut
+ * intervals holds a few bytes a bucket, not a JS array each, and a cut is
+ * read across event-loop turns, not in the one that ends the interval.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { addBuckets } from '../src/buckets.js';
 import { newCounters } from '../src/engine-js/counters.js';
-import { HIGHEST_TRACKABLE_NS, LatencyHistogram, OpHistograms } from '../src/engine-js/histogram.js';
+import { countsIndex, HIGHEST_TRACKABLE_NS, LatencyHistogram, OpHistograms, valueFromIndex } from '../src/engine-js/histogram.js';
 import { PackedHistogram } from '../src/engine-js/packed-histogram.js';
+import type { RawInterval } from '../src/engine-js/plan.js';
 import { IntervalClock } from '../src/engine-js/tally.js';
 
 /** A recording as a run makes one: latencies over six orders of magnitude, uneven counts, the top of the range. */
@@ -81,5 +83,44 @@ describe('a packed interval histogram', () => {
     // As [value, count] arrays an interval held ~64 bytes a bucket (over 60 KB here).
     expect(perInterval).toBeLessThan(4 * buckets + 1024);
     expect(kept.every((c) => c.intervals.length === 1)).toBe(true);
+  });
+
+  it('is cut across event-loop turns while recording goes on into the next interval', () => {
+    // Under --rate a cut read in one turn held requests due then (9–14 ms at the first cut).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate'] });
+    try {
+      // A mix: one write command, two reads (the read side's histogram is their sum).
+      const current = new OpHistograms([0, 1, 1]);
+      record(current.byCommand[0], 1);
+      record(current.byCommand[1], 2, 500);
+      record(current.byCommand[2], 3, 300);
+      const want = current.byCommand.map((h) => h.toData().buckets);
+      const handed: RawInterval[] = [];
+      const clock = new IntervalClock(current.emptyLike(), 1000, performance.now(), newCounters(), current, (i) => handed.push(i), () => 1, true);
+      // The boundary: the turn of the cut's timer reads no counts, so nothing is handed on yet.
+      vi.advanceTimersToNextTimer();
+      expect(clock.intervals).toHaveLength(0);
+      // Recorded after the boundary: the next interval's, though the cut is not read yet.
+      const late = 123_456_789;
+      current.byCommand[0].record(late);
+      let turns = 0;
+      while (clock.intervals.length === 0 && turns < 1000) {
+        vi.advanceTimersToNextTimer();
+        turns++;
+      }
+      expect(turns).toBeGreaterThan(1);
+      const [cut] = clock.intervals;
+      expect(handed).toEqual([cut]);
+      expect(cut.setHistogram.buckets).toEqual(want[0]);
+      expect(cut.getHistogram.buckets).toEqual(addBuckets(want[1], want[2]));
+      expect(cut.commandHistograms!.map((h) => h.buckets)).toEqual(want);
+      clock.finish(performance.now());
+      expect(clock.intervals[1].setHistogram.buckets).toEqual([[valueFromIndex(countsIndex(late)), 1]]);
+      expect(clock.intervals[1].getHistogram.buckets).toEqual([]);
+      // The whole phase back in `current`.
+      expect(current.byCommand.map((h) => h.total)).toEqual([20_003, 502, 302]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

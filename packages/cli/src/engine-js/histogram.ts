@@ -14,7 +14,7 @@ const SUB_BUCKET_HALF_COUNT = 1 << SUB_BUCKET_HALF_COUNT_MAGNITUDE;
 const SUB_BUCKET_COUNT = SUB_BUCKET_HALF_COUNT * 2;
 export const HIGHEST_TRACKABLE_NS = 2 ** 40;
 const BUCKET_COUNT = 31;
-const COUNTS_LENGTH = (BUCKET_COUNT + 1) * SUB_BUCKET_HALF_COUNT;
+export const COUNTS_LENGTH = (BUCKET_COUNT + 1) * SUB_BUCKET_HALF_COUNT;
 const TWO_POW_32 = 4294967296;
 
 export interface HistogramData {
@@ -153,7 +153,7 @@ export class OpHistograms {
   readonly byCommand: LatencyHistogram[];
 
   /** `ops[i]`: the op kind of command i (0 write side, 1 read side); default the two of --mode. */
-  constructor(private readonly ops: readonly number[] = [0, 1]) {
+  constructor(readonly ops: readonly number[] = [0, 1]) {
     this.byCommand = ops.map(() => new LatencyHistogram());
   }
 
@@ -191,6 +191,18 @@ export class OpHistograms {
 
   merge(other: OpHistograms): void {
     for (let i = 0; i < this.byCommand.length; i++) this.byCommand[i].merge(other.byCommand[i]);
+  }
+
+  /**
+   * Command `i`'s histogram, replaced by `empty` (recording goes on into
+   * it): O(1), so that an interval's counts are read a slice at a time
+   * (IntervalClock's cut). The histogram object is swapped, not its counts
+   * array: a field that changes would cost the optimised recording code.
+   */
+  swap(i: number, empty: LatencyHistogram): LatencyHistogram {
+    const taken = this.byCommand[i];
+    this.byCommand[i] = empty;
+    return taken;
   }
 
   reset(): void {

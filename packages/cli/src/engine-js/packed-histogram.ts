@@ -20,29 +20,59 @@ const MORE = 0x40;
 /** Each group carries 6 bits: the number is taken 64 at a time. */
 const GROUP = 64;
 
-/** The growing bytes of one packing, reused (a cut packs one histogram at a time). */
-let scratch = new Uint8Array(4096);
-let used = 0;
+/**
+ * Packs buckets handed to it one at a time, ascending by counts index, into
+ * its own bytes (grown when needed, kept for the next packing): a histogram
+ * can be packed across several event-loop turns (IntervalClock's cut) while
+ * other packings go on.
+ */
+export class PackedWriter {
+  private bytes: Uint8Array;
+  private used = 0;
+  /** The counts index after the last bucket added. */
+  private next = 0;
 
-function push(n: number): void {
-  if (used + 10 > scratch.length) {
-    const grown = new Uint8Array(scratch.length * 2);
-    grown.set(scratch);
-    scratch = grown;
+  constructor(capacity = 4096) {
+    this.bytes = new Uint8Array(capacity);
   }
-  // Counts reach 2^53: divide, not shift (shifts are 32-bit).
-  while (n >= GROUP) {
-    scratch[used++] = (n % GROUP) | MORE;
-    n = Math.floor(n / GROUP);
+
+  /** Adds bucket `index` (above the last one added) with `count`. */
+  add(index: number, count: number): void {
+    this.push(index - this.next);
+    this.push(count);
+    this.next = index + 1;
   }
-  scratch[used++] = n;
+
+  /** What was added, packed; the writer starts over. */
+  take(): PackedHistogram {
+    const text = this.used === 0 ? '' : Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.used).toString('latin1');
+    this.reset();
+    return text === '' ? EMPTY_PACKED : new PackedHistogram(text);
+  }
+
+  /** Drops what was added. */
+  reset(): void {
+    this.used = 0;
+    this.next = 0;
+  }
+
+  private push(n: number): void {
+    if (this.used + 10 > this.bytes.length) {
+      const grown = new Uint8Array(this.bytes.length * 2);
+      grown.set(this.bytes);
+      this.bytes = grown;
+    }
+    // Counts reach 2^53: divide, not shift (shifts are 32-bit).
+    while (n >= GROUP) {
+      this.bytes[this.used++] = (n % GROUP) | MORE;
+      n = Math.floor(n / GROUP);
+    }
+    this.bytes[this.used++] = n;
+  }
 }
 
-function take(): string {
-  const text = Buffer.from(scratch.buffer, 0, used).toString('latin1');
-  used = 0;
-  return text;
-}
+/** The packings done at once (not across turns) share one writer. */
+const writer = new PackedWriter();
 
 /** A histogram's buckets packed; `buckets` decodes them. Stands wherever HistogramData does. */
 export class PackedHistogram implements HistogramData {
@@ -71,15 +101,10 @@ export class PackedHistogram implements HistogramData {
   /** A recording's non-empty buckets, read straight off its counts. */
   static of(h: LatencyHistogram): PackedHistogram {
     const counts = h.counts;
-    let next = 0;
     for (let i = 0; i < counts.length; i++) {
-      if (counts[i] > 0) {
-        push(i - next);
-        push(counts[i]);
-        next = i + 1;
-      }
+      if (counts[i] > 0) writer.add(i, counts[i]);
     }
-    return new PackedHistogram(take());
+    return writer.take();
   }
 
   static fromData(data: HistogramData): PackedHistogram {
@@ -101,16 +126,15 @@ export class PackedHistogram implements HistogramData {
       const i = countsIndex(valueAt(k));
       if (i < next) {
         // Not ascending, or two values of one bucket (a hand-made list): added up through a whole histogram.
-        used = 0;
+        writer.reset();
         const h = new LatencyHistogram();
         for (let j = 0; j < n; j++) h.recordCount(valueAt(j), countAt(j));
         return PackedHistogram.of(h);
       }
-      push(i - next);
-      push(count);
+      writer.add(i, count);
       next = i + 1;
     }
-    return new PackedHistogram(take());
+    return writer.take();
   }
 
   /** Two histograms added (equal buckets add their counts), packed, without building either's bucket list. */
@@ -123,12 +147,7 @@ export class PackedHistogram implements HistogramData {
     const ys = indexed(y.packed);
     let i = 0;
     let j = 0;
-    let next = 0;
-    const emit = (index: number, count: number) => {
-      push(index - next);
-      push(count);
-      next = index + 1;
-    };
+    const emit = (index: number, count: number) => writer.add(index, count);
     while (i < xs.length || j < ys.length) {
       if (j >= ys.length || (i < xs.length && xs[i] < ys[j])) {
         emit(xs[i], xs[i + 1]);
@@ -142,7 +161,7 @@ export class PackedHistogram implements HistogramData {
         j += 2;
       }
     }
-    return new PackedHistogram(take());
+    return writer.take();
   }
 }
 

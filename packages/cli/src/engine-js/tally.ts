@@ -6,11 +6,11 @@
  * with crates/respbench-core/src/tally.rs.
  */
 import { performance } from 'node:perf_hooks';
-import type { Counters } from './counters.js';
+import { newCounters, type Counters } from './counters.js';
 import { fatalReplyText } from './handshake.js';
-import { LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
+import { COUNTS_LENGTH, LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
 import type { InFlight } from './in-flight.js';
-import { EMPTY_PACKED, PackedHistogram } from './packed-histogram.js';
+import { EMPTY_PACKED, PackedWriter } from './packed-histogram.js';
 import type { RawInterval } from './plan.js';
 import { escapeBytes, ReplyKind, type ReplyReader } from './reply.js';
 import { OP_GET, OP_SET, type PreparedPlan } from './request-source.js';
@@ -303,18 +303,46 @@ export class Tally {
   }
 }
 
+/** Counts slots a turn of a cut reads (of COUNTS_LENGTH, 32,768): some µs a turn once compiled, 0.1–0.3 ms before. */
+const CUT_SLICE = 2048;
+/** A cut's slices are read a timer's millisecond apart, not back to back: the event loop's other work goes on between them. */
+const CUT_SLICE_EVERY_MS = 1;
+
 /**
  * The measured phase's time series: the clients record into `current`,
  * which holds the current interval only; at each boundary (a timer) it is
  * added to the phase's histograms, written into a RawInterval (its
  * histograms packed, 2–3 bytes a non-empty bucket: packed-histogram.ts) and emptied.
  * No work per reply. Paired with IntervalClock in crates/respbench-core/src/tally.rs.
+ *
+ * The cut reads every counts slot of each command's histogram (32,768 a
+ * histogram). In one event-loop turn that held the loop for 9–14 ms at the
+ * first cut (the loops not yet compiled, the phase's counts arrays touched
+ * for the first time) and ~0.5 ms at each later one: under --rate, requests
+ * due then went out that late. So the cut only swaps counts arrays at the
+ * boundary (OpHistograms.swap: recording goes on into empty ones) and
+ * reads the taken ones CUT_SLICE slots a turn, the turns a millisecond
+ * apart (read back to back, the first cut's slices still took most of the
+ * loop for 5 ms); the interval is handed on (`intervals`, onInterval) some
+ * 16 ms after its end, when the last slice is read (an --interval shorter
+ * than that reads the rest of the last one at its own cut, in one turn, as
+ * before). warm() runs the reading once before the clock starts.
  */
 export class IntervalClock {
   readonly intervals: RawInterval[] = [];
   private index = 0;
   private before: Counters;
   private timer: NodeJS.Timeout | null = null;
+  /** Each command's histogram of the interval being cut, swapped out of `current`; empty between cuts (the next cut's), none after finish. */
+  private readonly taken: LatencyHistogram[];
+  /** Packers of the interval being cut: the write side's, the read side's, then (a mix) each command's. */
+  private readonly writers: PackedWriter[];
+  /** The interval being cut (its histograms packed when the last slice is read), then the empty ones a late timer slept through. */
+  private pending: RawInterval[] = [];
+  /** The next counts slot the cut reads; COUNTS_LENGTH when no cut is under way. */
+  private slot = COUNTS_LENGTH;
+  /** The next slice's timer. */
+  private sliceTimer: NodeJS.Timeout | null = null;
 
   constructor(
     /** The phase's latencies so far, the current interval apart. */
@@ -330,6 +358,9 @@ export class IntervalClock {
     private readonly perCommand = false,
   ) {
     this.before = { ...counters };
+    // Allocated before the clock starts.
+    this.taken = current.byCommand.map(() => new LatencyHistogram());
+    this.writers = Array.from({ length: 2 + (perCommand ? current.byCommand.length : 0) }, () => new PackedWriter());
     this.schedule();
   }
 
@@ -343,10 +374,13 @@ export class IntervalClock {
 
   /** Ends the current interval at `now`; intervals a late timer slept through are recorded empty. */
   private cut(now: number): void {
+    // One still being read (a timer late by a whole interval) is finished first.
+    this.complete();
     const c = this.counters;
     const b = this.before;
     const at = (i: number) => i * this.everyMs * 1e6;
-    this.emit({
+    const empty = () => EMPTY_PACKED;
+    this.pending.push({
       index: this.index,
       startNs: at(this.index),
       endNs: Math.min(Math.round((now - this.start) * 1e6), at(this.index + 1)),
@@ -357,24 +391,101 @@ export class IntervalClock {
       misses: c.misses - b.misses,
       mismatches: c.mismatches - b.mismatches,
       lostWrites: c.lostWrites - b.lostWrites,
-      setHistogram: PackedHistogram.of(this.current.set),
-      getHistogram: PackedHistogram.of(this.current.get),
-      ...(this.perCommand ? { commandHistograms: this.current.byCommand.map((h) => PackedHistogram.of(h)) } : {}),
+      // Packed when the last slice is read.
+      setHistogram: EMPTY_PACKED,
+      getHistogram: EMPTY_PACKED,
+      ...(this.perCommand ? { commandHistograms: this.current.byCommand.map(empty) } : {}),
       connections: this.openNow(),
       bytesOut: c.bytesOut - b.bytesOut,
       bytesIn: c.bytesIn - b.bytesIn,
       lost: c.lost - b.lost,
     });
-    this.phase.merge(this.current);
-    this.current.reset();
+    // The interval's counts change hands; their totals count in the phase's at once (p99 reads both).
+    const phase = this.phase.byCommand;
+    const taken = this.taken;
+    for (let k = 0; k < taken.length; k++) {
+      taken[k] = this.current.swap(k, taken[k]);
+      phase[k].total += taken[k].total;
+      taken[k].total = 0;
+    }
     this.before = { ...c };
     this.index++;
-    const empty = () => EMPTY_PACKED;
     while (this.start + (this.index + 1) * this.everyMs <= now) {
       const commandHistograms = this.perCommand ? { commandHistograms: this.current.byCommand.map(empty) } : {};
-      this.emit({ index: this.index, startNs: at(this.index), endNs: at(this.index + 1), requests: 0, sets: 0, gets: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, setHistogram: empty(), getHistogram: empty(), ...commandHistograms, connections: this.openNow(), bytesOut: 0, bytesIn: 0, lost: 0 });
+      this.pending.push({ index: this.index, startNs: at(this.index), endNs: at(this.index + 1), requests: 0, sets: 0, gets: 0, errors: 0, misses: 0, mismatches: 0, lostWrites: 0, setHistogram: empty(), getHistogram: empty(), ...commandHistograms, connections: this.openNow(), bytesOut: 0, bytesIn: 0, lost: 0 });
       this.index++;
     }
+    this.slot = 0;
+    this.sliceTimer = setTimeout(this.onSlice, CUT_SLICE_EVERY_MS);
+  }
+
+  private readonly onSlice = (): void => {
+    this.sliceTimer = null;
+    this.read(CUT_SLICE);
+    if (this.slot < COUNTS_LENGTH) this.sliceTimer = setTimeout(this.onSlice, CUT_SLICE_EVERY_MS);
+  };
+
+  /** The cut under way read to its end now. */
+  private complete(): void {
+    if (this.sliceTimer !== null) clearTimeout(this.sliceTimer);
+    this.sliceTimer = null;
+    if (this.slot < COUNTS_LENGTH) this.read(COUNTS_LENGTH);
+  }
+
+  /**
+   * The next `n` counts slots of the interval being cut: each command's count
+   * added to the phase's and zeroed, the op kinds' sums (and a mix's
+   * commands) packed; at the last slot the interval is handed on.
+   */
+  private read(n: number): void {
+    const end = Math.min(this.slot + n, COUNTS_LENGTH);
+    const ops = this.phase.ops;
+    const phase = this.phase.byCommand;
+    const taken = this.taken;
+    const writers = this.writers;
+    const perCommand = this.perCommand;
+    for (let i = this.slot; i < end; i++) {
+      let writes = 0;
+      let reads = 0;
+      for (let k = 0; k < taken.length; k++) {
+        const counts = taken[k].counts;
+        const v = counts[i];
+        if (v === 0) continue;
+        counts[i] = 0;
+        phase[k].counts[i] += v;
+        if (ops[k] === OP_SET) writes += v;
+        else reads += v;
+        if (perCommand) writers[2 + k].add(i, v);
+      }
+      if (writes > 0) writers[0].add(i, writes);
+      if (reads > 0) writers[1].add(i, reads);
+    }
+    this.slot = end;
+    if (end < COUNTS_LENGTH) return;
+    const cut = this.pending[0];
+    cut.setHistogram = writers[0].take();
+    cut.getHistogram = writers[1].take();
+    if (perCommand) cut.commandHistograms = taken.map((_, k) => writers[2 + k].take());
+    const done = this.pending;
+    this.pending = [];
+    for (const i of done) this.emit(i);
+  }
+
+  /**
+   * A cut read once over made-up counts, all thrown away: call before a
+   * phase's clock starts, so that its first cut runs compiled code. Left to
+   * the first cut, the reading ran interpreted and was compiled then
+   * (`node --trace-opt --trace-deopt`: read's OSR compile, deopts for
+   * feedback it had not seen), and requests due in the next ~15 ms went out
+   * up to 5 ms late.
+   */
+  static warm(ops: readonly number[], perCommand: boolean): void {
+    const current = new OpHistograms(ops);
+    for (const h of current.byCommand) for (let i = 0; i < 4000; i++) h.record(1000 + i * 997);
+    const clock = new IntervalClock(current.emptyLike(), 1000, performance.now(), newCounters(), current, undefined, () => 0, perCommand);
+    clearTimeout(clock.timer!);
+    clock.cut(performance.now());
+    clock.complete();
   }
 
   private emit(i: RawInterval): void {
@@ -382,15 +493,18 @@ export class IntervalClock {
     this.onInterval?.(i);
   }
 
-  /** p99 of the phase so far (the intervals cut and the current one), for the progress line. */
+  /** p99 of the phase so far (the intervals cut, one being cut, and the current one), for the progress line. */
   p99(): number {
-    return valueAtPercentileOf([...this.phase.byCommand, ...this.current.byCommand], 99);
+    return valueAtPercentileOf([...this.phase.byCommand, ...this.current.byCommand, ...this.taken], 99);
   }
 
-  /** The last interval cut at the end, and the phase's latencies back in `current`. */
+  /** The last interval cut at the end (read at once), and the phase's latencies back in `current`. */
   finish(now: number): void {
     if (this.timer) clearTimeout(this.timer);
     this.cut(now);
+    this.complete();
     this.current.merge(this.phase);
+    // Not kept with the series.
+    this.taken.length = 0;
   }
 }

@@ -159,6 +159,7 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
       ? { labels: plan.cluster.nodes.map(nodeLabel), tallies: plan.cluster.nodes.map(() => ({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() })) }
       : null;
     const refresh = plan.cluster ? new TopologyRefresh(plan) : null;
+    if (histogram) IntervalClock.warm(histogram.ops, prepared.isMix);
     const start = performance.now();
     const startedUnixMs = Date.now();
     const clock = histogram && phaseHistograms ? new IntervalClock(phaseHistograms, options.intervalMs ?? DEFAULT_INTERVAL_MS, start, counters, histogram, options.onInterval, () => (plan.cluster ? local.count : clients.length), prepared.isMix) : null;
