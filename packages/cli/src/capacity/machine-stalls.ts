@@ -12,8 +12,12 @@
  * sleeper would have been later than b (a wake L late: L − b when L > b):
  * its share of the step's time is the share of requests due, or of replies
  * arriving, while the machine held its threads back by more than b.
+ * Lateness counts from the thread's own least lateness so far (the
+ * kernel's timer slack and a wake-up, 50-100 µs on an idle machine), not
+ * from zero: every wake is that late, held back or not, and counted from
+ * zero a bound of 50 µs would find an idle machine stalled all the time.
  */
-import { Worker } from 'node:worker_threads';
+import { startEvalThread, type EvalThread } from '../engine-js/eval-thread.js';
 import type { Slo } from './slo.js';
 
 /** What the search reads of the machine (a fake in unit tests). */
@@ -28,16 +32,20 @@ export interface StallMeter {
  * engine-js/alarm.ts): globals and its arguments only. `totals[i]` is bound
  * i's µs past it; the last one the µs measured; `stop[0]` ends it.
  */
-function stallThread(shared: SharedArrayBuffer, boundsUs: number[]): void {
+function stallThread(data: { shared: SharedArrayBuffer; boundsUs: number[] }): void {
+  const { shared, boundsUs } = data;
   const clock = globalThis.performance;
   const stop = new Int32Array(shared, 0, 1);
   const totals = new BigInt64Array(shared, 8, boundsUs.length + 1);
   const SLEEP_MS = 1;
+  let floorUs = Infinity;
   let before = clock.now();
   while (Atomics.load(stop, 0) === 0) {
     Atomics.wait(stop, 0, 0, SLEEP_MS);
     const now = clock.now();
-    const lateUs = (now - before - SLEEP_MS) * 1000;
+    const rawUs = (now - before - SLEEP_MS) * 1000;
+    if (rawUs < floorUs) floorUs = rawUs;
+    const lateUs = rawUs - floorUs;
     for (let i = 0; i < boundsUs.length; i++) if (lateUs > boundsUs[i]) Atomics.add(totals, i, BigInt(Math.round(lateUs - boundsUs[i])));
     Atomics.add(totals, boundsUs.length, BigInt(Math.round((now - before) * 1000)));
     before = now;
@@ -50,7 +58,7 @@ export class ThreadStallMeter implements StallMeter {
   private readonly totals: BigInt64Array;
 
   private constructor(
-    private readonly worker: Worker,
+    private readonly thread: EvalThread,
     shared: SharedArrayBuffer,
     bounds: number,
   ) {
@@ -58,23 +66,13 @@ export class ThreadStallMeter implements StallMeter {
     this.totals = new BigInt64Array(shared, 8, bounds + 1);
   }
 
-  /** Starts the thread; null when it cannot start (the search then goes by the engine's lag alone). */
+  /** Starts the thread; null when it cannot start (the search then goes by the engine's lag alone). A thread lost mid-search stops counting: its shares read as not measured. */
   static async open(boundsUs: number[]): Promise<ThreadStallMeter | null> {
     const shared = new SharedArrayBuffer(8 + 8 * (boundsUs.length + 1));
-    const source = `const { workerData } = require('node:worker_threads');\n(${stallThread.toString()})(workerData.shared, workerData.boundsUs);`;
-    let worker: Worker | null = null;
     try {
-      worker = new Worker(source, { eval: true, workerData: { shared, boundsUs }, stdout: false, stderr: false });
-      const meter = new ThreadStallMeter(worker, shared, boundsUs.length);
-      await new Promise<void>((resolve, reject) => {
-        worker!.once('online', resolve);
-        worker!.once('error', reject);
-      });
-      // Once running (while it starts, it is what keeps the process waiting for it), it keeps no process alive.
-      worker.unref();
-      return meter;
+      const thread = await startEvalThread(stallThread as (data: never) => void, { shared, boundsUs }, () => {});
+      return new ThreadStallMeter(thread, shared, boundsUs.length);
     } catch {
-      void worker?.terminate();
       return null;
     }
   }
@@ -86,7 +84,7 @@ export class ThreadStallMeter implements StallMeter {
   close(): void {
     Atomics.store(this.stop, 0, 1);
     Atomics.notify(this.stop, 0);
-    void this.worker.terminate();
+    void this.thread.stop();
   }
 }
 

@@ -19,7 +19,8 @@
  * The native engine needs none of this: its epoll wait is its own thread's.
  */
 import { performance } from 'node:perf_hooks';
-import { Worker, type MessagePort } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
+import { startEvalThread, type EvalThread } from './eval-thread.js';
 
 /** What the Pacer asks of an alarm clock (a fake in unit tests). */
 export interface Alarm {
@@ -78,48 +79,58 @@ export class ThreadAlarm implements Alarm {
   private ring: (() => void) | null = null;
   private closed = false;
   private ended: Promise<void> = Promise.resolve();
+  private thread: EvalThread | null = null;
+  /** The thread failed mid-run: a timer (to the millisecond) rings instead, so no request waits forever. */
+  private lost = false;
+  private timer: NodeJS.Timeout | null = null;
 
-  private constructor(
-    private readonly worker: Worker,
-    shared: SharedArrayBuffer,
-  ) {
+  private constructor(shared: SharedArrayBuffer) {
     this.state = new Int32Array(shared, 0, 2);
     this.ringAt = new Float64Array(shared, 8, 1);
     this.ringAt[0] = Infinity;
     this.toMonotonic = Number(process.hrtime.bigint()) / 1e6 - performance.now();
-    worker.on('message', this.onRing);
   }
 
   /** Starts the thread (some tens of ms: before a phase's clock starts). */
-  static open(): Promise<ThreadAlarm> {
+  static async open(): Promise<ThreadAlarm> {
     const shared = new SharedArrayBuffer(SHARED_BYTES);
-    const source = `const { workerData, parentPort } = require('node:worker_threads');\n(${alarmThread.toString()})(workerData, parentPort);`;
-    const worker = new Worker(source, { eval: true, workerData: shared, stdout: false, stderr: false });
-    const alarm = new ThreadAlarm(worker, shared);
-    return new Promise((resolve, reject) => {
-      worker.once('online', () => {
-        // Once running (while it starts, it is what keeps the process waiting for it), the alarm keeps no process
-        // alive: the sockets and timers of the phase do.
-        worker.unref();
-        resolve(alarm);
-      });
-      worker.once('error', (err) => {
-        alarm.close();
-        reject(new Error(`--rate: the pacing thread failed: ${err.message}`));
-      });
-    });
+    const alarm = new ThreadAlarm(shared);
+    try {
+      alarm.thread = await startEvalThread(alarmThread as (data: never, port: MessagePort) => void, shared, (why) => alarm.onLost(why));
+    } catch (err) {
+      alarm.closed = true;
+      throw new Error(`--rate: the pacing thread failed: ${(err as Error).message}`);
+    }
+    alarm.thread.worker.on('message', alarm.onRing);
+    return alarm;
+  }
+
+  /** The thread is gone mid-run: said once, and what was due rings from a timer. */
+  private onLost(why: string): void {
+    if (this.closed) return;
+    this.lost = true;
+    process.stderr.write(`respbench: the --rate pacing thread stopped (${why}); timers pace the rest of the run, to the millisecond\n`);
+    const ring = this.ring;
+    if (ring !== null) this.set(this.ringAt[0] - this.toMonotonic, ring);
   }
 
   set(when: number, ring: () => void): void {
     if (this.closed) return;
     this.ring = ring;
     this.ringAt[0] = when + this.toMonotonic;
+    if (this.lost) {
+      if (this.timer !== null) clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.onRing(this.seq), Math.max(0, when - performance.now()));
+      return;
+    }
     this.changed();
   }
 
   clear(): void {
     this.ring = null;
     this.ringAt[0] = Infinity;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     this.changed();
   }
 
@@ -128,9 +139,10 @@ export class ThreadAlarm implements Alarm {
     if (!this.closed) {
       this.closed = true;
       this.ring = null;
+      if (this.timer !== null) clearTimeout(this.timer);
       Atomics.store(this.state, STOP, 1);
       this.changed();
-      this.ended = this.worker.terminate().then(() => undefined);
+      this.ended = this.thread?.stop() ?? Promise.resolve();
     }
     return this.ended;
   }
