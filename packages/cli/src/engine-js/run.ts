@@ -110,7 +110,7 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
  * it came). Under --rate (capacity's steps too) the finest it has, 1 ms: the
  * schedule is kept to the millisecond and the verdict on client lag reads
  * it. A closed-loop run only reports it (`client lag:`), and a 1 ms timer
- * costs an idle loop a wake-up a millisecond (about 15-20 ms of CPU a
+ * costs an idle loop a wake-up a millisecond (14-23 ms of CPU a
  * second measured, next to nothing the closed loop needs): 10 ms there, a
  * pause longer than that still measured whole, shorter ones sampled.
  */
