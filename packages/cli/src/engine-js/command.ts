@@ -12,6 +12,7 @@
  * crates/respbench-core/src/command.rs.
  */
 import { copyBytes, fnv1a32, fmix32, KeyStream, writeDecimal, writeKey, writePadded } from './keys.js';
+import { PlainRequest } from './plain-request.js';
 import { keySlot, SLOTS } from './slot.js';
 import { contentHash, type ValueFactory } from './values.js';
 
@@ -344,6 +345,8 @@ export class CommandEncoder {
    * source sets them before encoding (per-key generations, key-names.ts).
    */
   readonly generations: Uint32Array;
+  /** A plain template's faster encoding (plain-request.ts); null: this one's general path. */
+  private readonly plain: PlainRequest | null;
 
   constructor(
     readonly template: Template,
@@ -368,6 +371,7 @@ export class CommandEncoder {
     this.slotScratch = Buffer.allocUnsafe(keyArgBytes);
     this.randDraws = template.inline ? 0 : template.args.reduce((n, parts) => n + parts.filter((p) => p.kind === 'randInt').length, 0);
     this.generations = new Uint32Array(keyCount).fill(values.generation);
+    this.plain = PlainRequest.of(template.args, template.inline === true, keyCount, prefix, values);
   }
 
   /**
@@ -432,6 +436,12 @@ export class CommandEncoder {
 
   /** As encode, for the keys `keys[0..keyCount)` (a multi-key template names each). */
   encodeKeys(out: Buffer, at: number, keys: Float64Array, stream: KeyStream): number {
+    const plain = this.plain;
+    if (plain !== null) {
+      const len = plain.encode(out, at, keys[0], this.generations[0]);
+      this.lastKeyHash = plain.keyHash;
+      return len;
+    }
     const scratch = this.keyScratch;
     const stride = this.stride;
     for (let k = 0; k < this.keyCount; k++) {

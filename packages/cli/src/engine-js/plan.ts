@@ -380,9 +380,10 @@ export interface RawNode {
 
 
 /**
- * How late the JS engine's event loop ran a 1 ms timer during the measured
- * phase (perf_hooks.monitorEventLoopDelay, its 1 ms interval taken off), in
- * ns: time the engine could not read replies or send, whatever the server did.
+ * How late the JS engine's event loop ran a timer during the measured phase
+ * (perf_hooks.monitorEventLoopDelay, its interval taken off: 1 ms under
+ * --rate, 10 ms in a closed loop, engine-js/run.ts), in ns: time the engine
+ * could not read replies or send, whatever the server did.
  */
 export interface EventLoopDelay {
   /** Timer runs measured. */

@@ -103,6 +103,12 @@ export class RequestSource {
   private readonly choosers: KeyChooser[];
   private readonly randInts: KeyStream;
   private sequential: number;
+  /**
+   * The command every request of this source sends when the choice is made
+   * once (plainNext): one server, one command, one key, no generations;
+   * -1 for the general path.
+   */
+  private readonly plainCommand: number;
 
   constructor(
     private readonly prepared: PreparedPlan,
@@ -124,6 +130,9 @@ export class RequestSource {
     );
     this.randInts = new KeyStream((plan.seed ^ RAND_INT_SALT) >>> 0, connection);
     this.sequential = connection;
+    const command = order === 'run' ? (prepared.drawsCommand ? -1 : prepared.fixedCommand) : 0;
+    const plain = node < 0 && !(prepared.keyGenerations && prepared.keyNames !== null) && command >= 0 && prepared.commands[command].encoder.keyCount === 1;
+    this.plainCommand = plain ? command : -1;
   }
 
   /**
@@ -131,6 +140,7 @@ export class RequestSource {
    * there) and describes it. The returned object is reused by the next call.
    */
   next(out: Buffer, at: number): Request {
+    if (this.plainCommand >= 0) return this.plainNext(out, at, this.plainCommand);
     const p = this.prepared;
     const plan = p.plan;
     const owners = this.node >= 0 ? p.slotOwners : null;
@@ -203,6 +213,33 @@ export class RequestSource {
     r.keyIndex = keys[0];
     r.keyCount = keyCount;
     r.slot = slot;
+    return r;
+  }
+
+  /** next() for a source whose every request is `command` with one key, drawn (or the preload's next in turn): no other branch taken. */
+  private plainNext(out: Buffer, at: number, command: number): Request {
+    const r = this.request;
+    if (this.remaining <= 0) {
+      r.len = 0;
+      return r;
+    }
+    this.remaining--;
+    this.walked++;
+    const c = this.prepared.commands[command];
+    let key: number;
+    if (this.order === 'preload-all') {
+      key = this.sequential;
+      this.sequential += this.prepared.plan.connections;
+    } else key = this.choosers[c.chooser].next(this.keys);
+    this.keyBuf[0] = key;
+    r.len = c.encoder.encodeKeys(out, at, this.keyBuf, this.randInts);
+    r.op = c.op;
+    r.command = command;
+    r.keyHash = c.encoder.lastKeyHash;
+    r.keyIndex = key;
+    r.keyCount = 1;
+    r.slot = -1;
+    r.generation = NO_GENERATION;
     return r;
   }
 }
