@@ -193,6 +193,12 @@ describe('who was the limit', () => {
     // Late with its CPU mostly idle (20%): held back by the machine, so the step says nothing of the server; busy (80%): its own work.
     expect(late.heldBack).toBe(true);
     expect(late.reason).toMatch(/client CPU 20%: the client, idle most of the step, was held back by the machine/);
+    // The same idle, late client with a stall meter that saw a quiet machine: it waited on replies, not the CPU.
+    const quiet = decideLimit(step({ machineLate: [0], scheduleLagP99Us: 5000, latencyUs: { p50: 100, p99: 5200, p999: 6000, max: 7000 }, sloLatencyUs: { p99: 5200 } }), 100, window);
+    expect([quiet.limit, quiet.heldBack ?? false]).toEqual(['server', false]);
+    expect(quiet.reason).toMatch(/client idle \(CPU 20%\) and the machine quiet/);
+    // A meter that saw the machine hold its sleeper back for 0.5% of the step: held back.
+    expect(decideLimit(step({ machineLate: [0.005], scheduleLagP99Us: 5000, latencyUs: { p50: 100, p99: 5200, p999: 6000, max: 7000 }, sloLatencyUs: { p99: 5200 } }), 100, window).heldBack).toBe(true);
     const busy = decideLimit(step({ clientCpu: 0.8, scheduleLagP99Us: 5000, latencyUs: { p50: 100, p99: 5200, p999: 6000, max: 7000 }, sloLatencyUs: { p99: 5200 } }), 100, window);
     expect([busy.limit, busy.heldBack]).toEqual(['client', false]);
     const onTime = decideLimit(step({ scheduleLagP99Us: 20, serviceUs: { mean: 120, p50: 90, p99: 4000 }, latencyUs: { p50: 100, p99: 4000, p999: 6000, max: 7000 }, sloLatencyUs: { p99: 4000 } }), 100, window);

@@ -151,6 +151,28 @@ describe('the alarm thread', () => {
     }
   });
 
+  it('a thread lost mid-run (it died, not closed): said once on stderr, and what was due and what is set after still ring, from timers', async () => {
+    const alarm = await ThreadAlarm.open();
+    const said = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const rings: string[] = [];
+      alarm.set(performance.now() + 30, () => rings.push('due'));
+      // What a crash of the thread looks like from here: it ends without close().
+      await (alarm as unknown as { thread: { worker: { terminate(): Promise<number> } } }).thread.worker.terminate();
+      await new Promise((r) => setTimeout(r, 80));
+      expect(rings).toEqual(['due']);
+      const when = performance.now() + 3;
+      const rang = await new Promise<number>((resolve) => alarm.set(when, () => resolve(performance.now())));
+      expect(rang).toBeGreaterThanOrEqual(when - 1);
+      const lines = said.mock.calls.map((c) => String(c[0])).filter((t) => t.includes('pacing thread'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^respbench: the --rate pacing thread stopped \(it ended \(exit code \d+\)\); timers pace the rest of the run/);
+    } finally {
+      said.mockRestore();
+      await alarm.close();
+    }
+  });
+
   it('its thread ends on close, with an alarm still set, and rings no more', async () => {
     const alarm = await ThreadAlarm.open();
     let rang = false;

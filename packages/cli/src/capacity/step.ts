@@ -21,6 +21,8 @@ export const LOOP_DELAY_SHARE = 0.25;
  * of its CPU was held back (descheduled: the machine), not busy.
  */
 export const HELD_BACK_CPU = 0.5;
+/** The stall meter saw the machine hold its sleeper back past a bound for at least this share of a step. */
+export const MACHINE_SEEN_SHARE = 0.001;
 /** The server queued when the mean service time grew this much over the least loaded step's. */
 export const SERVICE_GROWTH = 1.5;
 /** The window is the limit when the target is this much above what it carries at the low-load service time. */
@@ -326,10 +328,16 @@ export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | nul
     }
     const lag = s.scheduleLagP99Us;
     if (lag !== null && lag >= LOOP_DELAY_SHARE * worstUs) {
-      // Late with the CPU mostly idle: the client was held off it (the machine), not busy with its own work.
-      const heldBack = s.clientCpu < HELD_BACK_CPU;
-      const why = heldBack ? `: the client, idle most of the step, was held back by the machine, so the step says nothing of the server` : '';
-      return { limit: 'client', reason: `requests went out late (schedule lag p99 ${formatUs(lag)}) while the server answered as fast as at low load (${from}); client CPU ${cpu}%${why}`, heldBack };
+      // Late with the CPU mostly idle: the client was held off it (the machine), not busy with its own work — when the
+      // stall meter saw the machine hold a sleeper back past a bound, or there is no meter to ask. A meter that saw a
+      // quiet machine says the idle client was waiting on something else: replies (the server), not the CPU.
+      const idle = s.clientCpu < HELD_BACK_CPU;
+      const machineSaw = s.machineLate === null || s.machineLate.some((share) => share >= MACHINE_SEEN_SHARE);
+      if (!idle || machineSaw) {
+        const why = idle ? `: the client, idle most of the step, was held back by the machine, so the step says nothing of the server` : '';
+        return { limit: 'client', reason: `requests went out late (schedule lag p99 ${formatUs(lag)}) while the server answered as fast as at low load (${from}); client CPU ${cpu}%${why}`, heldBack: idle };
+      }
+      return { limit: 'server', reason: `requests went out late (schedule lag p99 ${formatUs(lag)}) with the client idle (CPU ${cpu}%) and the machine quiet (a sleeping thread of the client was never held back past the SLO's bounds): they waited for replies; service p99 ${formatUs(service.p99)}` };
     }
     return { limit: 'server', reason: `the server's own latency broke the SLO (service p99 ${formatUs(service.p99)}), with requests sent on time; client CPU ${cpu}%` };
   }
