@@ -12,12 +12,29 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
 import { parse as parseCsv } from './helpers/study.js';
-import { expectRowsAddUp, startCluster, type TestCluster } from './helpers/cluster.js';
+import { clustersAhead, expectRowsAddUp, startCluster, type ClusterShape, type TestCluster } from './helpers/cluster.js';
 import { engines, ioEngines } from './helpers/engines.js';
 import { CLI, clusterNodePids, newClusterNodes, REPO, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
 
 let cluster: TestCluster;
 let single: RedisServer;
+
+/**
+ * The clusters of the tests that need one of their own (a password on every
+ * node, no replicas, a failover), one per engine where the test runs per
+ * engine: started together when the first is taken.
+ */
+const ENGINES = engines();
+const OWN = {
+  password: (engine: string) => ENGINES.indexOf(engine),
+  bare: ENGINES.length,
+  failover: (engine: string) => ENGINES.length + 1 + ENGINES.indexOf(engine),
+};
+const ownClusters = clustersAhead([
+  ...ENGINES.map((): ClusterShape => [3, 0, [], 'clu-pass']),
+  [3, 0],
+  ...ENGINES.map((): ClusterShape => [3, 1]),
+]);
 
 beforeAll(async () => {
   [cluster, single] = await Promise.all([startCluster(3, 1), startRedis()]);
@@ -565,7 +582,7 @@ describe.each(engines())('topology changes during a --cluster run (%s engine)', 
 
 describe('a cluster that requires a password', () => {
   it.each(engines())('the handshake runs on every node (%s engine): AUTH with -a, and a clear line without it', async (engine) => {
-    const own = await startCluster(3, 0, [], 'clu-pass');
+    const own = await ownClusters.take(OWN.password(engine));
     try {
       const { run, result } = await runJson(['--cluster', '-p', String(own.nodes[0].port), '-a', 'clu-pass', '--engine', engine, '-n', '3000', '-c', '2', '-P', '8', '-r', '1000', '--mode', 'mixed', '--verify-get', '--seed', '4']);
       expect(run.code, run.stderr).toBe(0);
@@ -624,7 +641,7 @@ describe('--cluster refusals and failures', () => {
   });
 
   it('--read-from replica against a cluster whose primaries have no replica: exit 2, one line naming the flag', async () => {
-    const bare = await startCluster(3, 0);
+    const bare = await ownClusters.take(OWN.bare);
     try {
       const r = await runCli(['--cluster', '-p', String(bare.nodes[0].port), '--read-from', 'replica', '-n', '10']);
       expect(r.code).toBe(2);
@@ -724,7 +741,7 @@ describe('the redis_cluster study target', () => {
 describe('a node lost during a --cluster run', () => {
   it.each(engines())('killed with --reconnect (%s engine): the run goes on after the failover, MOVED counted', async (engine) => {
     // A cluster of its own: a failover per engine, each with a replica to fail over to.
-    const own = await startCluster(3, 1);
+    const own = await ownClusters.take(OWN.failover(engine));
     try {
       const victim = own.primaries()[0];
       const slotOwner = owners(victim);
