@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
-import { expectRowsAddUp, startCluster } from './helpers/cluster.js';
+import { clustersAhead, expectRowsAddUp } from './helpers/cluster.js';
 import { engines } from './helpers/engines.js';
 import { runJson } from './helpers/servers.js';
 
@@ -37,9 +37,13 @@ function ownerOf(port: number, slot: number): number {
   return rows.find(([first, last]) => first <= slot && slot <= last)![2][1];
 }
 
+const ENGINES = engines();
+/** One cluster per engine, both started when the first engine's test takes its own. */
+const clusters = clustersAhead(ENGINES.map(() => [3, 1]));
+
 describe('a node reached through a redirection dies mid-run', () => {
-  it.each(engines())('SIGKILL under --reconnect (%s engine): the run goes on and completes; lost + answered = sent', async (engine) => {
-    const own = await startCluster(3, 1);
+  it.each(ENGINES)('SIGKILL under --reconnect (%s engine): the run goes on and completes; lost + answered = sent', async (engine) => {
+    const own = await clusters.take(ENGINES.indexOf(engine));
     try {
       const tag = Buffer.from('nd');
       const slot = keySlot(tag, 0, tag.length);

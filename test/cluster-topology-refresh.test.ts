@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type TestCluster } from './helpers/cluster.js';
+import { clustersAhead, type TestCluster } from './helpers/cluster.js';
 import { engines } from './helpers/engines.js';
 import { runJson, startRedis, type RedisServer } from './helpers/servers.js';
 
@@ -64,12 +64,16 @@ function slotsWithKeys(port: number, slots: number[]): number {
   return pipe(port, slots.map((s) => `CLUSTER COUNTKEYSINSLOT ${s}`)).filter((n) => Number(n) > 0).length;
 }
 
-describe.each(engines())('topology refresh mid-run (%s engine)', (engine) => {
+const ENGINES = engines();
+/** A cluster per engine (the join changes it for good), both started when the first engine's tests take theirs. */
+const clusters = clustersAhead(ENGINES.map(() => [3, 0]));
+
+describe.each(ENGINES)('topology refresh mid-run (%s engine)', (engine) => {
   let cluster: TestCluster;
   const joined: RedisServer[] = [];
 
   beforeAll(async () => {
-    cluster = await startCluster(3, 0);
+    cluster = await clusters.take(ENGINES.indexOf(engine));
   });
 
   afterAll(async () => {

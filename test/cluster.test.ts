@@ -12,12 +12,29 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
 import { parse as parseCsv } from './helpers/study.js';
-import { expectRowsAddUp, startCluster, type TestCluster } from './helpers/cluster.js';
+import { clustersAhead, expectRowsAddUp, startCluster, type ClusterShape, type TestCluster } from './helpers/cluster.js';
 import { engines, ioEngines } from './helpers/engines.js';
 import { CLI, clusterNodePids, newClusterNodes, REPO, runCli, runJson, startRedis, type RedisServer } from './helpers/servers.js';
 
 let cluster: TestCluster;
 let single: RedisServer;
+
+/**
+ * The clusters of the tests that need one of their own (a password on every
+ * node, no replicas, a failover), one per engine where the test runs per
+ * engine: started together when the first is taken.
+ */
+const ENGINES = engines();
+const OWN = {
+  password: (engine: string) => ENGINES.indexOf(engine),
+  bare: ENGINES.length,
+  failover: (engine: string) => ENGINES.length + 1 + ENGINES.indexOf(engine),
+};
+const ownClusters = clustersAhead([
+  ...ENGINES.map((): ClusterShape => [3, 0, [], 'clu-pass']),
+  [3, 0],
+  ...ENGINES.map((): ClusterShape => [3, 1]),
+]);
 
 beforeAll(async () => {
   [cluster, single] = await Promise.all([startCluster(3, 1), startRedis()]);
@@ -323,6 +340,20 @@ function redis(port: number, ...args: string[]): string {
   return r.stdout.trim();
 }
 
+/**
+ * Gives `slot` from `from` to `to` at once (no MIGRATING/IMPORTING, so the
+ * slot must hold no key): the new owner, the old one, then the other
+ * primaries. The new owner's config epoch is bumped first: SETSLOT NODE alone
+ * bumps nothing, and a heartbeat the old owner sent before it gave the slot
+ * away, if its epoch is the higher, hands the slot back to it on every node
+ * that hears it (then both answer MOVED to the other, for good).
+ */
+function giveSlotAtOnce(slot: number, from: number, to: number): void {
+  const toId = redis(to, 'CLUSTER', 'MYID');
+  expect(redis(to, 'CLUSTER', 'BUMPEPOCH')).toMatch(/^(BUMPED|STILL) \d+$/);
+  for (const p of [to, from, ...cluster.primaries().filter((x) => x !== to && x !== from)]) expect(redis(p, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', toId)).toBe('OK');
+}
+
 /** A counter from INFO (e.g. cmdstat_asking's calls), 0 when absent. */
 function commandCalls(port: number, command: string): number {
   const m = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(redis(port, 'INFO', 'commandstats'));
@@ -525,15 +556,13 @@ describe.each(engines())('topology changes during a --cluster run (%s engine)', 
     const slot = keySlot(tag, 0, tag.length);
     const source = owners(cluster.primaries()[0]).get(slot)!;
     const dest = cluster.primaries().find((p) => p !== source)!;
-    const sourceId = redis(source, 'CLUSTER', 'MYID');
-    const destId = redis(dest, 'CLUSTER', 'MYID');
     const gets = commandCalls(dest, 'get');
     const before = commandCalls(source, 'get');
     const started = Date.now();
     const running = runJson(['--cluster', '-p', String(source), '--engine', engine, '--duration', '6s', '-c', '2', '-P', '4', '-r', '300', '--key-prefix', '{dk}:', '--mode', 'get', '--no-preload', '--timeout', '5s', '--reconnect', '--reconnect-backoff', '100ms'], 40_000);
     // Reads only (no key is written), so the slot can be given away at once: SETSLOT NODE refuses while the source holds keys of it.
     await until('load on the source', () => commandCalls(source, 'get') > before + 50);
-    for (const p of [dest, source, ...cluster.primaries().filter((x) => x !== dest && x !== source)]) redis(p, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', destId);
+    giveSlotAtOnce(slot, source, dest);
     // The slot's requests now go straight to the destination, over Links redirections opened (its own sockets carry none of them).
     await until('GETs on the destination', () => commandCalls(dest, 'get') > gets + 20);
     redis(dest, 'CLIENT', 'KILL', 'TYPE', 'normal');
@@ -546,14 +575,14 @@ describe.each(engines())('topology changes during a --cluster run (%s engine)', 
     expect(commandCalls(dest, 'get')).toBeGreaterThan(killed + 20);
     expect(result.lost).toBeGreaterThanOrEqual(0);
     expect(result.lost).toBeLessThanOrEqual(2 * 4 * 3);
-    for (const p of [source, dest, ...cluster.primaries().filter((x) => x !== dest && x !== source)]) redis(p, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', sourceId);
+    giveSlotAtOnce(slot, dest, source);
     await cluster.waitOk();
   });
 });
 
 describe('a cluster that requires a password', () => {
   it.each(engines())('the handshake runs on every node (%s engine): AUTH with -a, and a clear line without it', async (engine) => {
-    const own = await startCluster(3, 0, [], 'clu-pass');
+    const own = await ownClusters.take(OWN.password(engine));
     try {
       const { run, result } = await runJson(['--cluster', '-p', String(own.nodes[0].port), '-a', 'clu-pass', '--engine', engine, '-n', '3000', '-c', '2', '-P', '8', '-r', '1000', '--mode', 'mixed', '--verify-get', '--seed', '4']);
       expect(run.code, run.stderr).toBe(0);
@@ -612,7 +641,7 @@ describe('--cluster refusals and failures', () => {
   });
 
   it('--read-from replica against a cluster whose primaries have no replica: exit 2, one line naming the flag', async () => {
-    const bare = await startCluster(3, 0);
+    const bare = await ownClusters.take(OWN.bare);
     try {
       const r = await runCli(['--cluster', '-p', String(bare.nodes[0].port), '--read-from', 'replica', '-n', '10']);
       expect(r.code).toBe(2);
@@ -712,7 +741,7 @@ describe('the redis_cluster study target', () => {
 describe('a node lost during a --cluster run', () => {
   it.each(engines())('killed with --reconnect (%s engine): the run goes on after the failover, MOVED counted', async (engine) => {
     // A cluster of its own: a failover per engine, each with a replica to fail over to.
-    const own = await startCluster(3, 1);
+    const own = await ownClusters.take(OWN.failover(engine));
     try {
       const victim = own.primaries()[0];
       const slotOwner = owners(victim);

@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, ioEngines } from './helpers/engines.js';
-import { CLI, cliArgs, runCli, runJson, useRedis } from './helpers/servers.js';
+import { CLI, cliArgs, commandsProcessed, runCli, runJson, useRedis } from './helpers/servers.js';
 
 const redis = useRedis();
 
@@ -143,10 +143,12 @@ describe.each(ioEngines())('engine %s', (engine) => {
   });
 
   it('a server stall shows in the intended-time percentiles, not in the service time', async () => {
+    const before = commandsProcessed(redis.current);
     const child = spawn(process.execPath, [CLI, ...cliArgs([...base(), '--rate', '4000', '--requests', '12000', '--pipeline', '16', '--mode', 'set', '--json'])], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
-    await new Promise((r) => setTimeout(r, 1000));
+    // Half a second of the 3 s schedule sent (2000 requests), not a guessed start-up time: the stall falls mid-run.
+    while (commandsProcessed(redis.current) < before + 2000 && child.exitCode === null) await new Promise((r) => setTimeout(r, 20));
     // Blocks the server for 500 ms while the schedule keeps running.
     spawnSync('redis-cli', ['-p', String(redis.current.port), 'DEBUG', 'SLEEP', '0.5']);
     const code = await new Promise((r) => child.on('close', r));

@@ -9,7 +9,7 @@
  * TLS; the plain ports stay for the tests' own redis-cli calls. This file
  * only gives the launcher's cluster the shape the tests use.
  */
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { startLocalCluster } from '../../packages/cli/src/local-cluster.js';
 import type { RedisServer } from './servers.js';
 
@@ -65,6 +65,38 @@ export async function startCluster(primaries = 3, replicas = 1, extra: string[] 
     primaries: () => cluster.primaries(),
     waitOk: (timeoutMs) => cluster.waitOk(timeoutMs),
     stop: () => cluster.stop(),
+  };
+}
+
+/** startCluster's arguments, for clustersAhead. */
+export type ClusterShape = Parameters<typeof startCluster>;
+
+/**
+ * Clusters a file's tests take one each (a test that changes its cluster for
+ * good: a failover, a node killed), all started at once when the first is
+ * taken: a start is about 2 s, mostly waiting on redis-cli --cluster create
+ * and for cluster_state:ok, and several at once take hardly longer than one.
+ * Not before (idle nodes beside the file's timing tests are no help). Call it
+ * at the top of the file: every cluster is stopped after the file's tests,
+ * taken or not (a test may stop its own earlier: stopping twice is harmless).
+ */
+export function clustersAhead(shapes: ClusterShape[]): { take(i: number): Promise<TestCluster> } {
+  let starts: Promise<TestCluster | Error>[] | null = null;
+  afterAll(async () => {
+    await Promise.all((starts ?? []).map(async (start) => {
+      const c = await start;
+      if (!(c instanceof Error)) await c.stop();
+    }));
+  });
+  return {
+    take: async (i) => {
+      if (i < 0 || i >= shapes.length) throw new Error(`clustersAhead: no cluster ${i} (${shapes.length} asked for)`);
+      // A failed start is kept as its error (for its own take to throw), not left as a rejection nobody awaits.
+      starts ??= shapes.map((shape) => startCluster(...shape).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))));
+      const c = await starts[i];
+      if (c instanceof Error) throw c;
+      return c;
+    },
   };
 }
 
