@@ -7,7 +7,7 @@
  * read back from there) instead of through a scratch buffer. Chosen once,
  * when the encoder is made; every other template takes the general path.
  */
-import { copyBytes, decimalDigits, fnv1a32, writePadded } from './keys.js';
+import { copyBytes, decimalDigits, fnv1a32, writeDecimal, writePadded } from './keys.js';
 import { contentHash, type ValueFactory } from './values.js';
 
 const PLAIN_END = 0;
@@ -78,9 +78,7 @@ export class PlainRequest {
         pos = lengthHeader(out, pos, keyLen);
         const start = pos;
         pos += copyBytes(prefix, 0, prefix.length, out, pos);
-        if (keyIndex < SMALL) smallDigits(out, pos, keyIndex, digits);
-        else writePadded(out, pos, keyIndex, digits);
-        pos += digits;
+        pos += writePadded(out, pos, keyIndex, digits);
         h = fnv1a32(out, start, keyLen);
         out[pos++] = 13;
         out[pos++] = 10;
@@ -97,26 +95,11 @@ export class PlainRequest {
   }
 }
 
-/** Below this an integer's digits come from 32-bit division. */
-const SMALL = 2 ** 31;
-
 /** `$<n>\r\n` at `at`; returns the position after it. */
 function lengthHeader(out: Buffer, at: number, n: number): number {
   out[at++] = 36; // '$'
-  const digits = decimalDigits(n);
-  if (n < SMALL) smallDigits(out, at, n, digits);
-  else writePadded(out, at, n, digits);
-  at += digits;
+  at += writeDecimal(out, at, n);
   out[at++] = 13;
   out[at++] = 10;
   return at;
-}
-
-/** The `digits` decimal digits of `n` (below SMALL) at `at`, written from the end. */
-function smallDigits(out: Buffer, at: number, n: number, digits: number): void {
-  for (let i = at + digits - 1; i >= at; i--) {
-    const q = (n / 10) | 0;
-    out[i] = 48 + (n - q * 10);
-    n = q;
-  }
 }
