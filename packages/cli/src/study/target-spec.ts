@@ -12,6 +12,7 @@ import { parseUri } from '../uri.js';
 import { rememberSecret } from '../secrets.js';
 import { keysOf, REDIS_CLUSTER_FIELDS, REDIS_PRESETS, TARGET_FIELDS, TLS_FIELDS } from './file-format.js';
 import { isPlainObject, type FileErrors, type Path } from './file-errors.js';
+import type { RawTlsOptions } from '../tls-flags.js';
 
 export { REDIS_PRESETS };
 
@@ -30,16 +31,7 @@ export interface TargetCredentials {
  * (--cacert, --tls-ciphers, …); file paths resolved against the study file's
  * folder. `tls: true` is an empty one: the system's roots only.
  */
-export interface TargetTls {
-  cacert?: string;
-  cacertdir?: string;
-  cert?: string;
-  key?: string;
-  insecure?: boolean;
-  sni?: string;
-  ciphers?: string;
-  ciphersuites?: string;
-}
+export type TargetTls = Omit<RawTlsOptions, 'tlsCiphers' | 'tlsCiphersuites'> & { ciphers?: string; ciphersuites?: string };
 
 export type TargetSpec = (
   /** A server already running: at host:port (over TLS with `tls`), or at a unix socket. */
