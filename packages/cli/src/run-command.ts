@@ -265,7 +265,11 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
   if (opts.json) io.stdout(`${formatJson(result, opts.pretty)}\n`);
   else if (short) io.stdout(`${shortRunLines(result, precision)}\n`);
-  else io.stdout(`${formatFigures(result, 'elsewhere', precision)}\n${repeat > 1 ? `${(await import('./repeat.js')).repeatLine(result as { repeat?: RepeatSummary })}\n` : ''}`);
+  else {
+    // A first round that failed or was interrupted carries no repeat summary: then there is no line for it.
+    const summary = repeat > 1 ? (await import('./repeat.js')).repeatLine(result as { repeat?: RepeatSummary }) : null;
+    io.stdout(`${formatFigures(result, 'elsewhere', precision)}\n${summary === null ? '' : `${summary}\n`}`);
+  }
   if (opts.jsonFile !== undefined) writeWhole(opts.jsonFile, `${formatJson(result, opts.pretty)}\n`);
   if (opts.hdrLog !== undefined) {
     if (notStarted(result)) io.stderr('respbench: --hdr-log: the run measured nothing, no log files written\n');
