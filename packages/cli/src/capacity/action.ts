@@ -108,4 +108,6 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   }
   if (stoppedBy) throw new Exit(SIGNAL_EXIT[stoppedBy]);
   if (report.end === 'failed' || report.end === 'client-lag') throw new Exit(EXIT.failed);
+  // Not even the lowest rate tried met the SLO: the answer ("capacity: none") is a gate missed, not a success.
+  if (report.end === 'none-met') throw new Exit(EXIT.gateMissed);
 }

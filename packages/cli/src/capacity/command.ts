@@ -36,10 +36,10 @@ the SLO measured the client or the machine, not the server: it runs again,
 and if the lowest rate that failed still rests on such a step, no capacity
 is printed.
 
-Exit status: 0 the search finished (capacity: none is an answer too); 1 a
-step could not run, or the capacity rests on steps the client's own lag
-broke; 2 bad usage; 130/143/129 interrupted (the bracket so far
-is printed).
+Exit status: 0 the search found a capacity; 5 no rate met the SLO
+(capacity: none), a gate missed as with --slo on a run; 1 a step could not
+run, or the capacity rests on steps the client's own lag broke; 2 bad
+usage; 130/143/129 interrupted (the bracket so far is printed).
 `;
 
 export function registerCapacityCommand(program: Command, io: CliIo): void {
