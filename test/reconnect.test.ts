@@ -87,6 +87,19 @@ async function untilConnected(s: Restartable, count: number): Promise<void> {
   throw new Error('the run never connected');
 }
 
+/**
+ * Waits until the run's SETs have reached the server (it holds `keys` keys): a kill before any reply would be a
+ * run that got nothing, which is a failure (issue 20, item 4), not the drop mid-run these tests make.
+ */
+async function untilWritten(s: Restartable, keys: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (Number(cli(s, 'DBSIZE')) >= keys) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`the run never wrote ${keys} keys`);
+}
+
 function bench(engine: string, s: Restartable, args: string[]): Promise<CliRun> {
   const target = s.socket ? ['-s', s.socket] : ['--port', String(s.port)];
   return runCli(['--engine', engine, ...target, '-a', PASSWORD, '--timeout', '10s', '--seed', '7', '-r', String(KEYSPACE), '--key-pattern', 'sequential', ...args], 90_000);
@@ -198,6 +211,7 @@ describe.each(ioEngines())('engine %s', (engine) => {
     const s = await startServer();
     const running = bench(engine, s, ['--mode', 'set', '--duration', '20s', '-c', '1', '-P', '8', '--reconnect', '--reconnect-attempts', '3', '--reconnect-backoff', '20ms']);
     await untilConnected(s, 1);
+    await untilWritten(s, 16);
     await kill(s);
     const run = await running;
     expect(run.code).toBe(1);
@@ -214,6 +228,7 @@ describe.each(ioEngines())('engine %s', (engine) => {
     const s = await startServer();
     const running = bench(engine, s, ['--mode', 'set', '--duration', '2s', '-c', '1', '-P', '8', '--reconnect', '--reconnect-attempts', '100', '--reconnect-backoff', '1s', '--json']);
     await untilConnected(s, 1);
+    await untilWritten(s, 16);
     await kill(s);
     const run = await running;
     const result = parse(run);
