@@ -51,9 +51,22 @@ impl PackedBuckets {
         pack_indexed(counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, &c)| (i, c)), non_empty * 3)
     }
 
-    /// `[lowest equivalent value, count]` pairs, ascending, as `buckets()` gives them.
+    /// `[value, count]` pairs: ascending ones, as `buckets()` gives them, are packed as they come; any others
+    /// (out of order, or two values in one bucket) are put in order and added up first, since the form holds
+    /// each bucket once, ascending (a gap below zero would wrap).
     pub fn from_buckets(buckets: &[(u64, u64)]) -> PackedBuckets {
-        pack_indexed(buckets.iter().filter(|b| b.1 > 0).map(|&(v, c)| (index_of_value(v), c)), buckets.len() * 3)
+        let mut pairs: Vec<(usize, u64)> = buckets.iter().filter(|b| b.1 > 0).map(|&(v, c)| (index_of_value(v), c)).collect();
+        if !pairs.windows(2).all(|w| w[0].0 < w[1].0) {
+            pairs.sort_unstable_by_key(|p| p.0);
+            pairs.dedup_by(|later, kept| {
+                let same = later.0 == kept.0;
+                if same {
+                    kept.1 += later.1;
+                }
+                same
+            });
+        }
+        pack_indexed(pairs.into_iter(), buckets.len() * 3)
     }
 
     pub fn as_str(&self) -> &str {
@@ -188,6 +201,18 @@ mod tests {
         let packed = PackedBuckets::from_buckets(&buckets);
         assert_eq!(packed.to_buckets(), buckets);
         assert!(packed.as_str().bytes().all(|b| b < 0x80));
+    }
+
+    #[test]
+    fn buckets_out_of_order_or_twice_are_packed_in_order_and_added() {
+        let h = recorded(4);
+        let mut shuffled = h.buckets();
+        shuffled.reverse();
+        let (v, c) = shuffled[3];
+        shuffled.push((v, 0));
+        shuffled[3].1 = c - 1;
+        shuffled.insert(0, (v, 1));
+        assert_eq!(PackedBuckets::from_buckets(&shuffled), PackedBuckets::of(&h));
     }
 
     #[test]
