@@ -16,7 +16,7 @@ import { XmlDocument, XsdValidator } from 'libxml2-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resultJsonText } from '../packages/cli/src/result-json.js';
 import { engines } from './helpers/engines.js';
-import { parseResult, REPO, runCli, startServe } from './helpers/servers.js';
+import { freePort, parseResult, REPO, runCli, startServe } from './helpers/servers.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'respbench-compare-'));
 let fast: { port: number; child: ChildProcess };
@@ -120,6 +120,11 @@ describe.each(engines())('compare, %s engine', (engine) => {
     expect(repeated.repeat.perCommand.at(-1).opsPerSec.sd).toBeGreaterThan(0);
     expect(repeated.series.length).toBeGreaterThanOrEqual(14);
     expect(repeated.opsPerSec).toBeCloseTo(repeated.requests / repeated.elapsedSec, 6);
+    // -x whose first round failed (nothing listens): the failure, and no repeat line (it once printed "null").
+    const refused = await runCli(['-p', String(await freePort()), '--engine', engine, '-n', '100', '-x', '2']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout).not.toMatch(/^null$/m);
+    expect(refused.stdout).not.toMatch(/^-x \d+ rounds/m);
   });
 });
 

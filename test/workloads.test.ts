@@ -127,8 +127,10 @@ describe.each(engines())('engine %s', (engine) => {
   });
 });
 
-// Every I/O backend: with values this large, io_uring once kept 4-13 of 64 requests in flight (epoll 32),
-// handing the kernel one 200 KB request per send per loop turn (issue 21).
+// Every I/O backend: with values this large, io_uring once kept 4-13 of 64 requests in flight under load and
+// 18-20 on a quiet machine (epoll 30-33; 25 with ten busy loops beside it), handing the kernel one 200 KB request
+// per send per loop turn (issue 21; docs/native.md "Large values"). A quarter of the window is the bound a busy
+// machine keeps on every backend (io_uring now 37-41 under that load).
 describe.each(ioEngines())('engine %s', (engine) => {
   it('large values still fill the pipeline window, written, read and mixed', async () => {
     const base = ['--engine', engine, '--port', String(redis.current.port), '-d', '200000', '-n', '2000', '-r', '200', '-P', '64', '--key-prefix', 'big:'];
@@ -139,7 +141,7 @@ describe.each(ioEngines())('engine %s', (engine) => {
       if (mode === 'get') expect(result.misses).toBe(0);
       // Little's law: requests in flight = throughput x mean latency. One at a time would give ~1.
       const inFlight = (result.opsPerSec * result.latencyUs.mean) / 1e6;
-      expect(inFlight, `${mode}: requests in flight`).toBeGreaterThan(8);
+      expect(inFlight, `${mode}: requests in flight`).toBeGreaterThan(16);
     }
     redis.current.cli('FLUSHALL');
   });
