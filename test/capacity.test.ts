@@ -89,12 +89,15 @@ describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
     expect(page).toContain(`capacity ${r.capacity.toLocaleString('en-US')}/s`);
     // Past its capacity the server, not the client, held it back.
     expect(r.limit.by, r.limit.reason).toBe('server');
-    // A step at or below 90% of the known capacity that failed is the machine taking the server's own time (another
-    // process here, not the client, whose lag the tool reads): the server delivered less than 5000/s then, and the
-    // tool was right to say so (CI once found 3984/s after 4109/s achieved 3625). Then only the upper bound holds.
-    const starved = r.steps.filter((s: Step) => !s.met && s.targetRate <= 0.9 * 5000);
-    if (starved.length > 0) console.log(`engine ${engine}: the server fell behind rates it carries (${starved.map((s: Step) => `${s.targetRate}/s`).join(', ')}), so the machine held it; capacity ${r.capacity}/s not held to 5000 ± 10%: ${table}`);
-    else expect(Math.abs(r.capacity - 5000) / 5000, `capacity ${r.capacity}: ${table}`).toBeLessThanOrEqual(0.1);
+    // Below 5000 - 10%: right only if the machine took the server's own time (another process here, not the client,
+    // whose lag the tool reads), and the run shows it: a failed step below 95% of the known capacity. Each client sends
+    // on a fixed schedule, so below the capacity nothing queues at the server but what a pause of the machine leaves
+    // there, and at 5% spare a backlog that breaks p99 <= 20 ms takes a pause of about 20 ms. The server delivered
+    // less than 5000/s then, and the tool was right to say so (CI once found 3984/s after 4109/s achieved 3625).
+    const off = Math.abs(r.capacity - 5000) / 5000;
+    const starved = r.steps.filter((s: Step) => !s.met && s.targetRate < 0.95 * 5000);
+    if (off > 0.1 && r.capacity < 5000 && starved.length > 0) console.log(`engine ${engine}: the server fell behind rates it carries (${starved.map((s: Step) => `${s.targetRate}/s`).join(', ')}), so the machine held it; capacity ${r.capacity}/s not held to 5000 ± 10%: ${table}`);
+    else expect(off, `capacity ${r.capacity}: ${table}`).toBeLessThanOrEqual(0.1);
     // Monotone where it should be: in order of rate, every step the search went by up to the capacity met the SLO (and achieved its rate), every one above did not.
     const steps: Step[] = r.steps.filter((s: Step) => !s.retried).sort((a: Step, b: Step) => a.targetRate - b.targetRate);
     for (const s of steps) {
