@@ -366,6 +366,23 @@ describe('the driver', () => {
     expect([honest.end, honest.limit?.by]).toEqual(['converged', 'server']);
   });
 
+  it('a bound under a millisecond that half the sends miss on their own is said to be tighter than the client can time its sends, not a busy machine', async () => {
+    // Every request goes out 20 us late (the client's wake-ups) and is answered in 0.5 ms: p99 <= 10 us cannot be met.
+    const tight = await runCapacity(fakeEngine(5000), planOf(['-c', '8', '-P', '1']), { ...SETTINGS, slo: parseSlo('p99<=10us') });
+    expect(tight.end).toBe('client-lag');
+    expect(tight.steps.every((s) => !s.met)).toBe(true);
+    expect(tight.limit?.reason).toMatch(/^p99 <= 10 us is tighter than the client can time its sends: half of them went out more than 20(\.\d+)? us late \(its own wake-ups\), so no rate can meet it; loosen --slo: not the server; client CPU \d+%$/);
+    expect(tight.failure).toMatch(/^no capacity measured: p99 <= 10 us is tighter than the client can time its sends/);
+    expect(tight.failure).not.toMatch(/quieter machine/);
+    expect(answerLine(tight, parseSlo('p99<=10us'))).toMatch(/^capacity: not measured: the lowest rate that failed \([\d.]+\/s\) the SLO is tighter than the client can time its sends \(met at none\); see the limit line$/);
+    // Sends 5 us late meet the bound's share: the 0.5 ms latency is the server's, and no rate met it.
+    const server = await runCapacity(fakeEngine(5000, undefined, 5_000), planOf(['-c', '8', '-P', '1']), { ...SETTINGS, slo: parseSlo('p99<=10us') });
+    expect([server.end, server.limit?.by]).toEqual(['none-met', 'server']);
+    // A bound of a millisecond or more that the sends miss is the client's stalls, as before.
+    const stalled = await runCapacity(fakeEngine(5000, undefined, 30_000_000), planOf(['-c', '8', '-P', '1']), { ...SETTINGS, slo: parseSlo('p99<=20ms') });
+    expect(stalled.steps.find((s) => s.clientLag !== null)?.clientLag?.tighterThanSendsUs).toBeUndefined();
+  });
+
   it("stalls of the client that make 0.6% of sends later than the bound (their p99 under it) break a p99 alone: the replies that came during them were read as late", async () => {
     // From 2000/s on the client stalls: 0.6% of requests go out 50 ms late (the SLO is p99 <= 20 ms), and as many replies
     // are read 50 ms late, so 1.2% of latencies are past 50 ms, while the server answers in 0.5 ms as at low load.

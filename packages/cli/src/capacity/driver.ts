@@ -199,7 +199,10 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
       // The bracket rests on a step that measured the client, not the server: no capacity to print.
       report.end = 'client-lag';
       report.capacity = null;
-      report.failure = `no capacity measured: the step at ${bound.targetRate}/s failed on the client's own lag (${bound.limitReason}); run it on a quieter machine, with more --threads (native) or fewer connections per process`;
+      report.failure =
+        bound.clientLag?.tighterThanSendsUs !== undefined
+          ? `no capacity measured: ${bound.limitReason}`
+          : `no capacity measured: the step at ${bound.targetRate}/s failed on the client's own lag (${bound.limitReason}); run it on a quieter machine, with more --threads (native) or fewer connections per process`;
     }
     return report;
   };

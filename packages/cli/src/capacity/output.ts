@@ -79,7 +79,9 @@ export function answerLine(r: CapacityReport, slo: Slo): string {
   const { met, failed } = r.bracket;
   const sloText = describeSlo(slo);
   if (r.end === 'client-lag') {
-    return `capacity: not measured: the lowest rate that failed (${rate(failed!)}) failed on the client's own lag or the machine's stalls, not the server (met at ${met === null ? 'none' : rate(met)}); see the limit line`;
+    const bound = r.steps.find((s) => s.targetRate === failed && !s.met && !s.retried);
+    const why = bound?.clientLag?.tighterThanSendsUs !== undefined ? 'the SLO is tighter than the client can time its sends' : "failed on the client's own lag or the machine's stalls, not the server";
+    return `capacity: not measured: the lowest rate that failed (${rate(failed!)}) ${why} (met at ${met === null ? 'none' : rate(met)}); see the limit line`;
   }
   if (r.end === 'interrupted' || r.end === 'failed') {
     const so = `bracket so far: met ${met === null ? 'none yet' : rate(met)}, failed ${failed === null ? 'none yet' : rate(failed)}`;

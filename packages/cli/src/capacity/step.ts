@@ -134,7 +134,15 @@ export interface StallVerdict {
   figure: number;
   /** The bound's percentile of the requests the stalls did not delay, us (null: not computed, the stalls alone broke it). */
   withoutUs: number | null;
+  /**
+   * A bound under a millisecond that half the sends missed on their own (the median send lateness, us): the SLO is
+   * tighter than the client can time its sends, at any rate and on any machine, rather than the client stalled.
+   */
+  tighterThanSendsUs?: number;
 }
+
+/** Below this bound (us), a client's own send timing (thread wake-ups, tens to hundreds of us) can decide it. */
+const TIMING_BOUND_US = 1000;
 
 /** Share (0..1) of a histogram's values above `ns`, found through its percentiles. */
 function shareAbove(h: LatencyHistogram, ns: number): number {
@@ -185,7 +193,11 @@ function stallVerdict(r: RunResult, slo: Slo, sloLatencyUs: Record<string, numbe
     if (onLatency && latency !== null && sloLatencyUs[c.name] > boundUs) {
       const rest = c.percentile * (1 - 2 * share);
       // None left that the stalls did not delay: they alone broke it.
-      if (rest <= 0) return { by, percentile: c.percentile, boundUs, figure, withoutUs: null };
+      if (rest <= 0) {
+        const medianLateUs = lag !== null ? Math.round(lag.valueAtPercentile(50)) / 1000 : 0;
+        const tight = by === 'schedule lag' && boundUs < TIMING_BOUND_US && medianLateUs > boundUs ? { tighterThanSendsUs: medianLateUs } : {};
+        return { by, percentile: c.percentile, boundUs, figure, withoutUs: null, ...tight };
+      }
       const withoutUs = Math.round(latency.valueAtPercentile(rest)) / 1000;
       if (withoutUs <= boundUs) return { by, percentile: c.percentile, boundUs, figure, withoutUs };
     }
@@ -263,6 +275,9 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Wind
 /** What the stalls were and why they, not the server, decided the step, in words. */
 function stallsText(v: StallVerdict): string {
   const bound = `p${v.percentile} <= ${formatUs(v.boundUs)}`;
+  if (v.tighterThanSendsUs !== undefined) {
+    return `${bound} is tighter than the client can time its sends: half of them went out more than ${formatUs(v.tighterThanSendsUs)} late (its own wake-ups), so no rate can meet it; loosen --slo`;
+  }
   if (v.by === 'event loop') return `the client's own JS event loop's delay (p99 ${formatUs(v.figure)}) alone broke the SLO`;
   const what = v.by === 'schedule lag' ? `${formatShare(v.figure)} of the requests went out more than ${formatUs(v.boundUs)} late` : `a sleeping thread of the client woke more than ${formatUs(v.boundUs)} late for ${formatShare(v.figure)} of the step (the machine held its threads back; a server on it too)`;
   const rest = v.withoutUs === null ? `which alone is past what ${bound} allows` : `and as many replies were read as late; the other requests met ${bound} (${formatUs(v.withoutUs)})`;
@@ -290,7 +305,8 @@ export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | nul
   }
   if (s.clientLagBrokeSlo && s.clientLag) {
     // Before the service time: a descheduled client reads its replies late too, which looks like a server queue.
-    return { limit: 'client', reason: `${stallsText(s.clientLag)}: the client or the machine it runs on fell behind, not the server; client CPU ${cpu}%` };
+    const why = s.clientLag.tighterThanSendsUs !== undefined ? 'not the server' : 'the client or the machine it runs on fell behind, not the server';
+    return { limit: 'client', reason: `${stallsText(s.clientLag)}: ${why}; client CPU ${cpu}%` };
   }
   if (s.clientCpu >= CLIENT_CPU_BUSY) {
     return { limit: 'client', reason: `the client used ${cpu}% of the CPU it can use (${s.clientCores} core${s.clientCores === 1 ? '' : 's'})` };
