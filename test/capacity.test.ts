@@ -90,12 +90,12 @@ describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
     // Past its capacity the server, not the client, held it back.
     expect(r.limit.by, r.limit.reason).toBe('server');
     // Below 5000 - 10%: right only if the machine took the server's own time (another process here, not the client,
-    // whose lag the tool reads), and the run shows it: a failed step below 95% of the known capacity. Each client sends
-    // on a fixed schedule, so below the capacity nothing queues at the server but what a pause of the machine leaves
-    // there, and at 5% spare a backlog that breaks p99 <= 20 ms takes a pause of about 20 ms. The server delivered
-    // less than 5000/s then, and the tool was right to say so (CI once found 3984/s after 4109/s achieved 3625).
+    // whose lag the tool reads), and the run shows it: a step below 95% of the known capacity that fell behind its own
+    // rate. Each client sends on a fixed schedule, so below the capacity nothing queues at the server but what a pause
+    // of the machine leaves there, and a server that keeps up achieves the rate asked. Then the server delivered less
+    // than 5000/s, and the tool was right to say so (CI once found 3984/s after 4109/s achieved 3625).
     const off = Math.abs(r.capacity - 5000) / 5000;
-    const starved = r.steps.filter((s: Step) => !s.met && s.targetRate < 0.95 * 5000);
+    const starved = r.steps.filter((s: Step) => !s.met && s.targetRate < 0.95 * 5000 && s.achievedRate < 0.95 * s.targetRate);
     if (off > 0.1 && r.capacity < 5000 && starved.length > 0) console.log(`engine ${engine}: the server fell behind rates it carries (${starved.map((s: Step) => `${s.targetRate}/s`).join(', ')}), so the machine held it; capacity ${r.capacity}/s not held to 5000 ± 10%: ${table}`);
     else expect(off, `capacity ${r.capacity}: ${table}`).toBeLessThanOrEqual(0.1);
     // Monotone where it should be: in order of rate, every step the search went by up to the capacity met the SLO (and achieved its rate), every one above did not.
@@ -164,17 +164,19 @@ describe('a client that cannot reach the rate', () => {
     expect(r.capacity, table).toBeGreaterThan(0);
   });
 
-  // Every request an error reply (XADD with the ID 0-0): no rate meets errors <= 0%, the search walks down to its
+  // Every request an error reply (XADD with the ID 0-0): no rate meets errors <= 0% (the latency bound, 10 s, only
+  // the errors can miss, however busy the machine), the search walks down to its
   // floor and answers "none", a gate missed. (A latency bound no rate meets, like p99<=1us, is below what the
   // client can time its sends to, and is said to be the client's lag.)
   it.for(engines())('engine %s: an SLO no rate meets: "capacity: none", exit 5', async (engine) => {
-    const run = await runCli(['capacity', '--slo', 'p99<=100ms', '--port', String(redis.current.port), '--command', 'XADD __key__ 0-0 f v', '-c', '1', '-P', '1', '--engine', engine, '--start-rate', '1000', '--step-duration', '200ms', '--warmup', '50ms', '--no-retry', '--json'], 60_000);
+    const run = await runCli(['capacity', '--slo', 'p99<=10s', '--port', String(redis.current.port), '--command', 'XADD __key__ 0-0 f v', '-c', '1', '-P', '1', '--engine', engine, '--start-rate', '1000', '--step-duration', '200ms', '--warmup', '50ms', '--no-retry', '--json', '--quiet'], 60_000);
     const r = JSON.parse(run.stdout);
     expect(r.end, stepTable(r.steps)).toBe('none-met');
     expect(r.capacity).toBeNull();
     expect(r.steps.every((s: Step) => !s.met)).toBe(true);
-    expect(run.stderr).toMatch(/^capacity: none: not even [\d.]+\/s met p99 <= 100 ms, errors <= 0%/m);
-    expect(run.stderr).toMatch(/^limit at [\d.]+\/s: the server; it answered \d+ requests with error replies \(first: ERR The ID specified in XADD/m);
+    // The reason of the exit is printed even with --quiet (a run's --slo prints its missed figures so too).
+    expect(run.stderr.trim()).toMatch(/^capacity: none: not even [\d.]+\/s met p99 <= 10 s, errors <= 0% \(default\)$/);
+    expect(r.limit).toMatchObject({ by: 'server', reason: expect.stringMatching(/^it answered \d+ requests? with error replies \(first: ERR The ID specified in XADD/) });
     expect(run.code, run.stderr).toBe(5);
   });
 });

@@ -25,7 +25,7 @@ export function suiteHeader(engine: EngineName, plan: Plan, tests: SuiteTest[], 
     : `keys: __rand_int__ = 12 digits drawn from [0, ${plan.keyspace}) (-r)`;
   const prefix = plan.keyPrefix === '' ? '' : `, key prefix ${printable(plan.keyPrefix)} (an addition)`;
   // As redis-benchmark --cluster's key:{tag}:__rand_int__ (suite.ts keyName).
-  const tagged = plan.cluster ? `; under --cluster each key holds a hash tag, key:{n}:… and mylist:{n}, n a draw from [0, ${plan.keyspace}), so a request's keys share a slot and requests spread over the primaries, and lists and sets are one per tag (LRANGE reads about ${Math.max(1, Math.round(plan.requests / plan.keyspace))} elements, -n / -r)` : '';
+  const tagged = plan.cluster ? `; under --cluster each key holds a hash tag, key:{n}:… and mylist:{n}, n a draw from [0, ${plan.keyspace}), so a request's keys share a slot and requests spread over the primaries, and lists and sets are one per tag (a list holds about ${Math.max(1, Math.round(plan.requests / plan.keyspace))} elements, -n / -r, so LRANGE reads no more)` : '';
   return [
     `respbench -t · engine ${engine} · target ${target}${clusterText(plan)}${compare ? ` vs ${targetName(compare)}${names && (names.a !== target || names.b !== targetName(compare)) ? ` (${names.a} vs ${names.b})` : ''}` : ''} · seed ${plan.seed}`,
     `tests ${tests.map((t) => t.name).join(',')}: ${plan.requests} requests per test, ${plan.connections} connections, pipeline ${plan.pipeline}${plan.pipeline === 1 ? '' : plan.pipelineMode === 'batch' ? ' (batch: send N, wait for all N, as redis-benchmark)' : ' (window: a request goes out as each reply comes)'}, value ${valueSize(plan)}, ${keys}${prefix}${tagged}`,

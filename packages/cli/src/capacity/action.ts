@@ -90,8 +90,8 @@ export async function capacityCommand(opts: CapacityFlags, io: CliIo, given: (op
   const limit = limitLine(report);
   if (opts.json) io.stdout(`${formatCapacityJson(report, opts.pretty)}\n`);
   if (opts.json && opts.quiet) {
-    // The answer is what an interrupted search owes whoever stopped it, even with --quiet.
-    if (stoppedBy) io.stderr(`${answer}\n`);
+    // The answer is what an interrupted search owes whoever stopped it, and a missed gate (exit 5) its reason, even with --quiet.
+    if (stoppedBy || report.end === 'none-met') io.stderr(`${answer}\n`);
   } else {
     // With the other human lines: on stdout, or on stderr beside --json.
     say(answer);

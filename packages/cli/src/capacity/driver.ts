@@ -11,7 +11,7 @@ import type { Engine, Plan } from '../engine-js/plan.js';
 import type { RunOptions } from '../engine-js/progress.js';
 import { redactPlan, runPlan, type RunResult } from '../run.js';
 import { CapacitySearch, roundRate, type Bracket, type SearchEnd } from './search.js';
-import { decideLimit, measureStep, type CapacityStep, type Limit, type Window } from './step.js';
+import { boundStep, decideLimit, measureStep, type CapacityStep, type Limit, type Window } from './step.js';
 import type { Slo } from './slo.js';
 import { stallShares, type StallMeter } from './machine-stalls.js';
 
@@ -133,8 +133,7 @@ export function assignLimits(steps: CapacityStep[], window: Window): void {
 }
 
 export function limitOf(steps: CapacityStep[], bracket: Bracket): CapacityReport['limit'] {
-  if (bracket.failed === null) return null;
-  const s = steps.find((x) => x.targetRate === bracket.failed && !x.met && !x.retried);
+  const s = boundStep(steps, bracket);
   return s && s.limit && s.limitReason ? { by: s.limit, atRate: s.targetRate, reason: s.limitReason } : null;
 }
 
@@ -194,7 +193,7 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
     report.limit = limitOf(report.steps, report.bracket);
     report.end = end;
     report.failure = failure;
-    const bound = report.steps.find((s) => s.targetRate === report.bracket.failed && !s.met && !s.retried);
+    const bound = boundStep(report.steps, report.bracket);
     if ((bound?.clientLagBrokeSlo || bound?.heldBack) && (end === 'converged' || end === 'none-met' || end === 'steps')) {
       // The bracket rests on a step that measured the client, not the server: no capacity to print.
       report.end = 'client-lag';
@@ -232,8 +231,10 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
     preload = false;
     const step = measureStep(i, { ...m, targetRate: rate, clientCores: clientCores(engine, plan) }, settings.slo, window);
     const latencyOnly = step.failedOn.length > 0 && step.failedOn.every((k) => k === 'latency');
-    // A step the client's own lag broke measured the machine: asked again even with --no-retry.
-    step.retried = step.clientLagBrokeSlo ? tries < LAG_RETRY : settings.retry && tries < RETRY && latencyOnly;
+    // A step the client's own lag broke measured the machine: asked again even with --no-retry (not a bound tighter
+    // than the client's send timing: that is the same at any try).
+    const lagged = step.clientLagBrokeSlo && step.clientLag?.tighterThanSendsUs === undefined;
+    step.retried = lagged ? tries < LAG_RETRY : !step.clientLagBrokeSlo && settings.retry && tries < RETRY && latencyOnly;
     report.steps.push(step);
     assignLimits(report.steps, window);
     hooks.onStep?.(step);

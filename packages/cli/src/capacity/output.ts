@@ -9,7 +9,7 @@ import { clusterText, describeWorkload } from '../output.js';
 import { printable, printableTarget } from '../printable.js';
 import type { CapacityReport, Probe } from './driver.js';
 import { describeSlo, formatShare, type Slo } from './slo.js';
-import type { CapacityStep } from './step.js';
+import { boundStep, type CapacityStep } from './step.js';
 
 /** The latency columns: p50, p99, p99.9, and any other percentile the SLO names. */
 function latencyColumns(slo: Slo): { name: string; of: (s: CapacityStep) => number }[] {
@@ -79,7 +79,7 @@ export function answerLine(r: CapacityReport, slo: Slo): string {
   const { met, failed } = r.bracket;
   const sloText = describeSlo(slo);
   if (r.end === 'client-lag') {
-    const bound = r.steps.find((s) => s.targetRate === failed && !s.met && !s.retried);
+    const bound = boundStep(r.steps, r.bracket);
     const why = bound?.clientLag?.tighterThanSendsUs !== undefined ? 'the SLO is tighter than the client can time its sends' : "failed on the client's own lag or the machine's stalls, not the server";
     return `capacity: not measured: the lowest rate that failed (${rate(failed!)}) ${why} (met at ${met === null ? 'none' : rate(met)}); see the limit line`;
   }

@@ -135,8 +135,8 @@ export interface StallVerdict {
   /** The bound's percentile of the requests the stalls did not delay, us (null: not computed, the stalls alone broke it). */
   withoutUs: number | null;
   /**
-   * A bound under a millisecond that half the sends missed on their own (the median send lateness, us): the SLO is
-   * tighter than the client can time its sends, at any rate and on any machine, rather than the client stalled.
+   * A bound under a millisecond that half the sends missed on their own, by less than a millisecond (the median send
+   * lateness, us): the SLO is tighter than the client can time its sends, at any rate, rather than the client stalled.
    */
   tighterThanSendsUs?: number;
 }
@@ -195,7 +195,8 @@ function stallVerdict(r: RunResult, slo: Slo, sloLatencyUs: Record<string, numbe
       // None left that the stalls did not delay: they alone broke it.
       if (rest <= 0) {
         const medianLateUs = lag !== null ? Math.round(lag.valueAtPercentile(50)) / 1000 : 0;
-        const tight = by === 'schedule lag' && boundUs < TIMING_BOUND_US && medianLateUs > boundUs ? { tighterThanSendsUs: medianLateUs } : {};
+        // Sends late by a millisecond or more are stalls (the machine, a busy client), not the client's timing.
+        const tight = by === 'schedule lag' && boundUs < TIMING_BOUND_US && medianLateUs > boundUs && medianLateUs < TIMING_BOUND_US ? { tighterThanSendsUs: medianLateUs } : {};
         return { by, percentile: c.percentile, boundUs, figure, withoutUs: null, ...tight };
       }
       const withoutUs = Math.round(latency.valueAtPercentile(rest)) / 1000;
@@ -270,6 +271,11 @@ export function measureStep(step: number, m: StepMeasure, slo: Slo, window: Wind
     limitReason: null,
     heldBack: false,
   };
+}
+
+/** The step the bracket's failed rate rests on: the last run at that rate (not one that was run again), which failed. */
+export function boundStep(steps: CapacityStep[], bracket: { failed: number | null }): CapacityStep | undefined {
+  return bracket.failed === null ? undefined : steps.find((x) => x.targetRate === bracket.failed && !x.met && !x.retried);
 }
 
 /** What the stalls were and why they, not the server, decided the step, in words. */
