@@ -66,29 +66,29 @@ describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
       // The machine held the client back where the search had to decide: said, and no capacity printed.
       expect(run.code, table).toBe(1);
       expect(r.capacity).toBeNull();
-      expect(r.limit.by).toBe('client');
-      expect(r.limit.reason).toMatch(/^(the client's own stalls broke the SLO: |the client's own JS event loop's delay \(p99 [\d.]+ m?s\) alone broke the SLO|requests went out late .* held back by the machine)/);
+      expect(r.limit.by, table).toBe('client');
+      expect(r.limit.reason, table).toMatch(/^(the client's own stalls broke the SLO: |the client's own JS event loop's delay \(p99 [\d.]+ m?s\) alone broke the SLO|requests went out late .* held back by the machine)/);
       expect(run.stderr).toMatch(/^capacity: not measured: the lowest rate that failed \([\d.]+\/s\) failed on the client's own lag or the machine's stalls, not the server/m);
       expect(run.stderr).not.toMatch(/^capacity: \d+ ops\/s/m);
       return;
     }
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, `${table}\n${run.stderr}`).toBe(0);
     // What holds however busy the machine: the search ends, the bracket is within the precision, nothing above the capacity passes.
     expect(r.end, table).toBe('converged');
     expect(r.capacity, table).toBeLessThanOrEqual(5000 * 1.1);
     expect(r.probe.opsPerSec).toBeGreaterThan(0);
-    expect((r.bracket.failed - r.bracket.met) / r.bracket.met).toBeLessThanOrEqual(0.05);
+    expect((r.bracket.failed - r.bracket.met) / r.bracket.met, table).toBeLessThanOrEqual(0.05);
     // The human lines went to stderr beside --json: the header, a row per step, the answer.
     expect(run.stderr).toMatch(/^respbench capacity · engine \w+ · target 127\.0\.0\.1:\d+\n/);
     expect(run.stderr).toContain('SLO: p99 <= 20 ms, errors <= 0% (default)');
-    expect(run.stderr.match(/^ +\d+ +\d+ +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+ +\d+ +(yes|no)/gm)).toHaveLength(r.steps.length);
+    expect(run.stderr.match(/^ +\d+ +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+ +\d+ +(yes|no)/gm), run.stderr).toHaveLength(r.steps.length);
     expect(run.stderr).toMatch(/^capacity: \d+ ops\/s with p99 <= 20 ms/m);
     const page = readFileSync(html, 'utf8');
     expect(page).toContain('<svg class="chart capacity"');
     expect(page).toContain('SLO p99 ≤ 20 ms');
     expect(page).toContain(`capacity ${r.capacity.toLocaleString('en-US')}/s`);
     // Past its capacity the server, not the client, held it back.
-    expect(r.limit.by, r.limit.reason).toBe('server');
+    expect(r.limit.by, `${r.limit.reason}: ${table}`).toBe('server');
     // Below 5000 - 10%: right only if the machine took the server's own time (another process here, not the client,
     // whose lag the tool reads), and the run shows it: a step below 95% of the known capacity that fell behind its own
     // rate. Each client sends on a fixed schedule, so below the capacity nothing queues at the server but what a pause
@@ -102,8 +102,8 @@ describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
     const steps: Step[] = r.steps.filter((s: Step) => !s.retried).sort((a: Step, b: Step) => a.targetRate - b.targetRate);
     for (const s of steps) {
       expect(s.met, `step at ${s.targetRate}/s: ${table}`).toBe(s.targetRate <= r.capacity);
-      if (s.met) expect(s.achievedRate).toBeGreaterThanOrEqual(0.95 * s.targetRate);
-      else expect(s.latencyUs.p99 > 20_000 || s.achievedRate < 0.95 * s.targetRate).toBe(true);
+      if (s.met) expect(s.achievedRate, `step at ${s.targetRate}/s: ${table}`).toBeGreaterThanOrEqual(0.95 * s.targetRate);
+      else expect(s.latencyUs.p99 > 20_000 || s.achievedRate < 0.95 * s.targetRate, `step at ${s.targetRate}/s: ${table}`).toBe(true);
     }
   });
 
