@@ -70,9 +70,10 @@ describe('serve --service-time on a busy machine', () => {
    * 8 clients with one command in flight each, on a simulated clock: every
    * turn of the server comes `lateMs` after it was due (timers and a busy
    * machine), each client sends its next command 50 us after a reply.
-   * Returns the commands answered per second over one simulated second.
+   * Returns the commands answered over one simulated second, and the turns
+   * the server counted as held back by the machine (INFO's held_turns).
    */
-  function closedLoop(lateMs: number): number {
+  function closedLoop(lateMs: number): { answered: number; held: number } {
     vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'clearTimeout', 'clearImmediate'] });
     try {
       let now = 0;
@@ -112,17 +113,46 @@ describe('serve --service-time on a busy machine', () => {
         }
       }
       queue.stop();
-      return answered;
+      return { answered, held: queue.held.turns };
     } finally {
       vi.useRealTimers();
     }
   }
 
   it('keeps its capacity (1/d) when its own turns come late: 8 clients, one command in flight each, turns 3 ms late', () => {
-    expect(closedLoop(0)).toBeGreaterThan(4900);
+    expect(closedLoop(0).answered).toBeGreaterThan(4900);
     // Without forgiving its own lateness it idled through each late turn and served 3,560/s.
-    const late = closedLoop(3);
+    const late = closedLoop(3).answered;
     expect(late).toBeGreaterThan(4900);
     expect(late).toBeLessThanOrEqual(5000 + 10);
+  });
+
+  it('counts the turns the machine held it back (more than 5 ms late), not those a timer makes', () => {
+    expect(closedLoop(0).held).toBe(0);
+    expect(closedLoop(3).held).toBe(0);
+    expect(closedLoop(8).held).toBeGreaterThan(10);
+  });
+
+  it('INFO says its service time and the turns held back, at once and off the clock', async () => {
+    const server = await startServer(0, '127.0.0.1', { serviceTimeNs: 200_000 });
+    try {
+      const reply = await new Promise<string>((resolve, reject) => {
+        const s = net.connect(server.port, '127.0.0.1');
+        let text = '';
+        s.on('error', reject);
+        s.on('data', (d) => {
+          text += d.toString('latin1');
+          if (text.endsWith('\r\n\r\n')) {
+            s.destroy();
+            resolve(text);
+          }
+        });
+        s.write('*1\r\n$4\r\ninfo\r\n');
+      });
+      expect(reply).toMatch(/^\$\d+\r\n# respbench serve\r\nservice_time_us:200\r\nheld_turns:0\r\nheld_late_ms:0\.000\r\n\r\n$/);
+      expect(Number(reply.slice(1, reply.indexOf('\r\n')))).toBe(Buffer.byteLength(reply.slice(reply.indexOf('\r\n') + 2, -2)));
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -40,6 +40,8 @@ export function startServer(port: number, host = '127.0.0.1', options: ServerOpt
       let used: number;
       try {
         used = parseCommands(buf, buf.length, (args) => {
+          // What the server itself saw, answered at once (it is not a command served on the clock).
+          if (args.length === 1 && args[0].length === 4 && args[0].toString('latin1').toUpperCase() === 'INFO') return void out.push(infoReply(options.serviceTimeNs ?? 0, queue));
           if (!queue) return execute(store, args, out);
           // Executed now, in arrival order (the queue is one FIFO for the whole server, so that order is the order served); answered when its turn is over.
           const reply: Buffer[] = [];
@@ -106,8 +108,12 @@ const LOOKAHEAD_NS = 1_000_000;
  * and the capacity stays 1e9 / serviceNs at most.
  */
 const FORGIVE_MAX_NS = 20_000_000;
+/** A turn later than this is the machine holding the server back (a timer alone is about a millisecond late). */
+const HELD_NS = 5_000_000;
 
 export class ServiceQueue {
+  /** Turns that sent their earliest reply more than HELD_NS after it was due, and how late they were in all: the machine's hold on this server (INFO). */
+  readonly held = { turns: 0, lateNs: 0 };
   private readonly items: { socket: Pick<net.Socket, 'write' | 'writable'>; reply: Buffer; dueNs: number }[] = [];
   private head = 0;
   /** When the last command queued is done, ns on the monotonic clock. */
@@ -157,7 +163,14 @@ export class ServiceQueue {
     let socket: Pick<net.Socket, 'write' | 'writable'> | null = null;
     let batch: Buffer[] = [];
     const first = this.items[this.head];
-    if (first) this.lateNs = Math.min(FORGIVE_MAX_NS, Math.max(0, now - first.dueNs));
+    if (first) {
+      const late = Math.max(0, now - first.dueNs);
+      this.lateNs = Math.min(FORGIVE_MAX_NS, late);
+      if (late > HELD_NS) {
+        this.held.turns++;
+        this.held.lateNs += late;
+      }
+    }
     const flush = () => {
       if (socket && socket.writable) socket.write(batch.length === 1 ? batch[0] : Buffer.concat(batch));
       batch = [];
@@ -177,6 +190,16 @@ export class ServiceQueue {
     }
     this.schedule(now);
   }
+}
+
+/**
+ * `INFO`: the service time and how often the machine held the server back
+ * (turns more than 5 ms late), so a test of a known capacity can tell a
+ * server that was starved from a client that measured wrong.
+ */
+function infoReply(serviceTimeNs: number, queue: ServiceQueue | null): Buffer {
+  const text = ['# respbench serve', `service_time_us:${serviceTimeNs / 1000}`, `held_turns:${queue?.held.turns ?? 0}`, `held_late_ms:${((queue?.held.lateNs ?? 0) / 1e6).toFixed(3)}`, ''].join('\r\n');
+  return Buffer.from(`$${Buffer.byteLength(text)}\r\n${text}\r\n`);
 }
 
 function nowNs(): number {

@@ -1,7 +1,8 @@
 /**
  * The demo server's store and its commands: the kvstore family's commands in
  * their `key value` shape (SET/GET, RSET/RGET, HSET/HGET, each family its own
- * map), DEL, EXISTS, PING, ECHO, DBSIZE, FLUSHALL/FLUSHDB; anything else
+ * map), DEL, EXISTS, PING, ECHO, DBSIZE, FLUSHALL/FLUSHDB (INFO is the
+ * server's own, in server.ts); anything else
  * gets -ERR.
  */
 const OK = Buffer.from('+OK\r\n');
@@ -95,7 +96,7 @@ export function execute(store: KvStore, args: Buffer[], out: Buffer[]): void {
       out.push(OK);
       return;
     default:
-      out.push(error(`unknown command '${name.toLowerCase()}' (respbench serve is a demo/test target: SET/GET, RSET/RGET, HSET/HGET, DEL, EXISTS, PING, ECHO, DBSIZE, FLUSHALL)`));
+      out.push(error(`unknown command '${name.toLowerCase()}' (respbench serve is a demo/test target: SET/GET, RSET/RGET, HSET/HGET, DEL, EXISTS, PING, ECHO, DBSIZE, FLUSHALL, INFO)`));
   }
 }
 
