@@ -377,6 +377,20 @@ describe('the driver', () => {
     expect(tight.failure).toMatch(/^no capacity measured: p99 <= 10 us is tighter than the client can time its sends/);
     expect(tight.failure).not.toMatch(/quieter machine/);
     expect(answerLine(tight, parseSlo('p99<=10us'))).toMatch(/^capacity: not measured: the lowest rate that failed \([\d.]+\/s\) the SLO is tighter than the client can time its sends \(met at none\); see the limit line$/);
+    // A lower rate that met the bound shows it is within the client's timing: late sends at a higher rate are load's.
+    const loaded = fakeEngine(5000);
+    const run = loaded.run.bind(loaded);
+    loaded.run = async (plan, o) => {
+      const raw = await run(plan, o);
+      if (plan.rate < 2000) return raw;
+      const late = new LatencyHistogram();
+      late.recordCount(700_000, raw.requests);
+      return { ...raw, histogram: late.toData(), scheduleLagHistogram: late.toData() };
+    };
+    const sub = await runCapacity(loaded, planOf(['-c', '8', '-P', '1']), { ...SETTINGS, slo: parseSlo('p99<=600us') });
+    expect(sub.steps.some((s) => s.met)).toBe(true);
+    expect(sub.steps.every((s) => s.clientLag?.tighterThanSendsUs === undefined)).toBe(true);
+    expect(sub.limit?.reason).not.toMatch(/tighter than the client/);
     // Sends 5 us late meet the bound's share: the 0.5 ms latency is the server's, and no rate met it.
     const server = await runCapacity(fakeEngine(5000, undefined, 5_000), planOf(['-c', '8', '-P', '1']), { ...SETTINGS, slo: parseSlo('p99<=10us') });
     expect([server.end, server.limit?.by]).toEqual(['none-met', 'server']);

@@ -189,6 +189,8 @@ export async function runCapacity(engine: Engine, plan: Plan, settings: Capacity
   const finish = (end: CapacityEnd, search: CapacitySearch | null, failure: string | null = null) => {
     if (search) report.bracket = search.bracket();
     report.capacity = report.bracket.met;
+    // A rate that met the SLO shows the bound is within the client's send timing: a step that read otherwise was late by load.
+    if (report.steps.some((s) => s.met)) for (const s of report.steps) if (s.clientLag) delete s.clientLag.tighterThanSendsUs;
     assignLimits(report.steps, window);
     report.limit = limitOf(report.steps, report.bracket);
     report.end = end;
