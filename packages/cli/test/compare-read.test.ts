@@ -69,6 +69,12 @@ describe('compare reads every result kind', () => {
     expect(c.noise).toMatch(/^Welch's t-test over the rounds \(BASE 3, NEW 3;/);
     expect(c.figures.find((f) => f.row === 'Totals' && f.figure === 'ops')!.verdict).toBe('within noise');
     expect(compareResults(base, readComparable(rounds([800, 810, 790]))).figures.find((f) => f.row === 'Totals' && f.figure === 'ops')!.verdict).toBe('worse');
+    // Rounds of a server held to an exact rate: a change under 1% is within noise however tight its interval; 1.5% is not.
+    const exact = readComparable(rounds([10000, 10001, 9999]));
+    const ops = (next: number[]) => compareResults(exact, readComparable(rounds(next))).figures.find((f) => f.row === 'Totals' && f.figure === 'ops')!;
+    expect(ops([10080, 10081, 10079])).toMatchObject({ verdict: 'within noise', percent: expect.closeTo(100.8, 1) });
+    expect(ops([10080, 10081, 10079]).interval![0]).toBeGreaterThan(100);
+    expect(ops([10150, 10151, 10149]).verdict).toBe('better');
   });
 
   it('a -t suite: a row per test', () => {

@@ -70,9 +70,17 @@ function higherIsBetter(figure: string): boolean {
   return figure === 'ops';
 }
 
-function verdictOf(figure: string, interval: NoiseInterval | null): Verdict {
+/**
+ * A change smaller than this either way is within noise whatever its interval (criterion.rs's noise threshold):
+ * two runs of a server held to an exact rate differ by a tenth of a percent with a still tighter interval, and no
+ * one decides on that.
+ */
+export const NOISE_FLOOR = 0.01;
+
+function verdictOf(figure: string, interval: NoiseInterval | null, ratio: number | null): Verdict {
   if (!interval) return 'no noise estimate';
   if (interval.low <= 1 && interval.high >= 1) return 'within noise';
+  if (ratio !== null && Math.abs(ratio - 1) < NOISE_FLOOR) return 'within noise';
   const up = interval.low > 1;
   return up === higherIsBetter(figure) ? 'better' : 'worse';
 }
@@ -112,7 +120,7 @@ export function compareResults(base: Comparable, next: Comparable): Comparison {
       const b = row.figures[f];
       const n = other.figures[f];
       const interval = intervals?.[f] ?? null;
-      figures.push({ row: row.name, figure: f, base: b, next: n, percent: b !== 0 ? (n / b) * 100 : null, interval: interval ? [interval.low * 100, interval.high * 100] : null, verdict: verdictOf(f, interval) });
+      figures.push({ row: row.name, figure: f, base: b, next: n, percent: b !== 0 ? (n / b) * 100 : null, interval: interval ? [interval.low * 100, interval.high * 100] : null, verdict: verdictOf(f, interval, b !== 0 ? n / b : null) });
     }
   });
   return { base, next, warnings, noise: noiseText(base, next), figures };
