@@ -274,6 +274,20 @@ function fakeEngine(capacity: number, onRun?: (plan: Plan, n: number) => void, l
   };
 }
 
+/** fakeEngine(5000) whose requests, from 2000/s on, go out `lateNs` late and are answered that late (the client's lag, not the server's). */
+function lateFrom2000(lateNs: number): Engine & { plans: Plan[] } {
+  const engine = fakeEngine(5000);
+  const run = engine.run.bind(engine);
+  engine.run = async (plan, o) => {
+    const raw = await run(plan, o);
+    if (plan.rate < 2000) return raw;
+    const late = new LatencyHistogram();
+    late.recordCount(lateNs, raw.requests);
+    return { ...raw, histogram: late.toData(), scheduleLagHistogram: late.toData() };
+  };
+  return engine;
+}
+
 const SETTINGS = { slo: parseSlo('p99<=20ms'), startRate: null, stepDurationMs: 1000, warmupMs: 100, precision: 0.05, probeMs: 500, retry: true };
 
 describe('the driver', () => {
@@ -339,15 +353,7 @@ describe('the driver', () => {
 
   it('a step whose client lag alone broke the SLO runs again; a capacity resting on one is not printed', async () => {
     // A busy machine: from 2000/s on, requests go out 50 ms late (the SLO is 20 ms) and the server is never what queues.
-    const engine = fakeEngine(5000);
-    const run = engine.run.bind(engine);
-    engine.run = async (plan, o) => {
-      const raw = await run(plan, o);
-      if (plan.rate < 2000) return raw;
-      const late = new LatencyHistogram();
-      late.recordCount(50_000_000, raw.requests);
-      return { ...raw, histogram: late.toData(), scheduleLagHistogram: late.toData() };
-    };
+    const engine = lateFrom2000(50_000_000);
     const r = await runCapacity(engine, planOf(['-c', '8', '-P', '1']), SETTINGS);
     const at2000 = r.steps.filter((s) => s.targetRate === 2000);
     expect(at2000.map((s) => [s.clientLagBrokeSlo, s.retried])).toEqual([
@@ -378,15 +384,7 @@ describe('the driver', () => {
     expect(tight.failure).not.toMatch(/quieter machine/);
     expect(answerLine(tight, parseSlo('p99<=10us'))).toMatch(/^capacity: not measured: the lowest rate that failed \([\d.]+\/s\) the SLO is tighter than the client can time its sends \(met at none\); see the limit line$/);
     // A lower rate that met the bound shows it is within the client's timing: late sends at a higher rate are load's.
-    const loaded = fakeEngine(5000);
-    const run = loaded.run.bind(loaded);
-    loaded.run = async (plan, o) => {
-      const raw = await run(plan, o);
-      if (plan.rate < 2000) return raw;
-      const late = new LatencyHistogram();
-      late.recordCount(700_000, raw.requests);
-      return { ...raw, histogram: late.toData(), scheduleLagHistogram: late.toData() };
-    };
+    const loaded = lateFrom2000(700_000);
     const sub = await runCapacity(loaded, planOf(['-c', '8', '-P', '1']), { ...SETTINGS, slo: parseSlo('p99<=600us') });
     expect(sub.steps.some((s) => s.met)).toBe(true);
     expect(sub.steps.every((s) => s.clientLag?.tighterThanSendsUs === undefined)).toBe(true);
