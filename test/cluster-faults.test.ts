@@ -107,6 +107,29 @@ describe.each(engines())('engine %s: --cluster against a faulty cluster', (engin
     },
   );
 
+  it.each(['CLUSTERDOWN The cluster is down', 'MOVED ping-pong'])(
+    'a cluster that answers nothing (%s, every request): a stall, not a run that crawls a window per 3/4 of --timeout; exit 1 after --timeout with the given-up counted',
+    async (what) => {
+      const { a } = await pair((_self, other) => (what === 'MOVED ping-pong' ? `-MOVED 1234 127.0.0.1:${other}\r\n` : `-${what}\r\n`));
+      const started = Date.now();
+      // 2,000 requests: at one window per 1.5 s (or per MOVED loop) this would take many minutes.
+      const { run: r, result } = await runJson(run(engine, a.port, ['-n', '2000', '--timeout', '2s']), 30_000);
+      const took = Date.now() - started;
+      expect(r.code, r.stderr).toBe(1);
+      expect(took).toBeGreaterThanOrEqual(2_000);
+      expect(took).toBeLessThan(8_000);
+      expect(result.failure.kind).toBe('timeout');
+      expect(result.failure.message).toMatch(/^connection 0 \(127\.0\.0\.1:\d+\): no answer within 2000 ms \(--timeout\) after 0 answered and \d+ given up: every reply since was a redirection, sent again \(so far MOVED \d+, ASK 0, TRYAGAIN\/CLUSTERDOWN \d+\): no node served these requests$/);
+      const givenUp = Number(/and (\d+) given up/.exec(result.failure.message)![1]);
+      // What was given up before the stall counts as the errors it got, and nothing else was answered.
+      expect(result.errors).toBe(givenUp);
+      expect(result.requests).toBe(givenUp);
+      expect(result.requests).toBeLessThan(2000);
+      expect(r.stderr).toContain('no answer within 2000 ms (--timeout)');
+      expect(r.stderr).not.toMatch(STACK_TRACE);
+    },
+  );
+
   it.each(['MOVED abc', 'MOVED 1234', 'ASK 99999 127.0.0.1:7001', 'MOVED 1 127.0.0.1:port'])('a malformed redirection (%s) is one error reply per request, not a redirection', async (text) => {
     const a = await serve({ slots: (port) => slotsReply([[0, 16383, port]]), reply: () => `-${text}\r\n` });
     const { run: r, result } = await runJson(run(engine, a.port, ['-n', '20']), 30_000);

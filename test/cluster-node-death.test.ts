@@ -51,17 +51,18 @@ describe('a node reached through a redirection dies mid-run', () => {
       const dest = own.primaries().find((p) => p !== source)!;
       const destId = redis(dest, 'CLUSTER', 'MYID');
       // The destination's replica in sync, so that it fails over when its primary dies.
-      await until('the replica in sync', () =>
-        own.nodes.some((n) => {
+      const replicaOfDest = () =>
+        own.nodes.find((n) => {
           const info = redis(n.port, 'INFO', 'replication');
           return info.includes('role:slave') && info.includes(`master_port:${dest}`) && info.includes('master_link_status:up');
-        }),
-      );
+        });
+      await until('the replica in sync', () => replicaOfDest() !== undefined);
+      const replica = replicaOfDest()!.port;
       const sent = 40_000;
       const before = commandCalls(source, 'get');
       // Reads only (no key written): the slot can be given away at once. Counted, so every request is known;
       // at a rate, so the run lasts about 10 s: the death and the failover happen in the middle of it.
-      const running = runJson(['--cluster', '-p', String(source), '--engine', engine, '-n', String(sent), '--rate', '4000', '-c', '2', '-P', '4', '-r', '300', '--key-prefix', '{nd}:', '--mode', 'get', '--no-preload', '--timeout', '15s', '--reconnect', '--reconnect-backoff', '100ms', '--reconnect-attempts', '1000'], 90_000);
+      const running = runJson(['--cluster', '-p', String(source), '--engine', engine, '-n', String(sent), '--rate', '4000', '-c', '2', '-P', '4', '-r', '300', '--key-prefix', '{nd}:', '--mode', 'get', '--no-preload', '--timeout', '15s', '--reconnect', '--reconnect-backoff', '100ms', '--reconnect-attempts', '1000', '--interval', '1s'], 90_000);
       await until('load on the source', () => commandCalls(source, 'get') > before + 50);
       for (const p of own.primaries()) redis(p, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', destId);
       // A new epoch for the move, and every node (the destination's replica too) agreeing on it:
@@ -72,6 +73,8 @@ describe('a node reached through a redirection dies mid-run', () => {
       const gets = commandCalls(dest, 'get');
       await until('GETs on the destination', () => commandCalls(dest, 'get') > gets + 50);
       own.nodes.find((n) => n.port === dest)!.process.kill('SIGKILL');
+      // The cluster's part: if its failover does not come, the run rightly fails (no node answers), and this says why.
+      await until('the replica to take over', () => redis(replica, 'INFO', 'replication').includes('role:master'), 30_000);
       const { run, result } = await running;
       expect(result.failure, `${run.stderr} ${JSON.stringify(result.failure)}`).toBeNull();
       expect([0, 3]).toContain(run.code);

@@ -30,6 +30,7 @@
 //! on a cycle.
 
 pub mod affinity;
+mod answer_watch;
 pub mod client;
 pub mod cluster_plan;
 pub mod command;

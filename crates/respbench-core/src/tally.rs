@@ -44,6 +44,8 @@ pub(crate) struct Tally {
     pub nodes: Vec<NodeTally>,
     /// `host:port` of the rows past the plan's nodes, in `nodes` order.
     pub joined: Vec<String>,
+    /// `--cluster`: requests given up after redirections (no node answered them).
+    pub given_up: u64,
 }
 
 /// `--cluster`: what the timed phase counts per primary (`NodeRecord`).
@@ -123,6 +125,7 @@ impl Tally {
         }
         self.unreported_replies += 1;
         self.unreported_errors += 1;
+        self.given_up += 1;
         if self.first.error.is_none() {
             self.first.error = Some((now, why()));
         }

@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::answer_watch::{self, AnswerWatch};
 use crate::client::{Client, Status};
 use crate::handshake::ConnectError;
 use crate::histogram::{LatencyHistogram, OpHistograms};
@@ -160,6 +161,7 @@ pub(crate) fn worker<R: Router, B: Backend>(
         active_down: 0,
         next_retry: None,
         refresh: R::REDIRECTS.then(|| TopologyRefresh::new(&shared.prepared.plan)),
+        answer_watch: (R::REDIRECTS && shared.prepared.plan.timeout_ms > 0).then(AnswerWatch::default),
         moved_shared: 0,
         conns,
         tally,
@@ -207,6 +209,8 @@ pub(crate) struct EventLoop<'a, R: Router, B: Backend> {
     next_retry: Option<Instant>,
     /// `--cluster`: asks for the whole slot map when a MOVED says it is stale.
     refresh: Option<TopologyRefresh>,
+    /// `--cluster` with `--timeout`: a phase no node answers is a stall too.
+    answer_watch: Option<AnswerWatch>,
     /// The MOVED count when the clients last shared what MOVED replies told them.
     moved_shared: u64,
     /// `--ramp-connections`: connections still to open, the soonest first.
@@ -544,21 +548,38 @@ impl<R: Router, B: Backend> EventLoop<'_, R, B> {
     }
 
     /// `--timeout`: fails the phase when a connection's oldest request in
-    /// flight has waited longer than `timeout`; otherwise returns when the
-    /// earliest of them will have. No request sent later can be due sooner
-    /// (a connection's requests are answered in order), so looking then, not
-    /// every few milliseconds, reports a stall as soon as it passes the timeout.
-    fn check_reply_deadlines(&self, timeout: Duration) -> Instant {
+    /// flight has waited longer than `timeout`, or (`--cluster`) when
+    /// requests were out that long and no node answered any ([`AnswerWatch`]);
+    /// otherwise returns when to look again: when the earliest of them will
+    /// have waited that long (no request sent later can be due sooner: a
+    /// connection's requests are answered in order), under `--cluster` at
+    /// least every quarter of it, so the answers are seen as they change.
+    fn check_reply_deadlines(&mut self, timeout: Duration) -> Instant {
         let now = Instant::now();
         let mut next = now + timeout;
+        let mut stalest: Option<(usize, Instant)> = None;
         for (i, conn) in self.conns.iter().enumerate() {
             let Some(sent) = conn.oldest_sent_at().filter(|_| !self.finished[i]) else { continue };
             let due = sent + timeout;
             if now > due {
                 self.shared.fail(conn.timeout_failure(self.shared.prepared.plan.timeout_ms));
-                break;
+                return next;
             }
             next = next.min(due);
+            if stalest.is_none_or(|(_, t)| sent < t) {
+                stalest = Some((i, sent));
+            }
+        }
+        if let Some(watch) = self.answer_watch.as_mut() {
+            let given_up = self.tally.given_up;
+            let answers = answer_watch::answers(&self.tally.counters, given_up);
+            if watch.look(answers, stalest.is_some(), now) > timeout {
+                let i = stalest.map_or(0, |(i, _)| i);
+                let where_ = self.conns[i].link.label();
+                let text = answer_watch::no_answer_text(&where_, self.shared.prepared.plan.timeout_ms, answers, given_up, &self.tally.counters);
+                self.shared.fail(Failure::new(FailureKind::Timeout, text));
+            }
+            next = next.min(now + timeout / 4);
         }
         next
     }

@@ -182,6 +182,16 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     return this.tally.received;
   }
 
+  /** Replies that answered a request (a redirection's given-up request is none). */
+  get answers(): number {
+    return this.tally.received - this.tally.givenUp;
+  }
+
+  /** Requests given up after redirections. */
+  get givenUp(): number {
+    return this.tally.givenUp;
+  }
+
   start(): void {
     this.schedule?.start(performance.now());
     for (const link of this.links) {

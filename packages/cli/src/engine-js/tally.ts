@@ -56,6 +56,8 @@ export interface ReplySide {
 export class Tally {
   /** Replies counted (for messages and progress). */
   received = 0;
+  /** --cluster: of those, requests given up after redirections (no node answered them). */
+  givenUp = 0;
   /** The reason the run must end now, once an error reply said so. */
   fatal: string | null = null;
   /** --rate: latency from the intended send; the service histogram gets the actual one. */
@@ -200,6 +202,7 @@ export class Tally {
     if (req.op[e] === OP_SET) c.sets++;
     else c.gets++;
     this.received++;
+    this.givenUp++;
     if (c.firstError === null) c.firstError = text;
   }
 

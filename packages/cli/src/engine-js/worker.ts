@@ -9,6 +9,7 @@
 import type net from 'node:net';
 import { performance, type IntervalHistogram } from 'node:perf_hooks';
 import { ThreadAlarm } from './alarm.js';
+import { AnswerWatch, noAnswerText } from './answer-watch.js';
 import { Client, type Feed } from './client.js';
 import { ConnectInterrupted, openConnection } from './connection.js';
 import type { Counters } from './counters.js';
@@ -286,15 +287,29 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
       );
     }
     const timeoutMs = plan.timeoutMs;
+    const answerWatch = plan.cluster && timeoutMs > 0 ? new AnswerWatch() : null;
     timer = setInterval(() => {
       const now = performance.now();
       if (timeoutMs > 0) {
+        let answers = 0;
+        let givenUp = 0;
+        let stalest: Client | null = null;
+        let stalestAt = Infinity;
         for (const c of clients) {
           const oldest = c.oldestSentAt();
           if (oldest >= 0 && now - oldest > timeoutMs) {
             const link = c.stalest();
             c.stop({ kind: 'timeout', message: `${link.label()}: no reply within ${timeoutMs} ms (--timeout) after ${c.received} replies${link.partialNote()}` });
           }
+          answers += c.answers;
+          givenUp += c.givenUp;
+          if (oldest >= 0 && oldest < stalestAt) {
+            stalestAt = oldest;
+            stalest = c;
+          }
+        }
+        if (answerWatch !== null && !stopped && answerWatch.look(answers, stalest !== null, now) > timeoutMs) {
+          stalest!.stop({ kind: 'timeout', message: noAnswerText(stalest!.stalest().label(), timeoutMs, answers, givenUp, counters) });
         }
       }
       if (options.onProgress) {

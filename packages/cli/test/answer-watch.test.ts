@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { AnswerWatch, noAnswerText } from '../src/engine-js/answer-watch.js';
+
+describe('AnswerWatch (--cluster: a phase no node answers)', () => {
+  it('counts only time with requests out and no answer since the last look', () => {
+    const w = new AnswerWatch();
+    expect(w.look(0, true, 0)).toBe(0);
+    expect(w.look(0, true, 1000)).toBe(1000);
+    // An answer starts the wait again.
+    expect(w.look(1, true, 2000)).toBe(0);
+    expect(w.look(1, true, 5000)).toBe(3000);
+    // Nothing out: no wait, however long since the last answer (a slow --rate).
+    expect(w.look(1, false, 9000)).toBe(0);
+    expect(w.look(1, true, 10_000)).toBe(1000);
+  });
+
+  it('says how long, what was answered and given up, and the redirections instead', () => {
+    expect(noAnswerText('connection 0 (127.0.0.1:7000)', 2000, 5, 4, { moved: 1, asked: 0, retried: 30 })).toBe(
+      'connection 0 (127.0.0.1:7000): no answer within 2000 ms (--timeout) after 5 answered and 4 given up: every reply since was a redirection, sent again (so far MOVED 1, ASK 0, TRYAGAIN/CLUSTERDOWN 30): no node served these requests',
+    );
+  });
+});
