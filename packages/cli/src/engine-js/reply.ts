@@ -309,20 +309,20 @@ export class ReplyReader {
     this.carry = Buffer.allocUnsafe(initialCarry);
   }
 
-  /** Makes `chunk`, after whatever was left over, the bytes to scan. */
-  push(chunk: Buffer): void {
+  /** Makes `chunk[0, len)`, after whatever was left over, the bytes to scan (a shared read buffer: valid until keepRest). */
+  push(chunk: Buffer, len = chunk.length): void {
     if (this.carryLen === 0) {
       this.buf = chunk;
-      this.end = chunk.length;
+      this.end = len;
       this.base = this.received;
     } else {
       this.base = this.received - this.carryLen;
-      this.append(chunk, 0, chunk.length);
+      this.append(chunk, 0, len);
       this.buf = this.carry;
       this.end = this.carryLen;
     }
     this.pos = 0;
-    this.received += chunk.length;
+    this.received += len;
   }
 
   /** True while buf holds bytes not yet scanned as a whole reply. */

@@ -11,6 +11,7 @@ import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import type { Plan, TlsPlan } from './plan.js';
+import { sharedReads } from './reads.js';
 
 /**
  * The TLS 1.2 ciphers both engines' TLS libraries have, by the OpenSSL names
@@ -55,9 +56,9 @@ export function peerLabel(socket: net.Socket): string | null {
  */
 export async function connectTransport(plan: Plan, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
   if (plan.socket !== null && plan.socket !== undefined) return connectUnix(plan.socket, timeoutMs, signal);
-  if (!plan.tls) return connectTcp(plan.host, plan.port, timeoutMs, signal);
+  if (!plan.tls) return connectTcp(plan.host, plan.port, timeoutMs, signal, true);
   const t = plan.tls;
-  const socket = await connectTcp(plan.host, plan.port, timeoutMs, signal).catch((err: NodeJS.ErrnoException) => {
+  const socket = await connectTcp(plan.host, plan.port, timeoutMs, signal, false).catch((err: NodeJS.ErrnoException) => {
     // A server that resets at once may do it before the handshake starts:
     // the same story as a reset during it, as the native engine tells it.
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE') throw new Error(`TLS handshake with ${plan.host}:${plan.port} failed: ${closedDuringHandshake(t)}`);
@@ -114,11 +115,12 @@ function whenConnected(
   });
 }
 
-/** A TCP connection to host:port within `timeoutMs`. */
-function connectTcp(host: string, port: number, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
+/** A TCP connection to host:port within `timeoutMs`; `plain`: read into the shared buffer (reads.ts), not under TLS. */
+function connectTcp(host: string, port: number, timeoutMs: number, signal: AbortSignal | undefined, plain: boolean): Promise<net.Socket> {
   if (signal?.aborted) return Promise.reject(new ConnectInterrupted());
+  const reads = plain ? sharedReads() : null;
   return whenConnected(
-    net.connect({ host, port }),
+    reads ? reads.bind(net.connect({ host, port, onread: reads.onread })) : net.connect({ host, port }),
     'connect',
     timeoutMs,
     signal,
@@ -140,8 +142,9 @@ function connectErrorText(host: string, port: number, err: NodeJS.ErrnoException
 async function connectUnix(socketPath: string, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
   if (signal?.aborted) throw new ConnectInterrupted();
   const fail = (why: string) => new Error(`cannot connect to unix socket ${socketPath}: ${why}`);
+  const reads = sharedReads();
   const socket = await whenConnected(
-    net.connect({ path: socketPath }),
+    reads.bind(net.connect({ path: socketPath, onread: reads.onread })),
     'connect',
     timeoutMs,
     signal,
