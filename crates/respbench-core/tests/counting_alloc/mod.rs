@@ -38,8 +38,16 @@ pub fn ok_server() -> u16 {
     answer_server(b"+OK\r\n".to_vec())
 }
 
+/// A `CLUSTER …` command's answer: refused, so a topology refresh
+/// (`--cluster`) asks once per phase and not again. Answered like the data
+/// commands, it would be no slot map, asked again after every stale MOVED
+/// (at most every 100 ms), each time on a new connection whose server
+/// thread and buffers the count includes: allocations that grow with a
+/// run's time on a loaded machine, not with its requests.
+const NO_TOPOLOGY: &[u8] = b"-ERR unknown command 'CLUSTER', this test server tells no topology\r\n";
+
 /// Answers every complete command with `answer` (a whole reply, e.g. a
-/// `-MOVED …` line), from buffers allocated once per connection.
+/// `-MOVED …` line), `CLUSTER …` with an error, from buffers allocated once per connection.
 pub fn answer_server(answer: Vec<u8>) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -60,9 +68,10 @@ pub fn answer_server(answer: Vec<u8>) -> u16 {
                     len += n;
                     let (mut pos, mut out) = (0, 0);
                     while let Ok(Scan::Complete(end)) = scanner.scan(&input[..len], pos) {
+                        let reply = if input[pos..end].starts_with(b"*2\r\n$7\r\nCLUSTER\r\n") { NO_TOPOLOGY } else { &answer[..] };
                         pos = end;
-                        output[out..out + answer.len()].copy_from_slice(&answer);
-                        out += answer.len();
+                        output[out..out + reply.len()].copy_from_slice(reply);
+                        out += reply.len();
                     }
                     input.copy_within(pos..len, 0);
                     len -= pos;
