@@ -75,6 +75,14 @@ describe('compare reads every result kind', () => {
     expect(ops([10080, 10081, 10079])).toMatchObject({ verdict: 'within noise', percent: expect.closeTo(100.8, 1) });
     expect(ops([10080, 10081, 10079]).interval![0]).toBeGreaterThan(100);
     expect(ops([10150, 10151, 10149]).verdict).toBe('better');
+    // A latency percentile: a move under 5% is within noise however tight its interval; 8% is not.
+    const latencyRounds = (latencies: number[]) =>
+      readComparable(write(`lat-${latencies.join('-')}.json`, resultJsonText(combineRounds(run(5, 1000, latencies[0]).plan, latencies.map((l) => run(5, 1000, l))))));
+    const slowBase = latencyRounds([8_000_000, 8_001_000, 7_999_000]);
+    const p50 = (next: number[]) => compareResults(slowBase, latencyRounds(next)).figures.find((f) => f.row === 'Totals' && f.figure === 'p50')!;
+    expect(p50([8_290_000, 8_291_000, 8_289_000])).toMatchObject({ verdict: 'within noise', percent: expect.closeTo(103.6, 0) });
+    expect(p50([8_290_000, 8_291_000, 8_289_000]).interval![0]).toBeGreaterThan(100);
+    expect(p50([8_640_000, 8_641_000, 8_639_000]).verdict).toBe('worse');
   });
 
   it('a -t suite: a row per test', () => {
