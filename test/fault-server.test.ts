@@ -198,6 +198,20 @@ describe.each(ioEngines())('engine %s against a faulty server', (engine) => {
   });
 });
 
+describe.each(engines())('engine %s: what a server sends before any request is read, not lost', (engine) => {
+  it.each([['-c', '1'], ['-c', '3'], ['-c', '3', '--rate', '200']])(
+    'a server past maxclients (-ERR max number of clients reached, then close, at accept) with %s %s: its words are in the failure, exit 1',
+    async (...more) => {
+      const s = await serve('full-on-accept');
+      const { run, result } = await runJson(load(engine, s.port, ['--requests', '100', ...more]), 20_000);
+      expect(run.code, run.stderr).toBe(1);
+      // Read as the first request's reply (an error reply) or as a reply no request asked for: the server's text either way.
+      expect(`${result.firstError ?? ''} ${result.failure?.message ?? ''}`).toContain('ERR max number of clients');
+      expect(run.stderr).not.toMatch(STACK_TRACE);
+    },
+  );
+});
+
 describe.each(engines())('engine %s: a run that got nothing is not a success', (engine) => {
   const nothing = (result: any) => {
     expect(result.complete).toBe(false);

@@ -27,6 +27,8 @@
  *   error-replies        every --every'th reply (default 10) is `-ERR injected fault` (or `-<--error-text>`)
  *   reset-on-accept      resets every connection (RST) as soon as it is accepted
  *   close-on-accept      closes every connection (FIN) as soon as it is accepted
+ *   full-on-accept       answers every connection with `-ERR max number of clients reached` as soon as it is
+ *                        accepted, and closes it (what redis-server does past maxclients)
  *   greeting             sends +OK as soon as a connection is accepted, before any request, then as ok
  *   push-frames          a RESP3 push frame (>) on accept and before every reply, otherwise as ok
  *   forgetful            acknowledges every write with +OK and stores nothing (reads find nil)
@@ -53,6 +55,7 @@ export const MODES = [
   'error-replies',
   'reset-on-accept',
   'close-on-accept',
+  'full-on-accept',
   'greeting',
   'push-frames',
   'forgetful',
@@ -167,6 +170,10 @@ export function startFaultServer({ mode = 'ok', after = 10, every = 10, errorTex
     }
     if (mode === 'close-on-accept') {
       socket.end();
+      return;
+    }
+    if (mode === 'full-on-accept') {
+      socket.end('-ERR max number of clients reached\r\n');
       return;
     }
     if (mode === 'greeting') socket.write(OK);

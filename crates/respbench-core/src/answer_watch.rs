@@ -19,17 +19,28 @@ use crate::counters::Counters;
 pub(crate) struct AnswerWatch {
     mark: Option<u64>,
     since: Option<Instant>,
+    /// Whether `since` holds for the requests out now (set at the first look that found them).
+    armed: bool,
 }
 
 impl AnswerWatch {
-    /// `answers`: the worker's answers so far; `waiting`: requests out (sent,
-    /// queued for a node, or waiting for a backoff). Returns how long
-    /// requests have been out with no answer (zero when one came since the last look).
-    pub fn look(&mut self, answers: u64, waiting: bool, now: Instant) -> Duration {
-        if self.mark != Some(answers) || !waiting {
+    /// `answers`: the worker's answers so far; `oldest_sent`: the first send
+    /// of the oldest request out (sent, queued for a node, or waiting for a
+    /// backoff), None when none is. Returns how long requests have been out
+    /// with no answer: from the later of the last look that saw an answer
+    /// and the oldest request's send, so that an idle gap before it does not
+    /// count (zero when an answer came since the last look), as the TS engine's.
+    pub fn look(&mut self, answers: u64, oldest_sent: Option<Instant>, now: Instant) -> Duration {
+        let Some(oldest) = oldest_sent.filter(|_| self.mark == Some(answers)) else {
             self.mark = Some(answers);
             self.since = Some(now);
+            self.armed = false;
             return Duration::ZERO;
+        };
+        let since = self.since.unwrap_or(now);
+        if !self.armed {
+            self.since = Some(since.max(oldest));
+            self.armed = true;
         }
         self.since.map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
     }
@@ -54,17 +65,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_time_with_requests_out_and_no_answer_counts() {
+    fn only_time_with_requests_out_and_no_answer_counts_from_the_oldest_send() {
         let mut w = AnswerWatch::default();
         let t0 = Instant::now();
-        let s = Duration::from_secs(1);
-        assert_eq!(w.look(0, true, t0), Duration::ZERO);
-        assert_eq!(w.look(0, true, t0 + s), s);
+        let ms = Duration::from_millis;
+        assert_eq!(w.look(0, Some(t0), t0), Duration::ZERO);
+        assert_eq!(w.look(0, Some(t0), t0 + ms(1000)), ms(1000));
         // An answer starts the wait again.
-        assert_eq!(w.look(1, true, t0 + 2 * s), Duration::ZERO);
-        assert_eq!(w.look(1, true, t0 + 5 * s), 3 * s);
+        assert_eq!(w.look(1, Some(t0 + ms(1500)), t0 + ms(2000)), Duration::ZERO);
+        assert_eq!(w.look(1, Some(t0 + ms(1500)), t0 + ms(5000)), ms(3000));
         // Nothing out: no wait, however long since the last answer.
-        assert_eq!(w.look(1, false, t0 + 9 * s), Duration::ZERO);
-        assert_eq!(w.look(1, true, t0 + 10 * s), s);
+        assert_eq!(w.look(1, None, t0 + ms(9000)), Duration::ZERO);
+        // The next request went out after that look: the wait counts from its send.
+        assert_eq!(w.look(1, Some(t0 + ms(9400)), t0 + ms(10_000)), ms(600));
+        // Requests given up and sent again keep the wait going.
+        assert_eq!(w.look(1, Some(t0 + ms(11_000)), t0 + ms(11_500)), ms(2100));
     }
 }

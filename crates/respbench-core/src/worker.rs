@@ -573,7 +573,7 @@ impl<R: Router, B: Backend> EventLoop<'_, R, B> {
         if let Some(watch) = self.answer_watch.as_mut() {
             let given_up = self.tally.given_up;
             let answers = answer_watch::answers(&self.tally.counters, given_up);
-            if watch.look(answers, stalest.is_some(), now) > timeout {
+            if watch.look(answers, stalest.map(|(_, sent)| sent), now) > timeout {
                 let i = stalest.map_or(0, |(i, _)| i);
                 let where_ = self.conns[i].link.label();
                 let text = answer_watch::no_answer_text(&where_, self.shared.prepared.plan.timeout_ms, answers, given_up, &self.tally.counters);

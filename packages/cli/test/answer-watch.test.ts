@@ -2,16 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { AnswerWatch, noAnswerText } from '../src/engine-js/answer-watch.js';
 
 describe('AnswerWatch (--cluster: a phase no node answers)', () => {
-  it('counts only time with requests out and no answer since the last look', () => {
+  it('counts only time with requests out and no answer since the last look, from the oldest request\'s send', () => {
     const w = new AnswerWatch();
-    expect(w.look(0, true, 0)).toBe(0);
-    expect(w.look(0, true, 1000)).toBe(1000);
+    expect(w.look(0, 0, 0)).toBe(0);
+    expect(w.look(0, 0, 1000)).toBe(1000);
     // An answer starts the wait again.
-    expect(w.look(1, true, 2000)).toBe(0);
-    expect(w.look(1, true, 5000)).toBe(3000);
+    expect(w.look(1, 1500, 2000)).toBe(0);
+    expect(w.look(1, 1500, 5000)).toBe(3000);
     // Nothing out: no wait, however long since the last answer (a slow --rate).
-    expect(w.look(1, false, 9000)).toBe(0);
-    expect(w.look(1, true, 10_000)).toBe(1000);
+    expect(w.look(1, -1, 9000)).toBe(0);
+    // The next request went out after that look: the wait counts from its send, not from the look.
+    expect(w.look(1, 9400, 10_000)).toBe(600);
+    // Requests given up and sent again keep the wait going (the oldest out is younger, the outage is not).
+    expect(w.look(1, 11_000, 11_500)).toBe(2100);
   });
 
   it('says how long, what was answered and given up, and the redirections instead', () => {

@@ -16,17 +16,27 @@ export class AnswerWatch {
   private mark = -1;
   /** Since when nothing was answered while requests were out (performance.now()). */
   private since = 0;
+  /** Whether `since` holds for the requests out now (set at the first look that found them). */
+  private armed = false;
 
   /**
-   * `answers`: the phase's answers so far; `waiting`: requests out (sent,
-   * queued for a node, or waiting for a backoff). Returns how long, ms,
-   * requests have been out with no answer (0 when one came since the last look).
+   * `answers`: the phase's answers so far; `oldestSentAt`: the first send
+   * of the oldest request out (sent, queued for a node, or waiting for a
+   * backoff), -1 when none is. Returns how long, ms, requests have been out
+   * with no answer: from the later of the last look that saw an answer and
+   * the oldest request's send, so that an idle gap before it does not count
+   * (0 when an answer came since the last look).
    */
-  look(answers: number, waiting: boolean, now: number): number {
-    if (answers !== this.mark || !waiting) {
+  look(answers: number, oldestSentAt: number, now: number): number {
+    if (answers !== this.mark || oldestSentAt < 0) {
       this.mark = answers;
       this.since = now;
+      this.armed = false;
       return 0;
+    }
+    if (!this.armed) {
+      this.since = Math.max(this.since, oldestSentAt);
+      this.armed = true;
     }
     return now - this.since;
   }

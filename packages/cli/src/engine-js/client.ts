@@ -195,6 +195,8 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
   start(): void {
     this.schedule?.start(performance.now());
     for (const link of this.links) {
+      link.takeEarly();
+      if (this.ended) return;
       const socket = link.socket!;
       const early = earlyErrors.get(socket);
       if (early || socket.destroyed || socket.readyState !== 'open') {
@@ -432,6 +434,8 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
           return;
         }
         link.attach(socket);
+        link.takeEarly();
+        if (this.ended) return;
         link.flush();
       },
       (err: unknown) => {

@@ -18,7 +18,7 @@ import { InFlight } from './in-flight.js';
 import type { Failure } from './plan.js';
 import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './reply.js';
 import type { NodeTally, ReplySide, Tally } from './tally.js';
-import { takeReads } from './reads.js';
+import { deliverEarly, takeReads } from './reads.js';
 import { peerLabel } from './transport.js';
 
 /** Written behind a write the kernel did not take whole: its callback says when that one is out. */
@@ -64,6 +64,8 @@ export class Link implements ReplySide {
   private writingLen = 0;
   private writesIssued = 0;
   private writesDone = 0;
+  /** The socket reads into the shared buffer (reads.ts): plain TCP or unix, not TLS (whose writableLength stays above 0 after a write). */
+  private plain = false;
   private reader = new ReplyReader();
   /** Replaced per socket: write callbacks of a socket the Link has left are ignored. */
   private onWritten: (err?: Error | null) => void = () => {};
@@ -128,7 +130,8 @@ export class Link implements ReplySide {
     const into = (buf: Buffer, len: number) => {
       if (socket === this.socket) this.onData(buf, len);
     };
-    if (!takeReads(socket, into)) socket.on('data', (chunk: Buffer) => into(chunk, chunk.length));
+    this.plain = takeReads(socket, into);
+    if (!this.plain) socket.on('data', (chunk: Buffer) => into(chunk, chunk.length));
     socket.on('error', (err: NodeJS.ErrnoException) => {
       if (socket === this.socket) this.owner.linkClosed(this, err);
     });
@@ -137,6 +140,16 @@ export class Link implements ReplySide {
     });
     // openConnection leaves a socket that ran a handshake paused.
     socket.resume();
+  }
+
+  /**
+   * What the socket read before the Link took it (a server's greeting, its
+   * error before a close), scanned now as any reply is: called once the
+   * Link's owner can take a failure, before it looks whether the socket is
+   * still open.
+   */
+  takeEarly(): void {
+    if (this.socket !== null) deliverEarly(this.socket);
   }
 
   /** Lets go of the socket (destroyed): its later events are ignored. Returns what was in flight on it. */
@@ -173,8 +186,12 @@ export class Link implements ReplySide {
     const len = this.outLen;
     let view = this.view;
     if (view === null || view.length !== len) view = this.view = len === this.out.length ? this.out : this.out.subarray(0, len);
-    // No callback: one costs a tick and about 460 bytes of garbage per write (Node skips both for a write without one).
-    socket.write(view);
+    if (!this.plain) {
+      // TLS: Node counts what it encrypts as not yet taken, so the callback says when it is out.
+      this.writesIssued++;
+      socket.write(view, this.onWritten);
+    } else socket.write(view);
+    // Plain: no callback: one costs a tick and about 460 bytes of garbage per write (Node skips both for a write without one).
     // Node counts a write in writableLength until the kernel has all of it: 0 now means it took it in this call (the usual case).
     if (socket.writableLength === 0) {
       this.counters.bytesOut += len;
@@ -183,8 +200,10 @@ export class Link implements ReplySide {
       this.writing = true;
       this.writingLen = len;
       // Told when it is all out: an empty write behind it, whose callback comes once the writes before it are done.
-      this.writesIssued++;
-      socket.write(EMPTY_WRITE, this.onWritten);
+      if (this.plain) {
+        this.writesIssued++;
+        socket.write(EMPTY_WRITE, this.onWritten);
+      }
     }
   }
 

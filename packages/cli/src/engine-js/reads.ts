@@ -14,8 +14,12 @@
  *
  * Until a Link takes the socket over (the handshake, cluster discovery, a
  * topology refresh read it as a stream), each read is copied out and
- * emitted as 'data', as Node would. TLS sockets (node:tls reads the TCP
- * socket under it itself) keep 'data'.
+ * emitted as 'data' when something listens, as Node would; with nobody
+ * listening (a socket with no handshake, opened while the phase's others
+ * open) the copy waits, as Node's own buffer would keep it, and the Link
+ * gets it first (`deliverEarly`): a greeting, or "-ERR max number of
+ * clients reached" before a close, is read, not lost. TLS sockets
+ * (node:tls reads the TCP socket under it itself) keep 'data'.
  */
 import type net from 'node:net';
 
@@ -30,6 +34,8 @@ let shared: Buffer | null = null;
 interface Hook {
   socket: net.Socket | null;
   to: ReadInto | null;
+  /** Reads no one has taken yet, copied, in order (see above). */
+  early: Buffer[];
 }
 
 const hooks = new WeakMap<net.Socket, Hook>();
@@ -40,15 +46,22 @@ const hooks = new WeakMap<net.Socket, Hook>();
  */
 export function sharedReads(): { onread: { buffer: Buffer; callback: (n: number, buf: Buffer) => boolean }; bind(socket: net.Socket): net.Socket } {
   const buffer = shared ?? (shared = Buffer.allocUnsafe(READ_BUFFER_BYTES));
-  const hook: Hook = { socket: null, to: null };
+  const hook: Hook = { socket: null, to: null, early: [] };
   return {
     onread: {
       buffer,
       callback: (n: number, buf: Buffer) => {
         const to = hook.to;
-        if (to !== null) to(buf, n);
-        // Before a Link: a copy, as a 'data' event of its own (the reader may keep it).
-        else hook.socket?.emit('data', Buffer.from(buf.subarray(0, n)));
+        if (to !== null && hook.early.length === 0) to(buf, n);
+        else {
+          const copy = Buffer.from(buf.subarray(0, n));
+          const socket = hook.socket;
+          // Before a Link: a 'data' event of its own when something listens (the reader may keep it), else kept.
+          if (to === null && socket !== null && socket.listenerCount('data') > 0) {
+            for (const e of hook.early.splice(0)) socket.emit('data', e);
+            socket.emit('data', copy);
+          } else hook.early.push(copy);
+        }
         // (false would pause the socket)
         return true;
       },
@@ -62,13 +75,23 @@ export function sharedReads(): { onread: { buffer: Buffer; callback: (n: number,
 }
 
 /**
- * Sends `socket`'s reads to `to` from now on, with no 'data' events; false
- * when the socket does not read into the shared buffer (TLS): listen to
- * 'data' instead.
+ * Sends `socket`'s reads to `to` from now on, with no 'data' events, once
+ * what came before is delivered (deliverEarly); false when the socket does
+ * not read into the shared buffer (TLS): listen to 'data' instead.
  */
 export function takeReads(socket: net.Socket, to: ReadInto): boolean {
   const hook = hooks.get(socket);
   if (hook === undefined) return false;
   hook.to = to;
   return true;
+}
+
+/** Hands what `socket` read before its reader took it (takeReads) to that reader, in order; later reads follow. */
+export function deliverEarly(socket: net.Socket): void {
+  const hook = hooks.get(socket);
+  if (hook === undefined || hook.to === null) return;
+  while (hook.early.length > 0) {
+    const b = hook.early.shift()!;
+    hook.to(b, b.length);
+  }
 }

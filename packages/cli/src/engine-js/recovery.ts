@@ -90,6 +90,8 @@ export class Recovery {
           this.up(link);
           link.attach(socket);
           link.repliesAtReopen = link.replies;
+          link.takeEarly();
+          if (owner.ended) return;
           const early = earlyErrors.get(socket);
           if (early || socket.destroyed || socket.readyState !== 'open') owner.linkClosed(link, (early as NodeJS.ErrnoException | undefined) ?? null);
           else {

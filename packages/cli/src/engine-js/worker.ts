@@ -308,8 +308,8 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
             stalest = c;
           }
         }
-        if (answerWatch !== null && !stopped && answerWatch.look(answers, stalest !== null, now) > timeoutMs) {
-          stalest!.stop({ kind: 'timeout', message: noAnswerText(stalest!.stalest().label(), timeoutMs, answers, givenUp, counters) });
+        if (answerWatch !== null && !stopped && answerWatch.look(answers, stalest !== null ? stalestAt : -1, now) > timeoutMs) {
+          stalest!.stop({ kind: 'timeout', message: noAnswerText(stalest!.label(), timeoutMs, answers, givenUp, counters) });
         }
       }
       if (options.onProgress) {
