@@ -25,7 +25,7 @@ import { OP_GET, OP_SET, type PreparedPlan, type Request, type RequestSource } f
 import { Router, type RouterOwner } from './router.js';
 import type { NodeRows, Tally } from './tally.js';
 import type { TopologyRefresh } from './topology-refresh.js';
-import { ConnectInterrupted, earlyErrors } from './transport.js';
+import { ConnectInterrupted } from './transport.js';
 
 /** Bytes of requests encoded into one write at most (a larger value makes a larger write). */
 const MAX_BATCH_BYTES = 256 * 1024;
@@ -182,12 +182,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     return this.tally.received;
   }
 
-  /** Replies that answered a request (a redirection's given-up request is none). */
-  get answers(): number {
-    return this.tally.received - this.tally.givenUp;
-  }
-
-  /** Requests given up after redirections. */
+  /** Of the replies counted, requests given up after redirections (no answer: AnswerWatch). */
   get givenUp(): number {
     return this.tally.givenUp;
   }
@@ -195,14 +190,8 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
   start(): void {
     this.schedule?.start(performance.now());
     for (const link of this.links) {
-      link.takeEarly();
+      link.begin();
       if (this.ended) return;
-      const socket = link.socket!;
-      const early = earlyErrors.get(socket);
-      if (early || socket.destroyed || socket.readyState !== 'open') {
-        this.linkClosed(link, (early as NodeJS.ErrnoException | undefined) ?? null);
-        if (this.ended) return;
-      }
     }
     this.pump();
   }
@@ -434,9 +423,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
           return;
         }
         link.attach(socket);
-        link.takeEarly();
-        if (this.ended) return;
-        link.flush();
+        if (link.begin()) link.flush();
       },
       (err: unknown) => {
         link.opening = false;

@@ -19,7 +19,7 @@ import type { Failure } from './plan.js';
 import { escapeBytes, ProtocolError, ReplyKind, ReplyReader } from './reply.js';
 import type { NodeTally, ReplySide, Tally } from './tally.js';
 import { deliverEarly, takeReads } from './reads.js';
-import { peerLabel } from './transport.js';
+import { earlyErrors, peerLabel } from './transport.js';
 
 /** Written behind a write the kernel did not take whole: its callback says when that one is out. */
 const EMPTY_WRITE = Buffer.alloc(0);
@@ -143,13 +143,23 @@ export class Link implements ReplySide {
   }
 
   /**
-   * What the socket read before the Link took it (a server's greeting, its
-   * error before a close), scanned now as any reply is: called once the
-   * Link's owner can take a failure, before it looks whether the socket is
-   * still open.
+   * After attach, once the owner can take a failure (a first start, a
+   * reconnect, a Link a redirection opened): what the socket read before
+   * the Link took it (a server's greeting, its error before a close) is
+   * scanned as any reply is, and a socket that failed or closed before it
+   * had listeners is reported to the owner (linkClosed). True when the Link
+   * is up and its owner goes on.
    */
-  takeEarly(): void {
-    if (this.socket !== null) deliverEarly(this.socket);
+  begin(): boolean {
+    const socket = this.socket!;
+    deliverEarly(socket);
+    if (this.owner.ended) return false;
+    const early = earlyErrors.get(socket) as NodeJS.ErrnoException | undefined;
+    if (early || socket.destroyed || socket.readyState !== 'open') {
+      this.owner.linkClosed(this, early ?? null);
+      return false;
+    }
+    return true;
   }
 
   /** Lets go of the socket (destroyed): its later events are ignored. Returns what was in flight on it. */

@@ -11,7 +11,7 @@ import { openConnection } from './connection.js';
 import type { Counters } from './counters.js';
 import type { Link } from './link.js';
 import { reconnectDelayMs, type Failure, type Plan, type Reconnect } from './plan.js';
-import { ConnectInterrupted, earlyErrors } from './transport.js';
+import { ConnectInterrupted } from './transport.js';
 
 /** What Recovery needs of the client whose Link dropped. */
 export interface RecoveryOwner {
@@ -90,11 +90,7 @@ export class Recovery {
           this.up(link);
           link.attach(socket);
           link.repliesAtReopen = link.replies;
-          link.takeEarly();
-          if (owner.ended) return;
-          const early = earlyErrors.get(socket);
-          if (early || socket.destroyed || socket.readyState !== 'open') owner.linkClosed(link, (early as NodeJS.ErrnoException | undefined) ?? null);
-          else {
+          if (link.begin()) {
             link.flush();
             owner.pump();
           }

@@ -301,7 +301,7 @@ export async function runPhase(prepared: PreparedPlan, phase: Phase, shared: Pha
             const link = c.stalest();
             c.stop({ kind: 'timeout', message: `${link.label()}: no reply within ${timeoutMs} ms (--timeout) after ${c.received} replies${link.partialNote()}` });
           }
-          answers += c.answers;
+          answers += c.received - c.givenUp;
           givenUp += c.givenUp;
           if (oldest >= 0 && oldest < stalestAt) {
             stalestAt = oldest;
