@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ThreadAlarm, type Alarm } from '../src/engine-js/alarm.js';
+import { monotonicOffset, ThreadAlarm, type Alarm } from '../src/engine-js/alarm.js';
 import { Pacer, type Wakeable } from '../src/engine-js/pacer.js';
 
 /** An alarm that only records what it was asked; the test rings it. */
@@ -123,6 +123,18 @@ describe("the Pacer's wake decisions", () => {
 });
 
 describe('the alarm thread', () => {
+  it('converts performance.now() to the monotonic clock the thread reads (process.hrtime) to within tens of µs', () => {
+    const off = monotonicOffset();
+    // The smallest gap of a few reads: one read may be preempted, not all of them.
+    let gap = Infinity;
+    for (let i = 0; i < 5; i++) {
+      const now = performance.now();
+      const mono = Number(process.hrtime.bigint()) / 1e6;
+      gap = Math.min(gap, Math.abs(mono - (now + off)));
+    }
+    expect(gap).toBeLessThan(0.05);
+  });
+
   it('rings once at or after the time asked, never before; a replaced alarm rings for the new time only; a cleared one not at all', async () => {
     const alarm = await ThreadAlarm.open();
     try {

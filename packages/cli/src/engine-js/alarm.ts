@@ -45,20 +45,20 @@ const SHARED_BYTES = 16;
  * numbers here: 0 is SEQ, 1 is STOP, the Float64 after them the ring time).
  *
  * The ring time is on the process's monotonic clock (process.hrtime), which
- * every thread shares; performance.now() counts from each thread's start.
+ * every thread shares, and the thread reads that clock alone: converting it
+ * to its own performance.now() at start was off by up to 1.5 ms (a first
+ * call's lazy set-up falls between the two reads), so alarms rang that much
+ * late, or early over and over (a ring, nothing due, set again, a ring).
  * A ring carries the sequence number of the alarm it is for: one the main
  * thread has replaced since is ignored there.
  */
 function alarmThread(shared: SharedArrayBuffer, port: MessagePort): void {
-  // The global, not this module's import (which a bundler or test runner may rename).
-  const clock = globalThis.performance;
   const state = new Int32Array(shared, 0, 2);
   const ringAt = new Float64Array(shared, 8, 1);
-  const toMonotonic = Number(process.hrtime.bigint()) / 1e6 - clock.now();
   for (;;) {
     const seq = Atomics.load(state, 0);
     if (Atomics.load(state, 1) !== 0) return;
-    const wait = ringAt[0] - (clock.now() + toMonotonic);
+    const wait = ringAt[0] - Number(process.hrtime.bigint()) / 1e6;
     // Sleeps until the time comes or the alarm changes (Infinity: until it is set).
     if (wait > 0) {
       Atomics.wait(state, 0, seq, wait);
@@ -67,6 +67,28 @@ function alarmThread(shared: SharedArrayBuffer, port: MessagePort): void {
     port.postMessage(seq);
     Atomics.wait(state, 0, seq);
   }
+}
+
+const monotonicMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+
+/**
+ * performance.now() + this = process.hrtime in ms, to about a µs: of several
+ * reads of performance.now() each between two of hrtime, the one bracketed
+ * tightest (the first reads may be slow: lazy set-up).
+ */
+export function monotonicOffset(): number {
+  let offset = 0;
+  let bracket = Infinity;
+  for (let i = 0; i < 16; i++) {
+    const before = monotonicMs();
+    const now = performance.now();
+    const after = monotonicMs();
+    if (after - before < bracket) {
+      bracket = after - before;
+      offset = (before + after) / 2 - now;
+    }
+  }
+  return offset;
 }
 
 /** The Alarm as a thread; `open` resolves once it runs. */
@@ -88,7 +110,7 @@ export class ThreadAlarm implements Alarm {
     this.state = new Int32Array(shared, 0, 2);
     this.ringAt = new Float64Array(shared, 8, 1);
     this.ringAt[0] = Infinity;
-    this.toMonotonic = Number(process.hrtime.bigint()) / 1e6 - performance.now();
+    this.toMonotonic = monotonicOffset();
   }
 
   /** Starts the thread (some tens of ms: before a phase's clock starts). */
