@@ -1,14 +1,52 @@
-import { defineConfig } from 'vitest/config';
+import { availableParallelism } from 'node:os';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Files that measure time against the machine (rates held, client lag, a
+ * capacity search, two runs compared for noise, a failover's timing, a
+ * ramp's staircase, a held reply against a batch): they run after the rest,
+ * one at a time, with the machine to themselves. Every other file runs side
+ * by side with another, each in its own sandbox (helpers/file-sandbox.ts):
+ * most of their time is a run's wall clock, not CPU.
+ */
+const ALONE = ['timing', 'capacity', 'study-capacity', 'compare', 'ramp', 'pipeline-mode', 'cluster-node-death'].map((name) => `${name}.test.ts`);
+
+/** Files side by side: RESPBENCH_E2E_WORKERS, else one per core, at most 4 (the suite is tuned on 2). */
+function sideBySideWorkers(): number {
+  const asked = Number(process.env.RESPBENCH_E2E_WORKERS);
+  if (Number.isInteger(asked) && asked >= 1) return asked;
+  return Math.min(4, Math.max(1, availableParallelism()));
+}
 
 export default defineConfig({
   test: {
     root: new URL('.', import.meta.url).pathname,
-    include: ['**/*.test.ts'],
     // The engine probes (does native load, does io_uring run) once per run, not once per file.
     globalSetup: [new URL('./helpers/engine-probes.ts', import.meta.url).pathname],
+    setupFiles: [new URL('./helpers/file-sandbox.ts', import.meta.url).pathname],
     pool: 'forks',
     testTimeout: 120_000,
     hookTimeout: 60_000,
-    fileParallelism: false,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'side-by-side',
+          include: ['**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...ALONE],
+          maxWorkers: sideBySideWorkers(),
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'alone',
+          include: ALONE,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

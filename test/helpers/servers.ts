@@ -62,24 +62,53 @@ export function commandCalls(server: RedisServer): Record<string, number> {
 
 /** Starts redis-server on a free port; extra args are config directives (`--appendonly yes`). */
 export async function startRedis(extra: string[] = []): Promise<RedisServer> {
-  const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'respbench-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes', ...extra], {
-    stdio: 'ignore',
-  });
-  await waitForPort(port);
+  let port = 0;
+  let child: ChildProcess | null = null;
+  // A port free when asked can be taken by another file's server before this one binds it (files run side
+  // by side): then this server exits, and the port answers for the other one. Ask again for a port.
+  for (let attempt = 1; child === null; attempt++) {
+    port = await freePort();
+    const started = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes', ...extra], {
+      stdio: 'ignore',
+    });
+    if (await listensOn(started, port)) child = started;
+    else if (attempt === 3) throw new Error(`redis-server did not take a free port in 3 attempts (last ${port})`);
+  }
+  const server = child;
   return {
     port,
     dir,
-    process: child,
+    process: server,
     cli: (...args: string[]) => {
       const r = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
       const out = r.stdout.trim();
       if (r.status !== 0 || /^(ERR|WRONGTYPE|NOAUTH|OOM) /.test(out)) throw new Error(`redis-cli ${args.join(' ')} failed: ${r.stderr}${out}`);
       return out;
     },
-    stop: () => killAndRemove(child, dir),
+    stop: () => killAndRemove(server, dir),
   };
+}
+
+/**
+ * Waits until `child` listens on `port` itself (true), or exits first (false: the port was someone
+ * else's by then). Off Linux, where /proc does not say who listens, a port that accepts is taken as its.
+ */
+async function listensOn(child: ChildProcess, port: number, timeoutMs = 10_000): Promise<boolean> {
+  if (process.platform !== 'linux') {
+    await waitForPort(port, timeoutMs);
+    return true;
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) return false;
+    if (tcpSocketsOf(child.pid ?? 0).some((s) => s.localPort === port && s.state === LISTEN)) return true;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`redis-server did not listen on port ${port} within ${timeoutMs} ms`);
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 /** Kills a server a test started (SIGKILL) and removes its directory once it has exited. */
@@ -203,10 +232,37 @@ export async function runJson(args: string[], timeoutMs = 60_000): Promise<{ run
   return { run, result };
 }
 
-/** Processes whose command line mentions `needle` (for orphan checks). */
+/**
+ * Processes this test file started (directly or through the CLI, a study, a
+ * cluster launcher) whose command line mentions `needle`, for orphan checks.
+ * Another file's processes running beside this one are not listed
+ * (helpers/file-sandbox.ts).
+ */
 export function liveProcesses(needle: string): string[] {
   const r = spawnSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
-  return r.stdout.split('\n').filter((l) => l.includes(needle) && !l.includes('ps -eo'));
+  return r.stdout.split('\n').filter((l) => l.includes(needle) && !l.includes('ps -eo') && startedByThisFile(Number(l.trim().split(/\s+/)[0])));
+}
+
+/**
+ * Whether process `pid` belongs to this file's sandbox: its environment
+ * names the sandbox, or it works inside it (redis-server overwrites its
+ * environment with its title, and changes into its `--dir`). Without a
+ * sandbox (a file run on its own outside the suite's config) every process
+ * counts, as it did when files ran one at a time.
+ */
+function startedByThisFile(pid: number): boolean {
+  const sandbox = process.env.RESPBENCH_TEST_SANDBOX;
+  if (!sandbox || process.platform !== 'linux') return true;
+  try {
+    if (readlinkSync(`/proc/${pid}/cwd`).startsWith(`${sandbox}/`)) return true;
+  } catch {
+    // Gone, or not ours to read: try the environment.
+  }
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`RESPBENCH_TEST_SANDBOX=${sandbox}`);
+  } catch {
+    return false;
+  }
 }
 
 /** Pids of the redis-server processes in cluster mode now (every test file's and every study's). */
@@ -266,8 +322,11 @@ export function redisPerTest(): (extra?: string[]) => Promise<RedisServer> {
   return async (extra: string[] = []) => (current = await startRedis(extra));
 }
 
-/** The TCP sockets process `pid` holds, from /proc (Linux): remote port and state (`01` is established). */
-export function tcpSocketsOf(pid: number): { remotePort: number; state: string }[] {
+/** A listening socket's state in /proc/net/tcp. */
+const LISTEN = '0A';
+
+/** The TCP sockets process `pid` holds, from /proc (Linux): local and remote port, and state (`01` is established, `0A` listening). */
+export function tcpSocketsOf(pid: number): { localPort: number; remotePort: number; state: string }[] {
   if (!pid) return [];
   const inodes = new Set<string>();
   try {
@@ -284,7 +343,7 @@ export function tcpSocketsOf(pid: number): { remotePort: number; state: string }
   } catch {
     return [];
   }
-  const sockets: { remotePort: number; state: string }[] = [];
+  const sockets: { localPort: number; remotePort: number; state: string }[] = [];
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text = '';
     try {
@@ -295,7 +354,7 @@ export function tcpSocketsOf(pid: number): { remotePort: number; state: string }
     // Columns: sl local remote st tx:rx tr:when retrnsmt uid timeout inode.
     for (const line of text.split('\n').slice(1)) {
       const cols = line.trim().split(/\s+/);
-      if (cols.length > 9 && inodes.has(cols[9])) sockets.push({ remotePort: parseInt(cols[2].split(':')[1], 16), state: cols[3] });
+      if (cols.length > 9 && inodes.has(cols[9])) sockets.push({ localPort: parseInt(cols[1].split(':')[1], 16), remotePort: parseInt(cols[2].split(':')[1], 16), state: cols[3] });
     }
   }
   return sockets;
