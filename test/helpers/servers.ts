@@ -254,7 +254,8 @@ function startedByThisFile(pid: number): boolean {
   const sandbox = process.env.RESPBENCH_TEST_SANDBOX;
   if (!sandbox || process.platform !== 'linux') return true;
   try {
-    if (readlinkSync(`/proc/${pid}/cwd`).startsWith(`${sandbox}/`)) return true;
+    const cwd = readlinkSync(`/proc/${pid}/cwd`);
+    if (cwd === sandbox || cwd.startsWith(`${sandbox}/`)) return true;
   } catch {
     // Gone, or not ours to read: try the environment.
   }
