@@ -130,12 +130,23 @@ export async function spawnNode(node: NodeLaunch, spawned: (proc: NodeProcess) =
   while (!(await accepts(node.port))) {
     if (ended !== null || Date.now() > deadline) {
       await proc.stop();
-      throw new Error(`redis-server (cluster node ${node.index + 1}) ${ended ?? `did not open port ${node.port} within ${node.readyTimeoutMs / 1000} s`}`);
+      if (ended !== null) throw new NodeExitedError(`redis-server (cluster node ${node.index + 1}) ${ended}`);
+      throw new Error(`redis-server (cluster node ${node.index + 1}) did not open port ${node.port} within ${node.readyTimeoutMs / 1000} s`);
     }
     await sleep(50);
   }
   return proc;
 }
+
+/**
+ * A node that ended before it was ready: most often its port or bus port,
+ * free when chosen, was taken by another process before the node bound it.
+ * The launcher starts it again on other ports.
+ */
+export class NodeExitedError extends Error {}
+
+/** Starts of one node before the launcher gives up on it (each on ports chosen afresh). */
+const NODE_START_ATTEMPTS = 3;
 
 /** A redis config string, quoted as redis.conf reads it. */
 const quoted = (t: string) => `"${t.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
@@ -203,6 +214,14 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     if (r.status !== 0) throw new Error(`redis-cli -p ${port} ${args.join(' ')} failed: ${r.stderr}${r.stdout}`);
     return r.stdout.trim();
   };
+  /** Whether the server on `port` is `proc` (INFO's process_id); true when the starter gives no process to compare. */
+  const answersAs = (proc: NodeProcess, port: number) => {
+    const pid = proc.child?.pid;
+    if (pid === undefined) return true;
+    // Bounded: what took the port may accept and never answer.
+    const r = spawnSync('redis-cli', [...cliTransport, '-p', String(port), 'INFO', 'server'], { encoding: 'utf8', env, timeout: 2000 });
+    return r.status === 0 && new RegExp(`^process_id:${pid}\\r?$`, 'm').test(r.stdout);
+  };
   /** `CLUSTER SLOTS` as "first-last:port" items, sorted: equal on two nodes when they agree. */
   const slotView = (port: number) => {
     let rows: [number, number, [string, number]][];
@@ -234,31 +253,46 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
 
   try {
     for (let i = 0; i < count; i++) {
-      if (signal?.aborted) throw new Error('interrupted while starting the nodes');
-      const port = await freePort();
-      const bus = await freePort();
-      const tlsPort = options.tls === 'also' ? await freePort() : options.tls === 'only' ? port : null;
-      const dir = makeDir('node');
-      dirs.push(dir);
-      const conf: string[] = [];
-      if (password) {
-        const file = path.join(dir, 'respbench-auth.conf');
-        writeFileSync(file, `requirepass ${quoted(password)}\nmasterauth ${quoted(password)}\n`, { mode: 0o600 });
-        conf.push(file);
-      }
-      const c = certificates;
-      const transport = c
-        ? ['--port', options.tls === 'only' ? '0' : String(port), '--tls-port', String(tlsPort), '--tls-cert-file', c.cert, '--tls-key-file', c.key, '--tls-ca-cert-file', c.ca, '--tls-auth-clients', 'no', '--tls-cluster', 'yes', '--tls-replication', 'yes']
-        : ['--port', String(port)];
-      const argv = [options.binary ?? 'redis-server', ...conf, ...transport, '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(bus), ...(options.config ?? [])];
-      const proc = await startNode({ index: i, argv, port, dir, readyTimeoutMs: Math.max(1000, deadline - Date.now()), tls: options.tls === 'only' });
-      nodes.push({ port, tlsPort, dir, process: proc });
-      // A node with a plain port is ready on it; its TLS port opens a moment later.
-      if (options.tls === 'also' && tlsPort !== null) {
-        while (!(await accepts(tlsPort))) {
-          if (Date.now() > deadline) throw new Error(`cluster node ${i + 1} did not open its TLS port ${tlsPort}`);
-          await sleep(50);
+      for (let attempt = 1; ; attempt++) {
+        if (signal?.aborted) throw new Error('interrupted while starting the nodes');
+        const port = await freePort();
+        const bus = await freePort();
+        const tlsPort = options.tls === 'also' ? await freePort() : options.tls === 'only' ? port : null;
+        const dir = makeDir('node');
+        dirs.push(dir);
+        const conf: string[] = [];
+        if (password) {
+          const file = path.join(dir, 'respbench-auth.conf');
+          writeFileSync(file, `requirepass ${quoted(password)}\nmasterauth ${quoted(password)}\n`, { mode: 0o600 });
+          conf.push(file);
         }
+        const c = certificates;
+        const transport = c
+          ? ['--port', options.tls === 'only' ? '0' : String(port), '--tls-port', String(tlsPort), '--tls-cert-file', c.cert, '--tls-key-file', c.key, '--tls-ca-cert-file', c.ca, '--tls-auth-clients', 'no', '--tls-cluster', 'yes', '--tls-replication', 'yes']
+          : ['--port', String(port)];
+        const argv = [options.binary ?? 'redis-server', ...conf, ...transport, '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(bus), ...(options.config ?? [])];
+        let proc: NodeProcess;
+        try {
+          proc = await startNode({ index: i, argv, port, dir, readyTimeoutMs: Math.max(1000, deadline - Date.now()), tls: options.tls === 'only' });
+        } catch (err) {
+          if (err instanceof NodeExitedError && attempt < NODE_START_ATTEMPTS && Date.now() < deadline) continue;
+          throw err;
+        }
+        // The port accepted: this node's, or another process's that took it first (this node then ends).
+        if (!answersAs(proc, port)) {
+          await proc.stop();
+          if (attempt < NODE_START_ATTEMPTS && Date.now() < deadline) continue;
+          throw new Error(`cluster node ${i + 1}: port ${port} was answered by another process in ${NODE_START_ATTEMPTS} starts`);
+        }
+        nodes.push({ port, tlsPort, dir, process: proc });
+        // A node with a plain port is ready on it; its TLS port opens a moment later.
+        if (options.tls === 'also' && tlsPort !== null) {
+          while (!(await accepts(tlsPort))) {
+            if (Date.now() > deadline) throw new Error(`cluster node ${i + 1} did not open its TLS port ${tlsPort}`);
+            await sleep(50);
+          }
+        }
+        break;
       }
     }
   } catch (err) {
