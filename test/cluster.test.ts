@@ -519,7 +519,8 @@ describe.each(engines())('topology changes during a --cluster run (%s engine)', 
     const dest = cluster.primaries().find((p) => p !== source)!;
     const sourceId = redis(source, 'CLUSTER', 'MYID');
     const destId = redis(dest, 'CLUSTER', 'MYID');
-    const plan = ['--engine', engine, '-c', '2', '-P', '4', '-r', '300', '--key-prefix', '{mv}:', '--mode', 'mixed', '--verify-get', '--seed', '13', '--timeout', '5s'];
+    // 100 keys: a run slowed to ~1,000 ops/s by a busy machine still writes every one (at 300, ~2,400 requests left a few unwritten).
+    const plan = ['--engine', engine, '-c', '2', '-P', '4', '-r', '100', '--key-prefix', '{mv}:', '--mode', 'mixed', '--verify-get', '--seed', '13', '--timeout', '5s'];
     const running = runJson(['--cluster', '-p', String(source), '--duration', '2s', ...plan, ...paced], 30_000);
     await until('load on the source', () => Number(redis(source, 'DBSIZE')) > 50);
     // The whole move at once, as redis-cli --cluster reshard does it.
@@ -539,15 +540,15 @@ describe.each(engines())('topology changes during a --cluster run (%s engine)', 
     if (paced.length > 0) expect(result.opsPerSec).toBeGreaterThan(0.7 * 4000);
     // The replies of the new owner count in its row.
     expect(result.perNode.find((n: any) => n.node === `127.0.0.1:${dest}`).requests).toBeGreaterThan(0);
-    // Every key on the new owner, and the dataset a single server gets from the same plan (long enough to write all 300 keys).
+    // Every key on the new owner, and the dataset a single server gets from the same plan (long enough to write all 100 keys).
     expect(dataset(source, '{mv}:').size).toBe(0);
     const union = dataset(dest, '{mv}:');
     single.cli('FLUSHALL');
     const b = await runCli(['-p', String(single.port), '-n', '20000', ...plan]);
     expect(b.code, b.stderr).toBe(0);
     const expected = dataset(single.port, '{mv}:');
-    expect(expected.size).toBe(300);
-    expect(new Map([...union].sort())).toEqual(new Map([...expected].sort()));
+    expect(expected.size).toBe(100);
+    expect(new Map([...union].sort()), `cluster run: ${result.requests} requests, ${result.ok} ok`).toEqual(new Map([...expected].sort()));
     await cluster.waitOk();
   });
   it('a node reached only through a redirection drops its connections under --reconnect: its Links open again and the run goes on to its end; what was in flight on them counts as lost', async () => {
