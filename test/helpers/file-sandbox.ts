@@ -22,4 +22,11 @@ process.env.TMPDIR = sandbox;
 process.env.RESPBENCH_TEST_SANDBOX = sandbox;
 
 // Registered first, so it runs after the file's own afterAll hooks (vitest runs after-hooks as a stack).
-afterAll(() => rmSync(sandbox, { recursive: true, force: true }));
+// A process still writing into it may make the first tries fail; what is left then is only a temp directory.
+afterAll(() => {
+  try {
+    rmSync(sandbox, { recursive: true, force: true, maxRetries: 5 });
+  } catch {
+    // Left for the OS's temp cleaning.
+  }
+});
