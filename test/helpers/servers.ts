@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../packages/cli/src/ports.js';
+import { canConnect, freePort } from '../../packages/cli/src/ports.js';
 import { decodeHistograms } from '../../packages/cli/src/result-json.js';
 
 import { CLI } from './paths.js';
@@ -63,36 +63,40 @@ export function commandCalls(server: RedisServer): Record<string, number> {
 /** Starts redis-server on a free port; extra args are config directives (`--appendonly yes`). */
 export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   const dir = mkdtempSync(path.join(tmpdir(), 'respbench-redis-'));
-  let port = 0;
-  let child: ChildProcess | null = null;
-  // A port free when asked can be taken by another file's server before this one binds it (files run side
-  // by side): then this server exits, and the port answers for the other one. Ask again for a port.
-  for (let attempt = 1; child === null; attempt++) {
-    port = await freePort();
-    const started = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes', ...extra], {
-      stdio: 'ignore',
-    });
-    if (await listensOn(started, port)) child = started;
-    else if (attempt === 3) throw new Error(`redis-server did not take a free port in 3 attempts (last ${port})`);
-  }
-  const server = child;
+  const { port, child } = await redisOnFreePort(['--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes', ...extra]);
   return {
     port,
     dir,
-    process: server,
+    process: child,
     cli: (...args: string[]) => {
       const r = spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
       const out = r.stdout.trim();
       if (r.status !== 0 || /^(ERR|WRONGTYPE|NOAUTH|OOM) /.test(out)) throw new Error(`redis-cli ${args.join(' ')} failed: ${r.stderr}${out}`);
       return out;
     },
-    stop: () => killAndRemove(server, dir),
+    stop: () => killAndRemove(child, dir),
   };
 }
 
 /**
- * Waits until `child` listens on `port` itself (true), or exits first (false: the port was someone
- * else's by then). Off Linux, where /proc does not say who listens, a port that accepts is taken as its.
+ * redis-server with `args` on a port free when asked, listening on it itself. Files run side by side, so
+ * that port can be another file's server by the time this one binds it: this one then exits while the port
+ * answers, and it is started again on another port (3 starts). An exit with nothing on the port is the
+ * arguments' fault, and said at once.
+ */
+async function redisOnFreePort(args: string[]): Promise<{ port: number; child: ChildProcess }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const child = spawn('redis-server', ['--port', String(port), ...args], { stdio: 'ignore' });
+    if (await listensOn(child, port)) return { port, child };
+    if (!(await canConnect('127.0.0.1', port))) throw new Error(`redis-server ${args.join(' ')} exited (status ${child.exitCode}) before it listened on ${port}`);
+    if (attempt === 3) throw new Error(`redis-server found its free port taken by another process in 3 starts (last ${port})`);
+  }
+}
+
+/**
+ * Waits until `child` listens on `port` itself (true), or exits first (false). Off Linux, where /proc does
+ * not say who listens, a port that accepts is taken as its.
  */
 async function listensOn(child: ChildProcess, port: number, timeoutMs = 10_000): Promise<boolean> {
   if (process.platform !== 'linux') {
@@ -266,7 +270,7 @@ function startedByThisFile(pid: number): boolean {
   }
 }
 
-/** Pids of the redis-server processes in cluster mode now (every test file's and every study's). */
+/** Pids of this file's redis-server processes in cluster mode now (its clusters' and its studies'; liveProcesses). */
 export function clusterNodePids(): Set<number> {
   return new Set(liveProcesses('[cluster]').filter((l) => l.includes('redis-server')).map((l) => Number(l.trim().split(/\s+/)[0])));
 }
