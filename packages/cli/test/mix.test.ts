@@ -2,10 +2,10 @@
  * The command mix outside the engines: flags → Plan, row names, the time
  * series' folding and a study file's `commands:`.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { RawInterval } from '../src/engine-js/plan.js';
 import { mixRowNames } from '../src/run.js';
 import { addIntervals } from '../src/series.js';
@@ -63,8 +63,12 @@ describe('the time series of a mix', () => {
 });
 
 describe('a study file commands: list', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'respbench-mix-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  let written = 0;
   const write = (body: string) => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'respbench-mix-')), 's.yaml');
+    const file = path.join(dir, `s${written++}`, 's.yaml');
+    mkdirSync(path.dirname(file));
     writeFileSync(file, body);
     return file;
   };
