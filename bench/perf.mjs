@@ -7,7 +7,10 @@
  * shape and client, median ops/s and median client CPU per request (user +
  * sys of the whole client process ÷ requests), and the ratios: this row as a
  * share of the baseline build of the same engine, of redis-benchmark and of
- * memtier (ops/s as a percentage, CPU per request as a factor).
+ * memtier (ops/s as a percentage, CPU per request as a factor). Beside
+ * them, each client's fixed CPU (a run of one window per connection of the
+ * same shape, median of 3: Node's start for respbench) and its CPU per
+ * request net of that; the ratios stay on the whole-process figure.
  *
  *   pnpm perf                      # 2,000,000 requests, 3 rounds, SET and GET at -P 128 -c 1, large replies
  *   pnpm perf --baseline 404c66c   # that revision built too (cached), the issue-19 shapes (below)
@@ -252,7 +255,7 @@ try {
     for (const transport of transports) {
       const target = { port, transport, tlsPort, socket, cacert };
       const clients = await clientsFor(target);
-      const results = await compareRounds(clients, shapes, ROUNDS, onSample);
+      const results = await compareRounds(clients, shapes, ROUNDS, onSample, { fixed: workload });
       printComparison(results, clients, { baselineName, prefix: [{ name: 'transport', value: transport }] });
       if (syscallRequests > 0 && hasStrace()) await syscallRows(clients, shapes, { ...workload, requests: syscallRequests }, say);
       else if (syscallRequests > 0) console.log('strace is not on the PATH: no system call counts');

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { measured } from './processes.mjs';
 
 function perRequest(r, requests) {
-  return { cpuUsPerOp: (r.cpu * 1e6) / requests, userUsPerOp: (r.user * 1e6) / requests, sysUsPerOp: (r.sys * 1e6) / requests, maxrssKb: r.maxrssKb };
+  return { requests, cpuUsPerOp: (r.cpu * 1e6) / requests, userUsPerOp: (r.user * 1e6) / requests, sysUsPerOp: (r.sys * 1e6) / requests, maxrssKb: r.maxrssKb };
 }
 
 export async function redisBenchmark(target, shape, w) {

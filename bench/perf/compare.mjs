@@ -6,6 +6,16 @@
  * (above 100% = more throughput), CPU per request as a factor (below 1.00× =
  * cheaper). The reference for "of <rev>" is the same engine built at the
  * baseline revision.
+ *
+ * Each client's CPU per request is its whole process's (user + sys) over the
+ * requests, so it carries what the process costs whatever the run: Node's
+ * start and the CLI's modules for respbench (about 0.25 s of CPU here: 0.25
+ * us per request of a 1,000,000-request run), almost nothing for a C client.
+ * With `fixed` (the workload), a run of one window per connection of the
+ * same shape (pipeline × connections requests) is
+ * measured three times per client first; the table then shows that fixed
+ * CPU and the CPU per request net of it, beside the whole-process figure the
+ * ratios use.
  */
 import { median, printTable } from './processes.mjs';
 
@@ -14,9 +24,21 @@ import { median, printTable } from './processes.mjs';
  * 'redis-benchmark', 'memtier', 'this' (the working tree's build) or
  * 'baseline'. `shapes`: `{ test, pipeline, connections }`.
  */
-export async function compareRounds(clients, shapes, rounds, onSample = () => {}) {
+export async function compareRounds(clients, shapes, rounds, onSample = () => {}, { fixed = null } = {}) {
   const results = [];
   for (const shape of shapes) {
+    const fixedCpu = new Map();
+    if (fixed) {
+      // `fixed` is the workload (keyspace, value size) the rounds run; here with one request per connection.
+      for (const c of clients) {
+        const cpus = [];
+        for (let i = 0; i < 3; i++) {
+          const requests = shape.connections * shape.pipeline;
+          cpus.push(((await c.run(shape, { ...fixed, requests })).cpuUsPerOp * requests) / 1e6);
+        }
+        fixedCpu.set(c, median(cpus));
+      }
+    }
     const samples = new Map(clients.map((c) => [c, []]));
     for (let round = 0; round < rounds; round++) {
       for (const c of round % 2 === 0 ? clients : [...clients].reverse()) {
@@ -25,8 +47,16 @@ export async function compareRounds(clients, shapes, rounds, onSample = () => {}
         onSample(shape, c, s);
       }
     }
-    const figures = new Map(clients.map((c) => [c, { ops: median(samples.get(c).map((s) => s.ops)), cpu: median(samples.get(c).map((s) => s.cpuUsPerOp)) }]));
-    results.push({ shape, figures });
+    const figures = new Map(
+      clients.map((c) => {
+        const cpu = median(samples.get(c).map((s) => s.cpuUsPerOp));
+        const fixedSec = fixedCpu.get(c);
+        // Net of the fixed CPU: each round's whole-process CPU less it, over that round's requests.
+        const net = fixedSec === undefined ? undefined : median(samples.get(c).map((s) => s.cpuUsPerOp - (fixedSec * 1e6) / s.requests));
+        return [c, { ops: median(samples.get(c).map((s) => s.ops)), cpu, fixedSec, net }];
+      }),
+    );
+    results.push({ shape, figures, fixed: fixed !== null });
   }
   return results;
 }
@@ -45,7 +75,9 @@ export function printComparison(results, clients, { baselineName, prefix = [] })
   const hasBaseline = clients.some((c) => c.role === 'baseline');
   // --io: this build's native engine on epoll, the reference of its io_uring row.
   const epoll = clients.some((c) => c.io === 'uring') ? clients.find((c) => c.role === 'this' && c.io === 'epoll') : undefined;
+  const fixed = results.some((r) => r.fixed);
   const head = [...prefix.map((p) => p.name), 'shape', 'client', 'ops/s', 'CPU us/req'];
+  if (fixed) head.push('fixed CPU ms', 'CPU us/req net of fixed');
   if (hasBaseline) head.push(`ops/s % of ${baselineName}`, `CPU/req × of ${baselineName}`);
   if (bench) head.push('ops/s % of redis-benchmark', 'CPU/req × of redis-benchmark');
   if (memtier) head.push('ops/s % of memtier', 'CPU/req × of memtier');
@@ -55,6 +87,7 @@ export function printComparison(results, clients, { baselineName, prefix = [] })
     for (const c of clients) {
       const f = figures.get(c);
       const row = [...prefix.map((p) => p.value), shapeName(shape), c.label, f.ops.toFixed(0), f.cpu.toFixed(3)];
+      if (fixed) row.push(f.fixedSec === undefined ? '-' : (f.fixedSec * 1e3).toFixed(0), f.net === undefined ? '-' : f.net.toFixed(3));
       const against = (ref) => {
         if (!ref || ref === c) return ['-', '-'];
         const r = figures.get(ref);
