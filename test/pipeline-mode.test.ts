@@ -45,6 +45,16 @@ describe.each(engines())('engine %s: --pipeline-mode', (engine) => {
     expect(window.result.plan.pipelineMode).toBeUndefined();
   });
 
+  it('batch under --rate: each batch goes out as its requests fall due and the next once it is answered; the run keeps the rate and ends', async () => {
+    // The held reply every 50 ms bounds a batch: 8 requests per batch at 100/s is one batch each 80 ms, slower than the hold.
+    const { run: r, result } = await runJson(run(engine, ['--pipeline-mode', 'batch', '--rate', '100']), 30_000);
+    expect([r.code, result.requests, result.errors], r.stderr).toEqual([0, PIPELINE * BATCHES, 0]);
+    expect(result.plan.pipelineMode).toBe('batch');
+    // 160 requests at 100/s: about 1.6 s.
+    expect(result.elapsedNs / 1e9).toBeGreaterThan(1.4);
+    expect(result.elapsedNs / 1e9).toBeLessThan(4);
+  });
+
   it('the header says which; -t defaults to batch (redis-benchmark\'s -P), a plain run to window', async () => {
     const plain = await runCli(run(engine, []).filter((a) => a !== '-q'), 30_000);
     expect(plain.code).toBe(0);

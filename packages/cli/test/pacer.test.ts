@@ -108,6 +108,28 @@ describe("the Pacer's wake decisions", () => {
     expect(woken).toEqual([0]);
   });
 
+  it('a client whose turn asks again for a time already past (it could send nothing) is woken once in that turn; the next turn comes after the event loop polls', async () => {
+    const { alarm, pacer, woken, client, at } = setup(2);
+    let asks = 0;
+    // A client that can never send (a batch all sent, waiting for its replies) and asks again each time, at most 1000 times.
+    const stuck: Wakeable = client(0, () => {
+      if (++asks < 1000) pacer.wake(stuck, 1000.1);
+    });
+    pacer.wake(stuck, 1000.1);
+    pacer.wake(client(1), 1000.1);
+    at(1000.2);
+    alarm.fire();
+    // One wake each in the ring's turn (the loop inside it spun 999 times before), the other client not starved.
+    expect(woken.filter((i) => i === 0)).toHaveLength(1);
+    expect(woken).toContain(1);
+    let polled = false;
+    setImmediate(() => (polled = true));
+    await turns();
+    expect(polled).toBe(true);
+    expect(woken.filter((i) => i === 0).length).toBeGreaterThan(1);
+    pacer.forget(stuck);
+  });
+
   it('the last client forgotten clears the alarm; close ends it', () => {
     const { alarm, pacer, client } = setup(2);
     const [c0, c1] = [client(0), client(1)];

@@ -281,7 +281,9 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
       if (!this.write(i, count < this.batchRequests ? count : this.batchRequests, now, dueCount)) break;
       if (batchLeft !== null) batchLeft[i] -= link.charged - charged;
     }
-    if (schedule !== null && !link.writing && (source.remaining > 0 || this.heldLen[i] > 0) && link.charged < this.pipeline) {
+    // Room for the next due one: the window's, or (batch) the batch's; a batch all sent waits for its replies, not the clock.
+    const room = batchLeft === null ? link.charged < this.pipeline : batchLeft[i] > 0 || link.charged === 0;
+    if (schedule !== null && !link.writing && (source.remaining > 0 || this.heldLen[i] > 0) && room) {
       // Wake up when the next one is due: the held one, else the stream's next (no earlier one can be this node's).
       const when = schedule.dueAt(this.heldLen[i] > 0 ? this.heldOrdinal[i] : source.walked);
       this.pacer!.wake(this, when < this.deadline ? when : this.deadline);

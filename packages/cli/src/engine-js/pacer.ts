@@ -95,6 +95,9 @@ export class Pacer {
   /** When the alarm is set to ring; Infinity when it is not set. */
   private alarmAt = Infinity;
   private immediate: NodeJS.Immediate | null = null;
+  /** The turn a client was last woken in, by its pacer index: one that asks again in its own turn waits for the next. */
+  private readonly wokenIn: Uint32Array;
+  private turn = 0;
 
   /** `clients`: how many the phase has (the largest pacer index + 1). */
   constructor(
@@ -104,6 +107,7 @@ export class Pacer {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.dueAt = new Float64Array(clients).fill(Infinity);
+    this.wokenIn = new Uint32Array(clients);
   }
 
   /** Calls `c.onDue()` at `when` (the clock's time) or as soon after as the event loop allows. */
@@ -164,11 +168,14 @@ export class Pacer {
     this.immediate = null;
     const now = this.now();
     const waiting = this.waiting;
+    const turn = (this.turn = (this.turn + 1) >>> 0 || 1);
     let next = Infinity;
     for (let i = 0; i < waiting.length; ) {
       const c = waiting[i];
       const due = this.dueAt[c.pacerIndex];
-      if (due > now) {
+      // Woken in this turn already and due again (it could send nothing): the next turn, after the
+      // event loop has polled (replies read, signals heard), never a loop inside this one.
+      if (due > now || this.wokenIn[c.pacerIndex] === turn) {
         if (due < next) next = due;
         i++;
         continue;
@@ -177,6 +184,7 @@ export class Pacer {
       this.dueAt[c.pacerIndex] = Infinity;
       waiting[i] = waiting[waiting.length - 1];
       waiting.pop();
+      this.wokenIn[c.pacerIndex] = turn;
       c.onDue();
     }
     if (next !== Infinity) this.arm(next);
