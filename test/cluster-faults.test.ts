@@ -88,6 +88,19 @@ describe.each(engines())('engine %s: --cluster against a faulty cluster', (engin
     expectRowsAddUp(result);
   });
 
+  it('a MOVED to a node that refuses connections: asked again after a backoff, then the error naming the refusal; exit 3, not a --timeout naming the dead node', async () => {
+    // Port 1: nothing listens there (a freed port could become another file's server).
+    const a = await serve({ slots: (port) => slotsReply([[0, 16383, port]]), reply: () => '-MOVED 1 127.0.0.1:1\r\n' });
+    const { run: r, result } = await runJson(run(engine, a.port, ['-n', '4', '--timeout', '2s']), 30_000);
+    expect(r.code, r.stderr).toBe(3);
+    expect(result.failure).toBeNull();
+    expect(result.errors).toBe(4);
+    // Each request went back to the node that answered, which redirected it again: more than one MOVED each.
+    expect(result.redirections.moved).toBeGreaterThan(4 * 2);
+    expect(result.firstError).toMatch(/^redirected to 127\.0\.0\.1:1: connection refused by 127\.0\.0\.1:1 .*\(still, after \d+ retries in \d+ ms: --cluster sends a request again for at most 1500 ms, 3\/4 of --timeout, from its first send\)$/);
+    expectRowsAddUp(result);
+  });
+
   it.each(['TRYAGAIN Multiple keys request during rehashing of slot', 'CLUSTERDOWN The cluster is down'])(
     'a slot answered %s forever: retried with backoff for 3/4 of --timeout, then the error reply it got; exit 3, not a --timeout',
     async (text) => {

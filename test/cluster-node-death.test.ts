@@ -7,10 +7,10 @@
  * included) or lost. A 3-primary cluster with a replica each, of its own per
  * engine (the failover is part of the test).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { keySlot } from '../packages/cli/src/engine-js/slot.js';
-import { clustersAhead, expectRowsAddUp } from './helpers/cluster.js';
+import { clustersAhead, expectRowsAddUp, type ClusterShape } from './helpers/cluster.js';
 import { engines } from './helpers/engines.js';
 import { runJson } from './helpers/servers.js';
 
@@ -38,8 +38,8 @@ function ownerOf(port: number, slot: number): number {
 }
 
 const ENGINES = engines();
-/** One cluster per engine, both started when the first engine's test takes its own. */
-const clusters = clustersAhead(ENGINES.map(() => [3, 1]));
+/** Per engine, a cluster with a replica per primary (the failover) and one of primaries only (the restart), all started when the first test takes its own. */
+const clusters = clustersAhead([...ENGINES.map((): ClusterShape => [3, 1]), ...ENGINES.map((): ClusterShape => [3, 0])]);
 
 describe('a node reached through a redirection dies mid-run', () => {
   it.each(ENGINES)('SIGKILL under --reconnect (%s engine): the run goes on and completes; lost + answered = sent', async (engine) => {
@@ -84,6 +84,39 @@ describe('a node reached through a redirection dies mid-run', () => {
       // Each redirection in the row of the node that sent it: the rows add up to the totals, and the given-up requests to the errors.
       expectRowsAddUp(result);
     } finally {
+      await own.stop();
+    }
+  }, 120_000);
+});
+
+describe('a primary killed and started again on its address mid-run', () => {
+  // The client whose own Link went to it reopens at another primary (the next in turn, as --reconnect does while its
+  // own is down), which then answers its requests with MOVED back to the restarted node: they must go there on a Link
+  // of their own, not round again on the reopened one (a loop until --timeout before).
+  it.each(ENGINES)('under --cluster --reconnect (%s engine): its requests go to it again, the run completes, lost + answered = sent', async (engine) => {
+    const own = await clusters.take(ENGINES.length + ENGINES.indexOf(engine));
+    let again: ReturnType<typeof spawn> | null = null;
+    try {
+      const [seed, victim] = own.primaries();
+      const node = own.nodes.find((n) => n.port === victim)!;
+      const argv = node.process.spawnargs;
+      const sent = 24_000;
+      const before = commandCalls(victim, 'set');
+      // Writes at a rate, so the run lasts about 8 s: the death and the restart happen early in it.
+      const running = runJson(['--cluster', '-p', String(seed), '--engine', engine, '-n', String(sent), '--rate', '3000', '-c', '2', '-P', '4', '-r', '2000', '--mode', 'set', '--timeout', '15s', '--reconnect', '--reconnect-backoff', '50ms', '--reconnect-attempts', '1000'], 90_000);
+      await until('load on the node', () => commandCalls(victim, 'set') > before + 300);
+      node.process.kill('SIGKILL');
+      // Long enough for its clients to reopen at another primary, short of the cluster's node timeout (1 s): no failover.
+      await new Promise((r) => setTimeout(r, 400));
+      again = spawn(argv[0], argv.slice(1), { stdio: 'ignore' });
+      await until('the restarted node to serve writes', () => commandCalls(victim, 'set') > 100, 30_000);
+      const { run, result } = await running;
+      expect(result.failure, `${run.stderr} ${JSON.stringify(result.failure)}`).toBeNull();
+      expect(run.code, run.stderr).toBe(0);
+      expect(result.requests + (result.lost ?? 0)).toBe(sent);
+      expectRowsAddUp(result);
+    } finally {
+      again?.kill('SIGKILL');
       await own.stop();
     }
   }, 120_000);

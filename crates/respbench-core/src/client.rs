@@ -228,12 +228,15 @@ impl<R: Router> Client<R> {
 
     /// `--reconnect`: up again on `stream`, or given up on (None); the time
     /// down counts either way.
-    pub fn reconnected(&mut self, stream: Option<Stream>, tally: &mut Tally) {
+    pub fn reconnected(&mut self, w: &PreparedPlan, stream: Option<Stream>, tally: &mut Tally) {
         if let Some(down) = self.down.take() {
             tally.counters.down_ns += down.since.elapsed().as_nanos() as u64;
         }
         match stream {
             Some(stream) => {
+                if let Some(at) = stream.peer_label() {
+                    self.router.rehome(w, tally, &at);
+                }
                 self.link.replace_stream(stream);
                 self.reopened_at = Some(self.link.received);
                 tally.counters.reconnects += 1;
@@ -515,7 +518,8 @@ impl<R: Router> Client<R> {
         let now = Instant::now();
         let mut owner = Answering {
             w,
-            row: self.node,
+            // Its own node's row, or (--cluster, reopened at another primary) that one's.
+            row: if R::REDIRECTS { self.router.row_of(crate::router::HOME) } else { self.node },
             peer: crate::router::HOME,
             replica: self.replica.is_some(),
             tally: &mut *tally,

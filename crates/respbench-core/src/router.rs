@@ -173,6 +173,10 @@ pub(crate) trait Router: Sized + Send {
     fn clear_moved_news(&mut self) {}
     /// Another client of the worker got a MOVED: `slot` is at `target` now.
     fn learn_moved(&mut self, _w: &PreparedPlan, _tally: &mut Tally, _slot: u16, _target: &str) {}
+    /// `--reconnect`: the client's own Link opened again at `target`
+    /// (`host:port`), which under `--cluster` may be another primary than its
+    /// own: the node that answers on it from now on.
+    fn rehome(&mut self, _w: &PreparedPlan, _tally: &mut Tally, _target: &str) {}
 }
 
 /// One server: every request on the client's own Link; nothing redirects.

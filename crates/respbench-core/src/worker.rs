@@ -319,7 +319,7 @@ impl<R: Router, B: Backend> EventLoop<'_, R, B> {
         }
         // Stopped while some were down: their time down so far counts.
         for conn in self.conns.iter_mut().filter(|c| c.down.is_some()) {
-            conn.reconnected(None, &mut self.tally);
+            conn.reconnected(prepared, None, &mut self.tally);
         }
     }
 
@@ -434,7 +434,7 @@ impl<R: Router, B: Backend> EventLoop<'_, R, B> {
             }
             let conn = &mut self.conns[i];
             if !conn.wants_reconnect(now) {
-                conn.reconnected(None, &mut self.tally);
+                conn.reconnected(prepared, None, &mut self.tally);
                 self.active_down -= 1;
                 self.settle(i, Ok(Status::Finished));
                 continue;
@@ -444,7 +444,7 @@ impl<R: Router, B: Backend> EventLoop<'_, R, B> {
             let conn = &mut self.conns[i];
             match crate::open::open(&target, self.shared.control) {
                 Ok(stream) => {
-                    conn.reconnected(Some(stream), &mut self.tally);
+                    conn.reconnected(prepared, Some(stream), &mut self.tally);
                     self.active_down -= 1;
                     if !self.register_at(i) {
                         return;
@@ -464,7 +464,7 @@ impl<R: Router, B: Backend> EventLoop<'_, R, B> {
                         Ok(at) => next = Some(next.map_or(at, |n: Instant| n.min(at))),
                         Err(message) => {
                             self.active_down -= 1;
-                            conn.reconnected(None, &mut self.tally);
+                            conn.reconnected(prepared, None, &mut self.tally);
                             self.shared.fail(Failure::new(FailureKind::Closed, message));
                             return;
                         }

@@ -64,6 +64,8 @@ pub(crate) struct ClusterRouter {
     id: u32,
     /// The client's own primary.
     node: Option<u16>,
+    /// Where its own Link first went (its primary, or a `--read-from` replica of it).
+    own_home: String,
     pub peers: Vec<Peer>,
     waiting: usize,
     /// slot → peer a MOVED named for it (-1: where the source routes it). Made at the first MOVED.
@@ -100,6 +102,7 @@ impl ClusterRouter {
         ClusterRouter {
             id,
             node,
+            own_home: home.clone(),
             peers: vec![Peer {
                 target: home,
                 row,
@@ -150,10 +153,16 @@ impl ClusterRouter {
             return i;
         }
         let target = String::from_utf8_lossy(target).into_owned();
-        // The row its replies count in: the primary it is, or whose replica it is
-        // (a failover promotes one: the shard's row), else this client's own.
+        let row = self.row_for(w, tally, &target);
+        self.peers.push(Peer { target, row, link: None, opening: None, waiting: VecDeque::with_capacity(self.window) });
+        self.peers.len() - 1
+    }
+
+    /// The row replies from `target` count in: the primary it is, or whose
+    /// replica it is (a failover promotes one: the shard's row), else this client's own.
+    fn row_for(&self, w: &PreparedPlan, tally: &mut Tally, target: &str) -> Option<u16> {
         let cluster = w.plan.cluster.as_ref();
-        let row = cluster
+        cluster
             .and_then(|c| {
                 (0..c.nodes.len()).find(|&i| {
                     c.node_label(i) == target
@@ -162,10 +171,8 @@ impl ClusterRouter {
             })
             .map(|i| i as u16)
             // A node the plan does not name joined mid-run: a row of its own.
-            .or_else(|| tally.joined_row(&target, cluster.map_or(0, |c| c.nodes.len())))
-            .or(self.node);
-        self.peers.push(Peer { target, row, link: None, opening: None, waiting: VecDeque::with_capacity(self.window) });
-        self.peers.len() - 1
+            .or_else(|| tally.joined_row(target, cluster.map_or(0, |c| c.nodes.len())))
+            .or(self.node)
     }
 
     /// MOVED said `slot` is at `peer` now: its later requests go straight
@@ -420,7 +427,9 @@ impl Router for ClusterRouter {
     /// between sources, so each request is still sent once, and a key's
     /// requests still go one after another to one node.
     fn apply_topology(&mut self, w: &PreparedPlan, tally: &mut Tally, map: &SlotMap) {
-        let own = w.plan.cluster.as_ref().zip(self.node).map(|(c, n)| c.node_label(n as usize));
+        // The source draws its own primary's slots; they go on its own Link while that reaches it.
+        let home_is_own = self.peers[HOME].target == self.own_home;
+        let own = w.plan.cluster.as_ref().zip(self.node).filter(|_| home_is_own).map(|(c, n)| c.node_label(n as usize));
         let peer_of: Vec<i16> = map
             .nodes()
             .iter()
@@ -459,6 +468,22 @@ impl Router for ClusterRouter {
     fn learn_moved(&mut self, w: &PreparedPlan, tally: &mut Tally, slot: u16, target: &str) {
         let peer = self.peer_to(w, tally, target.as_bytes());
         self.slot_moved(slot as usize, peer);
+    }
+
+    /// The own Link reopened at another node than before (its primary died,
+    /// and `--reconnect` took the next one in turn; or back at its own): it
+    /// is that node's from now on. What answers on it counts in that node's
+    /// row, and a redirection to the node it left opens a Link there (a
+    /// primary that came back on its address), instead of being sent again
+    /// on this one, which that node would send back forever.
+    fn rehome(&mut self, w: &PreparedPlan, tally: &mut Tally, target: &str) {
+        if self.peers[HOME].target == target || target.is_empty() {
+            return;
+        }
+        let row = self.row_for(w, tally, target);
+        let home = &mut self.peers[HOME];
+        home.target = target.to_string();
+        home.row = row;
     }
 
     #[inline]

@@ -410,10 +410,16 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     const node = row >= 0 && this.nodes !== null ? this.nodes.tallies[row] : null;
     const link = new Link(this, this.id, index, target, this.pipeline, this.ringOf, this.maxRequestBytes * 2, this.counters, this.tally, node, false, this.links, true);
     this.links.push(link);
+    this.openRedirected(link, target);
+    return link;
+  }
+
+  /** Opens `link`, a redirection's, at `target`; one its node refuses hands its requests back to the Router (unreachable). */
+  private openRedirected(link: Link, target: string): void {
     const m = /^\[?(.*?)\]?:(\d+)$/.exec(target);
     if (!m) {
       this.fail({ kind: 'protocol', message: `${this.label()}: a redirection to "${target}", which is no host:port` });
-      return link;
+      return;
     }
     const plan = this.prepared.plan;
     link.opening = true;
@@ -434,7 +440,6 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
         else this.router!.unreachable(link, `redirected to ${target}: ${(err as Error)?.message ?? String(err)}`);
       },
     );
-    return link;
   }
 
   /**
@@ -468,9 +473,11 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     return i >= this.sources.length || (this.sources[i].remaining === 0 && this.heldLen[i] === 0);
   }
 
-  /** The Router handed `link` requests: a parked one (--reconnect, down with nothing to send) is opened again. */
+  /** The Router handed `link` requests while it has no socket: a parked one (--reconnect, down with nothing to send) or a redirection's its node refused is opened again. */
   needsSocket(link: Link): void {
     if (link.parked) this.recovery?.resume(link);
+    // A redirection's Link its node refused (down then, perhaps back now on its address): opened again for them.
+    else if (link.index >= this.sources.length && !link.opening && link.downSince < 0 && !this.ended) this.openRedirected(link, link.peerBytes.toString('latin1'));
   }
 
   /**
@@ -493,6 +500,18 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     const n = cluster.nodes.length;
     const other = cluster.nodes[(node + 1 + ((attempt >> 1) % (n - 1))) % n];
     return { ...target, host: other.host, port: other.port };
+  }
+
+  /** --reconnect: `link` is open again at `at` (--cluster: maybe another primary, its own down): that node's from now on, its row too; a MOVED to the node it left opens a Link there, not back on this one. */
+  reopened(link: Link, at: Plan): void {
+    if (this.router === null) return;
+    const label = at.socket ?? nodeLabel(at);
+    if (link.peerBytes.toString('latin1') === label) return;
+    link.peerBytes = Buffer.from(label, 'latin1');
+    const row = this.rowOf(label);
+    link.node = row >= 0 && this.nodes !== null ? this.nodes.tallies[row] : null;
+    const node = link.index < this.nodeOf.length ? this.nodeOf[link.index] : -1;
+    if (!link.replica && node >= 0) this.router.rehome(node, label);
   }
 
   /** A Link's socket closed or failed: the close wait ends, or (--reconnect) it is opened again, or the run ends. */

@@ -46,7 +46,7 @@ export class Link implements ReplySide {
   /** host:port (or the socket path) of the peer, kept for messages after the socket is gone. */
   peer: string;
   /** The peer as bytes, to match a redirection's host:port without a string. */
-  readonly peerBytes: Buffer;
+  peerBytes: Buffer;
   readonly ring: InFlight;
   /**
    * Requests drawn from this Link's source not answered yet, wherever they
@@ -100,8 +100,8 @@ export class Link implements ReplySide {
     outBytes: number,
     private readonly counters: Counters,
     private readonly tally: Tally,
-    /** --cluster, the measured phase: the row of the node it goes to. */
-    readonly node: NodeTally | null,
+    /** --cluster, the measured phase: the row of the node it goes to (another after --reconnect opened it at another primary). */
+    public node: NodeTally | null,
     /** --read-from: a replica's socket. */
     readonly replica: boolean,
     /** The client's links, for a re-sent request's window charge (null: every request on it is its own). */

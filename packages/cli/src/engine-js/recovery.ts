@@ -25,6 +25,8 @@ export interface RecoveryOwner {
   idle(link: Link): boolean;
   /** Where attempt `attempt` to open `link` again goes. */
   targetOf(link: Link, attempt: number): Plan;
+  /** `link` is open again, at `at` (its attempt's target). */
+  reopened(link: Link, at: Plan): void;
   pump(): void;
   fail(failure: Failure): void;
   linkClosed(link: Link, err: NodeJS.ErrnoException | null): void;
@@ -79,7 +81,8 @@ export class Recovery {
         return;
       }
       link.opening = true;
-      openConnection(owner.targetOf(link, attempt), this.signal).then(
+      const at = owner.targetOf(link, attempt);
+      openConnection(at, this.signal).then(
         (socket) => {
           link.opening = false;
           if (owner.ended) {
@@ -89,6 +92,7 @@ export class Recovery {
           this.counters.reconnects++;
           this.up(link);
           link.attach(socket);
+          owner.reopened(link, at);
           link.repliesAtReopen = link.replies;
           if (link.begin()) {
             link.flush();

@@ -127,7 +127,7 @@ export class Router implements TopologyListener {
   /** A multi-key request's keys when it is encoded again. */
   private readonly keys: Float64Array;
   private readonly timeoutMs: number;
-  /** The start map's owner of each slot, by label: where the sources route it. */
+  /** Per node of the start map, where its source's Link goes (its label; another primary's after --reconnect moved it). */
   private readonly sourceLabels: string[];
 
   constructor(
@@ -145,6 +145,11 @@ export class Router implements TopologyListener {
     this.timeoutMs = timeoutMs;
     this.sourceLabels = prepared.plan.cluster ? prepared.plan.cluster.nodes.map(nodeLabel) : [];
     refresh?.subscribe(this);
+  }
+
+  /** --reconnect: the Link of start-map node `node`'s source opened again at `label` (another primary): a refreshed map sends that node's slots there only when `label` owns them. */
+  rehome(node: number, label: string): void {
+    this.sourceLabels[node] = label;
   }
 
   /** The Link a MOVED sent `slot`'s requests to, or -1 (where its source routes it). */
