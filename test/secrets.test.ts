@@ -154,6 +154,16 @@ const USAGE_CASES: { what: string; args: () => string[]; env?: Record<string, st
   },
   { what: 'a study file with a malformed uri', args: () => ['study', studyFile('s2', `name: s2\nscenarios:\n  - name: a\n    target: { uri: 'redis://u:${SECRET}@127.0.0.1:xx' }\n`)] },
   { what: 'a study file with a broken YAML line holding the password', args: () => ['study', studyFile('s3', `name: s3\nscenarios:\n  - name: a\n    target: { address: '127.0.0.1:1', pass: "${SECRET}\n`)] },
+  {
+    what: "a study whose command target starts the server with --requirepass: its progress, CSVs, Markdown and HTML",
+    args: () => [
+      'study',
+      studyFile('s4', `name: s4\nrounds: 1\nmodes: [set]\ndefaults: { requests: 200 }\nscenarios:\n  - name: a\n    target: { command: "redis-server --port {port} --bind 127.0.0.1 --save '' --requirepass '${SECRET}'", pass: '${SECRET}' }\n`),
+      '--out',
+      file('s4-out'),
+    ],
+    succeeds: true,
+  },
 ];
 
 describe('the password shows in no output of a usage error, a parse error or merge', () => {

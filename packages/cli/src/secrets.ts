@@ -18,7 +18,11 @@ export { SECRET_SHOWN };
  */
 export function redactUri(uri: string): string {
   const at = uri.lastIndexOf('@');
-  if (at < 0) return uri;
+  if (at < 0) {
+    // `redis://user:password` with the `@host` forgotten: what follows the colon is no port, so it may be the password.
+    const m = /^(\s*[a-z][a-z0-9+.-]*:\/\/[^/?#:@]*:)([^/?#]*)/i.exec(uri);
+    return m && !/^\d*$/.test(m[2]) ? `${m[1]}${SECRET_SHOWN}${uri.slice(m[0].length)}` : uri;
+  }
   const scheme = /^\s*[a-z][a-z0-9+.-]*:\/\//i.exec(uri);
   const start = scheme ? scheme[0].length : 0;
   if (at < start) return uri;
@@ -69,6 +73,32 @@ export function redactText(text: string, ...secrets: (string | null | undefined)
     for (const form of new Set([s, encodeURIComponent(s)])) out = out.split(form).join(SECRET_SHOWN);
   }
   return out;
+}
+
+/**
+ * A command line (a study's `command:` target) as it may be shown: the value
+ * after a flag or directive whose name is a secret's (`--requirepass X`,
+ * `--masterauth=X`, `-a X`, `requirepass X`) and each of `secrets` as ***.
+ */
+export function redactCommandLine(line: string, ...secrets: (string | null | undefined)[]): string {
+  const words = line.split(/(\s+)/);
+  let hideNext = false;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i];
+    if (w === '' || /^\s+$/.test(w)) continue;
+    if (hideNext) {
+      words[i] = SECRET_SHOWN;
+      hideNext = false;
+      continue;
+    }
+    const flag = /^(-{1,2})?([A-Za-z][\w-]*)(=(.*))?$/.exec(w);
+    if (!flag) continue;
+    const secret = isSecretKey(flag[2]) || (flag[1] === '-' && flag[2] === 'a');
+    if (!secret) continue;
+    if (flag[3] !== undefined) words[i] = `${flag[1] ?? ''}${flag[2]}=${SECRET_SHOWN}`;
+    else hideNext = true;
+  }
+  return redactText(words.join(''), ...secrets);
 }
 
 /**

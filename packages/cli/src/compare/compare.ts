@@ -6,6 +6,7 @@
  * own data shows (noise.ts).
  */
 import { printable } from '../printable.js';
+import { redactSecrets } from '../secrets.js';
 import { UsageError } from '../usage-error.js';
 import type { Comparable } from './figures.js';
 import { CONFIDENCE, ratioIntervals, RESAMPLES, unitCount, type NoiseInterval } from './noise.js';
@@ -48,8 +49,9 @@ export function checkWorkloads(base: Comparable, next: Comparable): string[] {
   const names = `${printable(base.file)} (BASE) and ${printable(next.file)} (NEW)`;
   if (base.kind !== next.kind) throw new UsageError(`${names} are different kinds of result (${base.kind} vs ${next.kind}): compare a ${base.kind} with a ${base.kind}`);
   const differ: string[] = [];
-  const bp = base.plan ?? {};
-  const np = next.plan ?? {};
+  // Files are input: a hand-edited plan may hold a password anywhere (a secret field, a URI); none is printed.
+  const bp = redactSecrets(base.plan ?? {});
+  const np = redactSecrets(next.plan ?? {});
   for (const k of WORKLOAD_FIELDS) if (JSON.stringify(bp[k] ?? null) !== JSON.stringify(np[k] ?? null)) differ.push(`${k} ${shown(bp[k])} vs ${shown(np[k])}`);
   const rowsOf = (c: Comparable) => c.rows.map((r) => r.name).join(', ');
   if (rowsOf(base) !== rowsOf(next)) differ.push(`rows ${shown(rowsOf(base))} vs ${shown(rowsOf(next))}`);

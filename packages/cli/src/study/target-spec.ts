@@ -9,7 +9,7 @@ import { LIMITS } from '../engine-js/limits.js';
 import { checkCpus, formatCpuList } from '../cpus.js';
 import { checkSocketPath, parseDurationMs, parseHost, parseHostPort, parseInteger } from '../flag-values.js';
 import { parseUri } from '../uri.js';
-import { rememberSecret } from '../secrets.js';
+import { redactCommandLine, rememberSecret } from '../secrets.js';
 import { keysOf, REDIS_CLUSTER_FIELDS, REDIS_PRESETS, TARGET_FIELDS, TLS_FIELDS } from './file-format.js';
 import { isPlainObject, type FileErrors, type Path } from './file-errors.js';
 import type { RawTlsOptions } from '../tls-flags.js';
@@ -352,7 +352,8 @@ export function describeTarget(t: TargetSpec): string {
       if (t.socket) return `unix socket ${t.socket}`;
       return `${t.cluster ? 'cluster seed ' : ''}${t.host}:${t.port}${t.tls ? ' (TLS)' : ''}`;
     case 'command':
-      return `command: ${typeof t.command === 'string' ? t.command : t.command.join(' ')}${onCpus(t.cpus)}`;
+      // The command may start the server with its password (--requirepass): never shown.
+      return `command: ${redactCommandLine(typeof t.command === 'string' ? t.command : t.command.join(' '), t.credentials?.password)}${onCpus(t.cpus)}`;
     case 'redis':
       return `redis preset ${t.preset}${t.tls ? ' (TLS)' : ''}${t.socket ? ' (unix socket)' : ''}${onCpus(t.cpus)}`;
     case 'embedded':

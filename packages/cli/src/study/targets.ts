@@ -18,6 +18,7 @@ import { formatCpuList, pinnedArgv } from '../cpus.js';
 import { startLocalCluster } from '../local-cluster.js';
 import { canConnect, freePort } from '../ports.js';
 import { respbenchArgv, spawnEmbedded } from '../serve/spawn.js';
+import { redactCommandLine } from '../secrets.js';
 import { describeTarget, REDIS_PRESETS, type TargetCredentials, type TargetSpec, type TargetTls } from './target-spec.js';
 
 /** The target could not be started or never became ready. */
@@ -547,8 +548,9 @@ export async function startTarget(spec: TargetSpec, options: StartOptions = {}):
           stopTimeoutMs: spec.stopTimeoutMs,
           dir,
           log,
-          what: `the start command "${expanded}"`,
-          description: `command: ${expanded}${spec.cpus ? ` (cpus ${formatCpuList(spec.cpus)})` : ''}`,
+          // Shown in messages and written to the reports: never with the password it may start the server with.
+          what: `the start command "${redactCommandLine(expanded, spec.credentials?.password)}"`,
+          description: `command: ${redactCommandLine(expanded, spec.credentials?.password)}${spec.cpus ? ` (cpus ${formatCpuList(spec.cpus)})` : ''}`,
           cpus: spec.cpus,
         },
         signal,
