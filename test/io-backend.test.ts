@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bothEngines, uringWorks } from './helpers/engines.js';
-import { runCli, useRedis } from './helpers/servers.js';
+import { runCli, runJson, useRedis } from './helpers/servers.js';
 
 const native = bothEngines();
 const redis = useRedis();
@@ -33,6 +33,15 @@ describe.skipIf(!native)('--io on the native engine', () => {
     expect(run.stdout).toBe('');
   });
 
+  it('--json records the backend that ran and why (meta.io), not the one asked for; the JS engine none', async () => {
+    const fellBack = await runJson(['--engine', 'native', ...load()], 30_000, REFUSED);
+    expect(fellBack.result.meta.io).toEqual({ backend: 'epoll', note: 'io_uring refused by the sandbox (EPERM, simulated by RESPBENCH_IO_URING_REFUSE=1); running on epoll' });
+    const asked = await runJson(['--engine', 'native', '--io', 'epoll', ...load()], 30_000, PLAIN);
+    expect(asked.result.meta.io).toEqual({ backend: 'epoll', note: null });
+    const js = await runJson(['--engine', 'js', ...load()], 30_000, PLAIN);
+    expect(js.result.meta.io).toBeUndefined();
+  });
+
   it('--io epoll: the header says epoll, without a reason', async () => {
     const run = await runCli(['--engine', 'native', '--io', 'epoll', ...load()], 30_000, PLAIN);
     expect(run.code, run.stderr).toBe(0);
@@ -52,6 +61,13 @@ describe('--io as a flag', () => {
     const run = await runCli(['--io', 'kqueue', ...load()], 30_000, PLAIN);
     expect(run.code).toBe(2);
     expect(run.stderr.trim()).toBe('respbench: --io must be one of auto, uring, epoll (got "kqueue")');
+  });
+
+  it('an empty --io= is refused like any other bad value; a bad RESPBENCH_IO is named as the variable, not a flag', async () => {
+    const empty = await runCli(['--io=', ...load()], 30_000, PLAIN);
+    expect([empty.code, empty.stderr.trim()]).toEqual([2, 'respbench: --io must be one of auto, uring, epoll (got "")']);
+    const env = await runCli(load(), 30_000, { ...PLAIN, RESPBENCH_IO: 'kqueue' });
+    expect([env.code, env.stderr.trim()]).toEqual([2, 'respbench: RESPBENCH_IO must be one of auto, uring, epoll (got "kqueue")']);
   });
 
   it('the JS engine ignores --io with a notice, and prints no io line', async () => {

@@ -224,9 +224,9 @@ export function parseResult(text: string, what = 'stdout'): any {
   return decodeHistograms(JSON.parse(text), what);
 }
 
-/** Runs the CLI with --json and parses the result (parseResult). */
-export async function runJson(args: string[], timeoutMs = 60_000): Promise<{ run: CliRun; result: any }> {
-  const run = await runCli([...args, '--json'], timeoutMs);
+/** Runs the CLI with --json (in `env`, default this process's) and parses the result (parseResult). */
+export async function runJson(args: string[], timeoutMs = 60_000, env?: NodeJS.ProcessEnv): Promise<{ run: CliRun; result: any }> {
+  const run = await runCli([...args, '--json'], timeoutMs, env);
   let result: any = null;
   try {
     result = parseResult(run.stdout);

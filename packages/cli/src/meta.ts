@@ -20,6 +20,8 @@ export interface RunMeta {
   hostname: string;
   /** The arguments after `respbench`, the password (-a/--pass) and --uri's password as ***. */
   commandLine: string[];
+  /** The native engine: the I/O backend that ran (not the --io asked for), and why when not the one asked (auto fell back, TLS on epoll). */
+  io?: { backend: 'io_uring' | 'epoll'; note: string | null };
 }
 
 export function toolVersion(): string {
@@ -50,6 +52,8 @@ export function maskArgv(argv: readonly string[]): string[] {
   return out;
 }
 
-export function runMeta(engine: EngineName, startedUnixMs: number, argv: readonly string[]): RunMeta {
-  return { tool: 'respbench', version: toolVersion(), engine, startedAt: new Date(startedUnixMs).toISOString(), hostname: hostname(), commandLine: maskArgv(argv) };
+export function runMeta(engine: EngineName, startedUnixMs: number, argv: readonly string[], io?: RunMeta['io']): RunMeta {
+  const meta: RunMeta = { tool: 'respbench', version: toolVersion(), engine, startedAt: new Date(startedUnixMs).toISOString(), hostname: hostname(), commandLine: maskArgv(argv) };
+  if (io) meta.io = io;
+  return meta;
 }

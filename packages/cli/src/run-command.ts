@@ -16,7 +16,7 @@ import { DEFAULT_PERCENTILES, exitCodeFor, formatSeriesLine, interruptionOf, not
 import type { Engine, Plan, RawInterval } from './engine-js/plan.js';
 import { preparePlan, type Completion } from './prepare.js';
 import { SHORT_TAIL_SHARE } from './series.js';
-import { runMeta } from './meta.js';
+import { runMeta, type RunMeta } from './meta.js';
 import { checkCpus, pinThisProcess } from './cpus.js';
 import { checkWritableFile, writeWhole } from './files.js';
 import type { RepeatSummary } from './repeat.js';
@@ -154,7 +154,8 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (engine.name === 'js' && built.plan.threads > 1) {
     io.stderr('respbench: --threads applies to the native engine; the JS engine runs on one thread\n');
   }
-  const ioLine = ioHeaderLine(engine, built.plan, io.stderr);
+  const backend = ioBackendOf(engine, built.plan, io.stderr);
+  const ioLine = backend ? `io: ${backend.backend}${backend.note ? ` (${backend.note})` : ''}` : '';
   // redis-benchmark's habits for -t and a command on the line: its defaults, key names and -r meaning (see withBenchmarkDefaults).
   const completion: Completion = { engine: engine.name, share, benchmark: tests || command ? { given, command } : null, cpus };
   const controller = new AbortController();
@@ -262,7 +263,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
     result = { ...result, failure: { kind: 'interrupted', message: `interrupted (${stoppedBy})` }, complete: false };
   }
   if (stoppedBy && result.failure?.kind === 'interrupted') result.interrupted = interruptionOf(stoppedBy, result);
-  result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? []);
+  result.meta = runMeta(result.engine, result.startedUnixMs ?? Date.now(), opts.argv ?? [], backend ?? undefined);
   if (opts.json) io.stdout(`${formatJson(result, opts.pretty)}\n`);
   else if (short) io.stdout(`${shortRunLines(result, precision)}\n`);
   else {
@@ -296,20 +297,20 @@ function gateReportWanted(opts: RunFlags): boolean {
 }
 
 /**
- * --io: the line under the header saying which I/O backend the native engine runs
- * on (and why, when auto fell back or TLS keeps it on epoll); `--io uring`
- * where io_uring cannot work is one line and exit 1. The JS engine ignores
- * --io, with a notice, as it does --threads.
+ * --io: which I/O backend the native engine runs on (and why, when auto fell
+ * back or TLS keeps it on epoll), for the line under the header and the
+ * result's meta.io; `--io uring` where io_uring cannot work is one line and
+ * exit 1. The JS engine ignores --io, with a notice, as it does --threads.
  */
-function ioHeaderLine(engine: Engine, plan: Plan, stderr: (text: string) => void): string {
+function ioBackendOf(engine: Engine, plan: Plan, stderr: (text: string) => void): RunMeta['io'] | null {
   if (!engine.ioBackend) {
     if (plan.io !== undefined && plan.io !== 'auto') stderr('respbench: --io applies to the native engine; the JS engine runs on node\'s event loop\n');
-    return '';
+    return null;
   }
   const chosen = engine.ioBackend(plan);
   if (chosen.error !== null || chosen.backend === null) {
     stderr(`respbench: ${chosen.error ?? '--io: no backend'}\n`);
     throw new Exit(EXIT.failed);
   }
-  return `io: ${chosen.backend}${chosen.note ? ` (${chosen.note})` : ''}`;
+  return { backend: chosen.backend, note: chosen.note };
 }

@@ -286,7 +286,7 @@ export function buildPlan(raw: RawRunOptions, env: Readonly<Record<string, strin
     rate: raw.rate === undefined ? 0 : parsePositive('--rate', raw.rate, 100_000_000),
     ...readCredentials(raw, uri, env),
     // RESPBENCH_IO=uring|epoll: --io's default (the test suite runs every native run on one backend with it).
-    ...ioOption(raw.io ?? env.RESPBENCH_IO),
+    ...ioOption(raw.io, env.RESPBENCH_IO),
   };
   // Absent from the Plan for window, the default of a run (and of builds before the flag).
   if (raw.pipelineMode !== undefined && parseChoice('--pipeline-mode', raw.pipelineMode, PIPELINE_MODES) === 'batch') plan.pipelineMode = 'batch';
@@ -594,7 +594,8 @@ export function checkStudyFlags(fromCli: (option: string) => boolean): void {
   }
 }
 
-/** --io (or RESPBENCH_IO), when given: the native engine's I/O backend. */
-function ioOption(raw: string | undefined): Pick<Plan, 'io'> {
-  return raw === undefined || raw === '' ? {} : { io: parseChoice('--io', raw, IO_CHOICES) };
+/** --io (or, when it is not given, RESPBENCH_IO; empty there is unset): the native engine's I/O backend. */
+function ioOption(flag: string | undefined, env: string | undefined): Pick<Plan, 'io'> {
+  if (flag !== undefined) return { io: parseChoice('--io', flag, IO_CHOICES) };
+  return env === undefined || env === '' ? {} : { io: parseChoice('RESPBENCH_IO', env, IO_CHOICES) };
 }
