@@ -57,6 +57,50 @@ pub fn removes_keys(template: &Template) -> bool {
         })
 }
 
+/// What a write's reply says when it left its key as it was (a conditional
+/// write): then the key is not counted written (docs/workload.md,
+/// "Replies"). Paired with unwrittenWhen in command.ts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unwritten {
+    /// Every answer but an error is a write.
+    Never,
+    /// `:0` (SETNX, MSETNX, HSETNX).
+    OnZero,
+    /// A nil (`SET … NX`, `SET … XX`, `SET … XX GET`).
+    OnNil,
+    /// A value: `SET … NX GET` answers the value it found and did not replace (nil: it wrote).
+    OnValue,
+}
+
+/// Conditional writes named for it: `:0` when they wrote nothing.
+const NX_NAMES: [&str; 3] = ["SETNX", "MSETNX", "HSETNX"];
+/// Commands that remove every key of the database: from when one is sent, no nil read is a lost write.
+const FLUSH_NAMES: [&str; 3] = ["FLUSHDB", "FLUSHALL", "SWAPDB"];
+
+/// How a write of `template` may leave its key as it was: see [`Unwritten`].
+pub fn unwritten_when(template: &Template) -> Unwritten {
+    let name = template_name(template);
+    if NX_NAMES.contains(&name.as_str()) {
+        return Unwritten::OnZero;
+    }
+    if name != "SET" {
+        return Unwritten::Never;
+    }
+    let has = |option: &str| {
+        template.args[1..].iter().any(|parts| matches!(parts.as_slice(), [Part::Literal(b)] if option.as_bytes().eq_ignore_ascii_case(b)))
+    };
+    match (has("NX"), has("XX"), has("GET")) {
+        (true, _, true) => Unwritten::OnValue,
+        (true, _, false) | (_, true, _) => Unwritten::OnNil,
+        _ => Unwritten::Never,
+    }
+}
+
+/// Whether a request of `template` removes every key (FLUSHDB, FLUSHALL, SWAPDB).
+pub fn removes_every_key(template: &Template) -> bool {
+    FLUSH_NAMES.contains(&template_name(template).as_str())
+}
+
 /// The template's command name, upper case (ASCII), from its first argument's bytes.
 pub fn template_name(template: &Template) -> String {
     let mut name = String::new();

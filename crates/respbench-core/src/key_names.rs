@@ -21,9 +21,10 @@
 //! healthy server's reply stale. Memory: 8 bytes per key index per name
 //! written, for a keyspace up to [`GENERATIONS_MAX_KEYSPACE`] (32 MiB a name).
 
-use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, Ordering};
 
-use crate::command_kind::{CommandKind, removes_keys};
+use crate::command_kind::{CommandKind, Unwritten, removes_every_key, removes_keys, unwritten_when};
+use crate::reply::ReplyKind;
 use crate::template::{Part, Template};
 use crate::values::WrittenKeys;
 
@@ -86,6 +87,10 @@ struct CommandNames {
     removes: bool,
     /// A one-key read whose nil may be a lost write.
     checks: bool,
+    /// A conditional write: which reply says it wrote nothing.
+    unwritten: Unwritten,
+    /// Removes every key (FLUSHDB, FLUSHALL, SWAPDB).
+    flushes: bool,
 }
 
 /// What a run knows of each key name (mixed mode with `--verify-get`).
@@ -99,6 +104,8 @@ pub struct KeyNames {
     removed: Vec<Option<WrittenKeys>>,
     /// Per name written: its keys' generations (None: not tracked).
     generations: Vec<Option<Generations>>,
+    /// A command that removes every key was sent: no nil read is a lost write from then on.
+    flushed: AtomicBool,
 }
 
 /// The arguments of `template` that hold `__key__`, in order: one per key a
@@ -133,6 +140,8 @@ impl KeyNames {
                     checks: kind == CommandKind::Read && !array_reply && names.len() == 1,
                     marks: kind == CommandKind::Write,
                     removes: removes_keys(template),
+                    unwritten: unwritten_when(template),
+                    flushes: removes_every_key(template),
                     names,
                 }
             })
@@ -146,7 +155,20 @@ impl KeyNames {
         let generations = (0..shapes.len())
             .map(|n| (generations && used_by(|c| c.marks, n)).then(|| Generations::new(keyspace)))
             .collect();
-        KeyNames { commands: per_command, written, removed, generations }
+        KeyNames { commands: per_command, written, removed, generations, flushed: AtomicBool::new(false) }
+    }
+
+    /// Whether a write of `command` answered `kind` (payload `payload`) wrote
+    /// its keys: any answer but an error, unless it is a conditional write's
+    /// "nothing written" ([`Unwritten`]).
+    #[inline]
+    pub fn wrote(&self, command: u16, kind: ReplyKind, payload: &[u8]) -> bool {
+        match self.commands[command as usize].unwritten {
+            Unwritten::Never => true,
+            Unwritten::OnZero => !(kind == ReplyKind::Integer && payload == b"0"),
+            Unwritten::OnNil => kind != ReplyKind::Nil,
+            Unwritten::OnValue => kind == ReplyKind::Nil,
+        }
     }
 
     /// The generation offset the `k`-th key (`key`) of a write of `command`
@@ -221,6 +243,9 @@ impl KeyNames {
     #[inline]
     pub fn on_send(&self, command: u16, keys: &[u64]) -> bool {
         let c = &self.commands[command as usize];
+        if c.flushes {
+            self.flushed.store(true, Ordering::Relaxed);
+        }
         if c.removes {
             for (&name, &key) in c.names.iter().zip(keys) {
                 if let Some(removed) = &self.removed[name as usize] {
@@ -237,7 +262,7 @@ impl KeyNames {
     #[inline]
     pub fn is_lost(&self, command: u16, key: u64) -> bool {
         let c = &self.commands[command as usize];
-        !self.removed[c.names[0] as usize].as_ref().is_some_and(|r| r.has(key))
+        !self.flushed.load(Ordering::Relaxed) && !self.removed[c.names[0] as usize].as_ref().is_some_and(|r| r.has(key))
     }
 }
 

@@ -178,7 +178,9 @@ fn count_reply(
         // Only a write of the key's value makes a later read of its name find one (not INCR, LPUSH, …).
         if let Some(names) = w.key_names.as_ref() {
             let keys = &keys[..w.commands[entry.command as usize].encoder.key_count()];
-            names.on_write_answered(entry.command, keys, entry.generation, true);
+            // A conditional write (SETNX, SET … NX/XX) may answer that it wrote nothing.
+            let wrote = names.wrote(entry.command, scanner.kind, scanner.payload(buf));
+            names.on_write_answered(entry.command, keys, entry.generation, wrote);
         }
         return;
     }

@@ -520,6 +520,36 @@ export function removesKeys(template: Template): boolean {
   );
 }
 
+/**
+ * What a write's reply says when it left its key as it was (a conditional
+ * write): then the key is not counted written (docs/workload.md, "Replies").
+ * 'zero': `:0` (SETNX, MSETNX, HSETNX); 'nil': a nil (SET … NX, SET … XX,
+ * SET … XX GET); 'value': SET … NX GET answers the value it found and did
+ * not replace (nil: it wrote). Paired with Unwritten in command_kind.rs.
+ */
+export type Unwritten = 'never' | 'zero' | 'nil' | 'value';
+
+/** Conditional writes named for it: `:0` when they wrote nothing. */
+const NX_NAMES = ['SETNX', 'MSETNX', 'HSETNX'];
+/** Commands that remove every key of the database: from when one is sent, no nil read is a lost write. */
+const FLUSH_NAMES = ['FLUSHDB', 'FLUSHALL', 'SWAPDB'];
+
+/** How a write of `template` may leave its key as it was: see Unwritten. */
+export function unwrittenWhen(template: Template): Unwritten {
+  const name = templateName(template);
+  if (NX_NAMES.includes(name)) return 'zero';
+  if (name !== 'SET') return 'never';
+  const has = (option: string) => template.args.slice(1).some((parts) => parts.length === 1 && parts[0].kind === 'literal' && parts[0].bytes.toString('latin1').toUpperCase() === option);
+  const nx = has('NX');
+  if (nx && has('GET')) return 'value';
+  return nx || has('XX') ? 'nil' : 'never';
+}
+
+/** Whether a request of `template` removes every key (FLUSHDB, FLUSHALL, SWAPDB). */
+export function removesEveryKey(template: Template): boolean {
+  return FLUSH_NAMES.includes(templateName(template));
+}
+
 /** The template's command name, upper case (ASCII), from its first argument's bytes. */
 export function templateName(template: Template): string {
   const first = template.args[0] ?? [];

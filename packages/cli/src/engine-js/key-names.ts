@@ -23,7 +23,8 @@
  * server's reply stale. Memory: 8 bytes per key index per name written, for
  * a keyspace up to GENERATIONS_MAX_KEYSPACE (32 MiB a name).
  */
-import { removesKeys, type CommandKind, type Part, type Template } from './command.js';
+import { removesEveryKey, removesKeys, unwrittenWhen, type CommandKind, type Part, type Template, type Unwritten } from './command.js';
+import { ReplyKind } from './reply.js';
 import { WrittenKeys } from './values.js';
 
 /** What KeyNames needs of a prepared command (request-source.ts PreparedCommand). */
@@ -74,6 +75,12 @@ export class KeyNames {
   private readonly removes: boolean[];
   /** Per command: a one-key read whose nil may be a lost write. */
   private readonly checks: boolean[];
+  /** Per command: a conditional write's reply that says it wrote nothing. */
+  private readonly unwritten: Unwritten[];
+  /** Per command: removes every key (FLUSHDB, FLUSHALL, SWAPDB). */
+  private readonly flushes: boolean[];
+  /** A command that removes every key was sent: no nil read is a lost write from then on. */
+  private flushed = false;
   /** Per name: its keys written and acknowledged (null: no write names it). */
   private readonly written: (WrittenKeys | null)[];
   /** Per name: its keys a removing command was sent for (null: no command removes it). */
@@ -94,6 +101,8 @@ export class KeyNames {
     this.marks = commands.map((c) => c.kind === 'write');
     this.removes = commands.map((c) => removesKeys(c.encoder.template));
     this.checks = commands.map((c, i) => c.kind === 'read' && !c.arrayReply && this.names[i].length === 1);
+    this.unwritten = commands.map((c) => unwrittenWhen(c.encoder.template));
+    this.flushes = commands.map((c) => removesEveryKey(c.encoder.template));
     const usedBy = (test: boolean[], name: number) => this.names.some((n, i) => test[i] && n.includes(name));
     this.written = shapes.map((_, n) => (usedBy(this.marks, n) ? new WrittenKeys(keyspace) : null));
     this.removed = shapes.map((_, n) => (usedBy(this.removes, n) ? new WrittenKeys(keyspace) : null));
@@ -114,6 +123,24 @@ export class KeyNames {
     const offset = g.next[key];
     g.next[key] = offset + 1;
     return g.answered[key] === offset ? offset | SEQUENTIAL : offset;
+  }
+
+  /**
+   * Whether a write of `command` answered `kind` (payload `buf[at, at + len)`)
+   * wrote its keys: any answer but an error, unless it is a conditional
+   * write's "nothing written" (Unwritten).
+   */
+  wrote(command: number, kind: ReplyKind, buf: Uint8Array, at: number, len: number): boolean {
+    switch (this.unwritten[command]) {
+      case 'never':
+        return true;
+      case 'zero':
+        return !(kind === ReplyKind.Integer && len === 1 && buf[at] === 0x30);
+      case 'nil':
+        return kind !== ReplyKind.Nil;
+      case 'value':
+        return kind === ReplyKind.Nil;
+    }
   }
 
   /**
@@ -157,6 +184,7 @@ export class KeyNames {
    */
   onSend(command: number, keys: Float64Array, keyCount: number): boolean {
     const names = this.names[command];
+    if (this.flushes[command]) this.flushed = true;
     if (this.removes[command]) {
       for (let k = 0; k < keyCount; k++) this.removed[names[k]]?.add(keys[k]);
     }
@@ -171,6 +199,7 @@ export class KeyNames {
    * server may have run it first, whatever the order of the replies).
    */
   isLost(command: number, key: number): boolean {
+    if (this.flushed) return false;
     const removed = this.removed[this.names[command][0]];
     return removed === null || !removed.has(key);
   }

@@ -112,7 +112,11 @@ export class Tally {
     if (op !== OP_GET) {
       c.ok++;
       // Only a write of the key's value makes a later read of its name find one (not INCR, LPUSH, …).
-      if (names !== null) names.onWriteAnswered(req.command[e], req.keyIndex[e], req.keys, e * req.maxKeys, command.encoder.keyCount, req.generation[e], true);
+      // A conditional write (SETNX, SET … NX/XX) may answer that it wrote nothing.
+      if (names !== null) {
+        const wrote = names.wrote(req.command[e], scanner.kind, buf, scanner.payloadStart, scanner.payloadLen);
+        names.onWriteAnswered(req.command[e], req.keyIndex[e], req.keys, e * req.maxKeys, command.encoder.keyCount, req.generation[e], wrote);
+      }
       return;
     }
     if (command.arrayReply) {
