@@ -101,6 +101,14 @@ describe.each(engines())('engine %s', (engine) => {
     expect(counterTotal(ours)).toBe(1500);
   });
 
+  it("-t … -q: stdout is one line per test, as redis-benchmark -q's; the header, which says what ran, on stderr", async () => {
+    const [, ours] = await twoServers();
+    const run = await runCli(['--engine', engine, '-p', String(ours.port), '-t', 'set,get', '-n', '300', '-q']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim().split('\n').map((l) => l.replace(/[\d.]+/g, 'N'))).toEqual(['SET: N requests per second, pN=N msec', 'GET: N requests per second, pN=N msec']);
+    expect(run.stderr).toMatch(/^respbench -t · engine /m);
+  });
+
   it.skipIf(!hasRedisBenchmark)('-t without -r uses one literal key per command, as redis-benchmark; defaults -c 50 -P 1 -d 3', async () => {
     const [theirs, ours] = await twoServers();
     const flags = ['-t', ALL, '-n', '1000'];

@@ -97,7 +97,7 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
     // memtier_benchmark's spellings of the two above, hidden from --help (its -x is --run-count already).
     .addOption(memtierAlias('--json-out-file <path>', 'jsonFile', 'memtier: --json-file'))
     .addOption(memtierAlias('--run-count <n>', 'repeat', 'memtier: -x/--repeat'))
-    .option('-q, --quiet', "redis-benchmark's -q: no header or progress, and instead of the table one line per -t test, per command on the line, or per command row of a run (SET: 93457.95 requests per second, p50=0.263 msec), then any error, verification or failure lines; --json is unchanged", false)
+    .option('-q, --quiet', "redis-benchmark's -q: no header (with -t: on stderr) or progress, and instead of the table one line per -t test, per command on the line, or per command row of a run (SET: 93457.95 requests per second, p50=0.263 msec), then any error, verification or failure lines; --json is unchanged", false)
     .option('--percentiles <list>', 'latency percentiles for the table and --json (percentilesUs), e.g. 50,90,99,99.9,99.99', '50,90,99,99.9')
     .option('--client-index <i>', 'several load machines: this one is machine i (0-based) of --client-count; it runs its share of the connections of one run with -c × count connections (needs --seed); respbench merge adds the results')
     .option('--client-count <n>', 'several load machines: how many run together (see --client-index)')

@@ -210,8 +210,9 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   // The io line: under the header; with -t on stderr, so stdout keeps redis-benchmark's shape.
   const header = tests ? suiteHeader(engine.name, plan, tests, compare, names) : formatHeader(engine.name, plan) + (ioLine ? `\n${ioLine}` : '');
   if (tests && ioLine && !opts.quiet) io.stderr(`respbench: ${ioLine}\n`);
-  if (!opts.json && !opts.csv && !short) io.stdout(`${header}\n`);
-  else if (!opts.quiet) io.stderr(`${header}\n`);
+  // -q: stdout carries redis-benchmark's lines only; a -t suite's header (what ran, its notes) goes to stderr.
+  if (!opts.json && !opts.csv && !opts.quiet) io.stdout(`${header}\n`);
+  else if (!opts.quiet || (tests && !opts.json && !opts.csv)) io.stderr(`${header}\n`);
   const progress = new ProgressLine(io, !opts.quiet && !opts.json && io.stderrIsTty);
   let result: RunResult;
   try {
