@@ -47,6 +47,7 @@ it('the valid shares merge (exit 0): the refusals below are the edits, not the f
 
 const BAD: { name: string; field: RegExp; edit: (r: any) => void }[] = [
   { name: 'negative-count', field: /: errors: must be a whole number/, edit: (r) => (r.errors = -5) },
+  { name: 'no-time', field: /: elapsedNs: is 0 but requests is \d+: a run that answered requests took time/, edit: (r) => (r.elapsedNs = 0) },
   { name: 'fractional-count', field: /: requests: must be a whole number/, edit: (r) => (r.requests += 0.5) },
   { name: 'count-disagrees', field: /: histogram: its counts add up to \d+, but requests is \d+/, edit: (r) => ((r.requests += 1), (r.sets += 1)) },
   { name: 'set-count-disagrees', field: /: setHistogram: its counts add up to/, edit: (r) => ((r.sets += 1), (r.gets -= 1)) },

@@ -77,6 +77,7 @@ describe('flags and URIs that name the same thing', () => {
     ['redis://127.0.0.1:1?db=abc', /\?db= must be a database number from 0 to \d+ \(got "abc"\)/],
     ['unix:///tmp/x.sock?db=abc', /\?db= must be a database number/],
     ['redis://127.0.0.1:1/2?db=3', /\/2 and \?db=3 both name the database/],
+    ['redis://127.0.0.1:1?db=1&db=2', /\?db=1 and \?db=2 both name the database: give one/],
     ['redis://127.0.0.1:1?dbx=3', /unknown query "dbx": the only query is \?db=N/],
   ])('%s names the database', async (uri, said) => {
     const run = await runCli(['-u', uri]);

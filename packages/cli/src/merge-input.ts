@@ -180,7 +180,9 @@ export function checkShare(file: string, plan: Record<string, unknown>): void {
 
 /** The run's timing: when it started and how long it measured. */
 function checkTiming(file: string, r: Record<string, unknown>): void {
-  checkCount(file, 'elapsedNs', r.elapsedNs);
+  const elapsed = checkCount(file, 'elapsedNs', r.elapsedNs);
+  // Requests answered in no time at all: no run measures that (its ops/s would be infinite).
+  if (elapsed === 0 && typeof r.requests === 'number' && r.requests > 0) throw refuse(file, 'elapsedNs', `is 0 but requests is ${r.requests}: a run that answered requests took time`);
   if (r.startedUnixMs !== undefined && r.startedUnixMs !== null) checkCount(file, 'startedUnixMs', r.startedUnixMs);
 }
 

@@ -105,7 +105,10 @@ function splitQuery(rest: string, raw: string, what: string): { before: string; 
     const value = eq >= 0 ? part.slice(eq + 1) : '';
     if (key !== 'db') throw uriError(raw, what, `unknown query ${shown(key)}: the only query is ?db=N`);
     if (!/^\d+$/.test(value)) throw new UsageError(`${what}: ?db= must be a database number from 0 to ${MAX_DBNUM} (got ${shown(value)})`);
-    dbnum = parseInteger(`${what} ?db=`, value, [0, MAX_DBNUM]);
+    const n = parseInteger(`${what} ?db=`, value, [0, MAX_DBNUM]);
+    // Two that differ: which one the user meant is not ours to guess (as /N beside ?db=M).
+    if (dbnum !== null && dbnum !== n) throw new UsageError(`${what}: ?db=${dbnum} and ?db=${n} both name the database: give one`);
+    dbnum = n;
   }
   return { before: rest.slice(0, q), dbnum };
 }
