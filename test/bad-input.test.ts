@@ -40,6 +40,9 @@ const cases: Array<[string, string[], string]> = [
   ['a subcommand typo after the options', ['srve', '--port', '7330'], 'did you mean `respbench serve`?'],
   ['a duration without its unit', ['--timeout', '5'], '--timeout must be a duration'],
   ['-n beside --duration', ['--duration', '1s'], '-n/--requests and --duration do not go together'],
+  // The seed -p names would be dropped without a word beside --cluster-node (found by an independent hostile pass).
+  ['--cluster-node beside -p', ['--cluster', '--cluster-node', '127.0.0.1:1'], '--cluster-node and -p/--port both name the seed'],
+  ['--cluster-node beside -h', ['--cluster-node', '127.0.0.1:1', '-h', '127.0.0.1'], '--cluster-node and -h/--host both name the seed'],
 ];
 
 /** The case's flags after a harmless target and request count, unless the case sets them itself. */

@@ -12,7 +12,7 @@ import { Exit, EXIT } from './exit.js';
 import { processIo, type CliIo } from './io.js';
 import { loopUntilInterrupted, runCommand, type RunFlags } from './run-command.js';
 import { runIdle } from './idle.js';
-import { buildPlan } from './validate.js';
+import { buildPlan, checkIdleFlags } from './validate.js';
 import { addRunOptions } from './run-options.js';
 import { addTelemetryOptions, runWithTelemetry, type TelemetryFlags } from './metrics/session.js';
 import { registerMergeCommand } from './merge-command.js';
@@ -126,7 +126,7 @@ export function buildProgram(io: CliIo = processIo, argv: readonly string[] = []
       }
       const given = (name: string) => cmd.getOptionValueSource(name) === 'cli';
       if (opts.idle) {
-        if (opts.loop || opts.tests !== undefined || command.length > 0 || opts.json) throw new UsageError('-I/--idle opens connections and sends nothing: it does not go with -l, -t, --json or a command');
+        checkIdleFlags(opts, command);
         await runIdle(buildPlan(opts, process.env).plan, io);
       }
       const once = () => runCommand({ ...opts, command, argv }, io, given);

@@ -23,7 +23,7 @@ import type { RepeatSummary } from './repeat.js';
 import type { EmbeddedServer } from './serve/spawn.js';
 import { allErrors, parseTests, quietLine, rateLine } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
-import { buildPlan, checkRunCommand, checkUriFlags, keylessMixCommands, type RawRunOptions } from './validate.js';
+import { buildPlan, checkRepeatFlags, checkRunCommand, checkUriFlags, keylessMixCommands, type RawRunOptions } from './validate.js';
 import { parseDurationMs, parseHostPort, parseInteger, parsePercentiles } from './flag-values.js';
 import { UsageError } from './usage-error.js';
 
@@ -146,7 +146,7 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (opts.junit !== undefined) checkWritableFile('--junit', opts.junit);
   if (opts.markdown !== undefined) checkWritableFile('--markdown', opts.markdown);
   const repeat = opts.repeat === undefined ? 1 : parseInteger('-x/--repeat', opts.repeat, [1, 1000]);
-  if (repeat > 1 && (tests || compare)) throw new UsageError('-x/--repeat repeats one run; not with -t or --compare');
+  checkRepeatFlags(repeat, Boolean(tests), Boolean(compare));
   // The gates' percentiles are figures of the result too, so the table and --json show what was judged.
   const judged = gates.flatMap((c) => (c.percentile === null ? [] : [c.percentile]));
   const withJudged = judged.length === 0 ? percentiles : [...new Set([...(percentiles ?? DEFAULT_PERCENTILES), ...judged])];

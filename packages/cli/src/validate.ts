@@ -580,11 +580,33 @@ export function checkCapacityFlags(slo: string | undefined, given: (option: stri
  * -u/--uri names the server: an -h/--host, -p/--port or -s/--socket given
  * beside it would be ignored without a word, so the pair is refused.
  */
-export function checkUriFlags(raw: Pick<RawRunOptions, 'uri'>, given: (option: string) => boolean): void {
+export function checkUriFlags(raw: Pick<RawRunOptions, 'uri' | 'clusterNode'>, given: (option: string) => boolean): void {
+  // --cluster-node names the seeds: the server -h/-p or -u would name is not tried then (it was dropped without a word).
+  if (raw.clusterNode !== undefined && raw.clusterNode.length > 0) {
+    for (const [key, flag] of [['host', '-h/--host'], ['port', '-p/--port'], ['uri', '-u/--uri']] as const) {
+      if (given(key)) throw new UsageError(`--cluster-node and ${flag} both name the seed: give the seeds with --cluster-node (repeat it), or the one seed with ${flag} and --cluster`);
+    }
+  }
   if (raw.uri === undefined) return;
   for (const [key, flag] of [['host', '-h/--host'], ['port', '-p/--port'], ['socket', '-s/--socket']] as const) {
     if (given(key)) throw new UsageError(`-u/--uri and ${flag} both name the server: give one (the URI holds it: redis://HOST:PORT, unix:///PATH)`);
   }
+}
+
+/** -x/--repeat N (N > 1) repeats one run: not a -t suite, not a --compare. */
+export function checkRepeatFlags(repeat: number, tests: boolean, compare: boolean): void {
+  if (repeat > 1 && (tests || compare)) throw new UsageError('-x/--repeat repeats one run; not with -t or --compare');
+}
+
+/** -I/--idle opens connections and sends nothing: nothing else that sends or reports goes with it. */
+export function checkIdleFlags(flags: { loop: boolean; tests?: string; json?: boolean }, command: readonly string[]): void {
+  if (flags.loop || flags.tests !== undefined || command.length > 0 || flags.json) throw new UsageError('-I/--idle opens connections and sends nothing: it does not go with -l, -t, --json or a command');
+}
+
+/** The live metrics' companions need what they qualify: --metrics-linger needs --metrics-listen, --statsd-prefix needs --statsd. */
+export function checkTelemetryFlags(flags: { metricsListen?: string; metricsLinger?: string; statsd?: string; statsdPrefix?: string }): void {
+  if (flags.metricsLinger !== undefined && flags.metricsListen === undefined) throw new UsageError('--metrics-linger needs --metrics-listen');
+  if (flags.statsdPrefix !== undefined && flags.statsd === undefined) throw new UsageError('--statsd-prefix needs --statsd');
 }
 
 /** A study's targets give the address: --host, --port and --uri on its command line are refused. */

@@ -13,6 +13,7 @@ import { Exit, EXIT } from '../exit.js';
 import { onStopSignals } from '../interrupt.js';
 import { watchRuns } from '../run.js';
 import { UsageError } from '../usage-error.js';
+import { checkTelemetryFlags } from '../validate.js';
 import type { ListenAddress, MetricsEndpoint } from './endpoint.js';
 import type { StatsdPusher, StatsdTarget } from './statsd.js';
 
@@ -50,8 +51,7 @@ export function parseListen(raw: string): ListenAddress {
 }
 
 export function telemetryConfig(flags: TelemetryFlags): TelemetryConfig | null {
-  if (flags.metricsLinger !== undefined && flags.metricsListen === undefined) throw new UsageError('--metrics-linger needs --metrics-listen');
-  if (flags.statsdPrefix !== undefined && flags.statsd === undefined) throw new UsageError('--statsd-prefix needs --statsd');
+  checkTelemetryFlags(flags);
   if (flags.metricsListen === undefined && flags.statsd === undefined) return null;
   const listen = flags.metricsListen === undefined ? null : parseListen(flags.metricsListen);
   const lingerMs = parseDurationMs('--metrics-linger', flags.metricsLinger ?? DEFAULT_LINGER, true);
