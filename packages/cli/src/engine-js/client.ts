@@ -13,17 +13,16 @@ import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_CONNECT_TIMEOUT_MS, openConnection } from './connection.js';
 import type { Counters } from './counters.js';
-import { LatencyHistogram } from './histogram.js';
 import { NO_GENERATION } from './key-names.js';
 import { InFlight, type InFlightShape } from './in-flight.js';
 import { Link, type LinkOwner } from './link.js';
 import type { Pacer, Schedule, Wakeable } from './pacer.js';
 import { nodeLabel, type Failure, type Plan } from './plan.js';
 import type { ReplyReader } from './reply.js';
-import { Recovery, type RecoveryOwner } from './recovery.js';
+import { reconnectTarget, Recovery, type RecoveryOwner } from './recovery.js';
 import { OP_GET, OP_SET, type PreparedPlan, type Request, type RequestSource } from './request-source.js';
 import { Router, type RouterOwner } from './router.js';
-import type { NodeRows, Tally } from './tally.js';
+import { nodeTallyOf, type NodeRows, type Tally } from './tally.js';
 import type { TopologyRefresh } from './topology-refresh.js';
 import { ConnectInterrupted } from './transport.js';
 
@@ -406,8 +405,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
   /** --cluster: a Link to a node a redirection named, opened now (its requests wait in its buffer). */
   addLink(target: string): Link {
     const index = this.links.length;
-    const row = this.rowOf(target);
-    const node = row >= 0 && this.nodes !== null ? this.nodes.tallies[row] : null;
+    const node = nodeTallyOf(this.prepared.plan, this.nodes, target);
     const link = new Link(this, this.id, index, target, this.pipeline, this.ringOf, this.maxRequestBytes * 2, this.counters, this.tally, node, false, this.links, true);
     this.links.push(link);
     this.openRedirected(link, target);
@@ -442,30 +440,6 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     );
   }
 
-  /**
-   * --cluster: the row of the per-node table a reply from `target` counts in:
-   * the primary's it is, or the primary's it is a replica of (a failover
-   * promotes one: the shard's row); a node the plan does not name joined
-   * mid-run and gets a row of its own, made on first use (shared by the
-   * phase's clients, as the native engine's Tally.joined_row).
-   */
-  private rowOf(target: string): number {
-    const cluster = this.prepared.plan.cluster;
-    if (cluster) {
-      for (let i = 0; i < cluster.nodes.length; i++) {
-        if (nodeLabel(cluster.nodes[i]) === target) return i;
-        for (const r of cluster.replicas?.[i] ?? []) if (nodeLabel(r) === target) return i;
-      }
-    }
-    const rows = this.nodes;
-    if (rows === null) return -1;
-    const joined = rows.labels.indexOf(target);
-    if (joined >= 0) return joined;
-    rows.labels.push(target);
-    rows.tallies.push({ requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() });
-    return rows.labels.length - 1;
-  }
-
   /** Recovery: nothing left to send on `link` (its source done, nothing a redirection encoded or queued for it). */
   idle(link: Link): boolean {
     const i = link.index;
@@ -480,26 +454,10 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     else if (link.index >= this.sources.length && !link.opening && link.downSince < 0 && !this.ended) this.openRedirected(link, link.peerBytes.toString('latin1'));
   }
 
-  /**
-   * --reconnect: where attempt `attempt` to open `link` goes. Under --cluster
-   * every other attempt of a fed Link goes to another primary (in turn): a
-   * primary that died stays dead, and another one answers its requests with
-   * MOVED to whoever took its slots over (so the run goes on after a failover).
-   */
+  /** --reconnect: where attempt `attempt` to open `link` goes (recovery.ts reconnectTarget). */
   targetOf(link: Link, attempt: number): Plan {
     const i = link.index;
-    const plan = this.prepared.plan;
-    if (i >= this.targets.length) {
-      const m = /^\[?(.*?)\]?:(\d+)$/.exec(link.peer)!;
-      return { ...plan, host: m[1], port: Number(m[2]), socket: null, cluster: null };
-    }
-    const target = this.targets[i];
-    const cluster = plan.cluster;
-    const node = this.nodeOf[i];
-    if (!cluster || cluster.nodes.length < 2 || attempt % 2 === 0 || node < 0) return target;
-    const n = cluster.nodes.length;
-    const other = cluster.nodes[(node + 1 + ((attempt >> 1) % (n - 1))) % n];
-    return { ...target, host: other.host, port: other.port };
+    return reconnectTarget(this.prepared.plan, i < this.targets.length ? this.targets[i] : null, i < this.nodeOf.length ? this.nodeOf[i] : -1, link.peer, attempt);
   }
 
   /** --reconnect: `link` is open again at `at` (--cluster: maybe another primary, its own down): that node's from now on, its row too; a MOVED to the node it left opens a Link there, not back on this one. */
@@ -508,8 +466,7 @@ export class Client implements LinkOwner, RouterOwner, RecoveryOwner, Wakeable {
     const label = at.socket ?? nodeLabel(at);
     if (link.peerBytes.toString('latin1') === label) return;
     link.peerBytes = Buffer.from(label, 'latin1');
-    const row = this.rowOf(label);
-    link.node = row >= 0 && this.nodes !== null ? this.nodes.tallies[row] : null;
+    link.node = nodeTallyOf(this.prepared.plan, this.nodes, label);
     const node = link.index < this.nodeOf.length ? this.nodeOf[link.index] : -1;
     if (!link.replica && node >= 0) this.router.rehome(node, label);
   }

@@ -136,3 +136,24 @@ export class Recovery {
     link.downSince = -1;
   }
 }
+
+/**
+ * --reconnect: where attempt `attempt` to open a Link goes (as the native
+ * engine's recovery.rs reconnect_target). A Link a redirection opened
+ * (`target` null) goes back to its `peer`. Under --cluster every other
+ * attempt of a fed Link (start-map node `node`) goes to another primary in
+ * turn: a primary that died stays dead, and another one answers its
+ * requests with MOVED to whoever took its slots over (so the run goes on
+ * after a failover).
+ */
+export function reconnectTarget(plan: Plan, target: Plan | null, node: number, peer: string, attempt: number): Plan {
+  if (target === null) {
+    const m = /^\[?(.*?)\]?:(\d+)$/.exec(peer)!;
+    return { ...plan, host: m[1], port: Number(m[2]), socket: null, cluster: null };
+  }
+  const cluster = plan.cluster;
+  if (!cluster || cluster.nodes.length < 2 || attempt % 2 === 0 || node < 0) return target;
+  const n = cluster.nodes.length;
+  const other = cluster.nodes[(node + 1 + ((attempt >> 1) % (n - 1))) % n];
+  return { ...target, host: other.host, port: other.port };
+}

@@ -11,7 +11,7 @@ import { fatalReplyText } from './handshake.js';
 import { COUNTS_LENGTH, LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
 import type { InFlight } from './in-flight.js';
 import { EMPTY_PACKED, PackedWriter } from './packed-histogram.js';
-import type { RawInterval } from './plan.js';
+import { nodeLabel, type Plan, type RawInterval } from './plan.js';
 import { escapeBytes, ReplyKind, type ReplyReader } from './reply.js';
 import { OP_GET, OP_SET, type PreparedPlan } from './request-source.js';
 import { contentOf, firstDifference, generationOf } from './values.js';
@@ -38,6 +38,31 @@ export interface NodeRows {
   /** `host:port` of each row. */
   labels: string[];
   tallies: NodeTally[];
+}
+
+/**
+ * --cluster: the tally of the per-node row a reply from `target` counts in:
+ * the primary's it is, or the primary's it is a replica of (a failover
+ * promotes one: the shard's row); a node the plan does not name joined
+ * mid-run and gets a row of its own, made on first use (shared by the
+ * phase's clients, as the native engine's Tally.joined_row). Null outside
+ * the measured phase (no rows).
+ */
+export function nodeTallyOf(plan: Plan, rows: NodeRows | null, target: string): NodeTally | null {
+  if (rows === null) return null;
+  const cluster = plan.cluster;
+  if (cluster) {
+    for (let i = 0; i < cluster.nodes.length; i++) {
+      if (nodeLabel(cluster.nodes[i]) === target) return rows.tallies[i];
+      for (const r of cluster.replicas?.[i] ?? []) if (nodeLabel(r) === target) return rows.tallies[i];
+    }
+  }
+  const joined = rows.labels.indexOf(target);
+  if (joined >= 0) return rows.tallies[joined];
+  const tally = { requests: 0, errors: 0, redirections: 0, histogram: new LatencyHistogram() };
+  rows.labels.push(target);
+  rows.tallies.push(tally);
+  return tally;
 }
 
 /** Where a reply came from, as far as counting it goes. */
