@@ -234,8 +234,11 @@ impl<R: Router> Client<R> {
         }
         match stream {
             Some(stream) => {
-                if let Some(at) = stream.peer_label() {
-                    self.router.rehome(w, tally, &at);
+                // --cluster: it may have reopened at another primary (one server: nothing to ask).
+                if R::REDIRECTS {
+                    if let Some(at) = stream.peer_label() {
+                        self.router.rehome(w, tally, &at);
+                    }
                 }
                 self.link.replace_stream(stream);
                 self.reopened_at = Some(self.link.received);

@@ -50,11 +50,12 @@ pub fn removes_keys(template: &Template) -> bool {
     if REMOVING_NAMES.contains(&name.as_str()) {
         return true;
     }
-    (name == "SET" || name == "GETEX")
-        && template.args[1..].iter().any(|parts| match parts.as_slice() {
-            [Part::Literal(bytes)] => EXPIRY_OPTIONS.iter().any(|o| o.as_bytes().eq_ignore_ascii_case(bytes)),
-            _ => false,
-        })
+    (name == "SET" || name == "GETEX") && EXPIRY_OPTIONS.iter().any(|o| has_option(template, o))
+}
+
+/// Whether an argument after the command name is the literal `option` (any case): `NX`, `EX`, `GET`, …
+fn has_option(template: &Template, option: &str) -> bool {
+    template.args[1..].iter().any(|parts| matches!(parts.as_slice(), [Part::Literal(b)] if option.as_bytes().eq_ignore_ascii_case(b)))
 }
 
 /// What a write's reply says when it left its key as it was (a conditional
@@ -86,9 +87,7 @@ pub fn unwritten_when(template: &Template) -> Unwritten {
     if name != "SET" {
         return Unwritten::Never;
     }
-    let has = |option: &str| {
-        template.args[1..].iter().any(|parts| matches!(parts.as_slice(), [Part::Literal(b)] if option.as_bytes().eq_ignore_ascii_case(b)))
-    };
+    let has = |option: &str| has_option(template, option);
     match (has("NX"), has("XX"), has("GET")) {
         (true, _, true) => Unwritten::OnValue,
         (true, _, false) | (_, true, _) => Unwritten::OnNil,

@@ -514,10 +514,12 @@ const EXPIRY_OPTIONS = ['EX', 'PX', 'EXAT', 'PXAT'];
 export function removesKeys(template: Template): boolean {
   const name = templateName(template);
   if (REMOVING_NAMES.includes(name)) return true;
-  return (
-    (name === 'SET' || name === 'GETEX') &&
-    template.args.slice(1).some((parts) => parts.length === 1 && parts[0].kind === 'literal' && EXPIRY_OPTIONS.includes(parts[0].bytes.toString('latin1').toUpperCase()))
-  );
+  return (name === 'SET' || name === 'GETEX') && EXPIRY_OPTIONS.some((o) => hasOption(template, o));
+}
+
+/** Whether an argument after the command name is the literal `option` (upper case given; any case matches): NX, EX, GET, … */
+function hasOption(template: Template, option: string): boolean {
+  return template.args.slice(1).some((parts) => parts.length === 1 && parts[0].kind === 'literal' && parts[0].bytes.toString('latin1').toUpperCase() === option);
 }
 
 /**
@@ -539,7 +541,7 @@ export function unwrittenWhen(template: Template): Unwritten {
   const name = templateName(template);
   if (NX_NAMES.includes(name)) return 'zero';
   if (name !== 'SET') return 'never';
-  const has = (option: string) => template.args.slice(1).some((parts) => parts.length === 1 && parts[0].kind === 'literal' && parts[0].bytes.toString('latin1').toUpperCase() === option);
+  const has = (option: string) => hasOption(template, option);
   const nx = has('NX');
   if (nx && has('GET')) return 'value';
   return nx || has('XX') ? 'nil' : 'never';
