@@ -55,7 +55,9 @@ pub fn removes_keys(template: &Template) -> bool {
 
 /// Whether an argument after the command name is the literal `option` (any case): `NX`, `EX`, `GET`, …
 fn has_option(template: &Template, option: &str) -> bool {
-    template.args[1..].iter().any(|parts| matches!(parts.as_slice(), [Part::Literal(b)] if option.as_bytes().eq_ignore_ascii_case(b)))
+    template.args[1..]
+        .iter()
+        .any(|parts| matches!(parts.as_slice(), [Part::Literal(b)] if option.as_bytes().eq_ignore_ascii_case(b)))
 }
 
 /// What a write's reply says when it left its key as it was (a conditional

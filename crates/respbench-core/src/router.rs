@@ -199,3 +199,27 @@ impl Router for SingleTarget {
     #[rustfmt::skip]
     fn redirect(&mut self, _: &PreparedPlan, _: &mut Tally, _: InFlight, _: &[u64], _: Redirect, _: &[u8], _: Option<usize>, _: Instant) {}
 }
+
+/// The reply text, at most 300 bytes, for a message.
+fn reply_text(text: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&text[..text.len().min(300)])
+}
+
+/// Why a request in a redirection loop was given up: its last hop named.
+pub(crate) fn loop_text(text: &[u8], answered: &str, hops: u8) -> String {
+    format!(
+        "redirected {hops} times in a row, the last: {answered} answered {} (a redirection loop: --cluster follows at most {MAX_REDIRECTIONS} MOVED/ASK in a row)",
+        reply_text(text)
+    )
+}
+
+/// Why a request still redirected or refused near `--timeout` was given up.
+pub(crate) fn budget_text(text: &[u8], retries: u8, since: Duration, budget: Duration) -> String {
+    format!(
+        "{} (still, after {retries} retries in {} ms: --cluster sends a request again for at most {} ms, 3/4 of --timeout, from its first send)",
+        reply_text(text),
+        since.as_millis(),
+        budget.as_millis()
+    )
+}
+

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
-use super::{ASKING, HOME, MAX_REDIRECTIONS, Redirect, Router, backoff, resend_budget};
+use super::{ASKING, HOME, MAX_REDIRECTIONS, Redirect, Router, backoff, budget_text, loop_text, resend_budget};
 use crate::cluster_plan::endpoint_label;
 use crate::command::KeyScratch;
 use crate::handshake::ConnectError;
@@ -581,29 +581,6 @@ impl Router for ClusterRouter {
         self.peers[peer].waiting.push_back(Waiting { entry, keys_at, not_before });
         self.waiting += 1;
     }
-}
-
-/// The reply text, at most 300 bytes, for a message.
-fn reply_text(text: &[u8]) -> std::borrow::Cow<'_, str> {
-    String::from_utf8_lossy(&text[..text.len().min(300)])
-}
-
-/// Why a request in a redirection loop was given up: its last hop named.
-fn loop_text(text: &[u8], answered: &str, hops: u8) -> String {
-    format!(
-        "redirected {hops} times in a row, the last: {answered} answered {} (a redirection loop: --cluster follows at most {MAX_REDIRECTIONS} MOVED/ASK in a row)",
-        reply_text(text)
-    )
-}
-
-/// Why a request still redirected or refused near `--timeout` was given up.
-fn budget_text(text: &[u8], retries: u8, since: Duration, budget: Duration) -> String {
-    format!(
-        "{} (still, after {retries} retries in {} ms: --cluster sends a request again for at most {} ms, 3/4 of --timeout, from its first send)",
-        reply_text(text),
-        since.as_millis(),
-        budget.as_millis()
-    )
 }
 
 /// `host:port` or `[v6]:port`.
