@@ -15,13 +15,15 @@
  * the test fails when the docs say otherwise, and RESPBENCH_WRITE_TLS_TABLE=1
  * rewrites it.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueCertificate } from '../packages/cli/src/certificates.js';
 import { bothEngines, engines } from './helpers/engines.js';
+import { startRespServer } from './helpers/resp-server.js';
 import { REPO, runCli, runProcess, startRedis, startTlsRedis, type RedisServer } from './helpers/servers.js';
 
 const ENGINES = engines();
@@ -53,6 +55,24 @@ function makeCertificates(): void {
   chain('leaf');
   writeFileSync(file('ca-and-intermediate.pem'), readFileSync(file('ca.pem'), 'utf8') + readFileSync(file('intermediate.pem'), 'utf8'));
   chain('v1-leaf');
+  // What OpenSSL's default security level (Debian's 2: redis-cli's) refuses in a server's chain.
+  issueCertificate(dir, { name: 'rsa-1024', commonName: 'localhost', issuer: 'ca', extensions: [SAN, SERVER_AUTH], keyBits: 1024 });
+  issueCertificate(dir, { name: 'sha1', commonName: 'localhost', issuer: 'ca', extensions: [SAN, SERVER_AUTH], digest: 'sha1' });
+  // An "intermediate" that is no CA (basicConstraints CA:FALSE) signing the server's certificate.
+  issue('not-a-ca', 'respbench not a ca', 'ca', ['basicConstraints=critical,CA:FALSE']);
+  issue('not-a-ca-leaf', 'localhost', 'not-a-ca', [SAN, SERVER_AUTH]);
+  writeFileSync(file('not-a-ca-leaf-chain.pem'), readFileSync(file('not-a-ca-leaf.pem'), 'utf8') + readFileSync(file('not-a-ca.pem'), 'utf8'));
+  // CA folders: as `openssl rehash` leaves one; the CA under its own name only (as `cp ca.pem DIR` makes);
+  // another CA under its hash name and the server's under its own name.
+  const caFolder = (name: string, files: Record<string, string>, rehash: boolean) => {
+    mkdirSync(file(name));
+    for (const [cert, as] of Object.entries(files)) copyFileSync(file(`${cert}.pem`), path.join(file(name), as));
+    if (rehash) expect(spawnSync('openssl', ['rehash', file(name)]).status).toBe(0);
+  };
+  caFolder('cadir', { ca: 'ca.pem' }, true);
+  caFolder('cadir-unhashed', { ca: 'ca.pem' }, false);
+  caFolder('cadir-other', { 'other-ca': 'other-ca.pem' }, true);
+  copyFileSync(file('ca.pem'), file('cadir-other/ca.pem'));
   issue('client', 'respbench client', 'ca', [CLIENT_AUTH]);
   issue('v1-client', 'respbench v1 client', 'ca');
   issue('other-client', 'respbench other client', 'other-ca', [CLIENT_AUTH]);
@@ -74,11 +94,15 @@ const SERVERS = {
   leafOnly: { cert: 'leaf', extra: [] },
   tls12: { cert: 'server', extra: ['--tls-protocols', 'TLSv1.2'] },
   tls13: { cert: 'server', extra: ['--tls-protocols', 'TLSv1.3'] },
+  notACaChain: { cert: 'not-a-ca-leaf-chain', key: 'not-a-ca-leaf', extra: [] },
   plain: null,
+  /** Not redis-server, which will not load these certificates: a RESP server over Node's TLS at OpenSSL security level 0. */
+  weakKey: { standIn: 'rsa-1024' },
+  sha1: { standIn: 'sha1' },
   /** Not redis-server: a socket server that hangs up on every connection at once, by FIN or by RST. */
   closes: 'fin',
   resets: 'rst',
-} as const satisfies Record<string, { cert: string; key?: string; extra: readonly string[] } | null | 'fin' | 'rst'>;
+} as const satisfies Record<string, { cert: string; key?: string; extra: readonly string[] } | { standIn: string } | null | 'fin' | 'rst'>;
 type ServerName = keyof typeof SERVERS;
 
 interface Row {
@@ -135,6 +159,13 @@ const ROWS: Row[] = [
   { situation: 'TLS 1.2-only server', server: 'tls12', flags: [...cacert()] },
   { situation: 'TLS 1.3-only server', server: 'tls13', flags: [...cacert()] },
   { situation: 'TLS 1.2-only server, no cipher in common (--tls-ciphers ECDSA only, RSA certificate)', server: 'tls12', flags: [...cacert(), '--tls-ciphers', 'ECDHE-ECDSA-AES128-GCM-SHA256'], words: /the server refused the handshake \(alert "handshake failure": no TLS version or cipher both sides accept/ },
+  { situation: 'a 1024-bit RSA server key (a TLS RESP stand-in: redis-server will not load it)', server: 'weakKey', flags: [...cacert()], words: /: certificate too weak: the server's certificate has a 1024-bit RSA key \(at least 2048 bits are required\)$/ },
+  { situation: 'a 1024-bit RSA server key, --insecure', server: 'weakKey', flags: ['--insecure'] },
+  { situation: 'signed with SHA-1 (a TLS RESP stand-in: redis-server will not load it)', server: 'sha1', flags: [...cacert()], words: /: certificate too weak: the server's certificate is signed with SHA-1 \(SHA-256 or stronger is required\)$/ },
+  { situation: 'signed by an "intermediate" that is CA:FALSE; the server sends the chain', server: 'notACaChain', flags: [...cacert()], words: /: certificate not accepted \(a certificate that signed another in the chain is not a CA \(CA:FALSE\)\)$/ },
+  { situation: '--cacertdir as openssl rehash leaves it', server: 'main', flags: ['--cacertdir', '@cadir'] },
+  { situation: '--cacertdir with the CA under its own name only (no openssl rehash)', server: 'main', flags: ['--cacertdir', '@cadir-unhashed'], badInput: true, words: /^respbench: --cacertdir: ".*cadir-unhashed" holds certificates \(ca\.pem\) but none under the name OpenSSL looks a CA up by \(its subject's hash: HASH\.0\), so redis-cli and redis-server would not find them either: run openssl rehash on the folder$/ },
+  { situation: '--cacertdir with another CA under its hash name, the server\'s CA under its own name', server: 'main', flags: ['--cacertdir', '@cadir-other'], words: NOT_TRUSTED },
   { situation: '--tls on a plain port', server: 'plain', flags: [...cacert()], words: /: the server answered in plain text: drop --tls$/ },
   { situation: '--tls on a port that closes every connection at once (FIN)', server: 'closes', flags: [...cacert()], words: /: the server closed the connection during the handshake \(does it require a client certificate\? --cert\/--key\)$/ },
   { situation: '--tls on a port that resets every connection at once (RST)', server: 'resets', flags: [...cacert()], words: /: the server closed the connection during the handshake \(does it require a client certificate\? --cert\/--key\)$/ },
@@ -218,6 +249,10 @@ beforeAll(async () => {
   for (const [name, spec] of Object.entries(SERVERS) as [ServerName, (typeof SERVERS)[ServerName]][]) {
     if (spec === null) servers.set(name, await startRedis());
     else if (spec === 'fin' || spec === 'rst') servers.set(name, await startHangUp(spec));
+    else if ('standIn' in spec) {
+      const standIn = await startRespServer((args) => (args[0].toUpperCase() === 'PING' ? '+PONG\r\n' : '+OK\r\n'), undefined, { cert: file(`${spec.standIn}.pem`), key: file(`${spec.standIn}.key`) });
+      servers.set(name, { port: standIn.port, stop: async () => standIn.close() });
+    }
     else servers.set(name, await startTlsRedis({ cert: file(`${spec.cert}.pem`), key: file(`${'key' in spec ? spec.key : spec.cert}.key`), ca: file('ca.pem') }, [...spec.extra]));
   }
   await inTurns(ROWS, 4, async (row) => {

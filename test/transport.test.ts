@@ -8,7 +8,7 @@
  * line naming why, exit 1.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -98,8 +98,11 @@ describe('TLS', () => {
   it('trusts a CA given by --cacertdir, and --tls-ciphersuites / --tls-ciphers pick what is offered', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'respbench-cadir-'));
     try {
-      writeFileSync(path.join(dir, 'a.pem'), spawnSync('cat', [file('other-ca.pem'), file('ca.pem')], { encoding: 'utf8' }).stdout);
+      // As OpenSSL (redis-cli) reads a CA folder: the CAs under their subject's hash (openssl rehash).
+      copyFileSync(file('other-ca.pem'), path.join(dir, 'other-ca.pem'));
+      copyFileSync(file('ca.pem'), path.join(dir, 'ca.pem'));
       writeFileSync(path.join(dir, 'notes.txt'), 'not a certificate\n');
+      expect(spawnSync('openssl', ['rehash', dir]).status).toBe(0);
       for (const engine of ENGINES) {
         for (const extra of [['--cacertdir', dir], ['--cacert', file('ca.pem'), '--tls-ciphersuites', 'TLS_CHACHA20_POLY1305_SHA256'], ['--cacert', file('ca.pem'), '--tls-ciphers', 'ECDHE-RSA-AES256-GCM-SHA384']]) {
           const { run, result } = await runJson(['--engine', engine, ...tls(), ...extra, '--mode', 'set', '-n', '500', '-q']);

@@ -5,7 +5,9 @@
  * thing (refuse HELLO, echo AUTH's arguments in an error) that redis-server
  * will not say.
  */
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 
 /** One connection's state that `answer` may keep (what it logged in with). */
 export interface RespSession {
@@ -43,10 +45,19 @@ function parseCommand(buf: Buffer): { args: string[]; used: number } | null {
  * to answer the handshake, as fakeredis is to take 50 connections); the
  * replies stay in order.
  */
-export async function startRespServer(answer: (args: string[], session: RespSession) => string, delayMs: (args: string[]) => number = () => 0): Promise<RespServer> {
+export async function startRespServer(
+  answer: (args: string[], session: RespSession) => string,
+  delayMs: (args: string[]) => number = () => 0,
+  /**
+   * Over TLS with this certificate and key, at OpenSSL security level 0: a
+   * server certificate redis-server will not load (a 1024-bit RSA key, a
+   * SHA-1 signature: Debian's OpenSSL runs at level 2).
+   */
+  tlsFiles?: { cert: string; key: string },
+): Promise<RespServer> {
   let accepted = 0;
   const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
+  const onConnection = (socket: net.Socket) => {
     accepted++;
     sockets.add(socket);
     let buf = Buffer.alloc(0);
@@ -74,7 +85,10 @@ export async function startRespServer(answer: (args: string[], session: RespSess
         }, hold)));
       }
     });
-  });
+  };
+  const server = tlsFiles
+    ? tls.createServer({ cert: readFileSync(tlsFiles.cert), key: readFileSync(tlsFiles.key), ciphers: 'DEFAULT@SECLEVEL=0' }, onConnection).on('tlsClientError', () => undefined)
+    : net.createServer(onConnection);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,

@@ -222,4 +222,3 @@ pub(crate) fn budget_text(text: &[u8], retries: u8, since: Duration, budget: Dur
         budget.as_millis()
     )
 }
-

@@ -269,6 +269,7 @@ fn tls_reason(e: &rustls::Error, name: &str) -> String {
             | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
                 "the server's certificate is signed with an algorithm the native engine's TLS library (rustls) does not verify".into()
             }
+            CertificateError::Other(why) if why.0.downcast_ref::<crate::tls_verify::TooWeak>().is_some() => why.0.to_string(),
             CertificateError::UnhandledCriticalExtension => {
                 "the server's certificate has a critical extension the native engine's TLS library (rustls) does not know".into()
             }

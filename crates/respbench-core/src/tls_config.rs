@@ -16,7 +16,7 @@ use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
 use crate::plan::TlsPlan;
 use crate::tls_verify::{ClientCertificate, ServerVerifier, TrustStore, handshake_signature};
-use crate::x509::Certificate;
+use crate::x509::{Certificate, MIN_RSA_BITS};
 
 /// The TLS 1.2 suites rustls (ring) has, by the OpenSSL names `--tls-ciphers`
 /// takes (as redis-cli's), and the TLS 1.3 ones `--tls-ciphersuites` takes.
@@ -150,7 +150,19 @@ fn pem_error(e: &rustls::pki_types::pem::Error) -> String {
     }
 }
 
-/// The system's roots plus --cacert and every PEM certificate in --cacertdir.
+/// How OpenSSL names a certificate in a CA folder (`openssl rehash`): its
+/// subject's hash in 8 lowercase hex digits, a dot, a number. OpenSSL looks
+/// a CA up there by that name alone (the CLI refuses a folder with none:
+/// packages/cli/src/tls-files.ts HASHED_NAME).
+fn is_hashed_name(name: &str) -> bool {
+    let Some((hash, n)) = name.split_once('.') else { return false };
+    hash.len() == 8
+        && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && !n.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The system's roots plus --cacert and the PEM certificates of --cacertdir's HASH.N files.
 fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
     let mut store = TrustStore::empty();
     let native = rustls_native_certs::load_native_certs();
@@ -168,7 +180,8 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
         let entries = fs::read_dir(dir).map_err(|e| format!("--cacertdir {dir}: cannot read it ({e})"))?;
         for entry in entries.flatten() {
             let path = entry.path();
-            if !path.is_file() {
+            // Only what OpenSSL (redis-cli) would look up there: HASH.N files.
+            if !path.is_file() || !is_hashed_name(&entry.file_name().to_string_lossy()) {
                 continue;
             }
             if let Ok(certs) = read_certs(&path.to_string_lossy(), "--cacertdir") {
@@ -184,9 +197,27 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
 
 /// `--insecure`: accepts any server certificate (the handshake signatures
 /// are still checked, so the session keys are the server's; a v1
-/// certificate's too).
+/// certificate's too), but for a key the TLS library cannot check with (an
+/// RSA key under 2048 bits: ring has no such RSA-PSS), which is taken as it
+/// is, as redis-cli's OpenSSL takes it without verification.
 #[derive(Debug)]
 struct NoVerification(WebPkiSupportedAlgorithms);
+
+impl NoVerification {
+    fn signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+        tls13: bool,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        handshake_signature(message, cert, dss, &self.0, tls13).or_else(|e| {
+            let weak =
+                Certificate::parse(cert.as_ref()).and_then(|c| c.rsa_bits()).is_some_and(|bits| bits < MIN_RSA_BITS);
+            if weak { Ok(HandshakeSignatureValid::assertion()) } else { Err(e) }
+        })
+    }
+}
 
 impl ServerCertVerifier for NoVerification {
     fn verify_server_cert(
@@ -206,7 +237,7 @@ impl ServerCertVerifier for NoVerification {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        handshake_signature(message, cert, dss, &self.0, false)
+        self.signature(message, cert, dss, false)
     }
 
     fn verify_tls13_signature(
@@ -215,7 +246,7 @@ impl ServerCertVerifier for NoVerification {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        handshake_signature(message, cert, dss, &self.0, true)
+        self.signature(message, cert, dss, true)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -232,6 +263,14 @@ mod tests {
         let all = rustls::crypto::ring::default_provider().cipher_suites;
         for (_, name) in TLS12_NAMES.iter().chain(TLS13_NAMES) {
             assert!(all.iter().any(|s| s.suite().as_str() == Some(name)), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_ca_folder_is_read_by_openssl_names() {
+        assert!(is_hashed_name("fb2c8394.0") && is_hashed_name("0000000a.12"));
+        for name in ["ca.pem", "FB2C8394.0", "fb2c839.0", "fb2c8394.", "fb2c8394.r0", "fb2c8394.0.pem"] {
+            assert!(!is_hashed_name(name), "{name}");
         }
     }
 

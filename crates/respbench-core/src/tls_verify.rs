@@ -33,7 +33,7 @@ use rustls::pki_types::{CertificateDer, ServerName, SubjectPublicKeyInfoDer, Uni
 use rustls::sign::CertifiedKey;
 use rustls::{CertificateError, DigitallySignedStruct, Error, RootCertStore, SignatureScheme};
 
-use crate::x509::{Certificate, name_matches, public_key_parts};
+use crate::x509::{Certificate, MIN_RSA_BITS, name_matches, public_key_parts};
 
 /// What --cacert and --cacertdir (and the system) give verification: the
 /// self-signed certificates are trust anchors, the others only help build
@@ -182,8 +182,58 @@ fn common_name_matches(cert: &Certificate<'_>, server_name: &ServerName<'_>) -> 
     }
 }
 
-impl ServerCertVerifier for ServerVerifier {
-    fn verify_server_cert(
+/// A server's chain that verifies, or fails only on a signature, refused
+/// for a key or digest OpenSSL's default security level (2, what redis-cli
+/// and redis-server run with) refuses: its words (tls.rs `tls_reason`).
+#[derive(Debug)]
+pub(crate) struct TooWeak(String);
+
+impl std::fmt::Display for TooWeak {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TooWeak {}
+
+/// Why the chain the server sent is too weak (its first certificate that
+/// is), or None: an RSA key under 2048 bits, a signature with SHA-1 or MD5
+/// (a self-issued certificate's own signature aside, as OpenSSL's; a root
+/// the server sends is not looked at). Paired with engine-js/tls-chain.ts. webpki
+/// refuses both too, but as a signature that does not verify, or only when
+/// the handshake's signature is checked with the key.
+fn too_weak(end_entity: &CertificateDer<'_>, intermediates: &[CertificateDer<'_>]) -> Option<TooWeak> {
+    for (i, der) in std::iter::once(end_entity).chain(intermediates).enumerate() {
+        let Some(cert) = Certificate::parse(der.as_ref()) else { continue };
+        // A root the server sent too: a trust anchor, its own signature not checked.
+        if i > 0 && cert.is_self_issued() {
+            continue;
+        }
+        let who = || match (i, cert.common_name()) {
+            (0, _) => "the server's certificate".to_string(),
+            (_, Some(cn)) => format!("the CA certificate \"{}\" of its chain", String::from_utf8_lossy(cn)),
+            _ => "a CA certificate of its chain".to_string(),
+        };
+        if let Some(bits) = cert.rsa_bits().filter(|&b| b < MIN_RSA_BITS) {
+            return Some(TooWeak(format!(
+                "certificate too weak: {} has a {bits}-bit RSA key (at least {MIN_RSA_BITS} bits are required)",
+                who()
+            )));
+        }
+        if let Some(digest) = cert.weak_digest().filter(|_| !cert.is_self_issued()) {
+            return Some(TooWeak(format!(
+                "certificate too weak: {} is signed with {digest} (SHA-256 or stronger is required)",
+                who()
+            )));
+        }
+    }
+    None
+}
+
+impl ServerVerifier {
+    /// The chain's verdict: webpki's, or for what webpki does not read
+    /// (v1, a --cacert certificate itself) this file's own.
+    fn verify_chain(
         &self,
         end_entity: &CertificateDer<'_>,
         intermediates: &[CertificateDer<'_>],
@@ -219,6 +269,32 @@ impl ServerCertVerifier for ServerVerifier {
                 Ok(ServerCertVerified::assertion())
             }
             verdict => verdict,
+        }
+    }
+}
+
+impl ServerCertVerifier for ServerVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, Error> {
+        let verdict = self.verify_chain(end_entity, intermediates, server_name, ocsp_response, now);
+        let checked = matches!(
+            verdict,
+            Ok(_)
+                | Err(Error::InvalidCertificate(
+                    CertificateError::BadSignature
+                        | CertificateError::UnsupportedSignatureAlgorithmContext { .. }
+                        | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. }
+                ))
+        );
+        match too_weak(end_entity, intermediates).filter(|_| checked) {
+            Some(why) => Err(CertificateError::Other(rustls::OtherError(Arc::new(why))).into()),
+            None => verdict,
         }
     }
 

@@ -60,6 +60,20 @@ const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
 const BASIC_CONSTRAINTS: &[u8] = &[0x55, 0x1d, 0x13];
 /// 2.5.29.17, subjectAltName.
 const SUBJECT_ALT_NAME: &[u8] = &[0x55, 0x1d, 0x11];
+/// 1.2.840.113549.1.1.1, rsaEncryption.
+const RSA_ENCRYPTION: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
+/// The signature algorithms OpenSSL's default security level (2: Debian's,
+/// so redis-cli's and redis-server's) refuses in a chain, by the digest
+/// named: md5WithRSAEncryption, sha1WithRSAEncryption, ecdsa-with-SHA1,
+/// dsa-with-sha1.
+const WEAK_SIGNATURES: &[(&[u8], &str)] = &[
+    (&[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x04], "MD5"),
+    (&[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x05], "SHA-1"),
+    (&[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x01], "SHA-1"),
+    (&[0x2a, 0x86, 0x48, 0xce, 0x38, 0x04, 0x03], "SHA-1"),
+];
+/// The fewest bits of an RSA key that security level 2 accepts.
+pub(crate) const MIN_RSA_BITS: usize = 2048;
 
 /// What verification reads of one certificate, borrowed from its DER.
 pub(crate) struct Certificate<'a> {
@@ -187,6 +201,27 @@ impl<'a> Certificate<'a> {
     pub(crate) fn common_name(&self) -> Option<&'a [u8]> {
         common_name(self.subject)
     }
+
+    /// The bits of its RSA modulus; None for another kind of key.
+    pub(crate) fn rsa_bits(&self) -> Option<usize> {
+        let mut algorithm = self.public_key_algorithm;
+        if expect(&mut algorithm, OID)?.contents != RSA_ENCRYPTION {
+            return None;
+        }
+        let mut key = self.public_key;
+        let mut fields = expect(&mut key, SEQUENCE)?.contents;
+        let modulus = expect(&mut fields, INTEGER)?.contents;
+        let start = modulus.iter().position(|&b| b != 0)?;
+        Some((modulus.len() - start) * 8 - modulus[start].leading_zeros() as usize)
+    }
+
+    /// The digest of its signature when OpenSSL's default security level
+    /// refuses it (SHA-1, MD5).
+    pub(crate) fn weak_digest(&self) -> Option<&'static str> {
+        let mut algorithm = self.signature_algorithm;
+        let oid = expect(&mut algorithm, OID)?.contents;
+        WEAK_SIGNATURES.iter().find(|(weak, _)| *weak == oid).map(|&(_, digest)| digest)
+    }
 }
 
 /// A SubjectPublicKeyInfo's contents (as a trust anchor holds them): its
@@ -299,6 +334,30 @@ mod tests {
         assert!(!name_matches(b"*.example.test", "a.db.example.test"));
         assert!(!name_matches(b"*.example.test", "example.test"));
         assert!(!name_matches(b"localhost", "localhost.example"));
+    }
+
+    #[test]
+    fn a_modulus_counts_its_bits_without_the_sign_byte() {
+        // SEQUENCE { INTEGER 0x00 0x80 <127 bytes>, INTEGER 65537 } as a 1024-bit key's.
+        let mut key = vec![0x30, 0x81, 0x89, 0x02, 0x81, 0x81, 0x00, 0x80];
+        key.extend([0u8; 127]);
+        key.extend([0x02, 0x03, 0x01, 0x00, 0x01]);
+        let cert = Certificate {
+            version: 3,
+            signed: &[],
+            signature_algorithm: &[0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x05, 0x05, 0x00],
+            signature: &[],
+            issuer: &[1],
+            subject: &[2],
+            not_before: 0,
+            not_after: 0,
+            public_key_info: &[],
+            public_key_algorithm: &[0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00],
+            public_key: &key,
+            extensions: &[],
+        };
+        assert_eq!(cert.rsa_bits(), Some(1024));
+        assert_eq!(cert.weak_digest(), Some("SHA-1"));
     }
 
     #[test]

@@ -80,6 +80,10 @@ export interface CertificateSpec {
   extensions?: string[];
   /** Valid from `from` to `to` days from now (negative: the past); default [0, 2]. */
   validDays?: [number, number];
+  /** Its RSA key's bits; default 2048. */
+  keyBits?: number;
+  /** The digest its issuer signs with; default sha256. */
+  digest?: string;
 }
 
 /** The time `days` from now in openssl's YYYYMMDDHHMMSSZ. */
@@ -98,10 +102,11 @@ export function issueCertificate(dir: string, spec: CertificateSpec): { cert: st
   const [from, to] = spec.validDays ?? [0, 2];
   const subject = `/CN=${spec.commonName}`;
   const ext = spec.extensions ?? [];
+  const newkey = `rsa:${spec.keyBits ?? 2048}`;
   if (spec.issuer === null) {
-    openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.pem`, '-days', String(Math.max(1, to)), '-subj', subject, ...ext.flatMap((e) => ['-addext', e]));
+    openssl('req', '-x509', '-newkey', newkey, '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.pem`, '-days', String(Math.max(1, to)), '-subj', subject, ...ext.flatMap((e) => ['-addext', e]));
   } else {
-    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.csr`, '-subj', subject);
+    openssl('req', '-newkey', newkey, '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.csr`, '-subj', subject);
     // openssl ca keeps a database and a serial; one per certificate, so
     // issuing the same name twice is not refused as a duplicate.
     const db = `${spec.name}.db`;
@@ -109,7 +114,7 @@ export function issueCertificate(dir: string, spec: CertificateSpec): { cert: st
     writeFileSync(path.join(dir, `${spec.name}.serial`), `${Date.now().toString(16).padStart(16, '0')}\n`);
     writeFileSync(
       path.join(dir, `${spec.name}.cnf`),
-      ['[ca]', 'default_ca = issuer', '[issuer]', `database = ${db}`, 'new_certs_dir = .', `serial = ${spec.name}.serial`, 'default_md = sha256', 'policy = any', 'unique_subject = no', 'copy_extensions = none', '[any]', 'commonName = supplied', ''].join('\n'),
+      ['[ca]', 'default_ca = issuer', '[issuer]', `database = ${db}`, 'new_certs_dir = .', `serial = ${spec.name}.serial`, `default_md = ${spec.digest ?? 'sha256'}`, 'policy = any', 'unique_subject = no', 'copy_extensions = none', '[any]', 'commonName = supplied', ''].join('\n'),
     );
     const extArgs: string[] = [];
     if (ext.length > 0) {

@@ -1,5 +1,5 @@
 /**
- * The files --cacert, --cert and --key name, read once before any engine
+ * The files --cacert, --cert and --key name (and --cacertdir's), read once before any engine
  * starts: a file that holds no certificate or key, a certificate that does
  * not parse, a key that is not the certificate's, is bad input (one line
  * naming the flag and the file, exit 2), the same for both engines, instead
@@ -8,6 +8,7 @@
  */
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { shown } from './flag-values.js';
 import { UsageError } from './usage-error.js';
 
@@ -53,6 +54,48 @@ export function readPrivateKey(flag: string, file: string): KeyObject {
 /** The certificate's subject as one line (`CN=localhost, O=…`), for messages. */
 export function subjectLine(cert: X509Certificate): string {
   return cert.subject.split('\n').join(', ');
+}
+
+/**
+ * How OpenSSL names a certificate in a CA folder (`openssl rehash`,
+ * c_rehash): its subject's hash, a dot, a number. OpenSSL (redis-cli,
+ * redis-server) looks a CA up in `-CApath`/`--cacertdir` by that name and
+ * reads no other file, so both engines read those files alone (the hash
+ * itself is not computed: a file so named is taken as it is).
+ */
+export const HASHED_NAME = /^[0-9a-f]{8}\.\d+$/;
+
+/** The files of `dir` (not folders) that hold a PEM certificate that parses, by name; unreadable ones skipped. */
+function certificateFiles(dir: string): string[] {
+  return fs.readdirSync(dir).filter((name) => {
+    try {
+      const file = path.join(dir, name);
+      const block = fs.statSync(file).isFile() ? fs.readFileSync(file, 'latin1').match(CERTIFICATE_BLOCK)?.[0] : undefined;
+      return block !== undefined && new X509Certificate(block) !== null;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * --cacertdir: a folder where OpenSSL would find no CA is bad input (redis-cli
+ * given it refuses every server): one with certificates under other names
+ * (what `cp ca.pem DIR` makes) is told to run `openssl rehash`.
+ */
+export function checkCaFolder(dir: string): void {
+  let found: string[];
+  try {
+    found = certificateFiles(dir);
+  } catch (err) {
+    throw new UsageError(`--cacertdir: ${shown(dir)} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  if (found.some((name) => HASHED_NAME.test(name))) return;
+  if (found.length === 0) throw new UsageError(`--cacertdir: ${shown(dir)} holds no PEM certificate`);
+  const some = found.slice(0, 3).join(', ') + (found.length > 3 ? ', …' : '');
+  throw new UsageError(
+    `--cacertdir: ${shown(dir)} holds certificates (${some}) but none under the name OpenSSL looks a CA up by (its subject's hash: HASH.0), so redis-cli and redis-server would not find them either: run openssl rehash on the folder`,
+  );
 }
 
 /** --cacert, and --cert with --key: readable, parsable, the key the certificate's. */

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import type { TlsPlan } from './engine-js/plan.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { shown } from './flag-values.js';
-import { checkTlsFiles } from './tls-files.js';
+import { checkCaFolder, checkTlsFiles } from './tls-files.js';
 import { UsageError } from './usage-error.js';
 
 /** The TLS flags' raw values, as commander hands them over. */
@@ -89,7 +89,7 @@ export function parseTls(raw: RawTlsOptions, on: boolean): TlsPlan | null {
   checkTlsFiles(files);
   return {
     cacert: files.cacert,
-    cacertdir: raw.cacertdir === undefined ? null : readablePath('--cacertdir', raw.cacertdir, 'folder'),
+    cacertdir: raw.cacertdir === undefined ? null : caFolder(readablePath('--cacertdir', raw.cacertdir, 'folder')),
     cert: files.cert,
     key: files.key,
     insecure: raw.insecure === true,
@@ -97,4 +97,10 @@ export function parseTls(raw: RawTlsOptions, on: boolean): TlsPlan | null {
     ciphers: raw.tlsCiphers === undefined ? null : cipherList('--tls-ciphers', raw.tlsCiphers, TLS12_CIPHERS),
     ciphersuites: raw.tlsCiphersuites === undefined ? null : cipherList('--tls-ciphersuites', raw.tlsCiphersuites, TLS13_CIPHERSUITES),
   };
+}
+
+/** A --cacertdir folder where OpenSSL would find a CA (tls-files.ts). */
+function caFolder(dir: string): string {
+  checkCaFolder(dir);
+  return dir;
 }

@@ -5,7 +5,7 @@
  * test/bad-input.test.ts keeps a few of them end to end.
  */
 import { Command } from 'commander';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,11 +38,20 @@ function usageError(run: () => unknown): UsageError {
 
 describe('transport flags', () => {
   const here = new URL(import.meta.url).pathname;
-  const folder = new URL('.', import.meta.url).pathname;
+  const noCertificates = new URL('.', import.meta.url).pathname;
   // Real certificate files: their contents are read (and checked) too.
   let certs: Certificates;
+  /** A CA folder as `openssl rehash` leaves it (the CA under HASH.0), and one with the CA under its own name only. */
+  let folder = '';
+  let unhashed = '';
   beforeAll(() => {
     certs = makeCertificates(mkdtempSync(path.join(tmpdir(), 'respbench-validate-tls-')), { client: true });
+    folder = path.join(certs.dir, 'cadir');
+    unhashed = path.join(certs.dir, 'plain-cadir');
+    for (const [dir, name] of [[folder, '0123abcd.0'], [unhashed, 'ca.pem']]) {
+      mkdirSync(dir);
+      copyFileSync(certs.ca, path.join(dir, name));
+    }
   });
   afterAll(() => {
     if (certs) rmSync(certs.dir, { recursive: true, force: true });
@@ -70,6 +79,8 @@ describe('transport flags', () => {
       [['--tls', '-s', '/x.sock'], '--tls does not go with -s/--socket (TLS is over TCP)'],
       [['-s', ' '], '-s/--socket must be the path of a unix socket (got " ")'],
       [['--tls', '--cacert', here], `--cacert: "${here}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`],
+      [['--tls', '--cacertdir', noCertificates], `--cacertdir: "${noCertificates}" holds no PEM certificate`],
+      [['--tls', '--cacertdir', unhashed], `--cacertdir: "${unhashed}" holds certificates (ca.pem) but none under the name OpenSSL looks a CA up by (its subject's hash: HASH.0), so redis-cli and redis-server would not find them either: run openssl rehash on the folder`],
       [['--tls', '--cert', here, '--key', here], `--cert: "${here}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`],
       [['--tls', '--cert', certs?.client?.cert ?? '', '--key', certs?.ca ?? ''], `--key: "${certs?.ca}" holds no PEM private key (-----BEGIN PRIVATE KEY-----)`],
       [['--tls', '--cert', certs?.client?.cert ?? '', '--key', certs?.key ?? ''], `--key: "${certs?.key}" is not the private key of the certificate in --cert "${certs?.client?.cert}" (CN=respbench client)`],

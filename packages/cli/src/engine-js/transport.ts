@@ -12,6 +12,8 @@ import path from 'node:path';
 import tls from 'node:tls';
 import type { Plan, TlsPlan } from './plan.js';
 import { sharedReads } from './reads.js';
+import { HASHED_NAME } from '../tls-files.js';
+import { chainOf, signedByNonCa, tooWeak } from './tls-chain.js';
 
 /**
  * The TLS 1.2 ciphers both engines' TLS libraries have, by the OpenSSL names
@@ -163,7 +165,7 @@ async function connectUnix(socketPath: string, timeoutMs: number, signal?: Abort
 /** What node:tls needs from a TlsPlan, read once per plan: the files are not read per connection. */
 const secureOptions = new WeakMap<TlsPlan, tls.ConnectionOptions>();
 
-/** The system's roots plus --cacert and every PEM certificate in --cacertdir; client cert; ciphers. */
+/** The system's roots plus --cacert and the PEM certificates of --cacertdir's HASH.N files; client cert; ciphers. */
 function tlsOptions(t: TlsPlan): tls.ConnectionOptions {
   const known = secureOptions.get(t);
   if (known) return known;
@@ -174,7 +176,8 @@ function tlsOptions(t: TlsPlan): tls.ConnectionOptions {
       throw new Error(`${flag} ${file}: cannot read it (${(err as Error).message})`);
     }
   };
-  const options: tls.ConnectionOptions = { rejectUnauthorized: !t.insecure };
+  // Verified once the handshake is done (verdict): the chain is then there to word a refusal.
+  const options: tls.ConnectionOptions = { rejectUnauthorized: false };
   if (t.cacert !== null || t.cacertdir !== null) {
     const ca: string[] = [...tls.rootCertificates];
     if (t.cacert !== null) {
@@ -190,6 +193,8 @@ function tlsOptions(t: TlsPlan): tls.ConnectionOptions {
         throw new Error(`--cacertdir ${t.cacertdir}: cannot read it (${(err as Error).message})`);
       }
       for (const name of names) {
+        // Only what OpenSSL (redis-cli) would look up there: HASH.N files.
+        if (!HASHED_NAME.test(name)) continue;
         const file = path.join(t.cacertdir, name);
         try {
           if (!fs.statSync(file).isFile()) continue;
@@ -260,6 +265,11 @@ function startTls(
     () => new Error(`TLS handshake with ${peer} failed: handshake timeout after ${timeoutMs} ms (is that port speaking TLS?)`),
     (err) => new Error(`TLS handshake with ${peer} failed: ${tlsReason(err, name, t)}`),
   ).finally(() => clearTimeout(probe)).then((socket) => {
+    const refused = t.insecure ? null : verdict(socket as tls.TLSSocket, name, t);
+    if (refused !== null) {
+      socket.destroy();
+      throw new Error(`TLS handshake with ${peer} failed: ${refused}`);
+    }
     // Before the Connection's own listener: OpenSSL's multi-line text
     // becomes the one line the native engine writes for the same alert.
     socket.prependListener('error', (err: NodeJS.ErrnoException) => {
@@ -361,6 +371,28 @@ function closedDuringHandshake(t: TlsPlan): string {
 }
 
 const NOT_TRUSTED = "certificate not trusted (not signed by a CA in --cacert/--cacertdir or the system's roots; --insecure skips the check)";
+
+/**
+ * Why a finished handshake's server is not trusted, or null: OpenSSL's
+ * verification result (and the name check) in the native engine's words,
+ * with the chain read where OpenSSL's code alone says too little (a CA:FALSE
+ * certificate that signed another is "unsupported certificate purpose" to
+ * it) or too much (a key or digest redis-cli's OpenSSL refuses: tls-chain.ts).
+ */
+function verdict(socket: tls.TLSSocket, name: string, t: TlsPlan): string | null {
+  const code = socket.authorized ? null : String(socket.authorizationError ?? 'UNSPECIFIED');
+  // Only when OpenSSL took the chain, or refused it for a signature or its strength.
+  const strength = code === null || ['CA_MD_TOO_WEAK', 'EE_KEY_TOO_SMALL', 'CA_KEY_TOO_SMALL', 'CERT_SIGNATURE_FAILURE', 'UNSPECIFIED'].includes(code);
+  const needsChain = strength || code === 'INVALID_PURPOSE' || code === 'INVALID_CA';
+  const chain = needsChain ? chainOf(socket.getPeerCertificate(true)) : [];
+  const weak = strength ? tooWeak(chain) : null;
+  if (weak !== null || code === null) return weak;
+  if ((code === 'INVALID_PURPOSE' || code === 'INVALID_CA') && signedByNonCa(chain)) return NOT_A_CA;
+  return tlsReason(Object.assign(new Error(code), { code }), name, t);
+}
+
+/** The native engine's words for webpki's EndEntityUsedAsCa (tls.rs `webpki_words`). */
+const NOT_A_CA = 'certificate not accepted (a certificate that signed another in the chain is not a CA (CA:FALSE))';
 
 /** A node:tls handshake error as the user reads it, worded as the native engine words it (tls.rs `tls_reason`). */
 function tlsReason(err: NodeJS.ErrnoException, name: string, t: TlsPlan): string {
