@@ -58,6 +58,11 @@ function makeCertificates(): void {
   // What OpenSSL's default security level (Debian's 2: redis-cli's) refuses in a server's chain.
   issueCertificate(dir, { name: 'rsa-1024', commonName: 'localhost', issuer: 'ca', extensions: [SAN, SERVER_AUTH], keyBits: 1024 });
   issueCertificate(dir, { name: 'sha1', commonName: 'localhost', issuer: 'ca', extensions: [SAN, SERVER_AUTH], digest: 'sha1' });
+  issueCertificate(dir, { name: 'weak-root', commonName: 'respbench weak root', issuer: null, keyBits: 1024 });
+  issue('weak-root-leaf', 'localhost', 'weak-root', [SAN, SERVER_AUTH]);
+  issueCertificate(dir, { name: 'sha1-intermediate', commonName: 'respbench sha1 intermediate', issuer: 'ca', extensions: ['basicConstraints=critical,CA:TRUE', 'keyUsage=critical,keyCertSign,cRLSign'], digest: 'sha1' });
+  issue('sha1-intermediate-leaf', 'localhost', 'sha1-intermediate', [SAN, SERVER_AUTH]);
+  writeFileSync(file('sha1-intermediate-leaf-chain.pem'), readFileSync(file('sha1-intermediate-leaf.pem'), 'utf8') + readFileSync(file('sha1-intermediate.pem'), 'utf8'));
   // An "intermediate" that is no CA (basicConstraints CA:FALSE) signing the server's certificate.
   issue('not-a-ca', 'respbench not a ca', 'ca', ['basicConstraints=critical,CA:FALSE']);
   issue('not-a-ca-leaf', 'localhost', 'not-a-ca', [SAN, SERVER_AUTH]);
@@ -99,10 +104,12 @@ const SERVERS = {
   /** Not redis-server, which will not load these certificates: a RESP server over Node's TLS at OpenSSL security level 0. */
   weakKey: { standIn: 'rsa-1024' },
   sha1: { standIn: 'sha1' },
+  weakRoot: { standIn: 'weak-root-leaf' },
+  sha1Intermediate: { standIn: 'sha1-intermediate-leaf-chain', key: 'sha1-intermediate-leaf' },
   /** Not redis-server: a socket server that hangs up on every connection at once, by FIN or by RST. */
   closes: 'fin',
   resets: 'rst',
-} as const satisfies Record<string, { cert: string; key?: string; extra: readonly string[] } | { standIn: string } | null | 'fin' | 'rst'>;
+} as const satisfies Record<string, { cert: string; key?: string; extra: readonly string[] } | { standIn: string; key?: string } | null | 'fin' | 'rst'>;
 type ServerName = keyof typeof SERVERS;
 
 interface Row {
@@ -162,6 +169,8 @@ const ROWS: Row[] = [
   { situation: 'a 1024-bit RSA server key (a TLS RESP stand-in: redis-server will not load it)', server: 'weakKey', flags: [...cacert()], words: /: certificate too weak: the server's certificate has a 1024-bit RSA key \(at least 2048 bits are required\)$/ },
   { situation: 'a 1024-bit RSA server key, --insecure', server: 'weakKey', flags: ['--insecure'] },
   { situation: 'signed with SHA-1 (a TLS RESP stand-in: redis-server will not load it)', server: 'sha1', flags: [...cacert()], words: /: certificate too weak: the server's certificate is signed with SHA-1 \(SHA-256 or stronger is required\)$/ },
+  { situation: 'signed by a root with a 1024-bit RSA key, that root the --cacert (a TLS RESP stand-in)', server: 'weakRoot', flags: [...cacert('weak-root')], words: /: certificate too weak: the CA certificate "respbench weak root" of its chain has a 1024-bit RSA key \(at least 2048 bits are required\)$/ },
+  { situation: 'signed by an intermediate that SHA-1 signed; the server sends the chain (a TLS RESP stand-in)', server: 'sha1Intermediate', flags: [...cacert()], words: /: certificate too weak: the CA certificate "respbench sha1 intermediate" of its chain is signed with SHA-1 \(SHA-256 or stronger is required\)$/ },
   { situation: 'signed by an "intermediate" that is CA:FALSE; the server sends the chain', server: 'notACaChain', flags: [...cacert()], words: /: certificate not accepted \(a certificate that signed another in the chain is not a CA \(CA:FALSE\)\)$/ },
   { situation: '--cacertdir as openssl rehash leaves it', server: 'main', flags: ['--cacertdir', '@cadir'] },
   { situation: '--cacertdir with the CA under its own name only (no openssl rehash)', server: 'main', flags: ['--cacertdir', '@cadir-unhashed'], badInput: true, words: /^respbench: --cacertdir: ".*cadir-unhashed" holds certificates \(ca\.pem\) but none under the name OpenSSL looks a CA up by \(its subject's hash: HASH\.0\), so redis-cli and redis-server would not find them either: run openssl rehash on the folder$/ },
@@ -250,7 +259,7 @@ beforeAll(async () => {
     if (spec === null) servers.set(name, await startRedis());
     else if (spec === 'fin' || spec === 'rst') servers.set(name, await startHangUp(spec));
     else if ('standIn' in spec) {
-      const standIn = await startRespServer((args) => (args[0].toUpperCase() === 'PING' ? '+PONG\r\n' : '+OK\r\n'), undefined, { cert: file(`${spec.standIn}.pem`), key: file(`${spec.standIn}.key`) });
+      const standIn = await startRespServer((args) => (args[0].toUpperCase() === 'PING' ? '+PONG\r\n' : '+OK\r\n'), undefined, { cert: file(`${spec.standIn}.pem`), key: file(`${'key' in spec ? spec.key : spec.standIn}.key`) });
       servers.set(name, { port: standIn.port, stop: async () => standIn.close() });
     }
     else servers.set(name, await startTlsRedis({ cert: file(`${spec.cert}.pem`), key: file(`${'key' in spec ? spec.key : spec.cert}.key`), ca: file('ca.pem') }, [...spec.extra]));

@@ -196,20 +196,29 @@ impl std::fmt::Display for TooWeak {
 
 impl std::error::Error for TooWeak {}
 
-/// Why the chain the server sent is too weak (its first certificate that
-/// is), or None: an RSA key under 2048 bits, a signature with SHA-1 or MD5
-/// (a self-issued certificate's own signature aside, as OpenSSL's; a root
-/// the server sends is not looked at). Paired with engine-js/tls-chain.ts. webpki
-/// refuses both too, but as a signature that does not verify, or only when
-/// the handshake's signature is checked with the key.
-fn too_weak(end_entity: &CertificateDer<'_>, intermediates: &[CertificateDer<'_>]) -> Option<TooWeak> {
-    for (i, der) in std::iter::once(end_entity).chain(intermediates).enumerate() {
-        let Some(cert) = Certificate::parse(der.as_ref()) else { continue };
-        // A root the server sent too: a trust anchor, its own signature not checked.
-        if i > 0 && cert.is_self_issued() {
-            continue;
-        }
-        let who = || match (i, cert.common_name()) {
+/// Why the chain is too weak (its first certificate that is), or None: an
+/// RSA key under 2048 bits (its root's too: OpenSSL checks the anchor's
+/// key), a signature with SHA-1 or MD5 (a self-issued certificate's own
+/// aside, as OpenSSL's). The chain is walked as OpenSSL builds it: from the
+/// server's certificate, each issuer found by subject among what the server
+/// sent and what --cacert/--cacertdir hold, up to a self-issued one. webpki
+/// refuses both kinds, but as a signature that does not verify, or only
+/// when the handshake's signature is checked with the key. Paired with
+/// engine-js/tls-chain.ts.
+fn too_weak(
+    end_entity: &CertificateDer<'_>,
+    intermediates: &[CertificateDer<'_>],
+    store: &[&[CertificateDer<'static>]],
+) -> Option<TooWeak> {
+    let pool: Vec<Certificate<'_>> = intermediates
+        .iter()
+        .map(|d| d.as_ref())
+        .chain(store.iter().flat_map(|s| s.iter().map(|d| d.as_ref())))
+        .filter_map(Certificate::parse)
+        .collect();
+    let mut cert = Certificate::parse(end_entity.as_ref())?;
+    for depth in 0..=MAX_INTERMEDIATES + 1 {
+        let who = || match (depth, cert.common_name()) {
             (0, _) => "the server's certificate".to_string(),
             (_, Some(cn)) => format!("the CA certificate \"{}\" of its chain", String::from_utf8_lossy(cn)),
             _ => "a CA certificate of its chain".to_string(),
@@ -220,12 +229,16 @@ fn too_weak(end_entity: &CertificateDer<'_>, intermediates: &[CertificateDer<'_>
                 who()
             )));
         }
-        if let Some(digest) = cert.weak_digest().filter(|_| !cert.is_self_issued()) {
+        if cert.is_self_issued() {
+            break;
+        }
+        if let Some(digest) = cert.weak_digest() {
             return Some(TooWeak(format!(
                 "certificate too weak: {} is signed with {digest} (SHA-256 or stronger is required)",
                 who()
             )));
         }
+        cert = *pool.iter().find(|c| c.subject == cert.issuer)?;
     }
     None
 }
@@ -292,7 +305,8 @@ impl ServerCertVerifier for ServerVerifier {
                         | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. }
                 ))
         );
-        match too_weak(end_entity, intermediates).filter(|_| checked) {
+        let store = [self.store_intermediates.as_slice(), self.self_signed.as_slice()];
+        match checked.then(|| too_weak(end_entity, intermediates, &store)).flatten() {
             Some(why) => Err(CertificateError::Other(rustls::OtherError(Arc::new(why))).into()),
             None => verdict,
         }

@@ -76,6 +76,7 @@ const WEAK_SIGNATURES: &[(&[u8], &str)] = &[
 pub(crate) const MIN_RSA_BITS: usize = 2048;
 
 /// What verification reads of one certificate, borrowed from its DER.
+#[derive(Clone, Copy)]
 pub(crate) struct Certificate<'a> {
     /// 1, 2 or 3 (the encoded value plus one).
     pub version: u8,

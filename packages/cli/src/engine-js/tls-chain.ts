@@ -55,11 +55,15 @@ export function weakDigest(raw: Buffer): string | null {
 
 const selfIssued = (c: DetailedPeerCertificate) => c.issuerCertificate === c;
 
-/** Why the chain is too weak for level 2 (its first certificate that is), or null; the native engine's words. */
+/**
+ * Why the chain is too weak for level 2 (its first certificate that is), or
+ * null; the native engine's words. OpenSSL's chain, its root included: an
+ * RSA key under 2048 bits anywhere (the anchor's too), a SHA-1 or MD5
+ * signature but a self-issued certificate's own.
+ */
 export function tooWeak(chain: DetailedPeerCertificate[]): string | null {
   for (let i = 0; i < chain.length; i++) {
     const c = chain[i];
-    if (i > 0 && selfIssued(c)) continue;
     const who = i === 0 ? "the server's certificate" : c.subject?.CN ? `the CA certificate "${c.subject.CN}" of its chain` : 'a CA certificate of its chain';
     if (c.modulus !== undefined && c.bits !== undefined && c.bits < MIN_RSA_BITS) return `certificate too weak: ${who} has a ${c.bits}-bit RSA key (at least ${MIN_RSA_BITS} bits are required)`;
     const digest = selfIssued(c) ? null : weakDigest(c.raw);
