@@ -62,6 +62,7 @@ pub mod template;
 pub mod tls;
 pub mod tls_config;
 mod tls_probe;
+mod tls_strength;
 mod tls_verify;
 pub mod topology;
 pub mod topology_refresh;

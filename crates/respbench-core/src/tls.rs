@@ -267,9 +267,9 @@ fn tls_reason(e: &rustls::Error, name: &str) -> String {
             }
             CertificateError::UnsupportedSignatureAlgorithmContext { .. }
             | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
-                "the server's certificate is signed with an algorithm the native engine's TLS library (rustls) does not verify".into()
+                "the server's certificate (or a CA of its chain) is signed with an algorithm the native engine's TLS library (rustls) does not verify (SHA-224, P-521, DSA, …): the JS engine (OpenSSL) does: --engine js".into()
             }
-            CertificateError::Other(why) if why.0.downcast_ref::<crate::tls_verify::TooWeak>().is_some() => why.0.to_string(),
+            CertificateError::Other(why) if why.0.downcast_ref::<crate::tls_strength::Refused>().is_some() => why.0.to_string(),
             CertificateError::UnhandledCriticalExtension => {
                 "the server's certificate has a critical extension the native engine's TLS library (rustls) does not know".into()
             }
@@ -282,7 +282,7 @@ fn tls_reason(e: &rustls::Error, name: &str) -> String {
             format!("the server refused the handshake (alert \"{alert}\": {})", alert_hint(&alert))
         }
         Error::PeerIncompatible(_) => {
-            "no TLS version or cipher both sides accept (--tls-ciphers/--tls-ciphersuites)".into()
+            "no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites; a P-521, Ed448 or RSA-PSS server key only the JS engine can use: --engine js)".into()
         }
         Error::PeerMisbehaved(why) => format!("the server broke the TLS protocol ({})", alert_words(&format!("{why:?}"))),
         Error::InvalidMessage(why) => {
@@ -303,8 +303,8 @@ fn webpki_words(e: &rustls::CertificateError) -> String {
         // A CA:TRUE certificate not itself in --cacert: to OpenSSL, a
         // self-signed certificate nobody trusts.
         "CaUsedAsEndEntity" => return NOT_TRUSTED.into(),
-        "EndEntityUsedAsCa" => "a certificate that signed another in the chain is not a CA (CA:FALSE)".into(),
-        "UnsupportedCertVersion" => "a certificate in the chain is neither X.509 v1 nor v3".into(),
+        // A v1 (or v2) certificate that signed another: to OpenSSL no CA unless self-signed.
+        "EndEntityUsedAsCa" | "UnsupportedCertVersion" => return crate::tls_strength::NOT_A_CA.into(),
         other => alert_words(other),
     };
     format!("certificate not accepted ({why})")
@@ -335,7 +335,7 @@ fn alert_hint(alert: &str) -> &'static str {
         | "certificate revoked"
         | "access denied" => "it refused the client certificate (--cert)",
         "handshake failure" | "insufficient security" | "protocol version" => {
-            "no TLS version or cipher both sides accept (--tls-ciphers/--tls-ciphersuites)"
+            "no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites; a P-521, Ed448 or RSA-PSS server key only the JS engine can use: --engine js)"
         }
         _ => "does it require a client certificate? --cert/--key",
     }

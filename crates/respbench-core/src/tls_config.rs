@@ -15,8 +15,9 @@ use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
 use crate::plan::TlsPlan;
+use crate::tls_strength::{MIN_SECURITY_BITS, ifc_security_bits};
 use crate::tls_verify::{ClientCertificate, ServerVerifier, TrustStore, handshake_signature};
-use crate::x509::{Certificate, MIN_RSA_BITS};
+use crate::x509::{Certificate, KeySize, name_hash};
 
 /// The TLS 1.2 suites rustls (ring) has, by the OpenSSL names `--tls-ciphers`
 /// takes (as redis-cli's), and the TLS 1.3 ones `--tls-ciphersuites` takes.
@@ -151,15 +152,17 @@ fn pem_error(e: &rustls::pki_types::pem::Error) -> String {
 }
 
 /// How OpenSSL names a certificate in a CA folder (`openssl rehash`): its
-/// subject's hash in 8 lowercase hex digits, a dot, a number. OpenSSL looks
-/// a CA up there by that name alone (the CLI refuses a folder with none:
-/// packages/cli/src/tls-files.ts HASHED_NAME).
-fn is_hashed_name(name: &str) -> bool {
-    let Some((hash, n)) = name.split_once('.') else { return false };
-    hash.len() == 8
-        && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        && !n.is_empty()
-        && n.bytes().all(|b| b.is_ascii_digit())
+/// subject's hash in 8 lowercase hex digits, a dot, a number without
+/// leading zeros (`%08lx.%d`); the hash and the number. Paired with
+/// packages/cli/src/ca-folder.ts.
+fn hashed_name(name: &str) -> Option<(u32, u32)> {
+    let (hash, n) = name.split_once('.')?;
+    let lower_hex = hash.len() == 8 && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let number = !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (n == "0" || !n.starts_with('0'));
+    if !lower_hex || !number {
+        return None;
+    }
+    Some((u32::from_str_radix(hash, 16).ok()?, n.parse().ok()?))
 }
 
 /// The system's roots plus --cacert and the PEM certificates of --cacertdir's HASH.N files.
@@ -177,16 +180,25 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
         }
     }
     if let Some(dir) = tls.cacertdir.as_deref() {
-        let entries = fs::read_dir(dir).map_err(|e| format!("--cacertdir {dir}: cannot read it ({e})"))?;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            // Only what OpenSSL (redis-cli) would look up there: HASH.N files.
-            if !path.is_file() || !is_hashed_name(&entry.file_name().to_string_lossy()) {
+        let names: std::collections::HashSet<String> = fs::read_dir(dir)
+            .map_err(|e| format!("--cacertdir {dir}: cannot read it ({e})"))?
+            .flatten()
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        for name in &names {
+            // Only what OpenSSL (redis-cli) would find there: HASH.N, with
+            // HASH.0 … HASH.N-1 there too (it stops at the first missing), and
+            // of its certificates those whose subject's hash is HASH.
+            let Some((hash, n)) = hashed_name(name) else { continue };
+            if !(0..n).all(|k| names.contains(&format!("{hash:08x}.{k}"))) {
                 continue;
             }
-            if let Ok(certs) = read_certs(&path.to_string_lossy(), "--cacertdir") {
-                for cert in certs {
-                    // A certificate that does not parse is skipped, as the JS engine skips it.
+            let path = std::path::Path::new(dir).join(name);
+            let Ok(certs) = read_certs(&path.to_string_lossy(), "--cacertdir") else { continue };
+            for cert in certs {
+                let named = Certificate::parse(cert.as_ref()).and_then(|c| name_hash(c.subject)) == Some(hash);
+                // A certificate that does not parse is skipped, as the JS engine skips it.
+                if named {
                     let _ = store.add(cert);
                 }
             }
@@ -197,9 +209,11 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
 
 /// `--insecure`: accepts any server certificate (the handshake signatures
 /// are still checked, so the session keys are the server's; a v1
-/// certificate's too), but for a key the TLS library cannot check with (an
-/// RSA key under 2048 bits: ring has no such RSA-PSS), which is taken as it
-/// is, as redis-cli's OpenSSL takes it without verification.
+/// certificate's too), but for an RSA key under level 2's 112-bit security,
+/// which ring cannot check a signature with (it has no such RSA-PSS): its
+/// handshake signature is then not checked at all, where redis-cli's
+/// OpenSSL checks it and connects; under --insecure nothing is proven about
+/// the server anyway.
 #[derive(Debug)]
 struct NoVerification(WebPkiSupportedAlgorithms);
 
@@ -212,8 +226,9 @@ impl NoVerification {
         tls13: bool,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
         handshake_signature(message, cert, dss, &self.0, tls13).or_else(|e| {
-            let weak =
-                Certificate::parse(cert.as_ref()).and_then(|c| c.rsa_bits()).is_some_and(|bits| bits < MIN_RSA_BITS);
+            let weak = Certificate::parse(cert.as_ref())
+                .and_then(|c| c.key_size())
+                .is_some_and(|key| matches!(key, KeySize::Rsa(n) if ifc_security_bits(n) < MIN_SECURITY_BITS));
             if weak { Ok(HandshakeSignatureValid::assertion()) } else { Err(e) }
         })
     }
@@ -268,9 +283,10 @@ mod tests {
 
     #[test]
     fn a_ca_folder_is_read_by_openssl_names() {
-        assert!(is_hashed_name("fb2c8394.0") && is_hashed_name("0000000a.12"));
-        for name in ["ca.pem", "FB2C8394.0", "fb2c839.0", "fb2c8394.", "fb2c8394.r0", "fb2c8394.0.pem"] {
-            assert!(!is_hashed_name(name), "{name}");
+        assert_eq!(hashed_name("fb2c8394.0"), Some((0xfb2c8394, 0)));
+        assert_eq!(hashed_name("0000000a.12"), Some((0xa, 12)));
+        for name in ["ca.pem", "FB2C8394.0", "fb2c839.0", "fb2c8394.", "fb2c8394.r0", "fb2c8394.0.pem", "fb2c8394.01"] {
+            assert_eq!(hashed_name(name), None, "{name}");
         }
     }
 

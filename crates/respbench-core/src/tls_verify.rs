@@ -33,7 +33,8 @@ use rustls::pki_types::{CertificateDer, ServerName, SubjectPublicKeyInfoDer, Uni
 use rustls::sign::CertifiedKey;
 use rustls::{CertificateError, DigitallySignedStruct, Error, RootCertStore, SignatureScheme};
 
-use crate::x509::{Certificate, MIN_RSA_BITS, name_matches, public_key_parts};
+use crate::tls_strength::{NOT_A_CA, Refused, too_weak};
+use crate::x509::{Certificate, name_matches, public_key_parts};
 
 /// What --cacert and --cacertdir (and the system) give verification: the
 /// self-signed certificates are trust anchors, the others only help build
@@ -117,7 +118,17 @@ impl ServerVerifier {
             return Err(CertificateError::Expired.into());
         }
         if !directly_trusted && !self.chains_to_anchor(cert, intermediates, now, 0) {
-            return Err(CertificateError::UnknownIssuer.into());
+            // Signed by a certificate the server sent that may not sign (a v1 one not self-signed, CA:FALSE): OpenSSL's "invalid CA".
+            let by_non_ca = intermediates.iter().filter_map(|der| Certificate::parse(der.as_ref())).any(|issuer| {
+                issuer.subject == cert.issuer
+                    && !issuer.is_ca()
+                    && self.signed_by(cert, issuer.public_key_algorithm, issuer.public_key)
+            });
+            return Err(if by_non_ca {
+                CertificateError::Other(rustls::OtherError(Arc::new(Refused(NOT_A_CA.into())))).into()
+            } else {
+                CertificateError::UnknownIssuer.into()
+            });
         }
         if cert.version == 3 && cert.has_subject_alt_name() {
             let parsed = rustls::server::ParsedCertificate::try_from(der)?;
@@ -126,6 +137,15 @@ impl ServerVerifier {
             return Err(CertificateError::NotValidForName.into());
         }
         Ok(ServerCertVerified::assertion())
+    }
+
+    /// Whether `cert` is signed by the key `key` of algorithm `algorithm`.
+    fn signed_by(&self, cert: &Certificate<'_>, algorithm: &[u8], key: &[u8]) -> bool {
+        self.algorithms.all.iter().any(|alg| {
+            alg.public_key_alg_id().as_ref() == algorithm
+                && alg.signature_alg_id().as_ref() == cert.signature_algorithm
+                && alg.verify_signature(key, cert.signed, cert.signature).is_ok()
+        })
     }
 
     /// Whether `cert` chains to a trust anchor: signed by one (a root of the
@@ -139,13 +159,7 @@ impl ServerVerifier {
         now: i64,
         depth: usize,
     ) -> bool {
-        let signed_by = |algorithm: &[u8], key: &[u8]| {
-            self.algorithms.all.iter().any(|alg| {
-                alg.public_key_alg_id().as_ref() == algorithm
-                    && alg.signature_alg_id().as_ref() == cert.signature_algorithm
-                    && alg.verify_signature(key, cert.signed, cert.signature).is_ok()
-            })
-        };
+        let signed_by = |algorithm: &[u8], key: &[u8]| self.signed_by(cert, algorithm, key);
         let by_anchor = self.roots.roots.iter().any(|anchor| {
             anchor.subject.as_ref() == cert.issuer
                 && public_key_parts(anchor.subject_public_key_info.as_ref())
@@ -180,67 +194,6 @@ fn common_name_matches(cert: &Certificate<'_>, server_name: &ServerName<'_>) -> 
         (ServerName::DnsName(host), Some(cn)) => name_matches(cn, host.as_ref()),
         _ => false,
     }
-}
-
-/// A server's chain that verifies, or fails only on a signature, refused
-/// for a key or digest OpenSSL's default security level (2, what redis-cli
-/// and redis-server run with) refuses: its words (tls.rs `tls_reason`).
-#[derive(Debug)]
-pub(crate) struct TooWeak(String);
-
-impl std::fmt::Display for TooWeak {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for TooWeak {}
-
-/// Why the chain is too weak (its first certificate that is), or None: an
-/// RSA key under 2048 bits (its root's too: OpenSSL checks the anchor's
-/// key), a signature with SHA-1 or MD5 (a self-issued certificate's own
-/// aside, as OpenSSL's). The chain is walked as OpenSSL builds it: from the
-/// server's certificate, each issuer found by subject among what the server
-/// sent and what --cacert/--cacertdir hold, up to a self-issued one. webpki
-/// refuses both kinds, but as a signature that does not verify, or only
-/// when the handshake's signature is checked with the key. Paired with
-/// engine-js/tls-chain.ts.
-fn too_weak(
-    end_entity: &CertificateDer<'_>,
-    intermediates: &[CertificateDer<'_>],
-    store: &[&[CertificateDer<'static>]],
-) -> Option<TooWeak> {
-    let pool: Vec<Certificate<'_>> = intermediates
-        .iter()
-        .map(|d| d.as_ref())
-        .chain(store.iter().flat_map(|s| s.iter().map(|d| d.as_ref())))
-        .filter_map(Certificate::parse)
-        .collect();
-    let mut cert = Certificate::parse(end_entity.as_ref())?;
-    for depth in 0..=MAX_INTERMEDIATES + 1 {
-        let who = || match (depth, cert.common_name()) {
-            (0, _) => "the server's certificate".to_string(),
-            (_, Some(cn)) => format!("the CA certificate \"{}\" of its chain", String::from_utf8_lossy(cn)),
-            _ => "a CA certificate of its chain".to_string(),
-        };
-        if let Some(bits) = cert.rsa_bits().filter(|&b| b < MIN_RSA_BITS) {
-            return Some(TooWeak(format!(
-                "certificate too weak: {} has a {bits}-bit RSA key (at least {MIN_RSA_BITS} bits are required)",
-                who()
-            )));
-        }
-        if cert.is_self_issued() {
-            break;
-        }
-        if let Some(digest) = cert.weak_digest() {
-            return Some(TooWeak(format!(
-                "certificate too weak: {} is signed with {digest} (SHA-256 or stronger is required)",
-                who()
-            )));
-        }
-        cert = *pool.iter().find(|c| c.subject == cert.issuer)?;
-    }
-    None
 }
 
 impl ServerVerifier {
@@ -305,8 +258,9 @@ impl ServerCertVerifier for ServerVerifier {
                         | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. }
                 ))
         );
-        let store = [self.store_intermediates.as_slice(), self.self_signed.as_slice()];
-        match checked.then(|| too_weak(end_entity, intermediates, &store)).flatten() {
+        let weak =
+            || too_weak(end_entity, intermediates, &self.self_signed, &self.store_intermediates, &self.algorithms);
+        match checked.then(weak).flatten() {
             Some(why) => Err(CertificateError::Other(rustls::OtherError(Arc::new(why))).into()),
             None => verdict,
         }

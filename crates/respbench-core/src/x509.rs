@@ -47,6 +47,7 @@ const SEQUENCE: u8 = 0x30;
 const BOOLEAN: u8 = 0x01;
 const OCTET_STRING: u8 = 0x04;
 const SET: u8 = 0x31;
+const UTF8_STRING: u8 = 0x0c;
 const INTEGER: u8 = 0x02;
 const BIT_STRING: u8 = 0x03;
 const OID: u8 = 0x06;
@@ -60,20 +61,51 @@ const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
 const BASIC_CONSTRAINTS: &[u8] = &[0x55, 0x1d, 0x13];
 /// 2.5.29.17, subjectAltName.
 const SUBJECT_ALT_NAME: &[u8] = &[0x55, 0x1d, 0x11];
-/// 1.2.840.113549.1.1.1, rsaEncryption.
+/// SubjectPublicKeyInfo algorithms whose strength is read here:
+/// rsaEncryption, RSASSA-PSS, id-dsa, id-ecPublicKey.
 const RSA_ENCRYPTION: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
+const RSA_PSS: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0a];
+const DSA: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x38, 0x04, 0x01];
+const EC_PUBLIC_KEY: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
+/// Named curves by OID: their name and the bits of their order.
+const CURVES: &[(&[u8], &str, u32)] = &[
+    (&[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x01], "P-192", 192),
+    (&[0x2b, 0x81, 0x04, 0x00, 0x21], "P-224", 224),
+    (&[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07], "P-256", 256),
+    (&[0x2b, 0x81, 0x04, 0x00, 0x22], "P-384", 384),
+    (&[0x2b, 0x81, 0x04, 0x00, 0x23], "P-521", 521),
+    (&[0x2b, 0x81, 0x04, 0x00, 0x0a], "secp256k1", 256),
+];
 /// The signature algorithms OpenSSL's default security level (2: Debian's,
 /// so redis-cli's and redis-server's) refuses in a chain, by the digest
-/// named: md5WithRSAEncryption, sha1WithRSAEncryption, ecdsa-with-SHA1,
-/// dsa-with-sha1.
+/// named: md2/md4/md5/sha1WithRSAEncryption (and sha1WithRSA's old OID),
+/// ecdsa-with-SHA1, dsa-with-sha1.
 const WEAK_SIGNATURES: &[(&[u8], &str)] = &[
+    (&[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x02], "MD2"),
+    (&[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x03], "MD4"),
     (&[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x04], "MD5"),
     (&[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x05], "SHA-1"),
+    (&[0x2b, 0x0e, 0x03, 0x02, 0x1d], "SHA-1"),
     (&[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x01], "SHA-1"),
     (&[0x2a, 0x86, 0x48, 0xce, 0x38, 0x04, 0x03], "SHA-1"),
 ];
-/// The fewest bits of an RSA key that security level 2 accepts.
-pub(crate) const MIN_RSA_BITS: usize = 2048;
+
+/// A public key's kind and size, where its strength can be weighed.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum KeySize {
+    /// RSA (or RSA-PSS) by its modulus's bits.
+    Rsa(usize),
+    /// DSA by its prime's bits.
+    Dsa(usize),
+    /// A named curve and the bits of its order.
+    Ec(&'static str, u32),
+}
+
+/// An INTEGER's contents' bits, its sign byte and leading zeros aside.
+fn integer_bits(contents: &[u8]) -> Option<usize> {
+    let start = contents.iter().position(|&b| b != 0)?;
+    Some((contents.len() - start) * 8 - contents[start].leading_zeros() as usize)
+}
 
 /// What verification reads of one certificate, borrowed from its DER.
 #[derive(Clone, Copy)]
@@ -203,17 +235,25 @@ impl<'a> Certificate<'a> {
         common_name(self.subject)
     }
 
-    /// The bits of its RSA modulus; None for another kind of key.
-    pub(crate) fn rsa_bits(&self) -> Option<usize> {
+    /// Its key's kind and size; None for a kind whose strength is not
+    /// weighed here (Ed25519 and Ed448 are never too weak) or that does not parse.
+    pub(crate) fn key_size(&self) -> Option<KeySize> {
         let mut algorithm = self.public_key_algorithm;
-        if expect(&mut algorithm, OID)?.contents != RSA_ENCRYPTION {
-            return None;
+        let oid = expect(&mut algorithm, OID)?.contents;
+        if oid == RSA_ENCRYPTION || oid == RSA_PSS {
+            let mut key = self.public_key;
+            let mut fields = expect(&mut key, SEQUENCE)?.contents;
+            return integer_bits(expect(&mut fields, INTEGER)?.contents).map(KeySize::Rsa);
         }
-        let mut key = self.public_key;
-        let mut fields = expect(&mut key, SEQUENCE)?.contents;
-        let modulus = expect(&mut fields, INTEGER)?.contents;
-        let start = modulus.iter().position(|&b| b != 0)?;
-        Some((modulus.len() - start) * 8 - modulus[start].leading_zeros() as usize)
+        if oid == DSA {
+            let mut params = expect(&mut algorithm, SEQUENCE)?.contents;
+            return integer_bits(expect(&mut params, INTEGER)?.contents).map(KeySize::Dsa);
+        }
+        if oid == EC_PUBLIC_KEY {
+            let curve = expect(&mut algorithm, OID)?.contents;
+            return CURVES.iter().find(|(c, _, _)| *c == curve).map(|&(_, name, bits)| KeySize::Ec(name, bits));
+        }
+        None
     }
 
     /// The digest of its signature when OpenSSL's default security level
@@ -223,6 +263,91 @@ impl<'a> Certificate<'a> {
         let oid = expect(&mut algorithm, OID)?.contents;
         WEAK_SIGNATURES.iter().find(|(weak, _)| *weak == oid).map(|&(_, digest)| digest)
     }
+}
+
+/// A string of a Name in OpenSSL's canonical form (`asn1_string_canon`):
+/// as UTF-8, leading and trailing whitespace dropped, each run inside one
+/// space, ASCII lower case; None for a type OpenSSL copies as it is.
+fn canonical_text(tag: u8, bytes: &[u8]) -> Option<Vec<u8>> {
+    let text: Vec<u8> = match tag {
+        // UTF8String
+        0x0c => bytes.to_vec(),
+        // PrintableString, T61String (as Latin-1), IA5String, VisibleString
+        0x13 | 0x14 | 0x16 | 0x1a => bytes.iter().map(|&b| b as char).collect::<String>().into_bytes(),
+        // UniversalString (UTF-32BE), BMPString (UTF-16BE)
+        0x1c => bytes
+            .chunks(4)
+            .filter_map(|c| char::from_u32(u32::from_be_bytes(c.try_into().ok()?)))
+            .collect::<String>()
+            .into_bytes(),
+        0x1e => char::decode_utf16(bytes.chunks(2).filter_map(|c| Some(u16::from_be_bytes(c.try_into().ok()?))))
+            .map(|c| c.unwrap_or('\u{fffd}'))
+            .collect::<String>()
+            .into_bytes(),
+        _ => return None,
+    };
+    let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+    let start = text.iter().position(|b| !space(b)).unwrap_or(text.len());
+    let end = text.iter().rposition(|b| !space(b)).map_or(start, |i| i + 1);
+    let mut out = Vec::with_capacity(end - start);
+    for &b in &text[start..end] {
+        if space(&b) {
+            if out.last() != Some(&b' ') {
+                out.push(b' ');
+            }
+        } else {
+            out.push(b.to_ascii_lowercase());
+        }
+    }
+    Some(out)
+}
+
+/// Appends one DER element.
+fn push_element(out: &mut Vec<u8>, tag: u8, contents: &[u8]) {
+    out.push(tag);
+    let len = contents.len();
+    if len < 0x80 {
+        out.push(len as u8);
+    } else {
+        let bytes = len.to_be_bytes();
+        let skip = bytes.iter().position(|&b| b != 0).unwrap_or(bytes.len() - 1);
+        out.push(0x80 | (bytes.len() - skip) as u8);
+        out.extend_from_slice(&bytes[skip..]);
+    }
+    out.extend_from_slice(contents);
+}
+
+/// OpenSSL's hash of a Name (`X509_NAME_hash_ex`: what `openssl x509
+/// -hash` prints and `openssl rehash` names a CA folder's files by): the
+/// first four bytes, little-endian, of the SHA-1 of its canonical encoding
+/// (each RDN's attributes with their strings canonical, the RDNs' SETs one
+/// after another, no outer SEQUENCE). `name`: a Name's contents. Paired
+/// with packages/cli/src/subject-hash.ts.
+pub(crate) fn name_hash(name: &[u8]) -> Option<u32> {
+    let mut canon = Vec::new();
+    let mut rdns = name;
+    while !rdns.is_empty() {
+        let mut attributes = expect(&mut rdns, SET)?.contents;
+        let mut encoded: Vec<Vec<u8>> = Vec::new();
+        while !attributes.is_empty() {
+            let mut fields = expect(&mut attributes, SEQUENCE)?.contents;
+            let oid = expect(&mut fields, OID)?;
+            let value = next(&mut fields)?;
+            let mut inner = oid.whole.to_vec();
+            match canonical_text(value.tag, value.contents) {
+                Some(text) => push_element(&mut inner, UTF8_STRING, &text),
+                None => inner.extend_from_slice(value.whole),
+            }
+            let mut attribute = Vec::new();
+            push_element(&mut attribute, SEQUENCE, &inner);
+            encoded.push(attribute);
+        }
+        // DER orders a SET OF by its elements' encodings.
+        encoded.sort();
+        push_element(&mut canon, SET, &encoded.concat());
+    }
+    let digest = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &canon);
+    Some(u32::from_le_bytes(digest.as_ref()[..4].try_into().ok()?))
 }
 
 /// A SubjectPublicKeyInfo's contents (as a trust anchor holds them): its
@@ -343,7 +468,7 @@ mod tests {
         let mut key = vec![0x30, 0x81, 0x89, 0x02, 0x81, 0x81, 0x00, 0x80];
         key.extend([0u8; 127]);
         key.extend([0x02, 0x03, 0x01, 0x00, 0x01]);
-        let cert = Certificate {
+        let mut cert = Certificate {
             version: 3,
             signed: &[],
             signature_algorithm: &[0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x05, 0x05, 0x00],
@@ -357,8 +482,89 @@ mod tests {
             public_key: &key,
             extensions: &[],
         };
-        assert_eq!(cert.rsa_bits(), Some(1024));
+        assert_eq!(cert.key_size(), Some(KeySize::Rsa(1024)));
         assert_eq!(cert.weak_digest(), Some("SHA-1"));
+        let p192 = [
+            0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01,
+            0x01,
+        ];
+        cert.public_key_algorithm = &p192;
+        assert_eq!(cert.key_size(), Some(KeySize::Ec("P-192", 192)));
+        // Cut short: None, not a panic.
+        cert.public_key_algorithm = &p192[..12];
+        assert_eq!(cert.key_size(), None);
+    }
+
+    #[test]
+    fn a_subject_hashes_as_openssl_hashes_it() {
+        // Subjects whose canonical form differs from their encoding: case, spaces, several RDNs,
+        // a multi-valued RDN, UTF-8 beyond ASCII, a UTF8String beside a PrintableString.
+        let subjects = [
+            "/CN=respbench ca",
+            "/CN=  Mixed   Case\tCA  ",
+            "/C=FR/O=Acme Corp/OU=Ops/CN=root",
+            "/O=Acme/CN=a+serialNumber=42",
+            "/CN=Ünïcode Root/O=ÉTÉ",
+            "/DC=example/DC=test/CN=x",
+        ];
+        let dir = std::env::temp_dir().join(format!("respbench-x509-hash-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (i, subject) in subjects.iter().enumerate() {
+            let pem = dir.join(format!("{i}.pem"));
+            let made = std::process::Command::new("openssl")
+                .args([
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "ec",
+                    "-pkeyopt",
+                    "ec_paramgen_curve:P-256",
+                    "-nodes",
+                    "-utf8",
+                    "-days",
+                    "1",
+                ])
+                .args([
+                    "-keyout",
+                    &dir.join(format!("{i}.key")).to_string_lossy(),
+                    "-out",
+                    &pem.to_string_lossy(),
+                    "-subj",
+                    subject,
+                ])
+                .output();
+            let Ok(made) = made else { return }; // no openssl: nothing to compare with
+            assert!(made.status.success(), "{subject}: {}", String::from_utf8_lossy(&made.stderr));
+            let hash = std::process::Command::new("openssl")
+                .args(["x509", "-hash", "-noout", "-in", &pem.to_string_lossy()])
+                .output()
+                .unwrap();
+            let want = u32::from_str_radix(String::from_utf8_lossy(&hash.stdout).trim(), 16).unwrap();
+            let text = std::fs::read_to_string(&pem).unwrap();
+            let b64: String = text.lines().filter(|l| !l.starts_with("-----")).collect();
+            let der = decode_base64(&b64);
+            let cert = Certificate::parse(&der).unwrap();
+            assert_eq!(name_hash(cert.subject), Some(want), "{subject}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn decode_base64(text: &str) -> Vec<u8> {
+        let value = |c: u8| match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            _ => 63,
+        };
+        let bytes: Vec<u8> = text.bytes().filter(|&c| c != b'=').map(value).collect();
+        bytes
+            .chunks(4)
+            .flat_map(|c| {
+                let n = c.iter().enumerate().fold(0u32, |n, (i, &v)| n | (v as u32) << (18 - 6 * i));
+                n.to_be_bytes()[1..c.len()].to_vec()
+            })
+            .collect()
     }
 
     #[test]

@@ -8,7 +8,7 @@
  */
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
+import { keyStrength, MIN_SECURITY_BITS, weakDigest } from './engine-js/tls-chain.js';
 import { shown } from './flag-values.js';
 import { UsageError } from './usage-error.js';
 
@@ -57,45 +57,20 @@ export function subjectLine(cert: X509Certificate): string {
 }
 
 /**
- * How OpenSSL names a certificate in a CA folder (`openssl rehash`,
- * c_rehash): its subject's hash, a dot, a number. OpenSSL (redis-cli,
- * redis-server) looks a CA up in `-CApath`/`--cacertdir` by that name and
- * reads no other file, so both engines read those files alone (the hash
- * itself is not computed: a file so named is taken as it is).
+ * A client certificate OpenSSL's default security level refuses to load
+ * (Debian's level 2: redis-cli says "Invalid client certificate" before it
+ * connects, redis-server refuses it): a key under 112-bit security, a
+ * signature with SHA-1 or weaker (a self-signed one's own aside). The JS
+ * engine's OpenSSL (level 1) and rustls would send it, or fail in their
+ * own words.
  */
-export const HASHED_NAME = /^[0-9a-f]{8}\.\d+$/;
-
-/** The files of `dir` (not folders) that hold a PEM certificate that parses, by name; unreadable ones skipped. */
-function certificateFiles(dir: string): string[] {
-  return fs.readdirSync(dir).filter((name) => {
-    try {
-      const file = path.join(dir, name);
-      const block = fs.statSync(file).isFile() ? fs.readFileSync(file, 'latin1').match(CERTIFICATE_BLOCK)?.[0] : undefined;
-      return block !== undefined && new X509Certificate(block) !== null;
-    } catch {
-      return false;
-    }
-  });
-}
-
-/**
- * --cacertdir: a folder where OpenSSL would find no CA is bad input (redis-cli
- * given it refuses every server): one with certificates under other names
- * (what `cp ca.pem DIR` makes) is told to run `openssl rehash`.
- */
-export function checkCaFolder(dir: string): void {
-  let found: string[];
-  try {
-    found = certificateFiles(dir);
-  } catch (err) {
-    throw new UsageError(`--cacertdir: ${shown(dir)} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+function checkClientStrength(file: string, cert: X509Certificate): void {
+  const strength = keyStrength(cert.raw);
+  if (strength !== null && strength[1] < MIN_SECURITY_BITS) {
+    throw new UsageError(`--cert: ${shown(file)} has a ${strength[0]} key (${strength[1]}-bit security; redis-cli and redis-server ask for at least ${MIN_SECURITY_BITS})`);
   }
-  if (found.some((name) => HASHED_NAME.test(name))) return;
-  if (found.length === 0) throw new UsageError(`--cacertdir: ${shown(dir)} holds no PEM certificate`);
-  const some = found.slice(0, 3).join(', ') + (found.length > 3 ? ', …' : '');
-  throw new UsageError(
-    `--cacertdir: ${shown(dir)} holds certificates (${some}) but none under the name OpenSSL looks a CA up by (its subject's hash: HASH.0), so redis-cli and redis-server would not find them either: run openssl rehash on the folder`,
-  );
+  const digest = cert.subject === cert.issuer ? null : weakDigest(cert.raw);
+  if (digest !== null) throw new UsageError(`--cert: ${shown(file)} is signed with ${digest} (redis-cli and redis-server refuse SHA-1 and weaker digests)`);
 }
 
 /** --cacert, and --cert with --key: readable, parsable, the key the certificate's. */
@@ -103,6 +78,7 @@ export function checkTlsFiles(files: { cacert: string | null; cert: string | nul
   if (files.cacert !== null) readCertificates('--cacert', files.cacert);
   if (files.cert === null || files.key === null) return;
   const [cert] = readCertificates('--cert', files.cert);
+  checkClientStrength(files.cert, cert);
   const key = readPrivateKey('--key', files.key);
   if (!cert.checkPrivateKey(key)) {
     throw new UsageError(`--key: ${shown(files.key)} is not the private key of the certificate in --cert ${shown(files.cert)} (${subjectLine(cert)})`);

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import type { TlsPlan } from './engine-js/plan.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { shown } from './flag-values.js';
-import { checkCaFolder, checkTlsFiles } from './tls-files.js';
+import { checkCaFolder } from './ca-folder.js';
+import { checkTlsFiles } from './tls-files.js';
 import { UsageError } from './usage-error.js';
 
 /** The TLS flags' raw values, as commander hands them over. */
@@ -89,7 +90,7 @@ export function parseTls(raw: RawTlsOptions, on: boolean): TlsPlan | null {
   checkTlsFiles(files);
   return {
     cacert: files.cacert,
-    cacertdir: raw.cacertdir === undefined ? null : caFolder(readablePath('--cacertdir', raw.cacertdir, 'folder')),
+    cacertdir: raw.cacertdir === undefined ? null : caFolder(readablePath('--cacertdir', raw.cacertdir, 'folder'), raw.insecure === true),
     cert: files.cert,
     key: files.key,
     insecure: raw.insecure === true,
@@ -99,8 +100,8 @@ export function parseTls(raw: RawTlsOptions, on: boolean): TlsPlan | null {
   };
 }
 
-/** A --cacertdir folder where OpenSSL would find a CA (tls-files.ts). */
-function caFolder(dir: string): string {
-  checkCaFolder(dir);
+/** A --cacertdir folder where OpenSSL would find a CA (ca-folder.ts); not checked under --insecure, which trusts no CA (redis-cli connects then too). */
+function caFolder(dir: string, insecure: boolean): string {
+  if (!insecure) checkCaFolder(dir);
   return dir;
 }

@@ -5,7 +5,8 @@
  * test/bad-input.test.ts keeps a few of them end to end.
  */
 import { Command } from 'commander';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,7 +49,8 @@ describe('transport flags', () => {
     certs = makeCertificates(mkdtempSync(path.join(tmpdir(), 'respbench-validate-tls-')), { client: true });
     folder = path.join(certs.dir, 'cadir');
     unhashed = path.join(certs.dir, 'plain-cadir');
-    for (const [dir, name] of [[folder, '0123abcd.0'], [unhashed, 'ca.pem']]) {
+    const hash = spawnSync('openssl', ['x509', '-hash', '-noout', '-in', certs.ca], { encoding: 'utf8' }).stdout.trim();
+    for (const [dir, name] of [[folder, `${hash}.0`], [unhashed, 'ca.pem']]) {
       mkdirSync(dir);
       copyFileSync(certs.ca, path.join(dir, name));
     }
@@ -80,7 +82,7 @@ describe('transport flags', () => {
       [['-s', ' '], '-s/--socket must be the path of a unix socket (got " ")'],
       [['--tls', '--cacert', here], `--cacert: "${here}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`],
       [['--tls', '--cacertdir', noCertificates], `--cacertdir: "${noCertificates}" holds no PEM certificate`],
-      [['--tls', '--cacertdir', unhashed], `--cacertdir: "${unhashed}" holds certificates (ca.pem) but none under the name OpenSSL looks a CA up by (its subject's hash: HASH.0), so redis-cli and redis-server would not find them either: run openssl rehash on the folder`],
+      [['--tls', '--cacertdir', unhashed], `--cacertdir: "${unhashed}" holds certificates, but none where OpenSSL looks a CA up (under its subject's hash: ca.pem as ${readdirSync(folder)[0]}), so redis-cli and redis-server would not find them either: run openssl rehash on the folder`],
       [['--tls', '--cert', here, '--key', here], `--cert: "${here}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`],
       [['--tls', '--cert', certs?.client?.cert ?? '', '--key', certs?.ca ?? ''], `--key: "${certs?.ca}" holds no PEM private key (-----BEGIN PRIVATE KEY-----)`],
       [['--tls', '--cert', certs?.client?.cert ?? '', '--key', certs?.key ?? ''], `--key: "${certs?.key}" is not the private key of the certificate in --cert "${certs?.client?.cert}" (CN=respbench client)`],

@@ -8,11 +8,10 @@
  */
 import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import tls from 'node:tls';
 import type { Plan, TlsPlan } from './plan.js';
 import { sharedReads } from './reads.js';
-import { HASHED_NAME } from '../tls-files.js';
+import { readCaFolder } from '../ca-folder.js';
 import { chainOf, signedByNonCa, tooWeak } from './tls-chain.js';
 
 /**
@@ -165,7 +164,7 @@ async function connectUnix(socketPath: string, timeoutMs: number, signal?: Abort
 /** What node:tls needs from a TlsPlan, read once per plan: the files are not read per connection. */
 const secureOptions = new WeakMap<TlsPlan, tls.ConnectionOptions>();
 
-/** The system's roots plus --cacert and the PEM certificates of --cacertdir's HASH.N files; client cert; ciphers. */
+/** The system's roots plus --cacert and what OpenSSL would find in --cacertdir; client cert; ciphers. */
 function tlsOptions(t: TlsPlan): tls.ConnectionOptions {
   const known = secureOptions.get(t);
   if (known) return known;
@@ -186,23 +185,11 @@ function tlsOptions(t: TlsPlan): tls.ConnectionOptions {
       ca.push(text);
     }
     if (t.cacertdir !== null) {
-      let names: string[];
       try {
-        names = fs.readdirSync(t.cacertdir);
+        // What OpenSSL (redis-cli) would find there: ca-folder.ts.
+        ca.push(...readCaFolder(t.cacertdir).found);
       } catch (err) {
         throw new Error(`--cacertdir ${t.cacertdir}: cannot read it (${(err as Error).message})`);
-      }
-      for (const name of names) {
-        // Only what OpenSSL (redis-cli) would look up there: HASH.N files.
-        if (!HASHED_NAME.test(name)) continue;
-        const file = path.join(t.cacertdir, name);
-        try {
-          if (!fs.statSync(file).isFile()) continue;
-          const text = fs.readFileSync(file, 'utf8');
-          if (text.includes('-----BEGIN CERTIFICATE-----')) ca.push(text);
-        } catch {
-          // An unreadable file in the folder is skipped, as the native engine does.
-        }
       }
     }
     options.ca = ca;
@@ -361,7 +348,7 @@ function alertHint(alert: string): string {
     return 'it refused the client certificate (--cert)';
   }
   if (['handshake failure', 'insufficient security', 'protocol version'].includes(alert)) {
-    return 'no TLS version or cipher both sides accept (--tls-ciphers/--tls-ciphersuites)';
+    return 'no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites; a P-521, Ed448 or RSA-PSS server key only the JS engine can use: --engine js)';
   }
   return 'does it require a client certificate? --cert/--key';
 }
@@ -388,11 +375,26 @@ function verdict(socket: tls.TLSSocket, name: string, t: TlsPlan): string | null
   const weak = strength ? tooWeak(chain) : null;
   if (weak !== null || code === null) return weak;
   if ((code === 'INVALID_PURPOSE' || code === 'INVALID_CA') && signedByNonCa(chain)) return NOT_A_CA;
-  return tlsReason(Object.assign(new Error(code), { code }), name, t);
+  const words = tlsReason(Object.assign(new Error(code), { code }), name, t);
+  // tlsReason gives back a code it has no words for as it came.
+  return words !== code ? words : (VERIFY_WORDS[code] ?? `certificate not accepted (${code.toLowerCase().replace(/_/g, ' ')})`);
 }
 
 /** The native engine's words for webpki's EndEntityUsedAsCa (tls.rs `webpki_words`). */
-const NOT_A_CA = 'certificate not accepted (a certificate that signed another in the chain is not a CA (CA:FALSE))';
+const NOT_A_CA = 'certificate not accepted (a certificate that signed another in the chain is not a CA (CA:FALSE, or no basicConstraints))';
+
+/** OpenSSL verification codes the native engine's words do not cover, in words (the code, lower case, for any other). */
+const VERIFY_WORDS: Record<string, string> = {
+  CERT_REVOKED: 'certificate revoked',
+  CERT_CHAIN_TOO_LONG: 'certificate not accepted (the chain is too long)',
+  PATH_LENGTH_EXCEEDED: 'certificate not accepted (a CA signed more levels below it than its pathLenConstraint allows)',
+  CA_MD_TOO_WEAK: 'certificate too weak: a certificate of its chain is signed with a digest OpenSSL refuses (SHA-1 or weaker)',
+  EE_KEY_TOO_SMALL: "certificate too weak: the server's certificate key is too small",
+  CA_KEY_TOO_SMALL: 'certificate too weak: a CA key of its chain is too small',
+  INVALID_CA: NOT_A_CA,
+  CERT_UNTRUSTED: NOT_TRUSTED,
+  CERT_REJECTED: "certificate not accepted (the server's certificate is marked as rejected)",
+};
 
 /** A node:tls handshake error as the user reads it, worded as the native engine words it (tls.rs `tls_reason`). */
 function tlsReason(err: NodeJS.ErrnoException, name: string, t: TlsPlan): string {
@@ -413,7 +415,7 @@ function tlsReason(err: NodeJS.ErrnoException, name: string, t: TlsPlan): string
   const alert = alertName(err.message);
   if (alert !== null) return `the server refused the handshake (alert "${alert}": ${alertHint(alert)})`;
   if (['ERR_SSL_NO_CIPHERS_AVAILABLE', 'ERR_SSL_UNSUPPORTED_PROTOCOL', 'ERR_SSL_NO_SHARED_CIPHER', 'ERR_SSL_NO_PROTOCOLS_AVAILABLE'].includes(code)) {
-    return 'no TLS version or cipher both sides accept (--tls-ciphers/--tls-ciphersuites)';
+    return 'no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites; a P-521, Ed448 or RSA-PSS server key only the JS engine can use: --engine js)';
   }
   return opensslReason(err.message);
 }

@@ -1,0 +1,150 @@
+/**
+ * A --cacertdir folder read as OpenSSL (redis-cli, redis-server) reads a
+ * CA folder (`-CApath`): a CA is looked up by its subject's hash, in the
+ * files HASH.0, HASH.1, … up to the first that is missing, named as
+ * `openssl rehash` (c_rehash) names them; no other file is read, and of a
+ * file's certificates only those whose subject has that hash are found.
+ * Both engines trust what this finds and nothing else of the folder (the
+ * native engine's own reading: tls_config.rs `root_store`, x509.rs
+ * `name_hash`). A folder where nothing is found is bad input (the CLI,
+ * before any engine).
+ */
+import { createHash, X509Certificate } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { derElement } from './engine-js/tls-chain.js';
+import { shown } from './flag-values.js';
+import { UsageError } from './usage-error.js';
+
+const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** HASH.N as `openssl rehash` names a file: 8 lowercase hex digits, a dot, a number without leading zeros. */
+export function hashedName(name: string): { hash: number; n: number } | null {
+  const m = /^([0-9a-f]{8})\.(0|[1-9][0-9]*)$/.exec(name);
+  return m ? { hash: parseInt(m[1], 16), n: Number(m[2]) } : null;
+}
+
+/** A Name string in OpenSSL's canonical form (asn1_string_canon), or null for a type copied as it is. */
+function canonicalText(tag: number, bytes: Buffer): Buffer | null {
+  let text: Buffer;
+  if (tag === 0x0c) text = bytes;
+  else if (tag === 0x13 || tag === 0x14 || tag === 0x16 || tag === 0x1a) text = Buffer.from(bytes.toString('latin1'), 'utf8');
+  else if (tag === 0x1c) {
+    const points: number[] = [];
+    for (let i = 0; i + 4 <= bytes.length; i += 4) points.push(bytes.readUInt32BE(i));
+    text = Buffer.from(points.filter((p) => p <= 0x10ffff && (p < 0xd800 || p > 0xdfff)).map((p) => String.fromCodePoint(p)).join(''), 'utf8');
+  } else if (tag === 0x1e) text = Buffer.from(Buffer.from(bytes.subarray(0, bytes.length & ~1)).swap16().toString('utf16le'), 'utf8');
+  else return null;
+  const space = (b: number) => b === 0x20 || (b >= 0x09 && b <= 0x0d);
+  let start = 0;
+  let end = text.length;
+  while (start < end && space(text[start])) start++;
+  while (end > start && space(text[end - 1])) end--;
+  const out: number[] = [];
+  for (let i = start; i < end; i++) {
+    const b = text[i];
+    if (space(b)) {
+      if (out[out.length - 1] !== 0x20) out.push(0x20);
+    } else out.push(b >= 0x41 && b <= 0x5a ? b + 0x20 : b);
+  }
+  return Buffer.from(out);
+}
+
+/** One DER element. */
+function element(tag: number, contents: Buffer): Buffer {
+  const len = contents.length;
+  if (len < 0x80) return Buffer.concat([Buffer.from([tag, len]), contents]);
+  const bytes: number[] = [];
+  for (let n = len; n > 0; n = Math.floor(n / 256)) bytes.unshift(n & 0xff);
+  return Buffer.concat([Buffer.from([tag, 0x80 | bytes.length, ...bytes]), contents]);
+}
+
+/**
+ * OpenSSL's hash of a certificate's subject (X509_NAME_hash_ex: what
+ * `openssl x509 -hash` prints): the first four bytes, little-endian, of the
+ * SHA-1 of the Name's canonical encoding. null when the DER does not parse.
+ */
+export function subjectHash(raw: Buffer): number | null {
+  const cert = derElement(raw, 0);
+  const tbs = cert && derElement(raw, cert.start);
+  if (!tbs) return null;
+  let at = tbs.start;
+  if (raw[at] === 0xa0) at = derElement(raw, at)?.end ?? -1;
+  // serialNumber, signature, issuer, validity: then the subject.
+  for (let i = 0; i < 4 && at >= 0; i++) at = derElement(raw, at)?.end ?? -1;
+  const subject = at >= 0 && raw[at] === 0x30 ? derElement(raw, at) : null;
+  if (!subject) return null;
+  const canon: Buffer[] = [];
+  for (let r = subject.start; r < subject.end; ) {
+    const rdn = raw[r] === 0x31 ? derElement(raw, r) : null;
+    if (!rdn) return null;
+    const attributes: Buffer[] = [];
+    for (let a = rdn.start; a < rdn.end; ) {
+      const attribute = raw[a] === 0x30 ? derElement(raw, a) : null;
+      const oid = attribute && raw[attribute.start] === 0x06 ? derElement(raw, attribute.start) : null;
+      const value = oid && derElement(raw, oid.end);
+      if (!attribute || !oid || !value) return null;
+      const headerOf = (e: { start: number }, at: number) => raw.subarray(at, e.start);
+      const text = canonicalText(raw[oid.end], raw.subarray(value.start, value.end));
+      const encodedValue = text === null ? Buffer.concat([headerOf(value, oid.end), raw.subarray(value.start, value.end)]) : element(0x0c, text);
+      attributes.push(element(0x30, Buffer.concat([raw.subarray(attribute.start, oid.end), encodedValue])));
+      a = attribute.end;
+    }
+    // DER orders a SET OF by its elements' encodings.
+    attributes.sort(Buffer.compare);
+    canon.push(element(0x31, Buffer.concat(attributes)));
+    r = rdn.end;
+  }
+  return createHash('sha1').update(Buffer.concat(canon)).digest().readUInt32LE(0);
+}
+
+/** What OpenSSL finds in the folder: the PEM certificates, with the file each is in; and the names of its other certificate files. */
+export function readCaFolder(dir: string): { found: string[]; elsewhere: string[] } {
+  const names = new Set(fs.readdirSync(dir));
+  const found: string[] = [];
+  const elsewhere: string[] = [];
+  for (const name of [...names].sort()) {
+    let blocks: string[];
+    try {
+      const file = path.join(dir, name);
+      blocks = fs.statSync(file).isFile() ? (fs.readFileSync(file, 'latin1').match(CERTIFICATE_BLOCK) ?? []) : [];
+    } catch {
+      continue;
+    }
+    const certs = blocks.flatMap((block) => {
+      try {
+        return [{ block, raw: new X509Certificate(block).raw }];
+      } catch {
+        return [];
+      }
+    });
+    if (certs.length === 0) continue;
+    const named = hashedName(name);
+    const reached = named !== null && Array.from({ length: named.n }, (_, k) => `${named.hash.toString(16).padStart(8, '0')}.${k}`).every((n) => names.has(n));
+    const ours = reached ? certs.filter((c) => subjectHash(c.raw) === named!.hash) : [];
+    if (ours.length > 0) found.push(...ours.map((c) => c.block));
+    else elsewhere.push(name);
+  }
+  return { found, elsewhere };
+}
+
+/** --cacertdir: a folder where OpenSSL would find no CA is bad input (redis-cli given it refuses every server), with the name each certificate should have. */
+export function checkCaFolder(dir: string): void {
+  let folder: { found: string[]; elsewhere: string[] };
+  try {
+    folder = readCaFolder(dir);
+  } catch (err) {
+    throw new UsageError(`--cacertdir: ${shown(dir)} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  if (folder.found.length > 0) return;
+  if (folder.elsewhere.length === 0) throw new UsageError(`--cacertdir: ${shown(dir)} holds no PEM certificate`);
+  const expected = folder.elsewhere.slice(0, 3).map((name) => {
+    const block = fs.readFileSync(path.join(dir, name), 'latin1').match(CERTIFICATE_BLOCK)![0];
+    const hash = subjectHash(new X509Certificate(block).raw);
+    return `${name}${hash === null ? '' : ` as ${hash.toString(16).padStart(8, '0')}.0`}`;
+  });
+  const more = folder.elsewhere.length > 3 ? ', …' : '';
+  throw new UsageError(
+    `--cacertdir: ${shown(dir)} holds certificates, but none where OpenSSL looks a CA up (under its subject's hash: ${expected.join(', ')}${more}), so redis-cli and redis-server would not find them either: run openssl rehash on the folder`,
+  );
+}
