@@ -11,6 +11,11 @@
  * and respbench does: those rows assert that redis-cli connects and that
  * both engines refuse with "hostname mismatch".
  *
+ * The rows of keys and digests too weak take redis-cli's verdict at
+ * Debian's OpenSSL security level 2 (a machine whose OpenSSL runs at level 1
+ * would see redis-cli connect there): respbench refuses them at level 2
+ * everywhere, as docs/tls.md says.
+ *
  * The table in docs/tls.md is this test's output: with both engines here,
  * the test fails when the docs say otherwise, and RESPBENCH_WRITE_TLS_TABLE=1
  * rewrites it.
@@ -63,6 +68,15 @@ function makeCertificates(): void {
   issueCertificate(dir, { name: 'sha1-intermediate', commonName: 'respbench sha1 intermediate', issuer: 'ca', extensions: ['basicConstraints=critical,CA:TRUE', 'keyUsage=critical,keyCertSign,cRLSign'], digest: 'sha1' });
   issue('sha1-intermediate-leaf', 'localhost', 'sha1-intermediate', [SAN, SERVER_AUTH]);
   writeFileSync(file('sha1-intermediate-leaf-chain.pem'), readFileSync(file('sha1-intermediate-leaf.pem'), 'utf8') + readFileSync(file('sha1-intermediate.pem'), 'utf8'));
+  // The weakest RSA key OpenSSL counts at 112 bits of security (its step is at 1963 bits), a P-192 EC root (96 bits),
+  // a v1 intermediate (no CA to OpenSSL), client certificates redis-cli will not load.
+  issueCertificate(dir, { name: 'rsa-2047', commonName: 'localhost', issuer: 'ca', extensions: [SAN, SERVER_AUTH], keyBits: 2047 });
+  issueCertificate(dir, { name: 'p192-root', commonName: 'respbench p192 root', issuer: null, curve: 'P-192' });
+  issue('p192-root-leaf', 'localhost', 'p192-root', [SAN, SERVER_AUTH]);
+  issue('v1-intermediate', 'respbench v1 intermediate', 'ca');
+  issue('v1-intermediate-leaf', 'localhost', 'v1-intermediate', [SAN, SERVER_AUTH]);
+  writeFileSync(file('v1-intermediate-leaf-chain.pem'), readFileSync(file('v1-intermediate-leaf.pem'), 'utf8') + readFileSync(file('v1-intermediate.pem'), 'utf8'));
+  issueCertificate(dir, { name: 'rsa-1024-client', commonName: 'respbench weak client', issuer: 'ca', extensions: [CLIENT_AUTH], keyBits: 1024 });
   // An "intermediate" that is no CA (basicConstraints CA:FALSE) signing the server's certificate.
   issue('not-a-ca', 'respbench not a ca', 'ca', ['basicConstraints=critical,CA:FALSE']);
   issue('not-a-ca-leaf', 'localhost', 'not-a-ca', [SAN, SERVER_AUTH]);
@@ -77,6 +91,9 @@ function makeCertificates(): void {
   caFolder('cadir', { ca: 'ca.pem' }, true);
   caFolder('cadir-unhashed', { ca: 'ca.pem' }, false);
   caFolder('cadir-other', { 'other-ca': 'other-ca.pem' }, true);
+  // The CA as HASH.1 with no HASH.0: OpenSSL stops at the first name missing.
+  caFolder('cadir-second', {}, false);
+  copyFileSync(file('ca.pem'), path.join(file('cadir-second'), `${spawnSync('openssl', ['x509', '-hash', '-noout', '-in', file('ca.pem')], { encoding: 'utf8' }).stdout.trim()}.1`));
   copyFileSync(file('ca.pem'), file('cadir-other/ca.pem'));
   issue('client', 'respbench client', 'ca', [CLIENT_AUTH]);
   issue('v1-client', 'respbench v1 client', 'ca');
@@ -105,6 +122,9 @@ const SERVERS = {
   weakKey: { standIn: 'rsa-1024' },
   sha1: { standIn: 'sha1' },
   weakRoot: { standIn: 'weak-root-leaf' },
+  p192Root: { standIn: 'p192-root-leaf' },
+  rsa2047: { cert: 'rsa-2047', extra: [] },
+  v1Intermediate: { cert: 'v1-intermediate-leaf-chain', key: 'v1-intermediate-leaf', extra: [] },
   sha1Intermediate: { standIn: 'sha1-intermediate-leaf-chain', key: 'sha1-intermediate-leaf' },
   /** Not redis-server: a socket server that hangs up on every connection at once, by FIN or by RST. */
   closes: 'fin',
@@ -166,14 +186,20 @@ const ROWS: Row[] = [
   { situation: 'TLS 1.2-only server', server: 'tls12', flags: [...cacert()] },
   { situation: 'TLS 1.3-only server', server: 'tls13', flags: [...cacert()] },
   { situation: 'TLS 1.2-only server, no cipher in common (--tls-ciphers ECDSA only, RSA certificate)', server: 'tls12', flags: [...cacert(), '--tls-ciphers', 'ECDHE-ECDSA-AES128-GCM-SHA256'], words: /the server refused the handshake \(alert "handshake failure": no TLS version, cipher or signature scheme both sides accept/ },
-  { situation: 'a 1024-bit RSA server key (a TLS RESP stand-in: redis-server will not load it)', server: 'weakKey', flags: [...cacert()], words: /: certificate too weak: the server's certificate has a 1024-bit RSA key \(at least 2048 bits are required\)$/ },
+  { situation: 'a 1024-bit RSA server key (a TLS RESP stand-in: redis-server will not load it)', server: 'weakKey', flags: [...cacert()], words: /: certificate too weak: the server's certificate has a 1024-bit RSA key \(80-bit security; at least 112 is required\)$/ },
   { situation: 'a 1024-bit RSA server key, --insecure', server: 'weakKey', flags: ['--insecure'] },
-  { situation: 'signed with SHA-1 (a TLS RESP stand-in: redis-server will not load it)', server: 'sha1', flags: [...cacert()], words: /: certificate too weak: the server's certificate is signed with SHA-1 \(SHA-256 or stronger is required\)$/ },
-  { situation: 'signed by a root with a 1024-bit RSA key, that root the --cacert (a TLS RESP stand-in)', server: 'weakRoot', flags: [...cacert('weak-root')], words: /: certificate too weak: the CA certificate "respbench weak root" of its chain has a 1024-bit RSA key \(at least 2048 bits are required\)$/ },
-  { situation: 'signed by an intermediate that SHA-1 signed; the server sends the chain (a TLS RESP stand-in)', server: 'sha1Intermediate', flags: [...cacert()], words: /: certificate too weak: the CA certificate "respbench sha1 intermediate" of its chain is signed with SHA-1 \(SHA-256 or stronger is required\)$/ },
-  { situation: 'signed by an "intermediate" that is CA:FALSE; the server sends the chain', server: 'notACaChain', flags: [...cacert()], words: /: certificate not accepted \(a certificate that signed another in the chain is not a CA \(CA:FALSE\)\)$/ },
+  { situation: 'signed with SHA-1 (a TLS RESP stand-in: redis-server will not load it)', server: 'sha1', flags: [...cacert()], words: /: certificate too weak: the server's certificate is signed with SHA-1 \(SHA-1 and weaker digests are refused\)$/ },
+  { situation: 'signed by a root with a 1024-bit RSA key, that root the --cacert (a TLS RESP stand-in)', server: 'weakRoot', flags: [...cacert('weak-root')], words: /: certificate too weak: the CA certificate "respbench weak root" of its chain has a 1024-bit RSA key \(80-bit security; at least 112 is required\)$/ },
+  { situation: 'a 2047-bit RSA server key (112-bit security to OpenSSL, whose step is at 1963 bits)', server: 'rsa2047', flags: [...cacert()] },
+  { situation: 'signed by a root with a P-192 EC key, that root the --cacert (a TLS RESP stand-in)', server: 'p192Root', flags: [...cacert('p192-root')], words: /: certificate too weak: the CA certificate "respbench p192 root" of its chain has a P-192 EC key \(96-bit security; at least 112 is required\)$/ },
+  { situation: 'signed by an X.509 v1 intermediate (not self-signed: no CA to OpenSSL); the server sends the chain', server: 'v1Intermediate', flags: [...cacert()], words: /: certificate not accepted \(a certificate that signed another in the chain is not a CA \(CA:FALSE, or no basicConstraints\)\)$/ },
+  { situation: 'client certificate with a 1024-bit RSA key', server: 'main', flags: [...cacert(), ...clientCert('rsa-1024-client')], badInput: true, words: /^respbench: --cert: ".*rsa-1024-client\.pem" has a 1024-bit RSA key \(80-bit security; redis-cli and redis-server ask for at least 112\)$/ },
+  { situation: 'signed by an intermediate that SHA-1 signed; the server sends the chain (a TLS RESP stand-in)', server: 'sha1Intermediate', flags: [...cacert()], words: /: certificate too weak: the CA certificate "respbench sha1 intermediate" of its chain is signed with SHA-1 \(SHA-1 and weaker digests are refused\)$/ },
+  { situation: 'signed by an "intermediate" that is CA:FALSE; the server sends the chain', server: 'notACaChain', flags: [...cacert()], words: /: certificate not accepted \(a certificate that signed another in the chain is not a CA \(CA:FALSE, or no basicConstraints\)\)$/ },
   { situation: '--cacertdir as openssl rehash leaves it', server: 'main', flags: ['--cacertdir', '@cadir'] },
   { situation: '--cacertdir with the CA under its own name only (no openssl rehash)', server: 'main', flags: ['--cacertdir', '@cadir-unhashed'], badInput: true, words: /^respbench: --cacertdir: ".*cadir-unhashed" holds certificates, but none where OpenSSL looks a CA up \(under its subject's hash: ca\.pem as [0-9a-f]{8}\.0\), so redis-cli and redis-server would not find them either: run openssl rehash on the folder$/ },
+  { situation: '--cacertdir with the CA as HASH.1 and no HASH.0', server: 'main', flags: ['--cacertdir', '@cadir-second'], badInput: true, words: /^respbench: --cacertdir: ".*cadir-second" holds certificates, but none where OpenSSL looks a CA up \(under its subject's hash: ([0-9a-f]{8})\.1 as \1\.0\)/ },
+  { situation: '--insecure with --cacertdir holding the CA under its own name only', server: 'main', flags: ['--insecure', '--cacertdir', '@cadir-unhashed'] },
   { situation: '--cacertdir with another CA under its hash name, the server\'s CA under its own name', server: 'main', flags: ['--cacertdir', '@cadir-other'], words: NOT_TRUSTED },
   { situation: '--tls on a plain port', server: 'plain', flags: [...cacert()], words: /: the server answered in plain text: drop --tls$/ },
   { situation: '--tls on a port that closes every connection at once (FIN)', server: 'closes', flags: [...cacert()], words: /: the server closed the connection during the handshake \(does it require a client certificate\? --cert\/--key\)$/ },

@@ -82,6 +82,8 @@ export interface CertificateSpec {
   validDays?: [number, number];
   /** Its RSA key's bits; default 2048. */
   keyBits?: number;
+  /** An EC key on this named curve (P-192, P-256, …) instead of RSA. */
+  curve?: string;
   /** The digest its issuer signs with; default sha256. */
   digest?: string;
 }
@@ -102,11 +104,12 @@ export function issueCertificate(dir: string, spec: CertificateSpec): { cert: st
   const [from, to] = spec.validDays ?? [0, 2];
   const subject = `/CN=${spec.commonName}`;
   const ext = spec.extensions ?? [];
-  const newkey = `rsa:${spec.keyBits ?? 2048}`;
+  const newkey = spec.curve ? 'ec' : `rsa:${spec.keyBits ?? 2048}`;
+  const keyOptions = spec.curve ? ['-pkeyopt', `ec_paramgen_curve:${spec.curve}`] : [];
   if (spec.issuer === null) {
-    openssl('req', '-x509', '-newkey', newkey, '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.pem`, '-days', String(Math.max(1, to)), '-subj', subject, ...ext.flatMap((e) => ['-addext', e]));
+    openssl('req', '-x509', '-newkey', newkey, ...keyOptions, '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.pem`, '-days', String(Math.max(1, to)), '-subj', subject, ...ext.flatMap((e) => ['-addext', e]));
   } else {
-    openssl('req', '-newkey', newkey, '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.csr`, '-subj', subject);
+    openssl('req', '-newkey', newkey, ...keyOptions, '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.csr`, '-subj', subject);
     // openssl ca keeps a database and a serial; one per certificate, so
     // issuing the same name twice is not refused as a duplicate.
     const db = `${spec.name}.db`;
