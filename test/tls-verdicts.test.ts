@@ -77,6 +77,14 @@ function makeCertificates(): void {
   issue('v1-intermediate-leaf', 'localhost', 'v1-intermediate', [SAN, SERVER_AUTH]);
   writeFileSync(file('v1-intermediate-leaf-chain.pem'), readFileSync(file('v1-intermediate-leaf.pem'), 'utf8') + readFileSync(file('v1-intermediate.pem'), 'utf8'));
   issueCertificate(dir, { name: 'rsa-1024-client', commonName: 'respbench weak client', issuer: 'ca', extensions: [CLIENT_AUTH], keyBits: 1024 });
+  // A CA:TRUE intermediate whose keyUsage leaves out keyCertSign; a pathLenConstraint of 0 with a CA below it.
+  issue('no-cert-sign', 'respbench no certsign', 'ca', ['basicConstraints=critical,CA:TRUE', 'keyUsage=critical,digitalSignature']);
+  issue('no-cert-sign-leaf', 'localhost', 'no-cert-sign', [SAN, SERVER_AUTH]);
+  writeFileSync(file('no-cert-sign-leaf-chain.pem'), readFileSync(file('no-cert-sign-leaf.pem'), 'utf8') + readFileSync(file('no-cert-sign.pem'), 'utf8'));
+  issue('pathlen-0', 'respbench pathlen 0', 'ca', ['basicConstraints=critical,CA:TRUE,pathlen:0', 'keyUsage=critical,keyCertSign,cRLSign']);
+  issue('below-pathlen', 'respbench below pathlen', 'pathlen-0', ['basicConstraints=critical,CA:TRUE', 'keyUsage=critical,keyCertSign,cRLSign']);
+  issue('below-pathlen-leaf', 'localhost', 'below-pathlen', [SAN, SERVER_AUTH]);
+  writeFileSync(file('below-pathlen-leaf-chain.pem'), ['below-pathlen-leaf', 'below-pathlen', 'pathlen-0'].map((n) => readFileSync(file(`${n}.pem`), 'utf8')).join(''));
   // An "intermediate" that is no CA (basicConstraints CA:FALSE) signing the server's certificate.
   issue('not-a-ca', 'respbench not a ca', 'ca', ['basicConstraints=critical,CA:FALSE']);
   issue('not-a-ca-leaf', 'localhost', 'not-a-ca', [SAN, SERVER_AUTH]);
@@ -91,6 +99,9 @@ function makeCertificates(): void {
   caFolder('cadir', { ca: 'ca.pem' }, true);
   caFolder('cadir-unhashed', { ca: 'ca.pem' }, false);
   caFolder('cadir-other', { 'other-ca': 'other-ca.pem' }, true);
+  // One HASH.0 file (the intermediate's hash) holding the intermediate and the root: OpenSSL keeps both.
+  caFolder('cadir-bundle', {}, false);
+  writeFileSync(path.join(file('cadir-bundle'), `${spawnSync('openssl', ['x509', '-hash', '-noout', '-in', file('intermediate.pem')], { encoding: 'utf8' }).stdout.trim()}.0`), readFileSync(file('intermediate.pem'), 'utf8') + readFileSync(file('ca.pem'), 'utf8'));
   // The CA as HASH.1 with no HASH.0: OpenSSL stops at the first name missing.
   caFolder('cadir-second', {}, false);
   copyFileSync(file('ca.pem'), path.join(file('cadir-second'), `${spawnSync('openssl', ['x509', '-hash', '-noout', '-in', file('ca.pem')], { encoding: 'utf8' }).stdout.trim()}.1`));
@@ -124,6 +135,8 @@ const SERVERS = {
   weakRoot: { standIn: 'weak-root-leaf' },
   p192Root: { standIn: 'p192-root-leaf' },
   rsa2047: { cert: 'rsa-2047', extra: [] },
+  noCertSign: { cert: 'no-cert-sign-leaf-chain', key: 'no-cert-sign-leaf', extra: [] },
+  belowPathlen: { cert: 'below-pathlen-leaf-chain', key: 'below-pathlen-leaf', extra: [] },
   v1Intermediate: { cert: 'v1-intermediate-leaf-chain', key: 'v1-intermediate-leaf', extra: [] },
   sha1Intermediate: { standIn: 'sha1-intermediate-leaf-chain', key: 'sha1-intermediate-leaf' },
   /** Not redis-server: a socket server that hangs up on every connection at once, by FIN or by RST. */
@@ -193,11 +206,14 @@ const ROWS: Row[] = [
   { situation: 'a 2047-bit RSA server key (112-bit security to OpenSSL, whose step is at 1963 bits)', server: 'rsa2047', flags: [...cacert()] },
   { situation: 'signed by a root with a P-192 EC key, that root the --cacert (a TLS RESP stand-in)', server: 'p192Root', flags: [...cacert('p192-root')], words: /: certificate too weak: the CA certificate "respbench p192 root" of its chain has a P-192 EC key \(96-bit security; at least 112 is required\)$/ },
   { situation: 'signed by an X.509 v1 intermediate (not self-signed: no CA to OpenSSL); the server sends the chain', server: 'v1Intermediate', flags: [...cacert()], words: /: certificate not accepted \(a certificate that signed another in the chain is not a CA \(CA:FALSE, or no basicConstraints\)\)$/ },
+  { situation: 'signed by a CA:TRUE intermediate whose keyUsage leaves out keyCertSign; the server sends the chain', server: 'noCertSign', flags: [...cacert()], words: /: certificate not accepted \(a CA certificate of the chain may not sign certificates: its keyUsage leaves out keyCertSign\)$/ },
+  { situation: 'a CA below one with pathLenConstraint 0; the server sends the chain', server: 'belowPathlen', flags: [...cacert()], words: /: certificate not accepted \(a CA signed more levels below it than its pathLenConstraint allows\)$/ },
   { situation: 'client certificate with a 1024-bit RSA key', server: 'main', flags: [...cacert(), ...clientCert('rsa-1024-client')], badInput: true, words: /^respbench: --cert: ".*rsa-1024-client\.pem" has a 1024-bit RSA key \(80-bit security; redis-cli and redis-server ask for at least 112\)$/ },
   { situation: 'signed by an intermediate that SHA-1 signed; the server sends the chain (a TLS RESP stand-in)', server: 'sha1Intermediate', flags: [...cacert()], words: /: certificate too weak: the CA certificate "respbench sha1 intermediate" of its chain is signed with SHA-1 \(SHA-1 and weaker digests are refused\)$/ },
   { situation: 'signed by an "intermediate" that is CA:FALSE; the server sends the chain', server: 'notACaChain', flags: [...cacert()], words: /: certificate not accepted \(a certificate that signed another in the chain is not a CA \(CA:FALSE, or no basicConstraints\)\)$/ },
   { situation: '--cacertdir as openssl rehash leaves it', server: 'main', flags: ['--cacertdir', '@cadir'] },
   { situation: '--cacertdir with the CA under its own name only (no openssl rehash)', server: 'main', flags: ['--cacertdir', '@cadir-unhashed'], badInput: true, words: /^respbench: --cacertdir: ".*cadir-unhashed" holds certificates, but none where OpenSSL looks a CA up \(under its subject's hash: ca\.pem as [0-9a-f]{8}\.0\), so redis-cli and redis-server would not find them either: run openssl rehash on the folder$/ },
+  { situation: '--cacertdir with one HASH.0 file (the intermediate\'s hash) holding intermediate and root; the server sends only its certificate', server: 'leafOnly', flags: ['--cacertdir', '@cadir-bundle'] },
   { situation: '--cacertdir with the CA as HASH.1 and no HASH.0', server: 'main', flags: ['--cacertdir', '@cadir-second'], badInput: true, words: /^respbench: --cacertdir: ".*cadir-second" holds certificates, but none where OpenSSL looks a CA up \(under its subject's hash: ([0-9a-f]{8})\.1 as \1\.0\)/ },
   { situation: '--insecure with --cacertdir holding the CA under its own name only', server: 'main', flags: ['--insecure', '--cacertdir', '@cadir-unhashed'] },
   { situation: '--cacertdir with another CA under its hash name, the server\'s CA under its own name', server: 'main', flags: ['--cacertdir', '@cadir-other'], words: NOT_TRUSTED },

@@ -305,6 +305,7 @@ fn webpki_words(e: &rustls::CertificateError) -> String {
         "CaUsedAsEndEntity" => return NOT_TRUSTED.into(),
         // A v1 (or v2) certificate that signed another: to OpenSSL no CA unless self-signed.
         "EndEntityUsedAsCa" | "UnsupportedCertVersion" => return crate::tls_strength::NOT_A_CA.into(),
+        "PathLenConstraintViolated" => "a CA signed more levels below it than its pathLenConstraint allows".into(),
         other => alert_words(other),
     };
     format!("certificate not accepted ({why})")

@@ -15,7 +15,7 @@ use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
 use crate::plan::TlsPlan;
-use crate::tls_strength::{MIN_SECURITY_BITS, ifc_security_bits};
+use crate::tls_strength::RING_MIN_RSA_BITS;
 use crate::tls_verify::{ClientCertificate, ServerVerifier, TrustStore, handshake_signature};
 use crate::x509::{Certificate, KeySize, name_hash};
 
@@ -130,7 +130,7 @@ fn client_certificate(cert: &str, key: &str, provider: &CryptoProvider) -> Resul
     let signing = provider
         .key_provider
         .load_private_key(key_der)
-        .map_err(|_| format!("--key {key}: a private key the native engine's TLS library cannot use"))?;
+        .map_err(|_| format!("--key: \"{key}\" holds a private key the native engine's TLS library (rustls) cannot sign with (an RSA key under 2041 bits, RSA-PSS, P-521, …): the JS engine (OpenSSL) can: --engine js"))?;
     if signing.public_key().is_some_and(|spki| spki.as_ref() != parsed.public_key_info) {
         return Err(format!("--key {key} is not the private key of the certificate in --cert {cert}"));
     }
@@ -187,18 +187,18 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
             .collect();
         for name in &names {
             // Only what OpenSSL (redis-cli) would find there: HASH.N, with
-            // HASH.0 … HASH.N-1 there too (it stops at the first missing), and
-            // of its certificates those whose subject's hash is HASH.
+            // HASH.0 … HASH.N-1 there too (it stops at the first missing),
+            // holding a certificate whose subject's hash is HASH.
             let Some((hash, n)) = hashed_name(name) else { continue };
             if !(0..n).all(|k| names.contains(&format!("{hash:08x}.{k}"))) {
                 continue;
             }
             let path = std::path::Path::new(dir).join(name);
             let Ok(certs) = read_certs(&path.to_string_lossy(), "--cacertdir") else { continue };
-            for cert in certs {
-                let named = Certificate::parse(cert.as_ref()).and_then(|c| name_hash(c.subject)) == Some(hash);
-                // A certificate that does not parse is skipped, as the JS engine skips it.
-                if named {
+            // OpenSSL reads the file when it looks that hash up, and then keeps every certificate in it.
+            if certs.iter().any(|c| Certificate::parse(c.as_ref()).and_then(|c| name_hash(c.subject)) == Some(hash)) {
+                for cert in certs {
+                    // A certificate that does not parse is skipped, as the JS engine skips it.
                     let _ = store.add(cert);
                 }
             }
@@ -209,8 +209,8 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
 
 /// `--insecure`: accepts any server certificate (the handshake signatures
 /// are still checked, so the session keys are the server's; a v1
-/// certificate's too), but for an RSA key under level 2's 112-bit security,
-/// which ring cannot check a signature with (it has no such RSA-PSS): its
+/// certificate's too), but for an RSA key under 2041 bits, which ring
+/// cannot check a signature with: its
 /// handshake signature is then not checked at all, where redis-cli's
 /// OpenSSL checks it and connects; under --insecure nothing is proven about
 /// the server anyway.
@@ -228,7 +228,7 @@ impl NoVerification {
         handshake_signature(message, cert, dss, &self.0, tls13).or_else(|e| {
             let weak = Certificate::parse(cert.as_ref())
                 .and_then(|c| c.key_size())
-                .is_some_and(|key| matches!(key, KeySize::Rsa(n) if ifc_security_bits(n) < MIN_SECURITY_BITS));
+                .is_some_and(|key| matches!(key, KeySize::Rsa(n) if n < RING_MIN_RSA_BITS));
             if weak { Ok(HandshakeSignatureValid::assertion()) } else { Err(e) }
         })
     }

@@ -34,6 +34,15 @@ impl std::error::Error for Refused {}
 /// EndEntityUsedAsCa, or UnsupportedCertVersion for a v1 one).
 pub(crate) const NOT_A_CA: &str = "certificate not accepted (a certificate that signed another in the chain is not a CA (CA:FALSE, or no basicConstraints))";
 
+/// A CA whose keyUsage leaves out keyCertSign that signed another
+/// (OpenSSL: "key usage does not include certificate signing"; webpki
+/// takes it).
+pub(crate) const NO_CERT_SIGN: &str = "certificate not accepted (a CA certificate of the chain may not sign certificates: its keyUsage leaves out keyCertSign)";
+
+/// The fewest bits of an RSA key ring checks a signature with (256 bytes
+/// of modulus); OpenSSL counts 1963 bits and up as strong enough.
+pub(crate) const RING_MIN_RSA_BITS: usize = 2041;
+
 /// The security bits OpenSSL gives an RSA or DSA key of `n` bits: NIST SP
 /// 800-56B's estimate, rounded to a multiple of 8 (OpenSSL's
 /// `ossl_ifc_ffc_compute_security_bits`; its fixed-point arithmetic puts
@@ -84,7 +93,10 @@ pub(crate) fn printable(name: &[u8]) -> String {
     shown
 }
 
-/// Why the chain is too weak (its first certificate that is), or None.
+/// Why the chain is refused beyond webpki's verdict (its first certificate
+/// that is), or None: too weak for level 2; a CA whose keyUsage may not
+/// sign (webpki takes it, OpenSSL does not); an RSA key ring cannot check
+/// with (native only: the JS engine connects).
 /// The chain is walked as OpenSSL builds it: from the server's certificate,
 /// each issuer looked for by name among the trusted certificates
 /// (`anchors`, self-signed, of --cacert/--cacertdir) first, then the other
@@ -125,6 +137,18 @@ pub(crate) fn too_weak(
                 "certificate too weak: {} has a {key} key ({bits}-bit security; at least {MIN_SECURITY_BITS} is required)",
                 who()
             )));
+        }
+        // A key strong enough for OpenSSL that ring cannot check with: only the JS engine can.
+        if let Some(KeySize::Rsa(n)) =
+            cert.key_size().filter(|k| matches!(k, KeySize::Rsa(n) if *n < RING_MIN_RSA_BITS))
+        {
+            return Some(Refused(format!(
+                "certificate not accepted: {} has a {n}-bit RSA key, which the native engine's TLS library (ring) cannot check (it needs {RING_MIN_RSA_BITS} bits or more): the JS engine (OpenSSL) can: --engine js",
+                who()
+            )));
+        }
+        if depth > 0 && !cert.may_sign_certificates() {
+            return Some(Refused(NO_CERT_SIGN.into()));
         }
         if trusted || cert.is_self_issued() {
             break;

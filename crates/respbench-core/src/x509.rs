@@ -59,6 +59,8 @@ const EXTENSIONS: u8 = 0xa3;
 const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
 /// 2.5.29.19, basicConstraints.
 const BASIC_CONSTRAINTS: &[u8] = &[0x55, 0x1d, 0x13];
+/// 2.5.29.15, keyUsage.
+const KEY_USAGE: &[u8] = &[0x55, 0x1d, 0x0f];
 /// 2.5.29.17, subjectAltName.
 const SUBJECT_ALT_NAME: &[u8] = &[0x55, 0x1d, 0x11];
 /// SubjectPublicKeyInfo algorithms whose strength is read here:
@@ -212,22 +214,34 @@ impl<'a> Certificate<'a> {
         if self.version < 3 {
             return self.is_self_issued();
         }
+        let Some(mut value) = self.extension(BASIC_CONSTRAINTS) else { return false };
+        let Some(constraints) = expect(&mut value, SEQUENCE) else { return false };
+        let mut items = constraints.contents;
+        expect(&mut items, BOOLEAN).is_some_and(|ca| ca.contents == [0xff])
+    }
+
+    /// Whether its keyUsage allows signing certificates (keyCertSign, bit
+    /// 5); true without a keyUsage extension.
+    pub(crate) fn may_sign_certificates(&self) -> bool {
+        let Some(mut value) = self.extension(KEY_USAGE) else { return true };
+        expect(&mut value, BIT_STRING).is_some_and(|bits| bits.contents.get(1).is_some_and(|b| b & 0x04 != 0))
+    }
+
+    /// The value (its OCTET STRING's contents) of its extension `oid`, or
+    /// None when it has none or it does not parse.
+    fn extension(&self, oid: &[u8]) -> Option<&'a [u8]> {
         let mut list = self.extensions;
         while let Some(ext) = next(&mut list) {
             let mut fields = ext.contents;
-            if expect(&mut fields, OID).is_none_or(|oid| oid.contents != BASIC_CONSTRAINTS) {
+            if expect(&mut fields, OID).is_none_or(|o| o.contents != oid) {
                 continue;
             }
             if fields.first() == Some(&BOOLEAN) {
                 next(&mut fields);
             }
-            let Some(value) = expect(&mut fields, OCTET_STRING) else { return false };
-            let mut inner = value.contents;
-            let Some(constraints) = expect(&mut inner, SEQUENCE) else { return false };
-            let mut items = constraints.contents;
-            return expect(&mut items, BOOLEAN).is_some_and(|ca| ca.contents == [0xff]);
+            return expect(&mut fields, OCTET_STRING).map(|v| v.contents);
         }
-        false
+        None
     }
 
     /// The subject's (last) common name, as bytes of its string.

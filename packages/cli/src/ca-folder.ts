@@ -2,8 +2,9 @@
  * A --cacertdir folder read as OpenSSL (redis-cli, redis-server) reads a
  * CA folder (`-CApath`): a CA is looked up by its subject's hash, in the
  * files HASH.0, HASH.1, … up to the first that is missing, named as
- * `openssl rehash` (c_rehash) names them; no other file is read, and of a
- * file's certificates only those whose subject has that hash are found.
+ * `openssl rehash` (c_rehash) names them; no other file is read, and a
+ * file is of use when a certificate in it has that hash (all of its
+ * certificates are then in the store).
  * Both engines trust what this finds and nothing else of the folder (the
  * native engine's own reading: tls_config.rs `root_store`, x509.rs
  * `name_hash`). A folder where nothing is found is bad input (the CLI,
@@ -121,8 +122,8 @@ export function readCaFolder(dir: string): { found: string[]; elsewhere: string[
     if (certs.length === 0) continue;
     const named = hashedName(name);
     const reached = named !== null && Array.from({ length: named.n }, (_, k) => `${named.hash.toString(16).padStart(8, '0')}.${k}`).every((n) => names.has(n));
-    const ours = reached ? certs.filter((c) => subjectHash(c.raw) === named!.hash) : [];
-    if (ours.length > 0) found.push(...ours.map((c) => c.block));
+    // OpenSSL reads the file when it looks that hash up, and then keeps every certificate in it.
+    if (reached && certs.some((c) => subjectHash(c.raw) === named!.hash)) found.push(...certs.map((c) => c.block));
     else elsewhere.push(name);
   }
   return { found, elsewhere };

@@ -110,6 +110,43 @@ export function weakDigest(raw: Buffer): string | null {
 
 const selfIssued = (c: DetailedPeerCertificate) => c.issuerCertificate === c;
 
+/** Whether a certificate's keyUsage allows signing certificates (keyCertSign); true without a keyUsage extension (x509.rs `may_sign_certificates`). */
+export function maySignCertificates(raw: Buffer): boolean {
+  const cert = derElement(raw, 0);
+  const tbs = cert && derElement(raw, cert.start);
+  if (!tbs) return true;
+  for (let at = tbs.start; at < tbs.end; ) {
+    const field = derElement(raw, at);
+    if (!field) return true;
+    if (raw[at] === 0xa3) {
+      const list = derElement(raw, field.start);
+      for (let e = list ? list.start : field.end; list && e < list.end; ) {
+        const ext = derElement(raw, e);
+        const oid = ext && derElement(raw, ext.start);
+        if (!ext || !oid) return true;
+        if (raw.subarray(oid.start, oid.end).toString('hex') === '551d0f') {
+          let v = oid.end;
+          if (raw[v] === 0x01) v = derElement(raw, v)?.end ?? ext.end;
+          const octets = raw[v] === 0x04 ? derElement(raw, v) : null;
+          const bits = octets && raw[octets.start] === 0x03 ? derElement(raw, octets.start) : null;
+          return bits !== null && bits.end - bits.start > 1 && (raw[bits.start + 1] & 0x04) !== 0;
+        }
+        e = ext.end;
+      }
+    }
+    at = field.end;
+  }
+  return true;
+}
+
+/** A CA whose keyUsage leaves out keyCertSign signed another: the native engine's words (tls_strength.rs NO_CERT_SIGN). */
+export const NO_CERT_SIGN = 'certificate not accepted (a CA certificate of the chain may not sign certificates: its keyUsage leaves out keyCertSign)';
+
+/** Whether a certificate that signed another has a keyUsage without keyCertSign. */
+export function signedWithoutCertSign(chain: DetailedPeerCertificate[]): boolean {
+  return chain.slice(1).some((c) => !maySignCertificates(c.raw));
+}
+
 /**
  * Why the chain is too weak for level 2 (its first certificate that is), or
  * null; the native engine's words (tls_strength.rs `too_weak`). OpenSSL's

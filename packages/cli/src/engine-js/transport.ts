@@ -12,7 +12,7 @@ import tls from 'node:tls';
 import type { Plan, TlsPlan } from './plan.js';
 import { sharedReads } from './reads.js';
 import { readCaFolder } from '../ca-folder.js';
-import { chainOf, signedByNonCa, tooWeak } from './tls-chain.js';
+import { chainOf, NO_CERT_SIGN, signedByNonCa, signedWithoutCertSign, tooWeak } from './tls-chain.js';
 
 /**
  * The TLS 1.2 ciphers both engines' TLS libraries have, by the OpenSSL names
@@ -374,6 +374,11 @@ function verdict(socket: tls.TLSSocket, name: string, t: TlsPlan): string | null
   const chain = needsChain ? chainOf(socket.getPeerCertificate(true)) : [];
   const weak = strength ? tooWeak(chain) : null;
   if (weak !== null || code === null) return weak;
+  // Node has no name for OpenSSL's "key usage does not include certificate signing", and the chain it
+  // shows stops at the certificate such a CA signed (it links issuers with X509_check_issued, which checks
+  // the key usage): a chain cut short there, with no "issuer not found" from OpenSSL, is that CA's.
+  const cutShort = chain.length === 1 && chain[0].issuerCertificate !== chain[0];
+  if ((code === 'UNSPECIFIED' || code === 'KEYUSAGE_NO_CERTSIGN') && (signedWithoutCertSign(chain) || cutShort)) return NO_CERT_SIGN;
   if ((code === 'INVALID_PURPOSE' || code === 'INVALID_CA') && signedByNonCa(chain)) return NOT_A_CA;
   const words = tlsReason(Object.assign(new Error(code), { code }), name, t);
   // tlsReason gives back a code it has no words for as it came.
