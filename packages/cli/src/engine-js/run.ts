@@ -5,10 +5,11 @@
  * crates/respbench-core/src/run.rs.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import { newCounters } from './counters.js';
+import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram, OpHistograms } from './histogram.js';
 import { windowRefusal } from './limits.js';
-import type { EventLoopDelay, Failure, Plan, RawInterval, RawNode, RawResult } from './plan.js';
+import { optimisingCompilersOffFor } from './jit.js';
+import { localConnections, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawNode, type RawResult } from './plan.js';
 import type { RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
 import { runPhase, type PhaseLag } from './worker.js';
@@ -24,8 +25,6 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
   }
   const prepared = new PreparedPlan(plan);
   const preloadCounters = newCounters();
-  const counters = newCounters();
-  const histogram = new OpHistograms(prepared.commandOps());
   let preloadElapsedNs = 0;
   let failure: Failure | null = null;
   if (prepared.preloadTotal > 0) {
@@ -34,6 +33,21 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
     if (pre.failure) failure = { kind: pre.failure.kind, message: `preload: ${pre.failure.message}` };
     else if (preloadCounters.errors > 0) failure = { kind: 'preload', message: `preload: the server answered ${preloadCounters.errors} writes with errors, first: ${preloadCounters.firstError}` };
   }
+  // The paced phases (warmup and the measured one) without V8's optimising
+  // compilers, whose background compiles made sends late (jit.ts).
+  const compilersBackOn = optimisingCompilersOffFor((plan.rate * localConnections(plan).count) / plan.connections);
+  try {
+    return await pacedPhases(plan, prepared, preloadCounters, preloadElapsedNs, failure, options);
+  } finally {
+    compilersBackOn();
+  }
+}
+
+/** Warmup and the measured phase, and the RawResult of the whole run. */
+async function pacedPhases(plan: Plan, prepared: PreparedPlan, preloadCounters: Counters, preloadElapsedNs: number, preloadFailure: Failure | null, options: RunOptions): Promise<RawResult> {
+  let failure = preloadFailure;
+  const counters = newCounters();
+  const histogram = new OpHistograms(prepared.commandOps());
   const warmupCounters = newCounters();
   let warmupElapsedNs = 0;
   if (!failure && plan.warmupMs > 0) {
