@@ -106,6 +106,39 @@ function makeCertificates(): void {
   caFolder('cadir-second', {}, false);
   copyFileSync(file('ca.pem'), path.join(file('cadir-second'), `${spawnSync('openssl', ['x509', '-hash', '-noout', '-in', file('ca.pem')], { encoding: 'utf8' }).stdout.trim()}.1`));
   copyFileSync(file('ca.pem'), file('cadir-other/ca.pem'));
+  // Keys and signatures OpenSSL takes and ring does not check (the native engine checks them in pure Rust:
+  // crates/respbench-core/src/tls_algorithms.rs); a brainpool or P-224 server key, which OpenSSL 3.0 does not sign TLS 1.3 with.
+  const ec = (curve: string) => ['-algorithm', 'EC', '-pkeyopt', `ec_paramgen_curve:${curve}`];
+  const serverKey = (name: string, spec: { genpkey?: string[]; keyBits?: number; digest?: string; signOptions?: string[] }) =>
+    issueCertificate(dir, { name, commonName: 'localhost', issuer: 'ca', extensions: [SAN, SERVER_AUTH], ...spec });
+  serverKey('p521', { genpkey: ec('P-521') });
+  serverKey('ed448', { genpkey: ['-algorithm', 'ED448'] });
+  serverKey('rsa-pss', { genpkey: ['-algorithm', 'RSA-PSS'] });
+  serverKey('rsa-2000', { keyBits: 2000 });
+  serverKey('bp256', { genpkey: ec('brainpoolP256r1') });
+  serverKey('p224', { genpkey: ec('P-224') });
+  serverKey('sha224', { digest: 'sha224' });
+  serverKey('pss-salt-20', { signOptions: ['rsa_padding_mode:pss', 'rsa_pss_saltlen:20'] });
+  expect(spawnSync('openssl', ['genpkey', '-genparam', '-algorithm', 'DSA', '-pkeyopt', 'dsa_paramgen_bits:2048', '-out', file('dsa.param')]).status).toBe(0);
+  // A CA of each kind (its own --cacert) signing a server certificate.
+  const caSigning = (name: string, genpkey: string[], digest?: string) => {
+    issueCertificate(dir, { name: `${name}-ca`, commonName: `respbench ${name} ca`, issuer: null, genpkey });
+    issueCertificate(dir, { name: `${name}-ca-leaf`, commonName: 'localhost', issuer: `${name}-ca`, extensions: [SAN, SERVER_AUTH], digest });
+  };
+  caSigning('p521', ec('P-521'), 'sha512');
+  caSigning('p256-sha512', ec('P-256'), 'sha512');
+  caSigning('p224', ec('P-224'));
+  caSigning('bp256', ec('brainpoolP256r1'));
+  caSigning('bp384', ec('brainpoolP384r1'), 'sha384');
+  caSigning('ed448', ['-algorithm', 'ED448']);
+  caSigning('rsa-pss', ['-algorithm', 'RSA-PSS']);
+  caSigning('dsa', ['-paramfile', 'dsa.param']);
+  const clientKey = (name: string, spec: { genpkey?: string[]; keyBits?: number }) =>
+    issueCertificate(dir, { name, commonName: `respbench ${name}`, issuer: 'ca', extensions: [CLIENT_AUTH], ...spec });
+  clientKey('p521-client', { genpkey: ec('P-521') });
+  clientKey('ed448-client', { genpkey: ['-algorithm', 'ED448'] });
+  clientKey('rsa-pss-client', { genpkey: ['-algorithm', 'RSA-PSS'] });
+  clientKey('rsa-2000-client', { keyBits: 2000 });
   issue('client', 'respbench client', 'ca', [CLIENT_AUTH]);
   issue('v1-client', 'respbench v1 client', 'ca');
   issue('other-client', 'respbench other client', 'other-ca', [CLIENT_AUTH]);
@@ -139,6 +172,22 @@ const SERVERS = {
   belowPathlen: { cert: 'below-pathlen-leaf-chain', key: 'below-pathlen-leaf', extra: [] },
   v1Intermediate: { cert: 'v1-intermediate-leaf-chain', key: 'v1-intermediate-leaf', extra: [] },
   sha1Intermediate: { standIn: 'sha1-intermediate-leaf-chain', key: 'sha1-intermediate-leaf' },
+  p521Key: { cert: 'p521', extra: [] },
+  ed448Key: { cert: 'ed448', extra: [] },
+  rsaPssKey: { cert: 'rsa-pss', extra: [] },
+  rsa2000Key: { cert: 'rsa-2000', extra: [] },
+  bp256Key: { cert: 'bp256', extra: [] },
+  p224Key: { cert: 'p224', extra: [] },
+  sha224Signed: { cert: 'sha224', extra: [] },
+  pssSalt20: { cert: 'pss-salt-20', extra: [] },
+  p521Ca: { cert: 'p521-ca-leaf', extra: [] },
+  p256Sha512Ca: { cert: 'p256-sha512-ca-leaf', extra: [] },
+  p224Ca: { cert: 'p224-ca-leaf', extra: [] },
+  bp256Ca: { cert: 'bp256-ca-leaf', extra: [] },
+  bp384Ca: { cert: 'bp384-ca-leaf', extra: [] },
+  ed448Ca: { cert: 'ed448-ca-leaf', extra: [] },
+  rsaPssCa: { cert: 'rsa-pss-ca-leaf', extra: [] },
+  dsaCa: { cert: 'dsa-ca-leaf', extra: [] },
   /** Not redis-server: a socket server that hangs up on every connection at once, by FIN or by RST. */
   closes: 'fin',
   resets: 'rst',
@@ -211,6 +260,28 @@ const ROWS: Row[] = [
   { situation: 'client certificate with a 1024-bit RSA key', server: 'main', flags: [...cacert(), ...clientCert('rsa-1024-client')], badInput: true, words: /^respbench: --cert: ".*rsa-1024-client\.pem" has a 1024-bit RSA key \(80-bit security; redis-cli and redis-server ask for at least 112\)$/ },
   { situation: 'signed by an intermediate that SHA-1 signed; the server sends the chain (a TLS RESP stand-in)', server: 'sha1Intermediate', flags: [...cacert()], words: /: certificate too weak: the CA certificate "respbench sha1 intermediate" of its chain is signed with SHA-1 \(SHA-1 and weaker digests are refused\)$/ },
   { situation: 'signed by an "intermediate" that is CA:FALSE; the server sends the chain', server: 'notACaChain', flags: [...cacert()], words: /: certificate not accepted \(a certificate that signed another in the chain is not a CA \(CA:FALSE, or no basicConstraints\)\)$/ },
+  { situation: 'a P-521 EC server key', server: 'p521Key', flags: [...cacert()] },
+  { situation: 'an Ed448 server key', server: 'ed448Key', flags: [...cacert()] },
+  { situation: 'an RSA-PSS server key (openssl genpkey -algorithm RSA-PSS)', server: 'rsaPssKey', flags: [...cacert()] },
+  { situation: 'a 2000-bit RSA server key (ring checks 2048 bits and up)', server: 'rsa2000Key', flags: [...cacert()] },
+  { situation: 'a brainpoolP256r1 server key (OpenSSL 3.0 signs no TLS 1.3 handshake with it)', server: 'bp256Key', flags: [...cacert()], words: /the server refused the handshake \(alert "handshake failure": no TLS version, cipher or signature scheme both sides accept/ },
+  { situation: 'a P-224 server key (no TLS 1.3 signature scheme)', server: 'p224Key', flags: [...cacert()], words: /the server refused the handshake \(alert "handshake failure": no TLS version, cipher or signature scheme both sides accept/ },
+  { situation: 'signed with SHA-224 (RSA)', server: 'sha224Signed', flags: [...cacert()] },
+  { situation: 'signed with RSA-PSS, salt length 20', server: 'pssSalt20', flags: [...cacert()] },
+  { situation: 'signed by a P-521 CA with SHA-512, that CA the --cacert', server: 'p521Ca', flags: [...cacert('p521-ca')] },
+  { situation: 'signed by a P-256 CA with SHA-512, that CA the --cacert', server: 'p256Sha512Ca', flags: [...cacert('p256-sha512-ca')] },
+  { situation: 'signed by a P-224 CA, that CA the --cacert', server: 'p224Ca', flags: [...cacert('p224-ca')] },
+  { situation: 'signed by a brainpoolP256r1 CA, that CA the --cacert', server: 'bp256Ca', flags: [...cacert('bp256-ca')] },
+  { situation: 'signed by a brainpoolP384r1 CA with SHA-384, that CA the --cacert', server: 'bp384Ca', flags: [...cacert('bp384-ca')] },
+  { situation: 'signed by an Ed448 CA, that CA the --cacert', server: 'ed448Ca', flags: [...cacert('ed448-ca')] },
+  { situation: 'signed by an RSA-PSS CA (salt length the most the key allows), that CA the --cacert', server: 'rsaPssCa', flags: [...cacert('rsa-pss-ca')] },
+  { situation: 'signed by a DSA CA (2048 bits, SHA-256), that CA the --cacert', server: 'dsaCa', flags: [...cacert('dsa-ca')] },
+  { situation: 'signed by a P-521 CA, another --cacert', server: 'p521Ca', flags: [...cacert()], words: NOT_TRUSTED },
+  { situation: 'client certificate required, a P-521 key given', server: 'mtls', flags: [...cacert(), ...clientCert('p521-client')] },
+  { situation: 'client certificate required, an Ed448 key given', server: 'mtls', flags: [...cacert(), ...clientCert('ed448-client')] },
+  { situation: 'client certificate required, an RSA-PSS key given', server: 'mtls', flags: [...cacert(), ...clientCert('rsa-pss-client')] },
+  { situation: 'client certificate required, a 2000-bit RSA key given', server: 'mtls', flags: [...cacert(), ...clientCert('rsa-2000-client')] },
+  { situation: '--key an Ed448 key, --cert a P-521 certificate', server: 'mtls', flags: [...cacert(), ...clientCert('p521-client', 'ed448-client')], badInput: true, words: /^respbench: --key: ".*ed448-client\.key" is not the private key of the certificate in --cert ".*p521-client\.pem"/ },
   { situation: '--cacertdir as openssl rehash leaves it', server: 'main', flags: ['--cacertdir', '@cadir'] },
   { situation: '--cacertdir with the CA under its own name only (no openssl rehash)', server: 'main', flags: ['--cacertdir', '@cadir-unhashed'], badInput: true, words: /^respbench: --cacertdir: ".*cadir-unhashed" holds certificates, but none where OpenSSL looks a CA up \(under its subject's hash: ca\.pem as [0-9a-f]{8}\.0\), so redis-cli and redis-server would not find them either: run openssl rehash on the folder$/ },
   { situation: '--cacertdir with one HASH.0 file (the intermediate\'s hash) holding intermediate and root; the server sends only its certificate', server: 'leafOnly', flags: ['--cacertdir', '@cadir-bundle'] },

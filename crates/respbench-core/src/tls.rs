@@ -267,7 +267,7 @@ fn tls_reason(e: &rustls::Error, name: &str) -> String {
             }
             CertificateError::UnsupportedSignatureAlgorithmContext { .. }
             | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
-                "the server's certificate (or a CA of its chain) is signed with an algorithm the native engine's TLS library (rustls) does not verify (SHA-224, P-521, DSA, …): the JS engine (OpenSSL) does: --engine js".into()
+                "the server's certificate (or a CA of its chain) is signed with an algorithm the native engine does not verify (a brainpoolP512r1 or another uncommon key): the JS engine (OpenSSL) does: --engine js".into()
             }
             CertificateError::Other(why) if why.0.downcast_ref::<crate::tls_strength::Refused>().is_some() => why.0.to_string(),
             CertificateError::UnhandledCriticalExtension => {
@@ -282,7 +282,7 @@ fn tls_reason(e: &rustls::Error, name: &str) -> String {
             format!("the server refused the handshake (alert \"{alert}\": {})", alert_hint(&alert))
         }
         Error::PeerIncompatible(_) => {
-            "no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites; a P-521, Ed448 or RSA-PSS server key only the JS engine can use: --engine js)".into()
+            "no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites)".into()
         }
         Error::PeerMisbehaved(why) => format!("the server broke the TLS protocol ({})", alert_words(&format!("{why:?}"))),
         Error::InvalidMessage(why) => {
@@ -336,7 +336,7 @@ fn alert_hint(alert: &str) -> &'static str {
         | "certificate revoked"
         | "access denied" => "it refused the client certificate (--cert)",
         "handshake failure" | "insufficient security" | "protocol version" => {
-            "no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites; a P-521, Ed448 or RSA-PSS server key only the JS engine can use: --engine js)"
+            "no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites)"
         }
         _ => "does it require a client certificate? --cert/--key",
     }

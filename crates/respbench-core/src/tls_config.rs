@@ -15,7 +15,9 @@ use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
 use crate::plan::TlsPlan;
-use crate::tls_strength::RING_MIN_RSA_BITS;
+use crate::tls_algorithms;
+use crate::tls_signing;
+use crate::tls_strength::RSA_MIN_CHECKED_BITS;
 use crate::tls_verify::{ClientCertificate, ServerVerifier, TrustStore, handshake_signature};
 use crate::x509::{Certificate, KeySize, name_hash};
 
@@ -91,7 +93,11 @@ fn build_tls_config(tls: &TlsPlan) -> Result<ClientConfig, String> {
     if suites.is_empty() {
         return Err("TLS: --tls-ciphers/--tls-ciphersuites leave no cipher to offer".into());
     }
-    let provider = Arc::new(CryptoProvider { cipher_suites: suites, ..base });
+    let provider = Arc::new(CryptoProvider {
+        cipher_suites: suites,
+        signature_verification_algorithms: tls_algorithms::SUPPORTED,
+        ..base
+    });
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS: {e}"))?;
@@ -100,7 +106,7 @@ fn build_tls_config(tls: &TlsPlan) -> Result<ClientConfig, String> {
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerification(provider.signature_verification_algorithms)))
     } else {
-        let verifier = ServerVerifier::new(root_store(tls)?, &provider)?;
+        let verifier = ServerVerifier::new(root_store(tls)?);
         builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier))
     };
     let config = match (tls.cert.as_deref(), tls.key.as_deref()) {
@@ -127,13 +133,23 @@ fn client_certificate(cert: &str, key: &str, provider: &CryptoProvider) -> Resul
         rustls::pki_types::pem::Error::Io(e) => format!("--key {key}: cannot read it ({e})"),
         _ => format!("--key {key}: no PEM private key in it"),
     })?;
-    let signing = provider
-        .key_provider
-        .load_private_key(key_der)
-        .map_err(|_| format!("--key: \"{key}\" holds a private key the native engine's TLS library (rustls) cannot sign with (an RSA key under 2041 bits, RSA-PSS, P-521, …): the JS engine (OpenSSL) can: --engine js"))?;
-    if signing.public_key().is_some_and(|spki| spki.as_ref() != parsed.public_key_info) {
-        return Err(format!("--key {key} is not the private key of the certificate in --cert {cert}"));
-    }
+    let mismatch = || format!("--key {key} is not the private key of the certificate in --cert {cert}");
+    let signing: Arc<dyn rustls::sign::SigningKey> = match provider.key_provider.load_private_key(key_der.clone_key()) {
+        Ok(signing) => {
+            if signing.public_key().is_some_and(|spki| spki.as_ref() != parsed.public_key_info) {
+                return Err(mismatch());
+            }
+            signing
+        }
+        // What ring will not sign with (RSA under 2048 bits, RSA-PSS, P-521, Ed448): tls_signing.rs.
+        Err(_) => {
+            let pure = tls_signing::load(&key_der).ok_or_else(|| format!("--key: \"{key}\" holds a private key of a kind the native engine does not sign with (it signs with RSA, RSA-PSS, P-256, P-384, P-521, Ed25519 and Ed448 keys): the JS engine (OpenSSL) may: --engine js"))?;
+            if !pure.matches(parsed.public_key_algorithm, parsed.public_key) {
+                return Err(mismatch());
+            }
+            Arc::new(pure)
+        }
+    };
     Ok(ClientCertificate(Arc::new(CertifiedKey::new(certs, signing))))
 }
 
@@ -209,11 +225,9 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
 
 /// `--insecure`: accepts any server certificate (the handshake signatures
 /// are still checked, so the session keys are the server's; a v1
-/// certificate's too), but for an RSA key under 2041 bits, which ring
-/// cannot check a signature with: its
-/// handshake signature is then not checked at all, where redis-cli's
-/// OpenSSL checks it and connects; under --insecure nothing is proven about
-/// the server anyway.
+/// certificate's too), but for an RSA key under 1024 bits, which no check
+/// here takes: its handshake signature is then not checked at all; under
+/// --insecure nothing is proven about the server anyway.
 #[derive(Debug)]
 struct NoVerification(WebPkiSupportedAlgorithms);
 
@@ -228,7 +242,7 @@ impl NoVerification {
         handshake_signature(message, cert, dss, &self.0, tls13).or_else(|e| {
             let weak = Certificate::parse(cert.as_ref())
                 .and_then(|c| c.key_size())
-                .is_some_and(|key| matches!(key, KeySize::Rsa(n) if n < RING_MIN_RSA_BITS));
+                .is_some_and(|key| matches!(key, KeySize::Rsa(n) if n < RSA_MIN_CHECKED_BITS));
             if weak { Ok(HandshakeSignatureValid::assertion()) } else { Err(e) }
         })
     }

@@ -8,9 +8,9 @@
 //! 1024-bit key. Paired with packages/cli/src/engine-js/tls-chain.ts: the
 //! same rules, the same words.
 
-use rustls::crypto::WebPkiSupportedAlgorithms;
-use rustls::pki_types::CertificateDer;
+use rustls::pki_types::{CertificateDer, SignatureVerificationAlgorithm};
 
+use crate::tls_algorithms::signed_by;
 use crate::x509::{Certificate, KeySize};
 
 /// The security bits level 2 asks of every key of a chain.
@@ -39,9 +39,9 @@ pub(crate) const NOT_A_CA: &str = "certificate not accepted (a certificate that 
 /// takes it).
 pub(crate) const NO_CERT_SIGN: &str = "certificate not accepted (a CA certificate of the chain may not sign certificates: its keyUsage leaves out keyCertSign)";
 
-/// The fewest bits of an RSA key ring checks a signature with (256 bytes
-/// of modulus); OpenSSL counts 1963 bits and up as strong enough.
-pub(crate) const RING_MIN_RSA_BITS: usize = 2041;
+/// The fewest bits of an RSA key a signature is checked with (the RSA
+/// crate's least; ring's is 2048, tls_algorithms.rs takes what is below).
+pub(crate) const RSA_MIN_CHECKED_BITS: usize = 1024;
 
 /// The security bits OpenSSL gives an RSA or DSA key of `n` bits: NIST SP
 /// 800-56B's estimate, rounded to a multiple of 8 (OpenSSL's
@@ -95,8 +95,7 @@ pub(crate) fn printable(name: &[u8]) -> String {
 
 /// Why the chain is refused beyond webpki's verdict (its first certificate
 /// that is), or None: too weak for level 2; a CA whose keyUsage may not
-/// sign (webpki takes it, OpenSSL does not); an RSA key ring cannot check
-/// with (native only: the JS engine connects).
+/// sign (webpki takes it, OpenSSL does not).
 /// The chain is walked as OpenSSL builds it: from the server's certificate,
 /// each issuer looked for by name among the trusted certificates
 /// (`anchors`, self-signed, of --cacert/--cacertdir) first, then the other
@@ -108,7 +107,7 @@ pub(crate) fn too_weak(
     intermediates: &[CertificateDer<'_>],
     anchors: &[CertificateDer<'static>],
     links: &[CertificateDer<'static>],
-    algorithms: &WebPkiSupportedAlgorithms,
+    algorithms: &[&'static dyn SignatureVerificationAlgorithm],
 ) -> Option<Refused> {
     let pool: Vec<(Certificate<'_>, bool)> = anchors
         .iter()
@@ -118,11 +117,7 @@ pub(crate) fn too_weak(
         .filter_map(|(der, trusted)| Certificate::parse(der).map(|c| (c, trusted)))
         .collect();
     let signs = |issuer: &Certificate<'_>, cert: &Certificate<'_>| {
-        algorithms.all.iter().any(|alg| {
-            alg.public_key_alg_id().as_ref() == issuer.public_key_algorithm
-                && alg.signature_alg_id().as_ref() == cert.signature_algorithm
-                && alg.verify_signature(issuer.public_key, cert.signed, cert.signature).is_ok()
-        })
+        signed_by(cert, issuer.public_key_algorithm, issuer.public_key, algorithms)
     };
     let mut cert = Certificate::parse(end_entity.as_ref())?;
     let mut trusted = anchors.iter().any(|a| a.as_ref() == end_entity.as_ref());
@@ -135,15 +130,6 @@ pub(crate) fn too_weak(
         if let Some((key, bits)) = cert.key_size().map(strength).filter(|&(_, bits)| bits < MIN_SECURITY_BITS) {
             return Some(Refused(format!(
                 "certificate too weak: {} has a {key} key ({bits}-bit security; at least {MIN_SECURITY_BITS} is required)",
-                who()
-            )));
-        }
-        // A key strong enough for OpenSSL that ring cannot check with: only the JS engine can.
-        if let Some(KeySize::Rsa(n)) =
-            cert.key_size().filter(|k| matches!(k, KeySize::Rsa(n) if *n < RING_MIN_RSA_BITS))
-        {
-            return Some(Refused(format!(
-                "certificate not accepted: {} has a {n}-bit RSA key, which the native engine's TLS library (ring) cannot check (it needs {RING_MIN_RSA_BITS} bits or more): the JS engine (OpenSSL) can: --engine js",
                 who()
             )));
         }

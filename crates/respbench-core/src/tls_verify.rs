@@ -24,17 +24,23 @@
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::{ResolvesClientCert, WebPkiServerVerifier};
+use rustls::client::{ResolvesClientCert, verify_server_cert_signed_by_trust_anchor, verify_server_name};
 use rustls::crypto::{
-    CryptoProvider, WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature,
-    verify_tls13_signature_with_raw_key,
+    WebPkiSupportedAlgorithms, verify_tls12_signature, verify_tls13_signature, verify_tls13_signature_with_raw_key,
 };
-use rustls::pki_types::{CertificateDer, ServerName, SubjectPublicKeyInfoDer, UnixTime};
+use rustls::pki_types::{
+    CertificateDer, ServerName, SignatureVerificationAlgorithm, SubjectPublicKeyInfoDer, UnixTime,
+};
+use rustls::server::ParsedCertificate;
 use rustls::sign::CertifiedKey;
 use rustls::{CertificateError, DigitallySignedStruct, Error, RootCertStore, SignatureScheme};
 
+use crate::tls_algorithms::{self, for_chain, signed_by};
 use crate::tls_strength::{NOT_A_CA, Refused, too_weak};
 use crate::x509::{Certificate, name_matches, public_key_parts};
+
+/// The signature algorithms one chain is checked with (tls_algorithms.rs).
+type Algorithms = [&'static dyn SignatureVerificationAlgorithm];
 
 /// What --cacert and --cacertdir (and the system) give verification: the
 /// self-signed certificates are trust anchors, the others only help build
@@ -68,36 +74,33 @@ impl TrustStore {
 /// The verifier of a run that checks certificates (no `--insecure`).
 #[derive(Debug)]
 pub(crate) struct ServerVerifier {
-    webpki: Option<Arc<WebPkiServerVerifier>>,
     /// The trust anchors (the system's roots, the self-signed certificates
     /// of --cacert/--cacertdir), those certificates as given, and the other
     /// certificates of --cacert/--cacertdir (links of a chain, not anchors).
     roots: Arc<RootCertStore>,
     self_signed: Vec<CertificateDer<'static>>,
     store_intermediates: Vec<CertificateDer<'static>>,
-    algorithms: WebPkiSupportedAlgorithms,
 }
 
 impl ServerVerifier {
-    pub(crate) fn new(store: TrustStore, provider: &Arc<CryptoProvider>) -> Result<ServerVerifier, String> {
-        let roots = Arc::new(store.roots);
-        // No anchor at all (no system roots, --cacert without a root):
-        // every chain is then "not trusted", as OpenSSL says, at connect.
-        let webpki = match roots.is_empty() {
-            true => None,
-            false => Some(
-                WebPkiServerVerifier::builder_with_provider(roots.clone(), provider.clone())
-                    .build()
-                    .map_err(|e| format!("TLS: the trusted certificates cannot be used ({e})"))?,
-            ),
-        };
-        Ok(ServerVerifier {
-            webpki,
-            roots,
+    pub(crate) fn new(store: TrustStore) -> ServerVerifier {
+        ServerVerifier {
+            roots: Arc::new(store.roots),
             self_signed: store.self_signed,
             store_intermediates: store.intermediates,
-            algorithms: provider.signature_verification_algorithms,
-        })
+        }
+    }
+
+    /// The algorithms a chain the server sent may be checked with: those
+    /// its certificates and the store's need.
+    fn algorithms_for(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+    ) -> Vec<&'static dyn SignatureVerificationAlgorithm> {
+        let all =
+            std::iter::once(end_entity).chain(intermediates).chain(&self.self_signed).chain(&self.store_intermediates);
+        for_chain(all.filter_map(|der| Certificate::parse(der.as_ref())))
     }
 
     /// A certificate webpki cannot take: byte-equal to a trusted one, or v1.
@@ -109,6 +112,7 @@ impl ServerVerifier {
         directly_trusted: bool,
         server_name: &ServerName<'_>,
         now: UnixTime,
+        algorithms: &Algorithms,
     ) -> Result<ServerCertVerified, Error> {
         let now = now.as_secs() as i64;
         if now < cert.not_before {
@@ -117,12 +121,12 @@ impl ServerVerifier {
         if now > cert.not_after {
             return Err(CertificateError::Expired.into());
         }
-        if !directly_trusted && !self.chains_to_anchor(cert, intermediates, now, 0) {
+        if !directly_trusted && !self.chains_to_anchor(cert, intermediates, now, 0, algorithms) {
             // Signed by a certificate the server sent that may not sign (a v1 one not self-signed, CA:FALSE): OpenSSL's "invalid CA".
             let by_non_ca = intermediates.iter().filter_map(|der| Certificate::parse(der.as_ref())).any(|issuer| {
                 issuer.subject == cert.issuer
                     && !issuer.is_ca()
-                    && self.signed_by(cert, issuer.public_key_algorithm, issuer.public_key)
+                    && signed_by(cert, issuer.public_key_algorithm, issuer.public_key, algorithms)
             });
             return Err(if by_non_ca {
                 CertificateError::Other(rustls::OtherError(Arc::new(Refused(NOT_A_CA.into())))).into()
@@ -139,15 +143,6 @@ impl ServerVerifier {
         Ok(ServerCertVerified::assertion())
     }
 
-    /// Whether `cert` is signed by the key `key` of algorithm `algorithm`.
-    fn signed_by(&self, cert: &Certificate<'_>, algorithm: &[u8], key: &[u8]) -> bool {
-        self.algorithms.all.iter().any(|alg| {
-            alg.public_key_alg_id().as_ref() == algorithm
-                && alg.signature_alg_id().as_ref() == cert.signature_algorithm
-                && alg.verify_signature(key, cert.signed, cert.signature).is_ok()
-        })
-    }
-
     /// Whether `cert` chains to a trust anchor: signed by one (a root of the
     /// system's or of --cacert/--cacertdir), or by a CA certificate among
     /// those the server sent that does, within its dates. What webpki does
@@ -158,8 +153,9 @@ impl ServerVerifier {
         intermediates: &[CertificateDer<'_>],
         now: i64,
         depth: usize,
+        algorithms: &Algorithms,
     ) -> bool {
-        let signed_by = |algorithm: &[u8], key: &[u8]| self.signed_by(cert, algorithm, key);
+        let signed_by = |algorithm: &[u8], key: &[u8]| signed_by(cert, algorithm, key, algorithms);
         let by_anchor = self.roots.roots.iter().any(|anchor| {
             anchor.subject.as_ref() == cert.issuer
                 && public_key_parts(anchor.subject_public_key_info.as_ref())
@@ -178,7 +174,7 @@ impl ServerVerifier {
                         && issuer.is_ca()
                         && (issuer.not_before..=issuer.not_after).contains(&now)
                         && signed_by(issuer.public_key_algorithm, issuer.public_key)
-                        && self.chains_to_anchor(&issuer, intermediates, now, depth + 1)
+                        && self.chains_to_anchor(&issuer, intermediates, now, depth + 1, algorithms)
                 })
     }
 }
@@ -204,18 +200,33 @@ impl ServerVerifier {
         end_entity: &CertificateDer<'_>,
         intermediates: &[CertificateDer<'_>],
         server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
         now: UnixTime,
+        algorithms: &Algorithms,
     ) -> Result<ServerCertVerified, Error> {
-        let Some(webpki) = self.webpki.as_ref() else {
+        // No anchor at all (no system roots, --cacert without a root):
+        // every chain is then "not trusted", as OpenSSL says.
+        if self.roots.is_empty() {
             return Err(CertificateError::UnknownIssuer.into());
+        }
+        let webpki = |intermediates: &[CertificateDer<'_>]| {
+            let parsed = ParsedCertificate::try_from(end_entity)?;
+            verify_server_cert_signed_by_trust_anchor(&parsed, &self.roots, intermediates, now, algorithms)?;
+            verify_server_name(&parsed, server_name).map(|_| ServerCertVerified::assertion())
         };
         let Some(cert) = Certificate::parse(end_entity.as_ref()) else {
-            return webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
+            return webpki(intermediates);
         };
         let directly_trusted = self.self_signed.iter().any(|t| t.as_ref() == end_entity.as_ref());
         if directly_trusted || cert.version < 3 {
-            return self.verify_outside_webpki(&cert, end_entity, intermediates, directly_trusted, server_name, now);
+            return self.verify_outside_webpki(
+                &cert,
+                end_entity,
+                intermediates,
+                directly_trusted,
+                server_name,
+                now,
+                algorithms,
+            );
         }
         // The chain may go through certificates of --cacert that are not
         // anchors (once per connection: this Vec is not per request).
@@ -226,7 +237,7 @@ impl ServerVerifier {
             with_store = intermediates.iter().chain(&self.store_intermediates).cloned().collect();
             &with_store
         };
-        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+        match webpki(intermediates) {
             // The chain verified (webpki checks the name last); without a
             // subjectAltName the common name is the name.
             Err(Error::InvalidCertificate(
@@ -245,10 +256,11 @@ impl ServerCertVerifier for ServerVerifier {
         end_entity: &CertificateDer<'_>,
         intermediates: &[CertificateDer<'_>],
         server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
+        _ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        let verdict = self.verify_chain(end_entity, intermediates, server_name, ocsp_response, now);
+        let algorithms = self.algorithms_for(end_entity, intermediates);
+        let verdict = self.verify_chain(end_entity, intermediates, server_name, now, &algorithms);
         let checked = matches!(
             verdict,
             Ok(_)
@@ -258,8 +270,7 @@ impl ServerCertVerifier for ServerVerifier {
                         | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. }
                 ))
         );
-        let weak =
-            || too_weak(end_entity, intermediates, &self.self_signed, &self.store_intermediates, &self.algorithms);
+        let weak = || too_weak(end_entity, intermediates, &self.self_signed, &self.store_intermediates, &algorithms);
         match checked.then(weak).flatten() {
             Some(why) => Err(CertificateError::Other(rustls::OtherError(Arc::new(why))).into()),
             None => verdict,
@@ -272,7 +283,7 @@ impl ServerCertVerifier for ServerVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        handshake_signature(message, cert, dss, &self.algorithms, false)
+        handshake_signature(message, cert, dss, &tls_algorithms::SUPPORTED, false)
     }
 
     fn verify_tls13_signature(
@@ -281,11 +292,11 @@ impl ServerCertVerifier for ServerVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        handshake_signature(message, cert, dss, &self.algorithms, true)
+        handshake_signature(message, cert, dss, &tls_algorithms::SUPPORTED, true)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
+        tls_algorithms::SUPPORTED.supported_schemes()
     }
 }
 
@@ -299,6 +310,18 @@ pub(crate) fn handshake_signature(
     algorithms: &WebPkiSupportedAlgorithms,
     tls13: bool,
 ) -> Result<HandshakeSignatureValid, Error> {
+    // TLS 1.3's schemes for RSA-PSS keys, which rustls has no name for.
+    if let Some(hash) = tls_algorithms::pss_key_scheme(dss.scheme) {
+        let valid = Certificate::parse(der.as_ref()).is_some_and(|cert| {
+            tls_algorithms::is_pss_key(cert.public_key_algorithm)
+                && tls_algorithms::pss_key_handshake(hash, cert.public_key, message, dss.signature())
+        });
+        return if valid {
+            Ok(HandshakeSignatureValid::assertion())
+        } else {
+            Err(CertificateError::BadSignature.into())
+        };
+    }
     let cert = match Certificate::parse(der.as_ref()) {
         Some(cert) if cert.version < 3 => cert,
         _ if tls13 => return verify_tls13_signature(message, der, dss, algorithms),
@@ -404,7 +427,7 @@ mod tests {
         for c in trusted {
             store.add(c.clone()).unwrap();
         }
-        ServerVerifier::new(store, &Arc::new(rustls::crypto::ring::default_provider())).unwrap()
+        ServerVerifier::new(store)
     }
 
     fn verdict(

@@ -6,55 +6,11 @@
 //! is allocated, nothing is copied (it runs once per connection, in the
 //! handshake).
 
-/// One DER element: its tag and its contents, and the whole encoding.
-#[derive(Clone, Copy)]
-struct Element<'a> {
-    tag: u8,
-    contents: &'a [u8],
-    whole: &'a [u8],
-}
+use crate::der::{
+    BIT_STRING, BOOLEAN, EXTENSIONS, Element, GENERALIZED_TIME, INTEGER, OCTET_STRING, OID, SEQUENCE, SET, UTC_TIME,
+    UTF8_STRING, VERSION, bits, expect, integer_bits, next,
+};
 
-/// The next element of `input`, which moves past it; None when `input` does
-/// not start with a whole element (multi-byte tags are not used here).
-fn next<'a>(input: &mut &'a [u8]) -> Option<Element<'a>> {
-    let bytes = *input;
-    let (&tag, rest) = bytes.split_first()?;
-    let (&first, rest) = rest.split_first()?;
-    let (len, rest) = if first < 0x80 {
-        (first as usize, rest)
-    } else {
-        let count = (first & 0x7f) as usize;
-        if count == 0 || count > 4 || rest.len() < count {
-            return None;
-        }
-        let len = rest[..count].iter().fold(0usize, |n, &b| (n << 8) | b as usize);
-        (len, &rest[count..])
-    };
-    if rest.len() < len {
-        return None;
-    }
-    let header = bytes.len() - rest.len();
-    *input = &rest[len..];
-    Some(Element { tag, contents: &rest[..len], whole: &bytes[..header + len] })
-}
-
-fn expect<'a>(input: &mut &'a [u8], tag: u8) -> Option<Element<'a>> {
-    let e = next(input)?;
-    (e.tag == tag).then_some(e)
-}
-
-const SEQUENCE: u8 = 0x30;
-const BOOLEAN: u8 = 0x01;
-const OCTET_STRING: u8 = 0x04;
-const SET: u8 = 0x31;
-const UTF8_STRING: u8 = 0x0c;
-const INTEGER: u8 = 0x02;
-const BIT_STRING: u8 = 0x03;
-const OID: u8 = 0x06;
-const UTC_TIME: u8 = 0x17;
-const GENERALIZED_TIME: u8 = 0x18;
-const VERSION: u8 = 0xa0;
-const EXTENSIONS: u8 = 0xa3;
 /// 2.5.4.3, commonName.
 const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
 /// 2.5.29.19, basicConstraints.
@@ -101,12 +57,6 @@ pub(crate) enum KeySize {
     Dsa(usize),
     /// A named curve and the bits of its order.
     Ec(&'static str, u32),
-}
-
-/// An INTEGER's contents' bits, its sign byte and leading zeros aside.
-fn integer_bits(contents: &[u8]) -> Option<usize> {
-    let start = contents.iter().position(|&b| b != 0)?;
-    Some((contents.len() - start) * 8 - contents[start].leading_zeros() as usize)
 }
 
 /// What verification reads of one certificate, borrowed from its DER.
@@ -403,14 +353,6 @@ pub(crate) fn name_matches(common_name: &[u8], host: &str) -> bool {
         };
     }
     common_name.eq_ignore_ascii_case(host)
-}
-
-/// A BIT STRING's bits, whole bytes only (what keys and signatures are).
-fn bits(contents: &[u8]) -> Option<&[u8]> {
-    match contents.split_first() {
-        Some((0, rest)) => Some(rest),
-        _ => None,
-    }
 }
 
 /// UTCTime (YYMMDDHHMMSSZ, 50–99 meaning 19xx) or GeneralizedTime

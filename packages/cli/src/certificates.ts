@@ -86,6 +86,14 @@ export interface CertificateSpec {
   curve?: string;
   /** The digest its issuer signs with; default sha256. */
   digest?: string;
+  /**
+   * `openssl genpkey` arguments that make its key (`['-algorithm',
+   * 'ED448']`, `['-algorithm', 'RSA-PSS']`, `['-paramfile', 'dsa.param']`),
+   * instead of keyBits or curve.
+   */
+  genpkey?: string[];
+  /** `-sigopt` values for its issuer's signature (`rsa_padding_mode:pss`, `rsa_pss_saltlen:20`). */
+  signOptions?: string[];
 }
 
 /** The time `days` from now in openssl's YYYYMMDDHHMMSSZ. */
@@ -106,10 +114,13 @@ export function issueCertificate(dir: string, spec: CertificateSpec): { cert: st
   const ext = spec.extensions ?? [];
   const newkey = spec.curve ? 'ec' : `rsa:${spec.keyBits ?? 2048}`;
   const keyOptions = spec.curve ? ['-pkeyopt', `ec_paramgen_curve:${spec.curve}`] : [];
+  // The key first when genpkey says how; else req makes it.
+  if (spec.genpkey) openssl('genpkey', ...spec.genpkey, '-out', `${spec.name}.key`);
+  const key = spec.genpkey ? ['-key', `${spec.name}.key`] : ['-newkey', newkey, ...keyOptions, '-nodes', '-keyout', `${spec.name}.key`];
   if (spec.issuer === null) {
-    openssl('req', '-x509', '-newkey', newkey, ...keyOptions, '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.pem`, '-days', String(Math.max(1, to)), '-subj', subject, ...ext.flatMap((e) => ['-addext', e]));
+    openssl('req', '-x509', '-new', ...key, '-out', `${spec.name}.pem`, '-days', String(Math.max(1, to)), '-subj', subject, ...ext.flatMap((e) => ['-addext', e]));
   } else {
-    openssl('req', '-newkey', newkey, ...keyOptions, '-nodes', '-keyout', `${spec.name}.key`, '-out', `${spec.name}.csr`, '-subj', subject);
+    openssl('req', '-new', ...key, '-out', `${spec.name}.csr`, '-subj', subject);
     // openssl ca keeps a database and a serial; one per certificate, so
     // issuing the same name twice is not refused as a duplicate.
     const db = `${spec.name}.db`;
@@ -124,7 +135,8 @@ export function issueCertificate(dir: string, spec: CertificateSpec): { cert: st
       writeFileSync(path.join(dir, `${spec.name}.ext`), `${ext.join('\n')}\n`);
       extArgs.push('-extfile', `${spec.name}.ext`);
     }
-    openssl('ca', '-batch', '-notext', '-config', `${spec.name}.cnf`, '-cert', `${spec.issuer}.pem`, '-keyfile', `${spec.issuer}.key`, '-in', `${spec.name}.csr`, '-out', `${spec.name}.pem`, '-startdate', opensslTime(from), '-enddate', opensslTime(to), ...extArgs);
+    const sigopts = (spec.signOptions ?? []).flatMap((o) => ['-sigopt', o]);
+    openssl('ca', '-batch', '-notext', '-config', `${spec.name}.cnf`, '-cert', `${spec.issuer}.pem`, '-keyfile', `${spec.issuer}.key`, '-in', `${spec.name}.csr`, '-out', `${spec.name}.pem`, '-startdate', opensslTime(from), '-enddate', opensslTime(to), ...sigopts, ...extArgs);
   }
   return { cert: path.join(dir, `${spec.name}.pem`), key: path.join(dir, `${spec.name}.key`) };
 }

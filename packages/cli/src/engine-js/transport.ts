@@ -348,7 +348,7 @@ function alertHint(alert: string): string {
     return 'it refused the client certificate (--cert)';
   }
   if (['handshake failure', 'insufficient security', 'protocol version'].includes(alert)) {
-    return 'no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites; a P-521, Ed448 or RSA-PSS server key only the JS engine can use: --engine js)';
+    return 'no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites)';
   }
   return 'does it require a client certificate? --cert/--key';
 }
@@ -420,7 +420,7 @@ function tlsReason(err: NodeJS.ErrnoException, name: string, t: TlsPlan): string
   const alert = alertName(err.message);
   if (alert !== null) return `the server refused the handshake (alert "${alert}": ${alertHint(alert)})`;
   if (['ERR_SSL_NO_CIPHERS_AVAILABLE', 'ERR_SSL_UNSUPPORTED_PROTOCOL', 'ERR_SSL_NO_SHARED_CIPHER', 'ERR_SSL_NO_PROTOCOLS_AVAILABLE'].includes(code)) {
-    return 'no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites; a P-521, Ed448 or RSA-PSS server key only the JS engine can use: --engine js)';
+    return 'no TLS version, cipher or signature scheme both sides accept (--tls-ciphers/--tls-ciphersuites)';
   }
   return opensslReason(err.message);
 }
