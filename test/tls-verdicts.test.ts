@@ -139,6 +139,11 @@ function makeCertificates(): void {
   clientKey('ed448-client', { genpkey: ['-algorithm', 'ED448'] });
   clientKey('rsa-pss-client', { genpkey: ['-algorithm', 'RSA-PSS'] });
   clientKey('rsa-2000-client', { keyBits: 2000 });
+  // The CA under the other PEM labels OpenSSL reads a certificate under.
+  expect(spawnSync('openssl', ['x509', '-in', file('ca.pem'), '-trustout', '-addtrust', 'serverAuth', '-out', file('ca-trusted.pem')]).status).toBe(0);
+  writeFileSync(file('ca-x509-label.pem'), readFileSync(file('ca.pem'), 'utf8').replace(/(BEGIN|END) CERTIFICATE/g, '$1 X509 CERTIFICATE'));
+  mkdirSync(file('cadir-trusted'));
+  copyFileSync(file('ca-trusted.pem'), path.join(file('cadir-trusted'), `${spawnSync('openssl', ['x509', '-hash', '-noout', '-in', file('ca.pem')], { encoding: 'utf8' }).stdout.trim()}.0`));
   issue('client', 'respbench client', 'ca', [CLIENT_AUTH]);
   issue('v1-client', 'respbench v1 client', 'ca');
   issue('other-client', 'respbench other client', 'other-ca', [CLIENT_AUTH]);
@@ -282,6 +287,11 @@ const ROWS: Row[] = [
   { situation: 'client certificate required, an RSA-PSS key given', server: 'mtls', flags: [...cacert(), ...clientCert('rsa-pss-client')] },
   { situation: 'client certificate required, a 2000-bit RSA key given', server: 'mtls', flags: [...cacert(), ...clientCert('rsa-2000-client')] },
   { situation: '--key an Ed448 key, --cert a P-521 certificate', server: 'mtls', flags: [...cacert(), ...clientCert('p521-client', 'ed448-client')], badInput: true, words: /^respbench: --key: ".*ed448-client\.key" is not the private key of the certificate in --cert ".*p521-client\.pem"/ },
+  { situation: '--cacert the CA as TRUSTED CERTIFICATE (openssl x509 -trustout)', server: 'main', flags: [...cacert('ca-trusted')] },
+  { situation: '--cacert the CA as X509 CERTIFICATE (the old label)', server: 'main', flags: [...cacert('ca-x509-label')] },
+  { situation: '--cacertdir with the CA as TRUSTED CERTIFICATE under its hash name', server: 'main', flags: ['--cacertdir', '@cadir-trusted'] },
+  { situation: '--cacertdir naming two folders (A:B), the CA found in the second', server: 'main', flags: ['--cacertdir', '@cadir-unhashed:@cadir'] },
+  { situation: '--cacertdir naming two folders, the CA in neither under its hash name', server: 'main', flags: ['--cacertdir', '@cadir-unhashed:@cadir-other'], words: NOT_TRUSTED },
   { situation: '--cacertdir as openssl rehash leaves it', server: 'main', flags: ['--cacertdir', '@cadir'] },
   { situation: '--cacertdir with the CA under its own name only (no openssl rehash)', server: 'main', flags: ['--cacertdir', '@cadir-unhashed'], badInput: true, words: /^respbench: --cacertdir: ".*cadir-unhashed" holds certificates, but none where OpenSSL looks a CA up \(under its subject's hash: ca\.pem as [0-9a-f]{8}\.0\), so redis-cli and redis-server would not find them either: run openssl rehash on the folder$/ },
   { situation: '--cacertdir with one HASH.0 file (the intermediate\'s hash) holding intermediate and root; the server sends only its certificate', server: 'leafOnly', flags: ['--cacertdir', '@cadir-bundle'] },
@@ -296,7 +306,9 @@ const ROWS: Row[] = [
 
 /** The row's flags for one client: `@NAME` is a file of the certificate directory; `--no-tls` drops --tls. */
 function flagsOf(row: Row): string[] {
-  const flags = row.flags.filter((f) => f !== '--no-tls').map((f) => (f.startsWith('@') ? file(f.slice(1)) : f));
+  // `@A:@B`: a list (--cacertdir's), each name in the directory.
+  const named = (f: string) => f.split(':').map((part) => (part.startsWith('@') ? file(part.slice(1)) : part)).join(':');
+  const flags = row.flags.filter((f) => f !== '--no-tls').map((f) => (f.startsWith('@') ? named(f) : f));
   return row.flags.includes('--no-tls') ? flags : ['--tls', ...flags];
 }
 
@@ -442,7 +454,7 @@ function tableOf(): string {
       .replace(/localhost:\d+/g, 'localhost:PORT')
       .replace(new RegExp(dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '/', 'g'), '')
       .replace(/\|/g, '\\|');
-  const shownFlags = (row: Row) => flagsOf(row).map((f) => (f.startsWith(dir) ? path.basename(f) : f)).join(' ') || '(no --tls)';
+  const shownFlags = (row: Row) => flagsOf(row).map((f) => (f.startsWith(dir) ? f.split(':').map((p) => path.basename(p)).join(':') : f)).join(' ') || '(no --tls)';
   const lines = ['| # | situation | flags | redis-cli | native | js | respbench says (both engines) |', '|---|---|---|---|---|---|---|'];
   ROWS.forEach((row, i) => {
     const { cli, engines: byEngine } = results.get(row)!;

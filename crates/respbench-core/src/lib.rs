@@ -46,6 +46,7 @@ pub mod limits;
 pub mod link;
 pub mod open;
 pub mod pacer;
+mod pem;
 pub mod packed;
 pub mod plan;
 pub mod prepared_plan;

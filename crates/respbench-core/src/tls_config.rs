@@ -153,18 +153,12 @@ fn client_certificate(cert: &str, key: &str, provider: &CryptoProvider) -> Resul
     Ok(ClientCertificate(Arc::new(CertifiedKey::new(certs, signing))))
 }
 
+/// The certificates of a PEM file, under each label OpenSSL reads (pem.rs).
 fn read_certs(path: &str, flag: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let iter = CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("{flag} {path}: cannot read it ({})", pem_error(&e)))?;
-    iter.collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{flag} {path}: not a PEM certificate file ({})", pem_error(&e)))
-}
-
-fn pem_error(e: &rustls::pki_types::pem::Error) -> String {
-    match e {
-        rustls::pki_types::pem::Error::Io(e) => e.to_string(),
-        _ => "a PEM block is malformed".into(),
-    }
+    let text = fs::read(path).map_err(|e| format!("{flag} {path}: cannot read it ({e})"))?;
+    let certs = crate::pem::certificates(&text)
+        .map_err(|_| format!("{flag} {path}: not a PEM certificate file (a PEM block is malformed)"))?;
+    Ok(certs.into_iter().map(CertificateDer::from).collect())
 }
 
 /// How OpenSSL names a certificate in a CA folder (`openssl rehash`): its
@@ -195,7 +189,8 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
             store.add(cert).map_err(|_| format!("--cacert {path}: a certificate in it cannot be parsed"))?;
         }
     }
-    if let Some(dir) = tls.cacertdir.as_deref() {
+    // OpenSSL takes a ':'-separated list of folders (its LIST_SEPARATOR_CHAR).
+    for dir in tls.cacertdir.as_deref().into_iter().flat_map(|dirs| dirs.split(':')).filter(|d| !d.is_empty()) {
         let names: std::collections::HashSet<String> = fs::read_dir(dir)
             .map_err(|e| format!("--cacertdir {dir}: cannot read it ({e})"))?
             .flatten()

@@ -15,9 +15,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { derElement } from './engine-js/tls-chain.js';
 import { shown } from './flag-values.js';
+import { certificateBlocks } from './pem-certificates.js';
 import { UsageError } from './usage-error.js';
-
-const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
 /** HASH.N as `openssl rehash` names a file: 8 lowercase hex digits, a dot, a number without leading zeros. */
 export function hashedName(name: string): { hash: number; n: number } | null {
@@ -99,16 +98,27 @@ export function subjectHash(raw: Buffer): number | null {
   return createHash('sha1').update(Buffer.concat(canon)).digest().readUInt32LE(0);
 }
 
-/** What OpenSSL finds in the folder: the PEM certificates, with the file each is in; and the names of its other certificate files. */
-export function readCaFolder(dir: string): { found: string[]; elsewhere: string[] } {
+/** --cacertdir's folders: OpenSSL takes a ':'-separated list of them (its LIST_SEPARATOR_CHAR), empty names aside. */
+export function caFolders(value: string): string[] {
+  return value.split(':').filter((folder) => folder !== '');
+}
+
+/** A certificate file of a folder that OpenSSL would not read. */
+interface Unread {
+  name: string;
+  file: string;
+}
+
+/** What OpenSSL finds in one folder: the PEM certificates, and the certificate files it would not read. */
+function readOneFolder(dir: string): { found: string[]; elsewhere: Unread[] } {
   const names = new Set(fs.readdirSync(dir));
   const found: string[] = [];
-  const elsewhere: string[] = [];
+  const elsewhere: Unread[] = [];
   for (const name of [...names].sort()) {
     let blocks: string[];
+    const file = path.join(dir, name);
     try {
-      const file = path.join(dir, name);
-      blocks = fs.statSync(file).isFile() ? (fs.readFileSync(file, 'latin1').match(CERTIFICATE_BLOCK) ?? []) : [];
+      blocks = fs.statSync(file).isFile() ? certificateBlocks(fs.readFileSync(file, 'latin1')) : [];
     } catch {
       continue;
     }
@@ -124,28 +134,34 @@ export function readCaFolder(dir: string): { found: string[]; elsewhere: string[
     const reached = named !== null && Array.from({ length: named.n }, (_, k) => `${named.hash.toString(16).padStart(8, '0')}.${k}`).every((n) => names.has(n));
     // OpenSSL reads the file when it looks that hash up, and then keeps every certificate in it.
     if (reached && certs.some((c) => subjectHash(c.raw) === named!.hash)) found.push(...certs.map((c) => c.block));
-    else elsewhere.push(name);
+    else elsewhere.push({ name, file });
   }
   return { found, elsewhere };
 }
 
-/** --cacertdir: a folder where OpenSSL would find no CA is bad input (redis-cli given it refuses every server), with the name each certificate should have. */
-export function checkCaFolder(dir: string): void {
-  let folder: { found: string[]; elsewhere: string[] };
+/** What OpenSSL finds in --cacertdir's folders: the PEM certificates, and the certificate files it would not read. */
+export function readCaFolder(value: string): { found: string[]; elsewhere: Unread[] } {
+  const all = caFolders(value).map(readOneFolder);
+  return { found: all.flatMap((f) => f.found), elsewhere: all.flatMap((f) => f.elsewhere) };
+}
+
+/** --cacertdir: folders where OpenSSL would find no CA are bad input (redis-cli given them refuses every server), with the name each certificate should have. */
+export function checkCaFolder(value: string): void {
+  let folder: { found: string[]; elsewhere: Unread[] };
   try {
-    folder = readCaFolder(dir);
+    folder = readCaFolder(value);
   } catch (err) {
-    throw new UsageError(`--cacertdir: ${shown(dir)} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new UsageError(`--cacertdir: ${shown(value)} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   if (folder.found.length > 0) return;
-  if (folder.elsewhere.length === 0) throw new UsageError(`--cacertdir: ${shown(dir)} holds no PEM certificate`);
-  const expected = folder.elsewhere.slice(0, 3).map((name) => {
-    const block = fs.readFileSync(path.join(dir, name), 'latin1').match(CERTIFICATE_BLOCK)![0];
+  if (folder.elsewhere.length === 0) throw new UsageError(`--cacertdir: ${shown(value)} holds no PEM certificate`);
+  const expected = folder.elsewhere.slice(0, 3).map(({ name, file }) => {
+    const block = certificateBlocks(fs.readFileSync(file, 'latin1'))[0];
     const hash = subjectHash(new X509Certificate(block).raw);
     return `${name}${hash === null ? '' : ` as ${hash.toString(16).padStart(8, '0')}.0`}`;
   });
   const more = folder.elsewhere.length > 3 ? ', …' : '';
   throw new UsageError(
-    `--cacertdir: ${shown(dir)} holds certificates, but none where OpenSSL looks a CA up (under its subject's hash: ${expected.join(', ')}${more}), so redis-cli and redis-server would not find them either: run openssl rehash on the folder`,
+    `--cacertdir: ${shown(value)} holds certificates, but none where OpenSSL looks a CA up (under its subject's hash: ${expected.join(', ')}${more}), so redis-cli and redis-server would not find them either: run openssl rehash on the folder`,
   );
 }

@@ -10,9 +10,8 @@ import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import { keyStrength, MIN_SECURITY_BITS, weakDigest } from './engine-js/tls-chain.js';
 import { shown } from './flag-values.js';
+import { certificateBlocks } from './pem-certificates.js';
 import { UsageError } from './usage-error.js';
-
-const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
 function readText(flag: string, file: string): string {
   try {
@@ -24,7 +23,7 @@ function readText(flag: string, file: string): string {
 
 /** Every PEM certificate of `file`, each parsed; at least one. */
 export function readCertificates(flag: string, file: string): X509Certificate[] {
-  const blocks = readText(flag, file).match(CERTIFICATE_BLOCK) ?? [];
+  const blocks = certificateBlocks(readText(flag, file));
   if (blocks.length === 0) throw new UsageError(`${flag}: ${shown(file)} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   return blocks.map((block, i) => {
     try {

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import type { TlsPlan } from './engine-js/plan.js';
 import { TLS12_CIPHERS, TLS13_CIPHERSUITES } from './engine-js/transport.js';
 import { shown } from './flag-values.js';
-import { checkCaFolder } from './ca-folder.js';
+import { caFolders, checkCaFolder } from './ca-folder.js';
 import { checkTlsFiles } from './tls-files.js';
 import { UsageError } from './usage-error.js';
 
@@ -90,7 +90,7 @@ export function parseTls(raw: RawTlsOptions, on: boolean): TlsPlan | null {
   checkTlsFiles(files);
   return {
     cacert: files.cacert,
-    cacertdir: raw.cacertdir === undefined ? null : caFolder(readablePath('--cacertdir', raw.cacertdir, 'folder'), raw.insecure === true),
+    cacertdir: raw.cacertdir === undefined ? null : caFolder(String(raw.cacertdir), raw.insecure === true),
     cert: files.cert,
     key: files.key,
     insecure: raw.insecure === true,
@@ -100,8 +100,16 @@ export function parseTls(raw: RawTlsOptions, on: boolean): TlsPlan | null {
   };
 }
 
-/** A --cacertdir folder where OpenSSL would find a CA (ca-folder.ts); not checked under --insecure, which trusts no CA (redis-cli connects then too). */
-function caFolder(dir: string, insecure: boolean): string {
-  if (!insecure) checkCaFolder(dir);
-  return dir;
+/**
+ * --cacertdir: its folders (a ':'-separated list, as OpenSSL takes it) each
+ * a readable folder, and one where OpenSSL would find a CA (ca-folder.ts);
+ * the CA is not looked for under --insecure, which trusts no CA (redis-cli
+ * connects then too).
+ */
+function caFolder(value: string, insecure: boolean): string {
+  const folders = caFolders(value);
+  if (folders.length === 0) throw new UsageError(`--cacertdir: no such folder ${shown(value)}`);
+  for (const folder of folders) readablePath('--cacertdir', folder, 'folder');
+  if (!insecure) checkCaFolder(value);
+  return value;
 }

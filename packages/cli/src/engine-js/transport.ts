@@ -12,6 +12,7 @@ import tls from 'node:tls';
 import type { Plan, TlsPlan } from './plan.js';
 import { sharedReads } from './reads.js';
 import { readCaFolder } from '../ca-folder.js';
+import { certificateBlocks } from '../pem-certificates.js';
 import { chainOf, NO_CERT_SIGN, signedByNonCa, signedWithoutCertSign, tooWeak } from './tls-chain.js';
 
 /**
@@ -180,9 +181,9 @@ function tlsOptions(t: TlsPlan): tls.ConnectionOptions {
   if (t.cacert !== null || t.cacertdir !== null) {
     const ca: string[] = [...tls.rootCertificates];
     if (t.cacert !== null) {
-      const text = read('--cacert', t.cacert);
-      if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`--cacert ${t.cacert}: no PEM certificate in it`);
-      ca.push(text);
+      const blocks = certificateBlocks(read('--cacert', t.cacert));
+      if (blocks.length === 0) throw new Error(`--cacert ${t.cacert}: no PEM certificate in it`);
+      ca.push(...blocks);
     }
     if (t.cacertdir !== null) {
       try {
