@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueCertificate } from '../packages/cli/src/certificates.js';
+import { derElement } from '../packages/cli/src/engine-js/tls-chain.js';
 import { bothEngines, engines } from './helpers/engines.js';
 import { startRespServer } from './helpers/resp-server.js';
 import { REPO, runCli, runProcess, startRedis, startTlsRedis, type RedisServer } from './helpers/servers.js';
@@ -139,15 +140,51 @@ function makeCertificates(): void {
   clientKey('ed448-client', { genpkey: ['-algorithm', 'ED448'] });
   clientKey('rsa-pss-client', { genpkey: ['-algorithm', 'RSA-PSS'] });
   clientKey('rsa-2000-client', { keyBits: 2000 });
+  // An RSA-PSS CA whose key allows only SHA-512 and a salt of 64 or more, and a plain RSA certificate on the same
+  // key numbers and name, which signs one leaf as the restricted key may not (SHA-256) and one as it may.
+  issueCertificate(dir, { name: 'pss-restricted-ca', commonName: 'respbench restricted pss ca', issuer: null, genpkey: ['-algorithm', 'RSA-PSS', '-pkeyopt', 'rsa_pss_keygen_md:sha512', '-pkeyopt', 'rsa_pss_keygen_mgf1_md:sha512', '-pkeyopt', 'rsa_pss_keygen_saltlen:64'] });
+  writeFileSync(file('pss-twin.key'), rsaKeyOf(readFileSync(file('pss-restricted-ca.key'), 'utf8')));
+  expect(spawnSync('openssl', ['req', '-x509', '-new', '-key', file('pss-twin.key'), '-out', file('pss-twin.pem'), '-days', '2', '-subj', '/CN=respbench restricted pss ca']).status).toBe(0);
+  issueCertificate(dir, { name: 'pss-forbidden-leaf', commonName: 'localhost', issuer: 'pss-twin', extensions: [SAN, SERVER_AUTH], digest: 'sha256', signOptions: ['rsa_padding_mode:pss', 'rsa_pss_saltlen:32'] });
+  issueCertificate(dir, { name: 'pss-allowed-leaf', commonName: 'localhost', issuer: 'pss-twin', extensions: [SAN, SERVER_AUTH], digest: 'sha512', signOptions: ['rsa_padding_mode:pss', 'rsa_pss_saltlen:64'] });
+  // Trust settings (openssl x509 -trustout): the CA rejected for servers, trusted for clients only; the intermediate trusted for servers.
+  const trustout = (from: string, to: string, settings: string[]) =>
+    expect(spawnSync('openssl', ['x509', '-in', file(`${from}.pem`), '-trustout', ...settings, '-out', file(`${to}.pem`)]).status).toBe(0);
+  trustout('ca', 'ca-rejected', ['-addreject', 'serverAuth']);
+  trustout('ca', 'ca-clients-only', ['-addtrust', 'clientAuth']);
+  trustout('intermediate', 'intermediate-trusted', ['-addtrust', 'serverAuth']);
+  serverKey('sha3-256', { digest: 'sha3-256' });
+  serverKey('pss-mgf1-sha512', { signOptions: ['rsa_padding_mode:pss', 'rsa_mgf1_md:sha512'] });
+  // A P-521 client key written with its curve's parameters in full (openssl ec -param_enc explicit).
+  expect(spawnSync('openssl', ['ec', '-in', file('p521-client.key'), '-param_enc', 'explicit', '-out', file('p521-explicit-client.key')]).status).toBe(0);
+  // The CA after a byte order mark; the rejected CA's block relabelled CERTIFICATE (OpenSSL's CA file ignores what
+  // follows the certificate there, its CA folder does not).
+  writeFileSync(file('ca-bom.pem'), `\ufeff${readFileSync(file('ca.pem'), 'utf8')}`);
   // The CA under the other PEM labels OpenSSL reads a certificate under.
   expect(spawnSync('openssl', ['x509', '-in', file('ca.pem'), '-trustout', '-addtrust', 'serverAuth', '-out', file('ca-trusted.pem')]).status).toBe(0);
   writeFileSync(file('ca-x509-label.pem'), readFileSync(file('ca.pem'), 'utf8').replace(/(BEGIN|END) CERTIFICATE/g, '$1 X509 CERTIFICATE'));
+  writeFileSync(file('ca-rejected-relabelled.pem'), readFileSync(file('ca-rejected.pem'), 'utf8').replace(/TRUSTED CERTIFICATE/g, 'CERTIFICATE'));
+  const caHash = spawnSync('openssl', ['x509', '-hash', '-noout', '-in', file('ca.pem')], { encoding: 'utf8' }).stdout.trim();
+  mkdirSync(file('cadir-rejected-relabelled'));
+  copyFileSync(file('ca-rejected-relabelled.pem'), path.join(file('cadir-rejected-relabelled'), `${caHash}.0`));
   mkdirSync(file('cadir-trusted'));
   copyFileSync(file('ca-trusted.pem'), path.join(file('cadir-trusted'), `${spawnSync('openssl', ['x509', '-hash', '-noout', '-in', file('ca.pem')], { encoding: 'utf8' }).stdout.trim()}.0`));
   issue('client', 'respbench client', 'ca', [CLIENT_AUTH]);
   issue('v1-client', 'respbench v1 client', 'ca');
   issue('other-client', 'respbench other client', 'other-ca', [CLIENT_AUTH]);
   writeFileSync(file('no-certificate.pem'), 'not a certificate\n');
+}
+
+/** A PKCS#8 RSA-PSS private key's numbers as a plain RSA key (PKCS#1 PEM), the key OpenSSL would not convert. */
+function rsaKeyOf(pkcs8Pem: string): string {
+  const der = Buffer.from(pkcs8Pem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+  const top = derElement(der, 0)!;
+  // version, algorithm, then the privateKey OCTET STRING.
+  let at = top.start;
+  for (let i = 0; i < 2; i++) at = derElement(der, at)!.end;
+  const key = derElement(der, at)!;
+  const lines = der.subarray(key.start, key.end).toString('base64').match(/.{1,64}/g)!;
+  return ['-----BEGIN RSA PRIVATE KEY-----', ...lines, '-----END RSA PRIVATE KEY-----', ''].join('\n');
 }
 
 /** The server-side configurations: one redis-server each. */
@@ -193,6 +230,11 @@ const SERVERS = {
   ed448Ca: { cert: 'ed448-ca-leaf', extra: [] },
   rsaPssCa: { cert: 'rsa-pss-ca-leaf', extra: [] },
   dsaCa: { cert: 'dsa-ca-leaf', extra: [] },
+  pssForbidden: { cert: 'pss-forbidden-leaf', extra: [] },
+  p521Tls12: { cert: 'p521', extra: ['--tls-protocols', 'TLSv1.2'] },
+  sha3Signed: { cert: 'sha3-256', extra: [] },
+  pssMgf1: { cert: 'pss-mgf1-sha512', extra: [] },
+  pssAllowed: { cert: 'pss-allowed-leaf', extra: [] },
   /** Not redis-server: a socket server that hangs up on every connection at once, by FIN or by RST. */
   closes: 'fin',
   resets: 'rst',
@@ -214,6 +256,7 @@ interface Row {
 
 const cacert = (name = 'ca') => ['--cacert', `@${name}.pem`];
 const clientCert = (cert: string, key = cert) => ['--cert', `@${cert}.pem`, '--key', `@${key}.key`];
+const DISTRUSTED = /: certificate not trusted \(a CA of --cacert\/--cacertdir is marked as rejected, or as not trusted, for server authentication: its trust settings, openssl x509 -trustout\)$/;
 const NOT_TRUSTED = /certificate not trusted \(not signed by a CA in --cacert\/--cacertdir or the system's roots; --insecure skips the check\)/;
 
 const ROWS: Row[] = [
@@ -267,6 +310,10 @@ const ROWS: Row[] = [
   { situation: 'signed by an "intermediate" that is CA:FALSE; the server sends the chain', server: 'notACaChain', flags: [...cacert()], words: /: certificate not accepted \(a certificate that signed another in the chain is not a CA \(CA:FALSE, or no basicConstraints\)\)$/ },
   { situation: 'a P-521 EC server key', server: 'p521Key', flags: [...cacert()] },
   { situation: 'an Ed448 server key', server: 'ed448Key', flags: [...cacert()] },
+  { situation: 'a P-521 EC server key, TLS 1.2-only server (the client must offer the P-521 group)', server: 'p521Tls12', flags: [...cacert()] },
+  { situation: 'signed with SHA3-256 (RSA)', server: 'sha3Signed', flags: [...cacert()] },
+  { situation: 'signed with RSA-PSS, SHA-256 with MGF1 over SHA-512', server: 'pssMgf1', flags: [...cacert()] },
+  { situation: 'client certificate required, a P-521 key written with explicit curve parameters', server: 'mtls', flags: [...cacert(), '--cert', '@p521-client.pem', '--key', '@p521-explicit-client.key'] },
   { situation: 'an RSA-PSS server key (openssl genpkey -algorithm RSA-PSS)', server: 'rsaPssKey', flags: [...cacert()] },
   { situation: 'a 2000-bit RSA server key (ring checks 2048 bits and up)', server: 'rsa2000Key', flags: [...cacert()] },
   { situation: 'a brainpoolP256r1 server key (OpenSSL 3.0 signs no TLS 1.3 handshake with it)', server: 'bp256Key', flags: [...cacert()], words: /the server refused the handshake \(alert "handshake failure": no TLS version, cipher or signature scheme both sides accept/ },
@@ -282,6 +329,8 @@ const ROWS: Row[] = [
   { situation: 'signed by an RSA-PSS CA (salt length the most the key allows), that CA the --cacert', server: 'rsaPssCa', flags: [...cacert('rsa-pss-ca')] },
   { situation: 'signed by a DSA CA (2048 bits, SHA-256), that CA the --cacert', server: 'dsaCa', flags: [...cacert('dsa-ca')] },
   { situation: 'signed by a P-521 CA, another --cacert', server: 'p521Ca', flags: [...cacert()], words: NOT_TRUSTED },
+  { situation: 'signed with RSA-PSS SHA-256 for a CA whose RSA-PSS key allows only SHA-512, that CA the --cacert', server: 'pssForbidden', flags: [...cacert('pss-restricted-ca')], words: /: the server's certificate signature does not verify$/ },
+  { situation: 'signed with RSA-PSS SHA-512, salt 64, for that CA', server: 'pssAllowed', flags: [...cacert('pss-restricted-ca')] },
   { situation: 'client certificate required, a P-521 key given', server: 'mtls', flags: [...cacert(), ...clientCert('p521-client')] },
   { situation: 'client certificate required, an Ed448 key given', server: 'mtls', flags: [...cacert(), ...clientCert('ed448-client')] },
   { situation: 'client certificate required, an RSA-PSS key given', server: 'mtls', flags: [...cacert(), ...clientCert('rsa-pss-client')] },
@@ -289,6 +338,13 @@ const ROWS: Row[] = [
   { situation: '--key an Ed448 key, --cert a P-521 certificate', server: 'mtls', flags: [...cacert(), ...clientCert('p521-client', 'ed448-client')], badInput: true, words: /^respbench: --key: ".*ed448-client\.key" is not the private key of the certificate in --cert ".*p521-client\.pem"/ },
   { situation: '--cacert the CA as TRUSTED CERTIFICATE (openssl x509 -trustout)', server: 'main', flags: [...cacert('ca-trusted')] },
   { situation: '--cacert the CA as X509 CERTIFICATE (the old label)', server: 'main', flags: [...cacert('ca-x509-label')] },
+  { situation: '--cacert the CA after a UTF-8 byte order mark', server: 'main', flags: [...cacert('ca-bom')] },
+  { situation: '--cacert the rejected CA relabelled CERTIFICATE (a CA file reads the certificate alone)', server: 'main', flags: [...cacert('ca-rejected-relabelled')] },
+  { situation: '--cacertdir with the rejected CA relabelled CERTIFICATE under its hash name (a CA folder reads its trust settings)', server: 'main', flags: ['--cacertdir', '@cadir-rejected-relabelled'], words: DISTRUSTED },
+  { situation: '--cacertdir naming a folder that does not exist, then one with the CA', server: 'main', flags: ['--cacertdir', '@no-such-folder:@cadir'] },
+  { situation: '--cacert the CA as TRUSTED CERTIFICATE rejected for serverAuth (-addreject serverAuth)', server: 'main', flags: [...cacert('ca-rejected')], words: DISTRUSTED },
+  { situation: '--cacert the CA as TRUSTED CERTIFICATE trusted for clientAuth only', server: 'main', flags: [...cacert('ca-clients-only')], words: DISTRUSTED },
+  { situation: '--cacert the intermediate alone as TRUSTED CERTIFICATE for serverAuth (no root); the server sends only its certificate', server: 'leafOnly', flags: [...cacert('intermediate-trusted')] },
   { situation: '--cacertdir with the CA as TRUSTED CERTIFICATE under its hash name', server: 'main', flags: ['--cacertdir', '@cadir-trusted'] },
   { situation: '--cacertdir naming two folders (A:B), the CA found in the second', server: 'main', flags: ['--cacertdir', '@cadir-unhashed:@cadir'] },
   { situation: '--cacertdir naming two folders, the CA in neither under its hash name', server: 'main', flags: ['--cacertdir', '@cadir-unhashed:@cadir-other'], words: NOT_TRUSTED },

@@ -65,6 +65,7 @@ pub mod tls;
 pub mod tls_config;
 mod tls_algorithms;
 mod tls_crypto;
+mod tls_kx;
 mod tls_probe;
 mod tls_signing;
 mod tls_strength;

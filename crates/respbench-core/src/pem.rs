@@ -1,21 +1,92 @@
 //! PEM certificates as OpenSSL reads them (redis-cli, redis-server): under
 //! the label CERTIFICATE, and the two it reads as certificates too, X509
-//! CERTIFICATE and TRUSTED CERTIFICATE (`openssl x509 -trustout`: the
-//! certificate's DER followed by its trust settings, which are dropped
-//! here, as a client's list of trusted CAs makes no use of them). Paired
-//! with packages/cli/src/pem-certificates.ts.
+//! CERTIFICATE and, for trusted CAs (`--cacert`, `--cacertdir`), TRUSTED
+//! CERTIFICATE (`openssl x509 -trustout`: the certificate's DER followed by
+//! its trust settings, `X509_CERT_AUX`, read here for what a TLS client's
+//! verification makes of them: [`Trust`]). Paired with
+//! packages/cli/src/pem-certificates.ts.
 
-use crate::der::next;
+use crate::der::{OID, SEQUENCE, expect, next};
+
+/// What a trusted certificate's settings say of server authentication, as
+/// OpenSSL's `X509_check_trust` for an SSL server reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Trust {
+    /// No settings (or none naming a purpose): trusted as OpenSSL trusts any
+    /// self-signed CA it is given, a link of a chain otherwise.
+    Default,
+    /// Trusted for serverAuth (or any purpose): an anchor even when not self-signed.
+    Trusted,
+    /// Its trust list leaves serverAuth out: no anchor, only a link.
+    NotForServers,
+    /// serverAuth (or any purpose) rejected: not used at all.
+    Rejected,
+}
+
+/// One certificate of a PEM file.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct PemCertificate {
+    pub der: Vec<u8>,
+    pub trust: Trust,
+}
+
+/// id-kp-serverAuth and anyExtendedKeyUsage, the OIDs OpenSSL looks for.
+const SERVER_AUTH: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x01];
+const ANY_PURPOSE: &[u8] = &[0x55, 0x1d, 0x25, 0x00];
+
+/// `X509_CERT_AUX ::= SEQUENCE { trust SEQUENCE OF OID OPTIONAL, reject
+/// [0] SEQUENCE OF OID OPTIONAL, alias, keyid, other }`; None when it does
+/// not parse.
+fn trust_of(aux: &[u8]) -> Option<Trust> {
+    let mut input = aux;
+    let mut fields = expect(&mut input, SEQUENCE)?.contents;
+    let names = |mut list: &[u8]| -> Option<bool> {
+        let mut any = false;
+        while !list.is_empty() {
+            let oid = expect(&mut list, OID)?.contents;
+            any |= oid == SERVER_AUTH || oid == ANY_PURPOSE;
+        }
+        Some(any)
+    };
+    let (mut trust, mut reject) = (None, None);
+    while !fields.is_empty() {
+        let field = next(&mut fields)?;
+        match field.tag {
+            SEQUENCE if trust.is_none() && reject.is_none() => trust = Some(names(field.contents)?),
+            0xa0 if reject.is_none() => reject = Some(names(field.contents)?),
+            _ => {}
+        }
+    }
+    Some(match (trust, reject) {
+        (_, Some(true)) => Trust::Rejected,
+        (Some(true), _) => Trust::Trusted,
+        (None, None) => Trust::Default,
+        _ => Trust::NotForServers,
+    })
+}
 
 /// A block that is not whole or not base64.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Malformed;
 
-/// The certificates of a PEM text, DER, in the order written; what is not
-/// a certificate block (keys, text between blocks) is skipped.
-pub(crate) fn certificates(text: &[u8]) -> Result<Vec<Vec<u8>>, Malformed> {
+/// How a file is read, as OpenSSL reads it for the purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// A certificate chain (--cert): no TRUSTED CERTIFICATE blocks.
+    Chain,
+    /// A CA file (--cacert): trust settings in TRUSTED CERTIFICATE blocks only.
+    CaFile,
+    /// A CA folder's file (--cacertdir): trust settings after any certificate.
+    CaFolder,
+}
+
+/// The certificates of a PEM text, in the order written; what is not a
+/// certificate block (keys, text between blocks) is skipped.
+pub(crate) fn certificates(text: &[u8], purpose: Purpose) -> Result<Vec<PemCertificate>, Malformed> {
     let mut out = Vec::new();
     let mut open: Option<(&[u8], Vec<u8>)> = None;
+    // A UTF-8 byte order mark before the first line, as OpenSSL's reader skips it.
+    let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
     for line in text.split(|&b| b == b'\n') {
         let line = line.trim_ascii();
         if let Some((label, body)) = open.as_mut() {
@@ -24,21 +95,25 @@ pub(crate) fn certificates(text: &[u8]) -> Result<Vec<Vec<u8>>, Malformed> {
                     return Err(Malformed);
                 }
                 let mut der = decode_base64(body).ok_or(Malformed)?;
-                if *label == b"TRUSTED CERTIFICATE" {
-                    // The certificate, then its trust settings.
-                    let mut rest = der.as_slice();
-                    let whole = next(&mut rest).map(|e| e.whole.len()).ok_or(Malformed)?;
-                    der.truncate(whole);
-                }
-                out.push(der);
+                // The certificate, then (trust settings) what follows it.
+                let mut rest = der.as_slice();
+                let whole = next(&mut rest).filter(|e| e.tag == SEQUENCE).map(|e| e.whole.len()).ok_or(Malformed)?;
+                let counted = purpose != Purpose::Chain && (*label == b"TRUSTED CERTIFICATE" || purpose == Purpose::CaFolder);
+                let trust = if counted && !rest.is_empty() { trust_of(rest).ok_or(Malformed)? } else { Trust::Default };
+                der.truncate(whole);
+                out.push(PemCertificate { der, trust });
                 open = None;
             } else {
+                // Each line base64 alone, as OpenSSL's decoder takes it.
+                if !line.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
+                    return Err(Malformed);
+                }
                 body.extend_from_slice(line);
             }
             continue;
         }
         let Some(label) = line.strip_prefix(b"-----BEGIN ").and_then(|l| l.strip_suffix(b"-----")) else { continue };
-        if matches!(label, b"CERTIFICATE" | b"X509 CERTIFICATE" | b"TRUSTED CERTIFICATE") {
+        if matches!(label, b"CERTIFICATE" | b"X509 CERTIFICATE") || (purpose != Purpose::Chain && label == b"TRUSTED CERTIFICATE") {
             open = Some((label, Vec::new()));
         }
     }
@@ -56,6 +131,9 @@ fn decode_base64(text: &[u8]) -> Option<Vec<u8>> {
         _ => None,
     };
     let text = text.strip_suffix(b"==").or_else(|| text.strip_suffix(b"=")).unwrap_or(text);
+    if text.contains(&b'=') {
+        return None;
+    }
     let mut out = Vec::with_capacity(text.len() * 3 / 4);
     let (mut bits, mut count) = (0u32, 0u32);
     for &c in text {
@@ -83,13 +161,52 @@ mod tests {
             block("X509 CERTIFICATE", "MAMCAQI="),
             block("TRUSTED CERTIFICATE", "MAMCAQMwAA=="),
         );
-        assert_eq!(
-            certificates(text.as_bytes()),
-            Ok(vec![vec![0x30, 3, 2, 1, 1], vec![0x30, 3, 2, 1, 2], vec![0x30, 3, 2, 1, 3]])
-        );
-        assert_eq!(certificates(b"-----BEGIN CERTIFICATE-----\nMAMC\n"), Err(Malformed));
-        assert_eq!(certificates(b"-----BEGIN CERTIFICATE-----\nMA*C\n-----END CERTIFICATE-----\n"), Err(Malformed));
-        assert_eq!(certificates(b"no blocks"), Ok(vec![]));
+        let der = |c: &PemCertificate| c.der.clone();
+        let read = certificates(text.as_bytes(), Purpose::CaFile).unwrap();
+        assert_eq!(read.iter().map(der).collect::<Vec<_>>(), vec![vec![0x30, 3, 2, 1, 1], vec![0x30, 3, 2, 1, 2], vec![0x30, 3, 2, 1, 3]]);
+        assert!(read.iter().all(|c| c.trust == Trust::Default));
+        // A certificate chain (--cert) is not read under TRUSTED CERTIFICATE.
+        assert_eq!(certificates(text.as_bytes(), Purpose::Chain).unwrap().len(), 2);
+        let ca = |text: &[u8]| certificates(text, Purpose::CaFile);
+        assert_eq!(ca(b"-----BEGIN CERTIFICATE-----\nMAMC\n"), Err(Malformed));
+        assert_eq!(ca(b"-----BEGIN CERTIFICATE-----\nMA*C\n-----END CERTIFICATE-----\n"), Err(Malformed));
+        assert_eq!(ca(b"-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END X509 CERTIFICATE-----\n"), Err(Malformed));
+        assert_eq!(ca(b"no blocks"), Ok(vec![]));
+        // A byte order mark before the first line; text before BEGIN on its line is no block.
+        assert_eq!(ca(b"\xef\xbb\xbf-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END CERTIFICATE-----\n").unwrap().len(), 1);
+        assert_eq!(ca(b"xx-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END CERTIFICATE-----\n"), Ok(vec![]));
+        // Trust settings after a CERTIFICATE block: counted in a CA folder's file, not in a CA file.
+        let rejected = b"-----BEGIN CERTIFICATE-----\nMAMCAQEwDKAKBggrBgEFBQcDAQ==\n-----END CERTIFICATE-----\n";
+        assert_eq!(ca(rejected).unwrap()[0].trust, Trust::Default);
+        assert_eq!(certificates(rejected, Purpose::CaFolder).unwrap()[0].trust, Trust::Rejected);
+    }
+
+    #[test]
+    fn trust_settings_say_what_openssl_makes_of_them_for_a_server() {
+        let cert = [0x30u8, 3, 2, 1, 1];
+        let server_auth = [0x06, 0x08, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x01];
+        let client_auth = [0x06, 0x08, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x02];
+        let aux = |parts: &[(u8, &[u8])]| {
+            let mut inner = Vec::new();
+            for (tag, oids) in parts {
+                inner.extend([*tag, oids.len() as u8]);
+                inner.extend(*oids);
+            }
+            let mut out = vec![0x30, inner.len() as u8];
+            out.extend(inner);
+            out
+        };
+        let trust = |aux: Vec<u8>| {
+            let mut der = cert.to_vec();
+            der.extend(aux);
+            trust_of(&der[cert.len()..])
+        };
+        assert_eq!(trust(aux(&[(0x30, &server_auth)])), Some(Trust::Trusted));
+        assert_eq!(trust(aux(&[(0x30, &client_auth)])), Some(Trust::NotForServers));
+        assert_eq!(trust(aux(&[(0x30, &server_auth), (0xa0, &server_auth)])), Some(Trust::Rejected));
+        assert_eq!(trust(aux(&[(0xa0, &client_auth)])), Some(Trust::NotForServers));
+        assert_eq!(trust(aux(&[(0x0c, b"alias")])), Some(Trust::Default));
+        assert_eq!(trust(vec![0x31, 0]), None);
     }
 
     #[test]

@@ -267,7 +267,7 @@ fn tls_reason(e: &rustls::Error, name: &str) -> String {
             }
             CertificateError::UnsupportedSignatureAlgorithmContext { .. }
             | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
-                "the server's certificate (or a CA of its chain) is signed with an algorithm the native engine does not verify (a brainpoolP512r1 or another uncommon key): the JS engine (OpenSSL) does: --engine js".into()
+                "the server's certificate (or a CA of its chain) is signed with an algorithm the native engine does not verify (a brainpoolP512r1 or RSA key over 8192 bits, a SHA-3 digest, or another uncommon one): the JS engine (OpenSSL) verifies some: --engine js".into()
             }
             CertificateError::Other(why) if why.0.downcast_ref::<crate::tls_strength::Refused>().is_some() => why.0.to_string(),
             CertificateError::UnhandledCriticalExtension => {
@@ -306,6 +306,8 @@ fn webpki_words(e: &rustls::CertificateError) -> String {
         // A v1 (or v2) certificate that signed another: to OpenSSL no CA unless self-signed.
         "EndEntityUsedAsCa" | "UnsupportedCertVersion" => return crate::tls_strength::NOT_A_CA.into(),
         "PathLenConstraintViolated" => "a CA signed more levels below it than its pathLenConstraint allows".into(),
+        // The outer signatureAlgorithm not the one signed inside: to OpenSSL a signature failure.
+        "SignatureAlgorithmMismatch" => return "the server's certificate signature does not verify".into(),
         other => alert_words(other),
     };
     format!("certificate not accepted ({why})")

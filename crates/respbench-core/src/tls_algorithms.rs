@@ -21,7 +21,7 @@ use rustls::pki_types::{AlgorithmIdentifier, InvalidSignature, SignatureVerifica
 use webpki::ring as ring_algs;
 
 use crate::der::{INTEGER, OID, SEQUENCE, expect, next};
-use crate::tls_crypto::{self, Curve, Hash};
+use crate::tls_crypto::{self, Curve, Hash, Pss};
 
 /// What an algorithm checks, with what.
 #[derive(Clone, Copy, Debug)]
@@ -30,13 +30,13 @@ enum Check {
     Ed448,
     /// ring's for a modulus of 2048 bits and more (its range), tls_crypto's below.
     RsaPkcs1(Hash, Option<&'static dyn SignatureVerificationAlgorithm>),
-    RsaPss {
-        hash: Hash,
-        salt: usize,
-        ring: Option<&'static dyn SignatureVerificationAlgorithm>,
-    },
+    RsaPss { pss: Pss, ring: Option<&'static dyn SignatureVerificationAlgorithm> },
     /// DSA: the domain parameters are the key identifier's.
     Dsa(Hash),
+    /// A signature its key's parameters forbid (an RSA-PSS key restricted to
+    /// another digest or a longer salt): it never verifies, as OpenSSL's
+    /// "signature failure", not an algorithm unknown.
+    Forbidden,
 }
 
 #[derive(Debug)]
@@ -46,8 +46,9 @@ struct Algorithm {
     check: Check,
 }
 
-/// ring checks RSA signatures with moduli of 2048 to 8192 bits.
-const RING_RSA_BITS: std::ops::RangeInclusive<usize> = 2048..=8192;
+/// ring checks RSA signatures with moduli of 256 to 1024 bytes: 2041 to
+/// 8192 bits.
+const RING_RSA_BITS: std::ops::RangeInclusive<usize> = 2041..=8192;
 
 impl SignatureVerificationAlgorithm for Algorithm {
     fn public_key_alg_id(&self) -> AlgorithmIdentifier {
@@ -69,10 +70,11 @@ impl SignatureVerificationAlgorithm for Algorithm {
                 Some(ring) => return ring.verify_signature(public_key, message, signature),
                 None => tls_crypto::rsa_pkcs1(hash, public_key, message, signature),
             },
-            Check::RsaPss { hash, salt, ring } => match by_ring(ring) {
+            Check::RsaPss { pss, ring } => match by_ring(ring) {
                 Some(ring) => return ring.verify_signature(public_key, message, signature),
-                None => tls_crypto::rsa_pss(hash, salt, public_key, message, signature),
+                None => tls_crypto::rsa_pss(pss, public_key, message, signature),
             },
+            Check::Forbidden => false,
             Check::Dsa(hash) => {
                 let mut key = self.key.as_ref();
                 let _oid = expect(&mut key, OID);
@@ -111,13 +113,24 @@ const RSA_PKCS1_SHA384_ABSENT: AlgorithmIdentifier =
     id(&[0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0c]);
 const RSA_PKCS1_SHA512_ABSENT: AlgorithmIdentifier =
     id(&[0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0d]);
+// id-rsassa-pkcs1-v1_5-with-sha3-256/384/512 (RFC 8702: no parameters), and with NULL ones.
+const RSA_PKCS1_SHA3_256: AlgorithmIdentifier = id(&[0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x0e]);
+const RSA_PKCS1_SHA3_384: AlgorithmIdentifier = id(&[0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x0f]);
+const RSA_PKCS1_SHA3_512: AlgorithmIdentifier = id(&[0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x10]);
+const RSA_PKCS1_SHA3_256_NULL: AlgorithmIdentifier =
+    id(&[0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x0e, 0x05, 0x00]);
+const RSA_PKCS1_SHA3_384_NULL: AlgorithmIdentifier =
+    id(&[0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x0f, 0x05, 0x00]);
+const RSA_PKCS1_SHA3_512_NULL: AlgorithmIdentifier =
+    id(&[0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x10, 0x05, 0x00]);
 
 // OIDs (their contents) this module reads parameters by.
 const OID_RSA_PSS: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0a];
 const OID_MGF1: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x08];
 const OID_DSA: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x38, 0x04, 0x01];
-/// The digests by OID: sha224, sha256, sha384, sha512.
+/// The digests by OID: sha1, sha224, sha256, sha384, sha512.
 const DIGESTS: &[(&[u8], Hash)] = &[
+    (&[0x2b, 0x0e, 0x03, 0x02, 0x1a], Hash::Sha1),
     (&[0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x04], Hash::Sha224),
     (&[0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01], Hash::Sha256),
     (&[0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x02], Hash::Sha384),
@@ -163,6 +176,12 @@ algorithm!(BP384_SHA512, EC_BP384, alg_id::ECDSA_SHA512, Ecdsa(Bp384, Sha512));
 algorithm!(ED448, alg_id::ED448, alg_id::ED448, Check::Ed448);
 algorithm!(PKCS1_SHA224, alg_id::RSA_ENCRYPTION, RSA_PKCS1_SHA224, RsaPkcs1(Sha224, None));
 algorithm!(PKCS1_SHA224_ABSENT, alg_id::RSA_ENCRYPTION, RSA_PKCS1_SHA224_ABSENT, RsaPkcs1(Sha224, None));
+algorithm!(PKCS1_SHA3_256, alg_id::RSA_ENCRYPTION, RSA_PKCS1_SHA3_256, RsaPkcs1(Hash::Sha3_256, None));
+algorithm!(PKCS1_SHA3_384, alg_id::RSA_ENCRYPTION, RSA_PKCS1_SHA3_384, RsaPkcs1(Hash::Sha3_384, None));
+algorithm!(PKCS1_SHA3_512, alg_id::RSA_ENCRYPTION, RSA_PKCS1_SHA3_512, RsaPkcs1(Hash::Sha3_512, None));
+algorithm!(PKCS1_SHA3_256_NULL, alg_id::RSA_ENCRYPTION, RSA_PKCS1_SHA3_256_NULL, RsaPkcs1(Hash::Sha3_256, None));
+algorithm!(PKCS1_SHA3_384_NULL, alg_id::RSA_ENCRYPTION, RSA_PKCS1_SHA3_384_NULL, RsaPkcs1(Hash::Sha3_384, None));
+algorithm!(PKCS1_SHA3_512_NULL, alg_id::RSA_ENCRYPTION, RSA_PKCS1_SHA3_512_NULL, RsaPkcs1(Hash::Sha3_512, None));
 algorithm!(
     PKCS1_SHA256,
     alg_id::RSA_ENCRYPTION,
@@ -203,19 +222,19 @@ algorithm!(
     PSS_SHA256,
     alg_id::RSA_ENCRYPTION,
     alg_id::RSA_PSS_SHA256,
-    RsaPss { hash: Sha256, salt: 32, ring: Some(ring_algs::RSA_PSS_2048_8192_SHA256_LEGACY_KEY) }
+    RsaPss { pss: Pss::tls(Sha256), ring: Some(ring_algs::RSA_PSS_2048_8192_SHA256_LEGACY_KEY) }
 );
 algorithm!(
     PSS_SHA384,
     alg_id::RSA_ENCRYPTION,
     alg_id::RSA_PSS_SHA384,
-    RsaPss { hash: Sha384, salt: 48, ring: Some(ring_algs::RSA_PSS_2048_8192_SHA384_LEGACY_KEY) }
+    RsaPss { pss: Pss::tls(Sha384), ring: Some(ring_algs::RSA_PSS_2048_8192_SHA384_LEGACY_KEY) }
 );
 algorithm!(
     PSS_SHA512,
     alg_id::RSA_ENCRYPTION,
     alg_id::RSA_PSS_SHA512,
-    RsaPss { hash: Sha512, salt: 64, ring: Some(ring_algs::RSA_PSS_2048_8192_SHA512_LEGACY_KEY) }
+    RsaPss { pss: Pss::tls(Sha512), ring: Some(ring_algs::RSA_PSS_2048_8192_SHA512_LEGACY_KEY) }
 );
 
 /// Every algorithm whose identifiers are fixed.
@@ -236,6 +255,12 @@ static ALL: &[&dyn SignatureVerificationAlgorithm] = &[
     PKCS1_SHA512_ABSENT,
     PKCS1_SHA224,
     PKCS1_SHA224_ABSENT,
+    PKCS1_SHA3_256,
+    PKCS1_SHA3_384,
+    PKCS1_SHA3_512,
+    PKCS1_SHA3_256_NULL,
+    PKCS1_SHA3_384_NULL,
+    PKCS1_SHA3_512_NULL,
     P224_SHA224,
     P224_SHA256,
     P224_SHA384,
@@ -278,36 +303,15 @@ pub(crate) fn pss_key_scheme(scheme: SignatureScheme) -> Option<Hash> {
 
 /// What the provider offers and checks handshakes with. For TLS 1.3 the
 /// scheme fixes the curve and rustls takes the first of each list; TLS 1.2's
-/// ECDSA schemes name only the digest, so the other curves follow.
+/// ECDSA schemes name only the digest, so the other curves a client offers
+/// follow (P-224 and the brainpool curves are not among OpenSSL's groups,
+/// so its client refuses a server key on them: they check chains only).
 pub(crate) static SUPPORTED: WebPkiSupportedAlgorithms = WebPkiSupportedAlgorithms {
     all: ALL,
     mapping: &[
-        (
-            SignatureScheme::ECDSA_NISTP384_SHA384,
-            &[
-                ring_algs::ECDSA_P384_SHA384,
-                ring_algs::ECDSA_P256_SHA384,
-                P521_SHA384,
-                P224_SHA384,
-                BP256_SHA384,
-                BP384_SHA384,
-            ],
-        ),
-        (
-            SignatureScheme::ECDSA_NISTP256_SHA256,
-            &[
-                ring_algs::ECDSA_P256_SHA256,
-                ring_algs::ECDSA_P384_SHA256,
-                P521_SHA256,
-                P224_SHA256,
-                BP256_SHA256,
-                BP384_SHA256,
-            ],
-        ),
-        (
-            SignatureScheme::ECDSA_NISTP521_SHA512,
-            &[P521_SHA512, P256_SHA512, P384_SHA512, P224_SHA512, BP256_SHA512, BP384_SHA512],
-        ),
+        (SignatureScheme::ECDSA_NISTP384_SHA384, &[ring_algs::ECDSA_P384_SHA384, ring_algs::ECDSA_P256_SHA384, P521_SHA384]),
+        (SignatureScheme::ECDSA_NISTP256_SHA256, &[ring_algs::ECDSA_P256_SHA256, ring_algs::ECDSA_P384_SHA256, P521_SHA256]),
+        (SignatureScheme::ECDSA_NISTP521_SHA512, &[P521_SHA512, P256_SHA512, P384_SHA512]),
         (SignatureScheme::ED25519, &[ring_algs::ED25519]),
         (SignatureScheme::ED448, &[ED448]),
         (SignatureScheme::RSA_PSS_SHA512, &[PSS_SHA512]),
@@ -322,38 +326,50 @@ pub(crate) static SUPPORTED: WebPkiSupportedAlgorithms = WebPkiSupportedAlgorith
     ],
 };
 
-/// RSASSA-PSS-params (RFC 4055): the digest, MGF1 over the same digest,
-/// the salt length; None for what is not that (another mask, a trailer
-/// other than 1, SHA-1's default).
-fn pss_parameters(mut params: &[u8]) -> Option<(Hash, usize)> {
+/// RSASSA-PSS-params (RFC 4055): the digest (SHA-1, its default, is not
+/// taken: OpenSSL's level 2 refuses it), MGF1's digest (SHA-1 by default)
+/// and the salt length (20 by default); None for what is not that (another
+/// mask, a trailer other than 1, what DER does not allow).
+pub(crate) fn pss_parameters(mut params: &[u8]) -> Option<Pss> {
+    // An AlgorithmIdentifier of a digest: its OID, and NULL or nothing after it.
     let digest = |alg: &[u8]| {
         let mut alg = alg;
         let oid = expect(&mut alg, OID)?.contents;
+        (alg.is_empty() || alg == [0x05, 0x00]).then_some(())?;
         DIGESTS.iter().find(|(d, _)| *d == oid).map(|&(_, h)| h)
     };
+    let whole = |rest: &[u8]| rest.is_empty().then_some(());
     let mut fields = expect(&mut params, SEQUENCE)?.contents;
-    let (mut hash, mut mgf_hash, mut salt) = (None, None, 20usize);
+    whole(params)?;
+    let (mut hash, mut mgf_hash, mut salt) = (None, Hash::Sha1, 20usize);
+    // DER: each field at most once, in their order.
+    let mut last_tag = None;
     while !fields.is_empty() {
         let field = next(&mut fields)?;
+        (last_tag < Some(field.tag)).then_some(())?;
+        last_tag = Some(field.tag);
         let mut inner = field.contents;
         match field.tag {
-            0xa0 => hash = digest(expect(&mut inner, SEQUENCE)?.contents),
+            0xa0 => hash = Some(digest(expect(&mut inner, SEQUENCE)?.contents)?),
             0xa1 => {
                 let mut mgf = expect(&mut inner, SEQUENCE)?.contents;
                 (expect(&mut mgf, OID)?.contents == OID_MGF1).then_some(())?;
-                mgf_hash = digest(expect(&mut mgf, SEQUENCE)?.contents);
+                mgf_hash = digest(expect(&mut mgf, SEQUENCE)?.contents)?;
+                whole(mgf)?;
             }
             0xa2 => {
                 let n = expect(&mut inner, INTEGER)?.contents;
-                (n.len() <= 4).then_some(())?;
+                // Non-negative, and no longer than a salt can be.
+                (!n.is_empty() && n[0] & 0x80 == 0 && n.len() <= 4).then_some(())?;
                 salt = n.iter().fold(0usize, |s, &b| (s << 8) | b as usize);
             }
             0xa3 => (expect(&mut inner, INTEGER)?.contents == [1]).then_some(())?,
             _ => return None,
         }
+        whole(inner)?;
     }
-    let hash = hash?;
-    (mgf_hash == Some(hash)).then_some((hash, salt))
+    let hash = hash.filter(|&h| h != Hash::Sha1)?;
+    Some(Pss { hash, mgf: mgf_hash, salt })
 }
 
 /// The most algorithms made for parameters met in certificates (each a few
@@ -408,9 +424,10 @@ pub(crate) fn for_chain<'c>(
     for signature in certificates.map(|c| c.signature_algorithm).filter(|s| oid_of(s) == Some(OID_RSA_PSS)) {
         let mut params = signature;
         let _oid = expect(&mut params, OID);
-        let Some((hash, salt)) = pss_parameters(params) else { continue };
+        let Some(pss) = pss_parameters(params) else { continue };
         for &key in &rsa_keys {
-            add(key, signature, Check::RsaPss { hash, salt, ring: None });
+            let check = if pss_key_allows(key, pss) { Check::RsaPss { pss, ring: None } } else { Check::Forbidden };
+            add(key, signature, check);
         }
     }
     for key in dsa_keys {
@@ -441,10 +458,24 @@ pub(crate) fn is_pss_key(key: &[u8]) -> bool {
     oid_of(key) == Some(OID_RSA_PSS)
 }
 
-/// A handshake signature of TLS 1.3's RSA-PSS-key schemes: `public` the
-/// key's bits (an RSAPublicKey), the salt the digest's length.
-pub(crate) fn pss_key_handshake(hash: Hash, public: &[u8], message: &[u8], signature: &[u8]) -> bool {
-    tls_crypto::rsa_pss(hash, hash.len(), public, message, signature)
+/// Whether a key (a SubjectPublicKeyInfo's algorithm contents) may make an
+/// RSA-PSS signature with this digest and salt: an RSA-PSS key with
+/// parameters restricts them (RFC 4055: that digest and mask, at least that
+/// salt), as OpenSSL holds it to; rsaEncryption and a bare RSA-PSS key
+/// allow any.
+fn pss_key_allows(key: &[u8], pss: Pss) -> bool {
+    let mut params = key;
+    if expect(&mut params, OID).is_none_or(|oid| oid.contents != OID_RSA_PSS) || params.is_empty() {
+        return true;
+    }
+    pss_parameters(params).is_some_and(|key| key.hash == pss.hash && key.mgf == pss.mgf && pss.salt >= key.salt)
+}
+
+/// A handshake signature of TLS 1.3's RSA-PSS-key schemes: `key_algorithm`
+/// and `public` the certificate's key (its parameters' restriction
+/// holds), the salt the digest's length.
+pub(crate) fn pss_key_handshake(hash: Hash, key_algorithm: &[u8], public: &[u8], message: &[u8], signature: &[u8]) -> bool {
+    pss_key_allows(key_algorithm, Pss::tls(hash)) && tls_crypto::rsa_pss(Pss::tls(hash), public, message, signature)
 }
 
 #[cfg(test)]

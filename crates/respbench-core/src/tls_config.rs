@@ -15,6 +15,7 @@ use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
 use crate::plan::TlsPlan;
+use crate::pem::{Purpose, Trust};
 use crate::tls_algorithms;
 use crate::tls_signing;
 use crate::tls_strength::RSA_MIN_CHECKED_BITS;
@@ -93,8 +94,12 @@ fn build_tls_config(tls: &TlsPlan) -> Result<ClientConfig, String> {
     if suites.is_empty() {
         return Err("TLS: --tls-ciphers/--tls-ciphersuites leave no cipher to offer".into());
     }
+    // ring's groups, then P-521 (tls_kx.rs), never the first offered.
+    let mut kx_groups = base.kx_groups.clone();
+    kx_groups.push(crate::tls_kx::SECP521R1);
     let provider = Arc::new(CryptoProvider {
         cipher_suites: suites,
+        kx_groups,
         signature_verification_algorithms: tls_algorithms::SUPPORTED,
         ..base
     });
@@ -122,7 +127,7 @@ fn build_tls_config(tls: &TlsPlan) -> Result<ClientConfig, String> {
 /// `--cert`/`--key`: the key must be the certificate's (the CLI checks it
 /// first, with the same words).
 fn client_certificate(cert: &str, key: &str, provider: &CryptoProvider) -> Result<ClientCertificate, String> {
-    let certs = read_certs(cert, "--cert")?;
+    let certs: Vec<CertificateDer<'static>> = read_certs(cert, "--cert", Purpose::Chain)?.into_iter().map(|(c, _)| c).collect();
     let Some(first) = certs.first() else {
         return Err(format!("--cert {cert}: no PEM certificate in it"));
     };
@@ -153,12 +158,12 @@ fn client_certificate(cert: &str, key: &str, provider: &CryptoProvider) -> Resul
     Ok(ClientCertificate(Arc::new(CertifiedKey::new(certs, signing))))
 }
 
-/// The certificates of a PEM file, under each label OpenSSL reads (pem.rs).
-fn read_certs(path: &str, flag: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+/// The certificates of a PEM file, under each label OpenSSL reads for the purpose (pem.rs).
+fn read_certs(path: &str, flag: &str, purpose: Purpose) -> Result<Vec<(CertificateDer<'static>, Trust)>, String> {
     let text = fs::read(path).map_err(|e| format!("{flag} {path}: cannot read it ({e})"))?;
-    let certs = crate::pem::certificates(&text)
+    let certs = crate::pem::certificates(&text, purpose)
         .map_err(|_| format!("{flag} {path}: not a PEM certificate file (a PEM block is malformed)"))?;
-    Ok(certs.into_iter().map(CertificateDer::from).collect())
+    Ok(certs.into_iter().map(|c| (CertificateDer::from(c.der), c.trust)).collect())
 }
 
 /// How OpenSSL names a certificate in a CA folder (`openssl rehash`): its
@@ -181,18 +186,22 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
     let native = rustls_native_certs::load_native_certs();
     store.roots.add_parsable_certificates(native.certs);
     if let Some(path) = tls.cacert.as_deref() {
-        let certs = read_certs(path, "--cacert")?;
+        let certs = read_certs(path, "--cacert", Purpose::CaFile)?;
         if certs.is_empty() {
             return Err(format!("--cacert {path}: no PEM certificate in it"));
         }
-        for cert in certs {
-            store.add(cert).map_err(|_| format!("--cacert {path}: a certificate in it cannot be parsed"))?;
+        for (cert, trust) in certs {
+            store.add(cert, trust).map_err(|_| format!("--cacert {path}: a certificate in it cannot be parsed"))?;
         }
     }
     // OpenSSL takes a ':'-separated list of folders (its LIST_SEPARATOR_CHAR).
     for dir in tls.cacertdir.as_deref().into_iter().flat_map(|dirs| dirs.split(':')).filter(|d| !d.is_empty()) {
-        let names: std::collections::HashSet<String> = fs::read_dir(dir)
-            .map_err(|e| format!("--cacertdir {dir}: cannot read it ({e})"))?
+        // A folder of the list that does not exist is skipped, as OpenSSL skips it.
+        let entries = match fs::read_dir(dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            entries => entries.map_err(|e| format!("--cacertdir {dir}: cannot read it ({e})"))?,
+        };
+        let names: std::collections::HashSet<String> = entries
             .flatten()
             .map(|entry| entry.file_name().to_string_lossy().into_owned())
             .collect();
@@ -205,12 +214,12 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
                 continue;
             }
             let path = std::path::Path::new(dir).join(name);
-            let Ok(certs) = read_certs(&path.to_string_lossy(), "--cacertdir") else { continue };
+            let Ok(certs) = read_certs(&path.to_string_lossy(), "--cacertdir", Purpose::CaFolder) else { continue };
             // OpenSSL reads the file when it looks that hash up, and then keeps every certificate in it.
-            if certs.iter().any(|c| Certificate::parse(c.as_ref()).and_then(|c| name_hash(c.subject)) == Some(hash)) {
-                for cert in certs {
+            if certs.iter().any(|(c, _)| Certificate::parse(c.as_ref()).and_then(|c| name_hash(c.subject)) == Some(hash)) {
+                for (cert, trust) in certs {
                     // A certificate that does not parse is skipped, as the JS engine skips it.
-                    let _ = store.add(cert);
+                    let _ = store.add(cert, trust);
                 }
             }
         }

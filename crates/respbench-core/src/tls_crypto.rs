@@ -10,37 +10,62 @@
 use rsa::pkcs1::DecodeRsaPublicKey;
 use rsa::{BoxedUint, Pkcs1v15Sign, PublicKey as RsaPublicKey};
 use sha2::Digest;
-use signature::Verifier;
 use signature::hazmat::PrehashVerifier;
 
 use crate::der::{INTEGER, SEQUENCE, expect, integer_bits};
 
-/// A SHA-2 digest a signature algorithm names.
+/// A digest a signature algorithm names: SHA-2, and SHA-1 for an RSA-PSS
+/// mask only (RFC 4055's default MGF1; no signature here is made with it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Hash {
+    Sha1,
     Sha224,
     Sha256,
     Sha384,
     Sha512,
+    /// RSA PKCS#1 only (OpenSSL takes SHA-3 there, and refuses it with ECDSA).
+    Sha3_256,
+    Sha3_384,
+    Sha3_512,
 }
 
 impl Hash {
     pub(crate) fn digest(self, message: &[u8]) -> Vec<u8> {
         match self {
+            Hash::Sha1 => ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, message).as_ref().to_vec(),
             Hash::Sha224 => sha2::Sha224::digest(message).to_vec(),
             Hash::Sha256 => sha2::Sha256::digest(message).to_vec(),
             Hash::Sha384 => sha2::Sha384::digest(message).to_vec(),
             Hash::Sha512 => sha2::Sha512::digest(message).to_vec(),
+            Hash::Sha3_256 => sha3::Sha3_256::digest(message).to_vec(),
+            Hash::Sha3_384 => sha3::Sha3_384::digest(message).to_vec(),
+            Hash::Sha3_512 => sha3::Sha3_512::digest(message).to_vec(),
         }
     }
 
-    pub(crate) fn len(self) -> usize {
+    pub(crate) const fn len(self) -> usize {
         match self {
+            Hash::Sha1 => 20,
             Hash::Sha224 => 28,
-            Hash::Sha256 => 32,
-            Hash::Sha384 => 48,
-            Hash::Sha512 => 64,
+            Hash::Sha256 | Hash::Sha3_256 => 32,
+            Hash::Sha384 | Hash::Sha3_384 => 48,
+            Hash::Sha512 | Hash::Sha3_512 => 64,
         }
+    }
+}
+
+/// RSASSA-PSS's parameters: the digest, MGF1's digest, the salt's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Pss {
+    pub hash: Hash,
+    pub mgf: Hash,
+    pub salt: usize,
+}
+
+impl Pss {
+    /// TLS's RSA-PSS: MGF1 over the digest, a salt of the digest's length.
+    pub(crate) const fn tls(hash: Hash) -> Pss {
+        Pss { hash, mgf: hash, salt: hash.len() }
     }
 }
 
@@ -72,18 +97,36 @@ impl Curve {
 /// two unsigned big-endian integers.
 fn two_integers(der: &[u8]) -> Option<(&[u8], &[u8])> {
     let mut input = der;
-    let mut fields = expect(&mut input, SEQUENCE)?.contents;
-    if !input.is_empty() {
+    let sequence = expect(&mut input, SEQUENCE)?;
+    if !input.is_empty() || !strict(&sequence) {
         return None;
     }
-    let r = expect(&mut fields, INTEGER)?.contents;
-    let s = expect(&mut fields, INTEGER)?.contents;
+    let mut fields = sequence.contents;
+    let (r, s) = (expect(&mut fields, INTEGER)?, expect(&mut fields, INTEGER)?);
     fields.is_empty().then_some(())?;
-    let negative = |n: &[u8]| n.first().is_some_and(|b| b & 0x80 != 0);
-    if negative(r) || negative(s) {
-        return None;
-    }
-    Some((without_leading_zeros(r), without_leading_zeros(s)))
+    // DER, as OpenSSL holds a signature to: lengths in their shortest form,
+    // integers positive and minimal (a leading zero only before a high bit).
+    let minimal = |n: &[u8]| match n {
+        [] => false,
+        [first, ..] if first & 0x80 != 0 => false,
+        [0, second, ..] => second & 0x80 != 0,
+        _ => true,
+    };
+    (strict(&r) && strict(&s) && minimal(r.contents) && minimal(s.contents)).then_some(())?;
+    Some((without_leading_zeros(r.contents), without_leading_zeros(s.contents)))
+}
+
+/// Whether an element's length is written in its shortest form.
+fn strict(e: &crate::der::Element<'_>) -> bool {
+    let len = e.contents.len();
+    let header = e.whole.len() - len;
+    let shortest = match len {
+        0..0x80 => 2,
+        0x80..0x100 => 3,
+        0x100..0x1_0000 => 4,
+        _ => 5,
+    };
+    header == shortest
 }
 
 /// An INTEGER's contents without its leading zero bytes.
@@ -161,32 +204,77 @@ pub(crate) fn rsa_modulus_bits(public: &[u8]) -> Option<usize> {
 pub(crate) fn rsa_pkcs1(hash: Hash, public: &[u8], message: &[u8], signature: &[u8]) -> bool {
     let Ok(key) = RsaPublicKey::from_pkcs1_der(public) else { return false };
     let scheme = match hash {
+        Hash::Sha1 => return false,
         Hash::Sha224 => Pkcs1v15Sign::new::<sha2::Sha224>(),
         Hash::Sha256 => Pkcs1v15Sign::new::<sha2::Sha256>(),
         Hash::Sha384 => Pkcs1v15Sign::new::<sha2::Sha384>(),
         Hash::Sha512 => Pkcs1v15Sign::new::<sha2::Sha512>(),
+        Hash::Sha3_256 => Pkcs1v15Sign::new::<sha3::Sha3_256>(),
+        Hash::Sha3_384 => Pkcs1v15Sign::new::<sha3::Sha3_384>(),
+        Hash::Sha3_512 => Pkcs1v15Sign::new::<sha3::Sha3_512>(),
     };
     key.verify(scheme, &hash.digest(message), signature).is_ok()
 }
 
-macro_rules! pss_check {
-    ($digest:ty, $key:expr, $salt:expr, $message:expr, $signature:expr) => {
-        match rsa::pss::Signature::try_from($signature) {
-            Ok(sig) => rsa::pss::VerifyingKey::<$digest>::new_with_salt_len($key, $salt).verify($message, &sig).is_ok(),
-            Err(_) => false,
-        }
-    };
+/// RSASSA-PSS (RFC 8017 §8.1.2 and §9.1.2, EMSA-PSS-VERIFY), with the
+/// mask's digest apart from the message's (the RSA crate ties them).
+pub(crate) fn rsa_pss(pss: Pss, public: &[u8], message: &[u8], signature: &[u8]) -> bool {
+    let Ok(key) = RsaPublicKey::from_pkcs1_der(public) else { return false };
+    use rsa::traits::PublicKeyParts;
+    let k = key.size();
+    let mod_bits = key.n().bit_width() as usize;
+    if signature.len() != k || mod_bits < 2 {
+        return false;
+    }
+    let Ok(s) = BoxedUint::from_be_slice(signature, key.n().bits_precision()) else { return false };
+    if s >= *key.n().as_ref() {
+        return false;
+    }
+    let Ok(m) = rsa::hazmat::rsa_encrypt(&key, &s) else { return false };
+    let em_bits = mod_bits - 1;
+    let em_len = em_bits.div_ceil(8);
+    let encoded = m.to_be_bytes();
+    // I2OSP(m, emLen): m < 2^emBits, so what is before the last emLen bytes is zero.
+    let (high, em) = encoded.split_at(encoded.len().saturating_sub(em_len));
+    if em.len() != em_len || high.iter().any(|&b| b != 0) {
+        return false;
+    }
+    emsa_pss_verify(pss, &pss.hash.digest(message), em, em_bits)
 }
 
-/// RSASSA-PSS with MGF1 over the same digest and `salt` bytes of salt.
-pub(crate) fn rsa_pss(hash: Hash, salt: usize, public: &[u8], message: &[u8], signature: &[u8]) -> bool {
-    let Ok(key) = RsaPublicKey::from_pkcs1_der(public) else { return false };
-    match hash {
-        Hash::Sha224 => pss_check!(sha2::Sha224, key, salt, message, signature),
-        Hash::Sha256 => pss_check!(sha2::Sha256, key, salt, message, signature),
-        Hash::Sha384 => pss_check!(sha2::Sha384, key, salt, message, signature),
-        Hash::Sha512 => pss_check!(sha2::Sha512, key, salt, message, signature),
+/// EMSA-PSS-VERIFY over an encoded message `em` of `em_bits` bits.
+fn emsa_pss_verify(pss: Pss, m_hash: &[u8], em: &[u8], em_bits: usize) -> bool {
+    let (h_len, s_len, em_len) = (pss.hash.len(), pss.salt, em.len());
+    if em_len < h_len + s_len + 2 || em[em_len - 1] != 0xbc {
+        return false;
     }
+    let (masked_db, h) = em[..em_len - 1].split_at(em_len - h_len - 1);
+    let top_bits = 8 * em_len - em_bits;
+    let top_mask = 0xffu8.checked_shr(top_bits as u32).unwrap_or(0);
+    if masked_db[0] & !top_mask != 0 {
+        return false;
+    }
+    // MGF1: the mask's digest over H ‖ counter, counter from 0.
+    let mut db = masked_db.to_vec();
+    let mut at = 0;
+    for counter in 0u32.. {
+        if at >= db.len() {
+            break;
+        }
+        let block = pss.mgf.digest(&[h, &counter.to_be_bytes()].concat());
+        for (d, m) in db[at..].iter_mut().zip(&block) {
+            *d ^= m;
+        }
+        at += block.len();
+    }
+    db[0] &= top_mask;
+    let ps = em_len - h_len - s_len - 2;
+    if db[..ps].iter().any(|&b| b != 0) || db[ps] != 0x01 {
+        return false;
+    }
+    let salt = &db[db.len() - s_len..];
+    let again = pss.hash.digest(&[&[0u8; 8][..], m_hash, salt].concat());
+    again.as_slice() == h
 }
 
 /// DSA: `parameters` the key's Dss-Parms (`SEQUENCE { p, q, g }`, its
@@ -218,4 +306,22 @@ pub(crate) fn dsa(hash: Hash, parameters: &[u8], public: &[u8], message: &[u8], 
         return false;
     };
     key.verify_prehash(&hash.digest(message), &sig).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ecdsa_signature_is_taken_only_in_strict_der() {
+        assert_eq!(two_integers(&[0x30, 0x06, 0x02, 0x01, 0x05, 0x02, 0x01, 0x07]), Some((&[5u8][..], &[7u8][..])));
+        // A high bit needs its leading zero.
+        assert_eq!(two_integers(&[0x30, 0x07, 0x02, 0x02, 0x00, 0x85, 0x02, 0x01, 0x07]).map(|(r, _)| r.to_vec()), Some(vec![0x85]));
+        // A leading zero it does not need; a long-form length of a short one; a negative one; bytes after.
+        assert_eq!(two_integers(&[0x30, 0x07, 0x02, 0x02, 0x00, 0x05, 0x02, 0x01, 0x07]), None);
+        assert_eq!(two_integers(&[0x30, 0x07, 0x02, 0x81, 0x01, 0x05, 0x02, 0x01, 0x07]), None);
+        assert_eq!(two_integers(&[0x30, 0x81, 0x06, 0x02, 0x01, 0x05, 0x02, 0x01, 0x07]), None);
+        assert_eq!(two_integers(&[0x30, 0x06, 0x02, 0x01, 0x85, 0x02, 0x01, 0x07]), None);
+        assert_eq!(two_integers(&[0x30, 0x06, 0x02, 0x01, 0x05, 0x02, 0x01, 0x07, 0x00]), None);
+    }
 }

@@ -16,7 +16,7 @@ use signature::hazmat::PrehashSigner;
 
 use crate::der::{INTEGER, OCTET_STRING, OID, SEQUENCE, expect, next};
 use crate::tls_algorithms::{RSA_PSS_PSS_SHA256, RSA_PSS_PSS_SHA384, RSA_PSS_PSS_SHA512};
-use crate::tls_crypto::{self, Hash};
+use crate::tls_crypto::{self, Hash, Pss};
 
 const OID_RSA_ENCRYPTION: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
 const OID_RSA_PSS: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0a];
@@ -27,11 +27,10 @@ const OID_ED448: &[u8] = &[0x2b, 0x65, 0x71];
 /// A key of the kinds above.
 #[derive(Debug)]
 enum Key {
-    /// `pss_only`: an RSA-PSS key (id-RSASSA-PSS), which signs only with RSA-PSS-key schemes.
-    Rsa {
-        key: RsaPrivateKey,
-        pss_only: bool,
-    },
+    /// `pss_only`: an RSA-PSS key (id-RSASSA-PSS), which signs only with
+    /// RSA-PSS-key schemes, and only with the digest its parameters name
+    /// (`restricted`: that digest and the least salt), as OpenSSL holds it to.
+    Rsa { key: RsaPrivateKey, pss_only: bool, restricted: Option<Pss> },
     P521(p521::ecdsa::SigningKey),
     Ed448(Box<ed448_goldilocks::SigningKey>),
 }
@@ -79,6 +78,8 @@ fn is_pss(scheme: SignatureScheme) -> bool {
 macro_rules! pss_sign {
     ($key:expr, $hash:expr, $message:expr) => {
         match $hash {
+            // No TLS scheme signs with SHA-1 (hash_of never names it).
+            Hash::Sha1 | Hash::Sha3_256 | Hash::Sha3_384 | Hash::Sha3_512 => Err(rsa::errors::Error::InvalidPaddingScheme),
             Hash::Sha224 => $key.pss_sign::<sha2::Sha224>($message),
             Hash::Sha256 => $key.pss_sign::<sha2::Sha256>($message),
             Hash::Sha384 => $key.pss_sign::<sha2::Sha384>($message),
@@ -88,6 +89,17 @@ macro_rules! pss_sign {
 }
 
 impl Key {
+    /// Whether a restricted RSA-PSS key may sign with `scheme` (TLS's salt is the digest's length).
+    fn allows(&self, scheme: SignatureScheme) -> bool {
+        match self {
+            Key::Rsa { restricted: Some(key), .. } => {
+                let tls = Pss::tls(hash_of(scheme));
+                tls.hash == key.hash && tls.mgf == key.mgf && tls.salt >= key.salt
+            }
+            _ => true,
+        }
+    }
+
     fn sign(&self, scheme: SignatureScheme, message: &[u8]) -> Option<Vec<u8>> {
         let hash = hash_of(scheme);
         match self {
@@ -111,7 +123,7 @@ impl Key {
 
 impl SigningKey for PureKey {
     fn choose_scheme(&self, offered: &[SignatureScheme]) -> Option<Box<dyn Signer>> {
-        let scheme = schemes(&self.0).iter().find(|s| offered.contains(s))?;
+        let scheme = schemes(&self.0).iter().find(|s| offered.contains(s) && self.0.allows(**s))?;
         Some(Box::new(PureSigner { key: self.0.clone(), scheme: *scheme }))
     }
 
@@ -153,7 +165,13 @@ fn p521_key(ec_private_key: &[u8], curve: Option<&[u8]>) -> Option<Key> {
         let mut params = e.contents;
         expect(&mut params, OID).map(|o| o.contents)
     });
-    (named.or(curve)? == OID_P521).then_some(())?;
+    // A named curve, P-521; or explicit parameters (openssl ec -param_enc explicit), P-521's by its
+    // 66-byte scalar (whether it is the certificate's key is proven before it is used: PureKey::matches).
+    match named.or(curve) {
+        Some(oid) if oid == OID_P521 => {}
+        None if scalar.len() == 66 => {}
+        _ => return None,
+    }
     p521::ecdsa::SigningKey::from_slice(scalar).ok().map(Key::P521)
 }
 
@@ -162,7 +180,7 @@ fn p521_key(ec_private_key: &[u8], curve: Option<&[u8]>) -> Option<Key> {
 pub(crate) fn load(der: &PrivateKeyDer<'_>) -> Option<PureKey> {
     let key = match der {
         PrivateKeyDer::Pkcs1(k) => {
-            Key::Rsa { key: RsaPrivateKey::from_pkcs1_der(k.secret_pkcs1_der()).ok()?, pss_only: false }
+            Key::Rsa { key: RsaPrivateKey::from_pkcs1_der(k.secret_pkcs1_der()).ok()?, pss_only: false, restricted: None }
         }
         PrivateKeyDer::Sec1(k) => p521_key(k.secret_sec1_der(), None)?,
         PrivateKeyDer::Pkcs8(k) => {
@@ -173,9 +191,16 @@ pub(crate) fn load(der: &PrivateKeyDer<'_>) -> Option<PureKey> {
             let oid = expect(&mut algorithm, OID)?.contents;
             let private = expect(&mut fields, OCTET_STRING)?.contents;
             match oid {
-                OID_RSA_ENCRYPTION | OID_RSA_PSS => {
-                    Key::Rsa { key: RsaPrivateKey::from_pkcs1_der(private).ok()?, pss_only: oid == OID_RSA_PSS }
-                }
+                OID_RSA_ENCRYPTION | OID_RSA_PSS => Key::Rsa {
+                    key: RsaPrivateKey::from_pkcs1_der(private).ok()?,
+                    pss_only: oid == OID_RSA_PSS,
+                    // An RSA-PSS key's parameters, when it has them (a NULL is none).
+                    restricted: match algorithm {
+                        [] | [0x05, 0x00] => None,
+                        params if oid == OID_RSA_PSS => Some(crate::tls_algorithms::pss_parameters(params)?),
+                        _ => None,
+                    },
+                },
                 OID_EC_PUBLIC_KEY => p521_key(private, expect(&mut algorithm, OID).map(|o| o.contents))?,
                 OID_ED448 => {
                     let mut inner = private;
@@ -196,13 +221,13 @@ impl PureKey {
     /// by a signature the public key verifies.
     pub(crate) fn matches(&self, key_algorithm: &[u8], public_key: &[u8]) -> bool {
         const PROBE: &[u8] = b"respbench: is this the certificate's key?";
-        let scheme = schemes(&self.0)[0];
+        let Some(&scheme) = schemes(&self.0).iter().find(|s| self.0.allows(**s)) else { return false };
         let Some(signature) = self.0.sign(scheme, PROBE) else { return false };
         let algorithms = crate::tls_algorithms::SUPPORTED.mapping.iter().find(|(s, _)| *s == scheme);
         match *self.0 {
             Key::Rsa { pss_only: true, .. } => {
                 crate::tls_algorithms::is_pss_key(key_algorithm)
-                    && tls_crypto::rsa_pss(hash_of(scheme), hash_of(scheme).len(), public_key, PROBE, &signature)
+                    && tls_crypto::rsa_pss(Pss::tls(hash_of(scheme)), public_key, PROBE, &signature)
             }
             _ => algorithms.is_some_and(|(_, algs)| {
                 algs.iter().any(|a| {
@@ -241,6 +266,13 @@ mod tests {
             ("p521-sec1", &["ecparam", "-genkey", "-name", "secp521r1", "-noout", "-out", "p521-sec1.key"]),
             ("ed448", &["genpkey", "-algorithm", "ED448", "-out", "ed448.key"]),
             ("rsa-pss", &["genpkey", "-algorithm", "RSA-PSS", "-out", "rsa-pss.key"]),
+            (
+                "rsa-pss-sha512",
+                &[
+                    "genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_pss_keygen_md:sha512", "-pkeyopt",
+                    "rsa_pss_keygen_mgf1_md:sha512", "-pkeyopt", "rsa_pss_keygen_saltlen:64", "-out", "rsa-pss-sha512.key",
+                ],
+            ),
             ("rsa-2000", &["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2000", "-out", "rsa-2000.key"]),
             ("rsa-2000-pkcs1", &["genrsa", "-traditional", "-out", "rsa-2000-pkcs1.key", "2000"]),
         ];
@@ -278,12 +310,12 @@ mod tests {
                 }
             }
             // Every scheme it offers signs what the handshake check takes.
-            for &scheme in schemes(&pure.0) {
+            for &scheme in schemes(&pure.0).iter().filter(|s| pure.0.allows(**s)) {
                 let signer = pure.choose_scheme(&[scheme]).unwrap();
                 let signature = signer.sign(b"handshake").unwrap();
                 let valid = match crate::tls_algorithms::pss_key_scheme(scheme) {
                     Some(hash) => {
-                        crate::tls_algorithms::pss_key_handshake(hash, parsed.public_key, b"handshake", &signature)
+                        crate::tls_algorithms::pss_key_handshake(hash, parsed.public_key_algorithm, parsed.public_key, b"handshake", &signature)
                     }
                     None => crate::tls_algorithms::SUPPORTED.mapping.iter().filter(|(s, _)| *s == scheme).any(
                         |(_, algs)| {
@@ -297,6 +329,11 @@ mod tests {
                 assert!(valid, "{name}: {scheme:?} does not verify");
             }
             assert!(pure.choose_scheme(&[SignatureScheme::ED25519]).is_none(), "{name}");
+            if **name == "rsa-pss-sha512" {
+                // Restricted to SHA-512: it offers nothing else, as OpenSSL signs nothing else with it.
+                assert!(pure.choose_scheme(&[RSA_PSS_PSS_SHA256, RSA_PSS_PSS_SHA384]).is_none());
+                assert_eq!(pure.choose_scheme(&[RSA_PSS_PSS_SHA256, RSA_PSS_PSS_SHA512]).unwrap().scheme(), RSA_PSS_PSS_SHA512);
+            }
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -35,6 +35,7 @@ use rustls::server::ParsedCertificate;
 use rustls::sign::CertifiedKey;
 use rustls::{CertificateError, DigitallySignedStruct, Error, RootCertStore, SignatureScheme};
 
+use crate::pem::Trust;
 use crate::tls_algorithms::{self, for_chain, signed_by};
 use crate::tls_strength::{NOT_A_CA, Refused, too_weak};
 use crate::x509::{Certificate, name_matches, public_key_parts};
@@ -45,23 +46,43 @@ type Algorithms = [&'static dyn SignatureVerificationAlgorithm];
 /// What --cacert and --cacertdir (and the system) give verification: the
 /// self-signed certificates are trust anchors, the others only help build
 /// a chain, as OpenSSL takes a CA file (a chain must end at a self-signed
-/// root; webpki alone would take any certificate as an anchor).
+/// root; webpki alone would take any certificate as an anchor); a TRUSTED
+/// CERTIFICATE's settings change that as OpenSSL's do (pem.rs `Trust`).
 pub(crate) struct TrustStore {
     pub roots: RootCertStore,
-    /// The self-signed certificates of --cacert/--cacertdir, as given.
+    /// The anchors of --cacert/--cacertdir, as given: the self-signed, and
+    /// those whose trust settings trust them for servers.
     pub self_signed: Vec<CertificateDer<'static>>,
     /// The other certificates of --cacert/--cacertdir.
     pub intermediates: Vec<CertificateDer<'static>>,
+    /// Those whose trust settings reject servers, or leave them out of a self-signed one's trust.
+    pub distrusted: Vec<CertificateDer<'static>>,
 }
 
 impl TrustStore {
     pub(crate) fn empty() -> TrustStore {
-        TrustStore { roots: RootCertStore::empty(), self_signed: Vec::new(), intermediates: Vec::new() }
+        TrustStore {
+            roots: RootCertStore::empty(),
+            self_signed: Vec::new(),
+            intermediates: Vec::new(),
+            distrusted: Vec::new(),
+        }
     }
 
-    pub(crate) fn add(&mut self, cert: CertificateDer<'static>) -> Result<(), ()> {
-        let self_signed = Certificate::parse(cert.as_ref()).ok_or(())?.is_self_issued();
-        if self_signed {
+    pub(crate) fn add(&mut self, cert: CertificateDer<'static>, trust: Trust) -> Result<(), ()> {
+        let self_issued = Certificate::parse(cert.as_ref()).ok_or(())?.is_self_issued();
+        let anchor = match trust {
+            Trust::Default => self_issued,
+            Trust::Trusted => true,
+            Trust::NotForServers | Trust::Rejected => false,
+        };
+        if trust == Trust::Rejected || (trust == Trust::NotForServers && self_issued) {
+            self.distrusted.push(cert.clone());
+        }
+        if trust == Trust::Rejected {
+            return Ok(());
+        }
+        if anchor {
             self.roots.add(cert.clone()).map_err(|_| ())?;
             self.self_signed.push(cert);
         } else {
@@ -70,6 +91,11 @@ impl TrustStore {
         Ok(())
     }
 }
+
+/// A chain that would have reached a CA of --cacert/--cacertdir whose trust
+/// settings keep it from vouching for servers (OpenSSL: "certificate
+/// rejected", "certificate not trusted"; the JS engine's words too).
+pub(crate) const DISTRUSTED: &str = "certificate not trusted (a CA of --cacert/--cacertdir is marked as rejected, or as not trusted, for server authentication: its trust settings, openssl x509 -trustout)";
 
 /// The verifier of a run that checks certificates (no `--insecure`).
 #[derive(Debug)]
@@ -80,6 +106,7 @@ pub(crate) struct ServerVerifier {
     roots: Arc<RootCertStore>,
     self_signed: Vec<CertificateDer<'static>>,
     store_intermediates: Vec<CertificateDer<'static>>,
+    distrusted: Vec<CertificateDer<'static>>,
 }
 
 impl ServerVerifier {
@@ -88,7 +115,18 @@ impl ServerVerifier {
             roots: Arc::new(store.roots),
             self_signed: store.self_signed,
             store_intermediates: store.intermediates,
+            distrusted: store.distrusted,
         }
+    }
+
+    /// Whether a certificate of the chain was issued by a CA the store distrusts.
+    fn issued_by_distrusted(&self, end_entity: &CertificateDer<'_>, intermediates: &[CertificateDer<'_>]) -> bool {
+        let subjects: Vec<&[u8]> =
+            self.distrusted.iter().filter_map(|d| Certificate::parse(d.as_ref()).map(|c| c.subject)).collect();
+        std::iter::once(end_entity)
+            .chain(intermediates)
+            .filter_map(|der| Certificate::parse(der.as_ref()))
+            .any(|c| subjects.contains(&c.issuer))
     }
 
     /// The algorithms a chain the server sent may be checked with: those
@@ -270,6 +308,12 @@ impl ServerCertVerifier for ServerVerifier {
                         | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. }
                 ))
         );
+        if matches!(verdict, Err(Error::InvalidCertificate(CertificateError::UnknownIssuer)))
+            && !self.distrusted.is_empty()
+            && self.issued_by_distrusted(end_entity, intermediates)
+        {
+            return Err(CertificateError::Other(rustls::OtherError(Arc::new(Refused(DISTRUSTED.into())))).into());
+        }
         let weak = || too_weak(end_entity, intermediates, &self.self_signed, &self.store_intermediates, &algorithms);
         match checked.then(weak).flatten() {
             Some(why) => Err(CertificateError::Other(rustls::OtherError(Arc::new(why))).into()),
@@ -314,7 +358,7 @@ pub(crate) fn handshake_signature(
     if let Some(hash) = tls_algorithms::pss_key_scheme(dss.scheme) {
         let valid = Certificate::parse(der.as_ref()).is_some_and(|cert| {
             tls_algorithms::is_pss_key(cert.public_key_algorithm)
-                && tls_algorithms::pss_key_handshake(hash, cert.public_key, message, dss.signature())
+                && tls_algorithms::pss_key_handshake(hash, cert.public_key_algorithm, cert.public_key, message, dss.signature())
         });
         return if valid {
             Ok(HandshakeSignatureValid::assertion())
@@ -425,7 +469,7 @@ mod tests {
     fn verifier(trusted: &[CertificateDer<'static>]) -> ServerVerifier {
         let mut store = TrustStore::empty();
         for c in trusted {
-            store.add(c.clone()).unwrap();
+            store.add(c.clone(), Trust::Default).unwrap();
         }
         ServerVerifier::new(store)
     }

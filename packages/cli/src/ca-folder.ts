@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { derElement } from './engine-js/tls-chain.js';
 import { shown } from './flag-values.js';
-import { certificateBlocks } from './pem-certificates.js';
+import { pemCertificates, type PemCertificate } from './pem-certificates.js';
 import { UsageError } from './usage-error.js';
 
 /** HASH.N as `openssl rehash` names a file: 8 lowercase hex digits, a dot, a number without leading zeros. */
@@ -109,22 +109,23 @@ interface Unread {
   file: string;
 }
 
-/** What OpenSSL finds in one folder: the PEM certificates, and the certificate files it would not read. */
-function readOneFolder(dir: string): { found: string[]; elsewhere: Unread[] } {
+/** What OpenSSL finds in one folder: the PEM certificates (as written: a trusted one's settings with it), and the certificate files it would not read. */
+function readOneFolder(dir: string): { found: PemCertificate[]; elsewhere: Unread[] } {
   const names = new Set(fs.readdirSync(dir));
-  const found: string[] = [];
+  const found: PemCertificate[] = [];
   const elsewhere: Unread[] = [];
   for (const name of [...names].sort()) {
-    let blocks: string[];
+    let blocks: PemCertificate[];
     const file = path.join(dir, name);
     try {
-      blocks = fs.statSync(file).isFile() ? certificateBlocks(fs.readFileSync(file, 'latin1')) : [];
+      // A file OpenSSL cannot read whole (a malformed block) gives it no CA.
+      blocks = fs.statSync(file).isFile() ? pemCertificates(fs.readFileSync(file, 'latin1'), 'ca-folder') : [];
     } catch {
       continue;
     }
-    const certs = blocks.flatMap((block) => {
+    const certs = blocks.flatMap(({ pem, plain, trust }) => {
       try {
-        return [{ block, raw: new X509Certificate(block).raw }];
+        return [{ block: { pem, plain, trust }, raw: new X509Certificate(plain).raw }];
       } catch {
         return [];
       }
@@ -140,14 +141,15 @@ function readOneFolder(dir: string): { found: string[]; elsewhere: Unread[] } {
 }
 
 /** What OpenSSL finds in --cacertdir's folders: the PEM certificates, and the certificate files it would not read. */
-export function readCaFolder(value: string): { found: string[]; elsewhere: Unread[] } {
-  const all = caFolders(value).map(readOneFolder);
+export function readCaFolder(value: string): { found: PemCertificate[]; elsewhere: Unread[] } {
+  // A folder of the list that does not exist is skipped, as OpenSSL skips it.
+  const all = caFolders(value).filter((dir) => fs.existsSync(dir)).map(readOneFolder);
   return { found: all.flatMap((f) => f.found), elsewhere: all.flatMap((f) => f.elsewhere) };
 }
 
 /** --cacertdir: folders where OpenSSL would find no CA are bad input (redis-cli given them refuses every server), with the name each certificate should have. */
 export function checkCaFolder(value: string): void {
-  let folder: { found: string[]; elsewhere: Unread[] };
+  let folder: { found: PemCertificate[]; elsewhere: Unread[] };
   try {
     folder = readCaFolder(value);
   } catch (err) {
@@ -156,7 +158,7 @@ export function checkCaFolder(value: string): void {
   if (folder.found.length > 0) return;
   if (folder.elsewhere.length === 0) throw new UsageError(`--cacertdir: ${shown(value)} holds no PEM certificate`);
   const expected = folder.elsewhere.slice(0, 3).map(({ name, file }) => {
-    const block = certificateBlocks(fs.readFileSync(file, 'latin1'))[0];
+    const block = pemCertificates(fs.readFileSync(file, 'latin1'), 'ca-folder')[0].plain;
     const hash = subjectHash(new X509Certificate(block).raw);
     return `${name}${hash === null ? '' : ` as ${hash.toString(16).padStart(8, '0')}.0`}`;
   });

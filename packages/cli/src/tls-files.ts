@@ -10,7 +10,7 @@ import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import { keyStrength, MIN_SECURITY_BITS, weakDigest } from './engine-js/tls-chain.js';
 import { shown } from './flag-values.js';
-import { certificateBlocks } from './pem-certificates.js';
+import { MalformedPem, pemCertificates } from './pem-certificates.js';
 import { UsageError } from './usage-error.js';
 
 function readText(flag: string, file: string): string {
@@ -21,9 +21,19 @@ function readText(flag: string, file: string): string {
   }
 }
 
-/** Every PEM certificate of `file`, each parsed; at least one. */
-export function readCertificates(flag: string, file: string): X509Certificate[] {
-  const blocks = certificateBlocks(readText(flag, file));
+/**
+ * Every PEM certificate of `file`, each parsed; at least one. `trusted`: a
+ * list of trusted CAs (--cacert), where OpenSSL also reads TRUSTED
+ * CERTIFICATE blocks; --cert is read as a certificate chain, where it does not.
+ */
+export function readCertificates(flag: string, file: string, trusted: boolean): X509Certificate[] {
+  let blocks: string[];
+  try {
+    blocks = pemCertificates(readText(flag, file), trusted ? 'ca-file' : 'chain').map((c) => c.plain);
+  } catch (err) {
+    if (!(err instanceof MalformedPem)) throw err;
+    throw new UsageError(`${flag}: ${shown(file)} is not a PEM certificate file (a PEM block is malformed)`);
+  }
   if (blocks.length === 0) throw new UsageError(`${flag}: ${shown(file)} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   return blocks.map((block, i) => {
     try {
@@ -74,9 +84,9 @@ function checkClientStrength(file: string, cert: X509Certificate): void {
 
 /** --cacert, and --cert with --key: readable, parsable, the key the certificate's. */
 export function checkTlsFiles(files: { cacert: string | null; cert: string | null; key: string | null }): void {
-  if (files.cacert !== null) readCertificates('--cacert', files.cacert);
+  if (files.cacert !== null) readCertificates('--cacert', files.cacert, true);
   if (files.cert === null || files.key === null) return;
-  const [cert] = readCertificates('--cert', files.cert);
+  const [cert] = readCertificates('--cert', files.cert, false);
   checkClientStrength(files.cert, cert);
   const key = readPrivateKey('--key', files.key);
   if (!cert.checkPrivateKey(key)) {

@@ -101,13 +101,15 @@ export function parseTls(raw: RawTlsOptions, on: boolean): TlsPlan | null {
 }
 
 /**
- * --cacertdir: its folders (a ':'-separated list, as OpenSSL takes it) each
- * a readable folder, and one where OpenSSL would find a CA (ca-folder.ts);
+ * --cacertdir: its folders (a ':'-separated list, as OpenSSL takes it: one
+ * that does not exist is skipped, as it skips it), each a readable folder,
+ * and one where OpenSSL would find a CA (ca-folder.ts);
  * the CA is not looked for under --insecure, which trusts no CA (redis-cli
  * connects then too).
  */
 function caFolder(value: string, insecure: boolean): string {
-  const folders = caFolders(value);
+  // OpenSSL skips a folder of the list that does not exist; one that does must be a readable folder.
+  const folders = caFolders(value).filter((folder) => fs.existsSync(folder));
   if (folders.length === 0) throw new UsageError(`--cacertdir: no such folder ${shown(value)}`);
   for (const folder of folders) readablePath('--cacertdir', folder, 'folder');
   if (!insecure) checkCaFolder(value);

@@ -9,6 +9,7 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
 use super::*;
+use crate::tls_crypto::Pss;
 use crate::x509::Certificate;
 
 #[path = "../../tests/openssl/mod.rs"]
@@ -94,6 +95,8 @@ fn what_openssl_verifies_and_ring_does_not_verifies_here_and_nothing_else_does()
         ("ed448", &["-algorithm", "ED448"], &[]),
         ("rsa-2000", &["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2000"], &["-sha256"]),
         ("rsa-sha224", &["-algorithm", "RSA"], &["-sha224"]),
+        ("rsa-sha3-256", &["-algorithm", "RSA"], &["-sha3-256"]),
+        ("rsa-sha3-512", &["-algorithm", "RSA"], &["-sha3-512"]),
         (
             "rsa-pss-salt-20",
             &["-algorithm", "RSA"],
@@ -105,6 +108,8 @@ fn what_openssl_verifies_and_ring_does_not_verifies_here_and_nothing_else_does()
             &["-sha384", "-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:max"],
         ),
         ("pss-key", &["-algorithm", "RSA-PSS"], &["-sha256"]),
+        ("rsa-pss-mgf1-sha512", &["-algorithm", "RSA"], &["-sha256", "-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_mgf1_md:sha512"]),
+        ("pss-key-sha384-mgf-default", &["-algorithm", "RSA-PSS", "-pkeyopt", "rsa_pss_keygen_md:sha384"], &["-sha384"]),
         (
             "pss-key-sha512",
             &[
@@ -138,9 +143,10 @@ fn what_openssl_verifies_and_ring_does_not_verifies_here_and_nothing_else_does()
             !signed_by(&leaf, b.public_key_algorithm, b.public_key, &algorithms),
             "{name}: another CA's key verifies it"
         );
+        // A byte in the middle (an Ed448 signature's last byte is always zero, an ECDSA one's DER framing at the start).
         let mut changed = leaf.signature.to_vec();
-        let last = changed.len() - 1;
-        changed[last] ^= 1;
+        let middle = changed.len() / 2;
+        changed[middle] ^= 1;
         let mut tampered = leaf;
         tampered.signature = &changed;
         assert!(
@@ -195,12 +201,115 @@ fn rsa_pss_parameters_are_read_as_rfc_4055_writes_them() {
         p[1] = (p.len() - 2) as u8;
         p
     };
-    assert_eq!(pss_parameters(&params(&[0xa2, 0x04, 0x02, 0x02, 0x00, 0xde])), Some((Hash::Sha256, 222)));
-    assert_eq!(pss_parameters(&params(&[])), Some((Hash::Sha256, 20)));
-    // A mask over another digest, and SHA-1 (the default when no digest is named), are not taken.
+    assert_eq!(pss_parameters(&params(&[0xa2, 0x04, 0x02, 0x02, 0x00, 0xde])), Some(Pss { hash: Hash::Sha256, mgf: Hash::Sha256, salt: 222 }));
+    assert_eq!(pss_parameters(&params(&[])), Some(Pss { hash: Hash::Sha256, mgf: Hash::Sha256, salt: 20 }));
+    // A mask over another digest (OpenSSL makes one with rsa_mgf1_md); SHA-1, the digest when none is named, is not taken.
     let mut other_mask = params(&[]);
     let at = other_mask.len() - 3;
     other_mask[at] = 0x02;
-    assert_eq!(pss_parameters(&other_mask), None);
+    assert_eq!(pss_parameters(&other_mask), Some(Pss { hash: Hash::Sha256, mgf: Hash::Sha384, salt: 20 }));
     assert_eq!(pss_parameters(&[0x30, 0x00]), None);
+}
+
+#[test]
+fn an_rsa_pss_key_with_parameters_signs_only_as_they_allow() {
+    // id-RSASSA-PSS with sha256 / mgf1-sha256 / salt at least 32, as openssl genpkey -pkeyopt rsa_pss_keygen_md:sha256 writes it.
+    let mut key = vec![0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0a, 0x30, 0];
+    key.extend([0xa0, 0x0f, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00]);
+    key.extend([0xa1, 0x1c, 0x30, 0x1a, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x08]);
+    key.extend([0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00]);
+    key.extend([0xa2, 0x03, 0x02, 0x01, 0x20]);
+    key[12] = (key.len() - 13) as u8;
+    let pss = |hash: Hash, mgf: Hash, salt: usize| Pss { hash, mgf, salt };
+    assert!(pss_key_allows(&key, pss(Hash::Sha256, Hash::Sha256, 32)));
+    assert!(pss_key_allows(&key, pss(Hash::Sha256, Hash::Sha256, 222)));
+    assert!(!pss_key_allows(&key, pss(Hash::Sha256, Hash::Sha256, 20)), "a salt under the key's least");
+    assert!(!pss_key_allows(&key, pss(Hash::Sha512, Hash::Sha512, 64)), "another digest");
+    assert!(!pss_key_allows(&key, pss(Hash::Sha256, Hash::Sha512, 32)), "another mask");
+    // A bare RSA-PSS key and an rsaEncryption key allow any.
+    assert!(pss_key_allows(&key[..11], pss(Hash::Sha512, Hash::Sha1, 0)));
+    assert!(pss_key_allows(alg_id::RSA_ENCRYPTION.as_ref(), Pss::tls(Hash::Sha384)));
+}
+
+#[test]
+fn rsa_pss_parameters_that_der_does_not_allow_are_refused() {
+    let sha256 = [0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00];
+    let mgf = {
+        let mut m = vec![0x30, 0x1a, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x08];
+        m.extend(sha256);
+        m
+    };
+    let field = |tag: u8, contents: &[u8]| {
+        let mut f = vec![tag, contents.len() as u8];
+        f.extend(contents);
+        f
+    };
+    let seq = |fields: &[Vec<u8>]| {
+        let inner: Vec<u8> = fields.concat();
+        let mut p = vec![0x30, inner.len() as u8];
+        p.extend(inner);
+        p
+    };
+    let (hash, mask) = (field(0xa0, &sha256), field(0xa1, &mgf));
+    assert_eq!(pss_parameters(&seq(&[hash.clone(), mask.clone(), field(0xa2, &[0x02, 0x01, 0x20])])), Some(Pss { hash: Hash::Sha256, mgf: Hash::Sha256, salt: 32 }));
+    // A negative salt, fields out of order or twice, bytes after the SEQUENCE.
+    assert_eq!(pss_parameters(&seq(&[hash.clone(), mask.clone(), field(0xa2, &[0x02, 0x01, 0x80])])), None);
+    assert_eq!(pss_parameters(&seq(&[mask.clone(), hash.clone()])), None);
+    assert_eq!(pss_parameters(&seq(&[hash.clone(), hash.clone(), mask.clone()])), None);
+    let mut trailing = seq(&[hash.clone(), mask.clone()]);
+    trailing.push(0);
+    assert_eq!(pss_parameters(&trailing), None);
+    // Something after the digest's NULL.
+    let mut odd = sha256.to_vec();
+    odd[1] += 2;
+    odd.extend([0x05, 0x00]);
+    assert_eq!(pss_parameters(&seq(&[field(0xa0, &odd), mask])), None);
+}
+
+#[test]
+fn an_rsa_pss_key_is_held_to_its_kind_and_to_its_parameters() {
+    let dir = temp_dir().join("kinds");
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[&str]| assert!(openssl(&dir, args), "openssl {args:?}");
+    // A CA on an RSA-PSS key restricted to SHA-512 (salt at least 64), and a
+    // plain RSA certificate on the same key numbers with the same subject,
+    // which signs leaves as the restricted key may not.
+    run(&["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_pss_keygen_md:sha512", "-pkeyopt", "rsa_pss_keygen_mgf1_md:sha512", "-pkeyopt", "rsa_pss_keygen_saltlen:64", "-out", "pss.key"]);
+    run(&["req", "-x509", "-new", "-key", "pss.key", "-out", "pss.pem", "-days", "2", "-subj", "/CN=twin"]);
+    // The RSAPrivateKey inside its PKCS#8, as a plain RSA key (openssl rsa keeps the RSA-PSS kind).
+    let pkcs8 = rustls::pki_types::PrivateKeyDer::from_pem_file(dir.join("pss.key")).unwrap();
+    let mut input = pkcs8.secret_der();
+    let mut fields = crate::der::expect(&mut input, crate::der::SEQUENCE).unwrap().contents;
+    for _ in 0..2 {
+        crate::der::next(&mut fields).unwrap();
+    }
+    std::fs::write(dir.join("rsa.der"), crate::der::expect(&mut fields, crate::der::OCTET_STRING).unwrap().contents).unwrap();
+    run(&["rsa", "-inform", "DER", "-in", "rsa.der", "-traditional", "-out", "rsa.key"]);
+    run(&["req", "-x509", "-new", "-key", "rsa.key", "-out", "rsa.pem", "-days", "2", "-subj", "/CN=twin"]);
+    run(&["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=leaf"]);
+    let sign = |name: &str, opts: &[&str]| {
+        let out = format!("{name}.pem");
+        let mut args = vec!["x509", "-req", "-in", "leaf.csr", "-CA", "rsa.pem", "-CAkey", "rsa.key", "-CAcreateserial", "-out", &out, "-days", "2"];
+        args.extend(opts);
+        run(&args);
+    };
+    sign("pkcs1", &["-sha512"]);
+    sign("pss-sha256", &["-sha256", "-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:32"]);
+    sign("pss-sha512-salt-32", &["-sha512", "-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:32"]);
+    sign("pss-sha512-salt-64", &["-sha512", "-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:64"]);
+    let (pss, rsa) = (der(&dir, "pss"), der(&dir, "rsa"));
+    let (pss, rsa) = (Certificate::parse(&pss).unwrap(), Certificate::parse(&rsa).unwrap());
+    for (leaf, by_pss_key) in [("pkcs1", false), ("pss-sha256", false), ("pss-sha512-salt-32", false), ("pss-sha512-salt-64", true)] {
+        let der = der(&dir, leaf);
+        let leaf_cert = Certificate::parse(&der).unwrap();
+        let algorithms = for_chain([pss, rsa, leaf_cert].into_iter());
+        // The same key numbers as rsaEncryption take every one of them.
+        assert!(signed_by(&leaf_cert, rsa.public_key_algorithm, rsa.public_key, &algorithms), "{leaf} by the RSA twin");
+        assert_eq!(
+            signed_by(&leaf_cert, pss.public_key_algorithm, pss.public_key, &algorithms),
+            by_pss_key,
+            "{leaf} by the restricted RSA-PSS key (openssl verify: only the SHA-512, salt 64 one)"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

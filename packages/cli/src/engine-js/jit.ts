@@ -31,13 +31,23 @@ export const UNOPTIMISED_RATE_LIMIT = 40_000;
 /** V8 turned Maglev on by default in 11.7 (Node 22); Node 20's V8 11.3 has it off. */
 const MAGLEV_BY_DEFAULT = Number(process.versions.v8.split('.')[0]) * 100 + Number(process.versions.v8.split('.')[1]) >= 1107;
 
-/** Flags a user may have given node that say how it compiles: then it is theirs to say. */
-const COMPILER_FLAG = /(^|\s)--(no-)?(opt|turbofan|maglev|sparkplug|jitless|always-turbofan|always-opt)(\s|=|$)/;
+/** The optimising compilers V8 runs by default here. */
+export const OPTIMISING_COMPILERS: readonly string[] = MAGLEV_BY_DEFAULT ? ['turbofan', 'maglev'] : ['turbofan'];
+
+/**
+ * Flags a user may have given node that say how it compiles (V8 spells a
+ * flag with `-` or `_`, and its negation `--no-x` or `--nox`): then it is
+ * theirs to say.
+ */
+const COMPILER_FLAG = /^--(no-?)?(opt|turbofan|maglev|sparkplug|jitless|always-turbofan|always-opt|max-opt|lite-mode)(=|$)/;
 
 /** Whether this process's compilers were chosen by whoever started node. */
 export function compilersChosenAtStart(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): boolean {
-  return COMPILER_FLAG.test(` ${execArgv.join(' ')} ${nodeOptions} `);
+  return [...execArgv, ...nodeOptions.split(/\s+/)].some((flag) => COMPILER_FLAG.test(flag.replace(/_/g, '-')));
 }
+
+/** Paced runs in progress in this process: the compilers come back on when the last one ends. */
+let pacedRuns = 0;
 
 /** What a run asks of V8 (a fake in unit tests). */
 export type SetV8Flags = (flags: string) => void;
@@ -45,17 +55,18 @@ export type SetV8Flags = (flags: string) => void;
 /**
  * Turns the optimising compilers off when a run paces `ratePerSec` requests
  * a second (0: a closed loop) at or under the limit; the returned function
- * turns them back on. Code optimised before stays optimised; code that gets
- * hot during the run is optimised after it, if it is still hot.
+ * turns them back on once no other paced run of the process is still going.
+ * Code optimised before stays optimised; code that gets hot during the run
+ * is optimised after it, if it is still hot.
  */
 export function optimisingCompilersOffFor(ratePerSec: number, setFlags: SetV8Flags = setFlagsFromString, chosenAtStart = compilersChosenAtStart()): () => void {
   if (!(ratePerSec > 0 && ratePerSec <= UNOPTIMISED_RATE_LIMIT) || chosenAtStart) return () => {};
-  const flags = MAGLEV_BY_DEFAULT ? ['turbofan', 'maglev'] : ['turbofan'];
-  setFlags(flags.map((f) => `--no-${f}`).join(' '));
+  const flags = OPTIMISING_COMPILERS;
+  if (pacedRuns++ === 0) setFlags(flags.map((f) => `--no-${f}`).join(' '));
   let restored = false;
   return () => {
     if (restored) return;
     restored = true;
-    setFlags(flags.map((f) => `--${f}`).join(' '));
+    if (--pacedRuns === 0) setFlags(flags.map((f) => `--${f}`).join(' '));
   };
 }

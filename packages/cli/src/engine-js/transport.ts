@@ -12,7 +12,7 @@ import tls from 'node:tls';
 import type { Plan, TlsPlan } from './plan.js';
 import { sharedReads } from './reads.js';
 import { readCaFolder } from '../ca-folder.js';
-import { certificateBlocks } from '../pem-certificates.js';
+import { pemCertificates, type PemCertificate } from '../pem-certificates.js';
 import { chainOf, NO_CERT_SIGN, signedByNonCa, signedWithoutCertSign, tooWeak } from './tls-chain.js';
 
 /**
@@ -164,6 +164,8 @@ async function connectUnix(socketPath: string, timeoutMs: number, signal?: Abort
 
 /** What node:tls needs from a TlsPlan, read once per plan: the files are not read per connection. */
 const secureOptions = new WeakMap<TlsPlan, tls.ConnectionOptions>();
+/** Plans whose --cacert/--cacertdir hold a CA whose trust settings reject servers or leave them out. */
+const distrustingPlans = new WeakSet<TlsPlan>();
 
 /** The system's roots plus --cacert and what OpenSSL would find in --cacertdir; client cert; ciphers. */
 function tlsOptions(t: TlsPlan): tls.ConnectionOptions {
@@ -181,14 +183,18 @@ function tlsOptions(t: TlsPlan): tls.ConnectionOptions {
   if (t.cacert !== null || t.cacertdir !== null) {
     const ca: string[] = [...tls.rootCertificates];
     if (t.cacert !== null) {
-      const blocks = certificateBlocks(read('--cacert', t.cacert));
+      // As written: Node's OpenSSL applies a TRUSTED CERTIFICATE's trust settings, as redis-cli's does.
+      const blocks = pemCertificates(read('--cacert', t.cacert), 'ca-file');
       if (blocks.length === 0) throw new Error(`--cacert ${t.cacert}: no PEM certificate in it`);
-      ca.push(...blocks);
+      ca.push(...blocks.map((b) => b.pem));
+      if (blocks.some(distrusts)) distrustingPlans.add(t);
     }
     if (t.cacertdir !== null) {
       try {
         // What OpenSSL (redis-cli) would find there: ca-folder.ts.
-        ca.push(...readCaFolder(t.cacertdir).found);
+        const found = readCaFolder(t.cacertdir).found;
+        ca.push(...found.map((b) => b.pem));
+        if (found.some(distrusts)) distrustingPlans.add(t);
       } catch (err) {
         throw new Error(`--cacertdir ${t.cacertdir}: cannot read it (${(err as Error).message})`);
       }
@@ -369,6 +375,8 @@ const NOT_TRUSTED = "certificate not trusted (not signed by a CA in --cacert/--c
  */
 function verdict(socket: tls.TLSSocket, name: string, t: TlsPlan): string | null {
   const code = socket.authorized ? null : String(socket.authorizationError ?? 'UNSPECIFIED');
+  // Trust settings that reject servers come out of Node's OpenSSL as a purpose the certificate lacks.
+  if (distrustingPlans.has(t) && (code === 'INVALID_PURPOSE' || code === 'CERT_REJECTED' || code === 'CERT_UNTRUSTED')) return DISTRUSTED;
   // Only when OpenSSL took the chain, or refused it for a signature or its strength.
   const strength = code === null || ['CA_MD_TOO_WEAK', 'EE_KEY_TOO_SMALL', 'CA_KEY_TOO_SMALL', 'CERT_SIGNATURE_FAILURE', 'UNSPECIFIED'].includes(code);
   const needsChain = strength || code === 'INVALID_PURPOSE' || code === 'INVALID_CA';
@@ -386,6 +394,11 @@ function verdict(socket: tls.TLSSocket, name: string, t: TlsPlan): string | null
   return words !== code ? words : (VERIFY_WORDS[code] ?? `certificate not accepted (${code.toLowerCase().replace(/_/g, ' ')})`);
 }
 
+const distrusts = (b: PemCertificate) => b.trust === 'rejected' || b.trust === 'not-for-servers';
+
+/** A CA whose trust settings keep it from vouching for servers (tls_verify.rs `DISTRUSTED`). */
+const DISTRUSTED = 'certificate not trusted (a CA of --cacert/--cacertdir is marked as rejected, or as not trusted, for server authentication: its trust settings, openssl x509 -trustout)';
+
 /** The native engine's words for webpki's EndEntityUsedAsCa (tls.rs `webpki_words`). */
 const NOT_A_CA = 'certificate not accepted (a certificate that signed another in the chain is not a CA (CA:FALSE, or no basicConstraints))';
 
@@ -398,8 +411,9 @@ const VERIFY_WORDS: Record<string, string> = {
   EE_KEY_TOO_SMALL: "certificate too weak: the server's certificate key is too small",
   CA_KEY_TOO_SMALL: 'certificate too weak: a CA key of its chain is too small',
   INVALID_CA: NOT_A_CA,
-  CERT_UNTRUSTED: NOT_TRUSTED,
-  CERT_REJECTED: "certificate not accepted (the server's certificate is marked as rejected)",
+  // Only trust settings (a TRUSTED CERTIFICATE of --cacert/--cacertdir) make OpenSSL say these.
+  CERT_UNTRUSTED: DISTRUSTED,
+  CERT_REJECTED: DISTRUSTED,
 };
 
 /** A node:tls handshake error as the user reads it, worded as the native engine words it (tls.rs `tls_reason`). */
