@@ -115,6 +115,13 @@ export class LatencyHistogram {
     return 0;
   }
 
+  /** How many values recorded are at least `ns` (to the bucket's resolution). */
+  countAtLeast(ns: number): number {
+    let n = 0;
+    for (let i = countsIndex(Math.max(0, Math.round(ns))); i < COUNTS_LENGTH; i++) n += this.counts[i];
+    return n;
+  }
+
   /** Lowest equivalent value of the lowest non-empty bucket. */
   min(): number {
     for (let i = 0; i < COUNTS_LENGTH; i++) {

@@ -16,14 +16,17 @@
  * keeps the engine at about 2.4 times the interpreter's speed.
  *
  * The cost is throughput: unoptimised, the engine keeps about 60,000
- * requests a second on this machine's core (closed loop at P1 c50: 77,000/s
- * against 180,000/s optimised). So above UNOPTIMISED_RATE_LIMIT the
- * compilers stay on and the run's `client lag:` line says what that costs.
+ * plain requests a second on this machine's core (closed loop at P1 c50:
+ * 77,000/s against 180,000/s optimised), fewer when each request is more
+ * work (--multi-key-get 30: 22,000/s asked 39,000). So above
+ * UNOPTIMISED_RATE_LIMIT the compilers stay on, and under it a run that
+ * falls behind its schedule turns them back on (watchSchedule) and says so.
  * A process started with its own compiler flags (node --no-opt, --jitless,
  * NODE_OPTIONS) is left as it was started. The native engine needs none of
  * this: it has no JIT.
  */
 import { setFlagsFromString } from 'node:v8';
+import type { LatencyHistogram } from './histogram.js';
 
 /** The highest --rate (requests a second, this process's share) run with the optimising compilers off. */
 export const UNOPTIMISED_RATE_LIMIT = 40_000;
@@ -55,12 +58,13 @@ export type SetV8Flags = (flags: string) => void;
 /**
  * Turns the optimising compilers off when a run paces `ratePerSec` requests
  * a second (0: a closed loop) at or under the limit; the returned function
- * turns them back on once no other paced run of the process is still going.
+ * turns them back on once no other paced run of the process is still going
+ * (null: nothing was turned off).
  * Code optimised before stays optimised; code that gets hot during the run
  * is optimised after it, if it is still hot.
  */
-export function optimisingCompilersOffFor(ratePerSec: number, setFlags: SetV8Flags = setFlagsFromString, chosenAtStart = compilersChosenAtStart()): () => void {
-  if (!(ratePerSec > 0 && ratePerSec <= UNOPTIMISED_RATE_LIMIT) || chosenAtStart) return () => {};
+export function optimisingCompilersOffFor(ratePerSec: number, setFlags: SetV8Flags = setFlagsFromString, chosenAtStart = compilersChosenAtStart()): (() => void) | null {
+  if (!(ratePerSec > 0 && ratePerSec <= UNOPTIMISED_RATE_LIMIT) || chosenAtStart) return null;
   const flags = OPTIMISING_COMPILERS;
   if (pacedRuns++ === 0) setFlags(flags.map((f) => `--no-${f}`).join(' '));
   let restored = false;
@@ -69,4 +73,35 @@ export function optimisingCompilersOffFor(ratePerSec: number, setFlags: SetV8Fla
     restored = true;
     if (--pacedRuns === 0) setFlags(flags.map((f) => `--${f}`).join(' '));
   };
+}
+
+/** How often the schedule's lateness is looked at, and how late a request may go out before it counts as behind. */
+const WATCH_EVERY_MS = 250;
+const BEHIND_NS = 1_000_000;
+
+/**
+ * Under a paced run with the compilers off: every 250 ms, the share of the
+ * requests sent since the last look that went out 1 ms or more late; when
+ * it is over a tenth twice running, the unoptimised engine cannot keep this
+ * schedule (measured: plain SETs at 20,000/s and 39,000/s kept under 1%;
+ * 30-key MGETs at 20,000/s, p99 8-25 ms late against 2 ms optimised), so the
+ * compilers come back on (`backOn`) and `said` is told, once. Returns the
+ * function that stops the watch.
+ */
+export function watchSchedule(lag: LatencyHistogram, backOn: () => void, said: (line: string) => void): () => void {
+  let seen = lag.total;
+  let late = lag.countAtLeast(BEHIND_NS);
+  let behindLooks = 0;
+  const timer = setInterval(() => {
+    const [total, lateNow] = [lag.total, lag.countAtLeast(BEHIND_NS)];
+    const [sent, sentLate] = [total - seen, lateNow - late];
+    [seen, late] = [total, lateNow];
+    behindLooks = sent > 0 && sentLate * 10 > sent ? behindLooks + 1 : 0;
+    if (behindLooks < 2) return;
+    clearInterval(timer);
+    backOn();
+    said("the JS engine fell behind the --rate schedule with V8's optimising compilers off (over a tenth of its requests 1 ms late or more): they are on again for the rest of the run");
+  }, WATCH_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -8,7 +8,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { newCounters, type Counters } from './counters.js';
 import { LatencyHistogram, OpHistograms } from './histogram.js';
 import { windowRefusal } from './limits.js';
-import { optimisingCompilersOffFor } from './jit.js';
+import { optimisingCompilersOffFor, watchSchedule } from './jit.js';
 import { localConnections, type EventLoopDelay, type Failure, type Plan, type RawInterval, type RawNode, type RawResult } from './plan.js';
 import type { RunOptions } from './progress.js';
 import { PreparedPlan } from './request-source.js';
@@ -37,14 +37,22 @@ export async function run(plan: Plan, options: RunOptions = {}): Promise<RawResu
   // compilers, whose background compiles made sends late (jit.ts).
   const compilersBackOn = optimisingCompilersOffFor((plan.rate * localConnections(plan).count) / plan.connections);
   try {
-    return await pacedPhases(plan, prepared, preloadCounters, preloadElapsedNs, failure, options);
+    return await pacedPhases(plan, prepared, preloadCounters, preloadElapsedNs, failure, options, compilersBackOn);
   } finally {
-    compilersBackOn();
+    compilersBackOn?.();
   }
 }
 
 /** Warmup and the measured phase, and the RawResult of the whole run. */
-async function pacedPhases(plan: Plan, prepared: PreparedPlan, preloadCounters: Counters, preloadElapsedNs: number, preloadFailure: Failure | null, options: RunOptions): Promise<RawResult> {
+async function pacedPhases(
+  plan: Plan,
+  prepared: PreparedPlan,
+  preloadCounters: Counters,
+  preloadElapsedNs: number,
+  preloadFailure: Failure | null,
+  options: RunOptions,
+  compilersBackOn: (() => void) | null,
+): Promise<RawResult> {
   let failure = preloadFailure;
   const counters = newCounters();
   const histogram = new OpHistograms(prepared.commandOps());
@@ -67,7 +75,10 @@ async function pacedPhases(plan: Plan, prepared: PreparedPlan, preloadCounters: 
   let nodes: RawNode[] | undefined;
   let topologyRejected: string | undefined;
   if (!failure) {
+    // With the compilers off, a schedule the engine falls behind turns them back on (jit.ts).
+    const unwatch = compilersBackOn && lag.schedule ? watchSchedule(lag.schedule, compilersBackOn, (line) => process.stderr.write(`respbench: ${line}\n`)) : null;
     const outcome = await runPhase(prepared, 'run', { counters, histogram, serviceHistogram, lag }, options);
+    unwatch?.();
     elapsedNs = outcome.elapsedNs;
     failure = outcome.failure;
     unanswered = outcome.unanswered ?? 0;
