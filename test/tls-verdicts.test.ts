@@ -153,6 +153,13 @@ function makeCertificates(): void {
   trustout('ca', 'ca-rejected', ['-addreject', 'serverAuth']);
   trustout('ca', 'ca-clients-only', ['-addtrust', 'clientAuth']);
   trustout('intermediate', 'intermediate-trusted', ['-addtrust', 'serverAuth']);
+  trustout('ca', 'ca-rejects-clients', ['-addreject', 'clientAuth']);
+  trustout('intermediate', 'intermediate-rejected', ['-addreject', 'serverAuth']);
+  trustout('intermediate', 'intermediate-clients-only', ['-addtrust', 'clientAuth']);
+  for (const i of ['intermediate-rejected', 'intermediate-clients-only']) writeFileSync(file(`ca-and-${i}.pem`), readFileSync(file('ca.pem'), 'utf8') + readFileSync(file(`${i}.pem`), 'utf8'));
+  // Text OpenSSL's PEM reader does not take as a block (an indented one), and a byte order mark before the second block.
+  writeFileSync(file('ca-indented.pem'), readFileSync(file('ca.pem'), 'utf8').replace(/^/gm, ' '));
+  writeFileSync(file('other-ca-bom-ca.pem'), `${readFileSync(file('other-ca.pem'), 'utf8')}\ufeff${readFileSync(file('ca.pem'), 'utf8')}`);
   serverKey('sha3-256', { digest: 'sha3-256' });
   serverKey('pss-mgf1-sha512', { signOptions: ['rsa_padding_mode:pss', 'rsa_mgf1_md:sha512'] });
   // A P-521 client key written with its curve's parameters in full (openssl ec -param_enc explicit).
@@ -160,6 +167,15 @@ function makeCertificates(): void {
   // The CA after a byte order mark; the rejected CA's block relabelled CERTIFICATE (OpenSSL's CA file ignores what
   // follows the certificate there, its CA folder does not).
   writeFileSync(file('ca-bom.pem'), `\ufeff${readFileSync(file('ca.pem'), 'utf8')}`);
+  // RSA-PSS keys whose mask digest is not their signature's (as server and client keys), one held to a salt TLS cannot sign with.
+  const pssKey = (md: string, mgf: string, salt: number) => ['-algorithm', 'RSA-PSS', '-pkeyopt', `rsa_pss_keygen_md:${md}`, '-pkeyopt', `rsa_pss_keygen_mgf1_md:${mgf}`, '-pkeyopt', `rsa_pss_keygen_saltlen:${salt}`];
+  serverKey('pss-key-mgf1-sha512', { genpkey: pssKey('sha256', 'sha512', 32) });
+  clientKey('pss-mgf1-client', { genpkey: pssKey('sha256', 'sha512', 32) });
+  clientKey('pss-salt-64-client', { genpkey: pssKey('sha256', 'sha256', 64) });
+  // A P-256 client key with explicit curve parameters; a server key with them (OpenSSL refuses those).
+  clientKey('p256-client', { genpkey: ec('P-256') });
+  expect(spawnSync('openssl', ['ec', '-in', file('p256-client.key'), '-param_enc', 'explicit', '-out', file('p256-explicit-client.key')]).status).toBe(0);
+  serverKey('p256-explicit', { genpkey: [...ec('P-256'), '-pkeyopt', 'ec_param_enc:explicit'] });
   // The CA under the other PEM labels OpenSSL reads a certificate under.
   expect(spawnSync('openssl', ['x509', '-in', file('ca.pem'), '-trustout', '-addtrust', 'serverAuth', '-out', file('ca-trusted.pem')]).status).toBe(0);
   writeFileSync(file('ca-x509-label.pem'), readFileSync(file('ca.pem'), 'utf8').replace(/(BEGIN|END) CERTIFICATE/g, '$1 X509 CERTIFICATE'));
@@ -170,6 +186,7 @@ function makeCertificates(): void {
   mkdirSync(file('cadir-trusted'));
   copyFileSync(file('ca-trusted.pem'), path.join(file('cadir-trusted'), `${spawnSync('openssl', ['x509', '-hash', '-noout', '-in', file('ca.pem')], { encoding: 'utf8' }).stdout.trim()}.0`));
   issue('client', 'respbench client', 'ca', [CLIENT_AUTH]);
+  writeFileSync(file('client-bom.key'), `\ufeff${readFileSync(file('client.key'), 'utf8')}`);
   issue('v1-client', 'respbench v1 client', 'ca');
   issue('other-client', 'respbench other client', 'other-ca', [CLIENT_AUTH]);
   writeFileSync(file('no-certificate.pem'), 'not a certificate\n');
@@ -234,6 +251,8 @@ const SERVERS = {
   p521Tls12: { cert: 'p521', extra: ['--tls-protocols', 'TLSv1.2'] },
   sha3Signed: { cert: 'sha3-256', extra: [] },
   pssMgf1: { cert: 'pss-mgf1-sha512', extra: [] },
+  pssKeyMgf1: { cert: 'pss-key-mgf1-sha512', extra: [] },
+  explicitEc: { cert: 'p256-explicit', extra: [] },
   pssAllowed: { cert: 'pss-allowed-leaf', extra: [] },
   /** Not redis-server: a socket server that hangs up on every connection at once, by FIN or by RST. */
   closes: 'fin',
@@ -313,6 +332,12 @@ const ROWS: Row[] = [
   { situation: 'a P-521 EC server key, TLS 1.2-only server (the client must offer the P-521 group)', server: 'p521Tls12', flags: [...cacert()] },
   { situation: 'signed with SHA3-256 (RSA)', server: 'sha3Signed', flags: [...cacert()] },
   { situation: 'signed with RSA-PSS, SHA-256 with MGF1 over SHA-512', server: 'pssMgf1', flags: [...cacert()] },
+  { situation: 'an RSA-PSS server key whose mask is MGF1 over SHA-512, its digest SHA-256', server: 'pssKeyMgf1', flags: [...cacert()] },
+  { situation: 'a P-256 server key with explicit curve parameters', server: 'explicitEc', flags: [...cacert()], words: /: certificate not accepted \(a certificate of its chain has a public key with explicit EC parameters, which OpenSSL refuses\)$/ },
+  { situation: 'client certificate required, an RSA-PSS key with MGF1 over SHA-512, its digest SHA-256', server: 'mtls', flags: [...cacert(), ...clientCert('pss-mgf1-client')] },
+  { situation: 'client certificate required, an RSA-PSS key held to a salt of 64 with SHA-256 (no TLS signature can be made)', server: 'mtls', flags: [...cacert(), ...clientCert('pss-salt-64-client')], badInput: true, words: /^respbench: --key: ".*pss-salt-64-client\.key" is an RSA-PSS key whose parameters hold it to sha256 with a salt of at least 64 bytes/ },
+  { situation: 'client certificate required, a P-256 key written with explicit curve parameters', server: 'mtls', flags: [...cacert(), '--cert', '@p256-client.pem', '--key', '@p256-explicit-client.key'] },
+  { situation: 'client certificate required, the key after a UTF-8 byte order mark', server: 'mtls', flags: [...cacert(), '--cert', '@client.pem', '--key', '@client-bom.key'] },
   { situation: 'client certificate required, a P-521 key written with explicit curve parameters', server: 'mtls', flags: [...cacert(), '--cert', '@p521-client.pem', '--key', '@p521-explicit-client.key'] },
   { situation: 'an RSA-PSS server key (openssl genpkey -algorithm RSA-PSS)', server: 'rsaPssKey', flags: [...cacert()] },
   { situation: 'a 2000-bit RSA server key (ring checks 2048 bits and up)', server: 'rsa2000Key', flags: [...cacert()] },
@@ -339,6 +364,12 @@ const ROWS: Row[] = [
   { situation: '--cacert the CA as TRUSTED CERTIFICATE (openssl x509 -trustout)', server: 'main', flags: [...cacert('ca-trusted')] },
   { situation: '--cacert the CA as X509 CERTIFICATE (the old label)', server: 'main', flags: [...cacert('ca-x509-label')] },
   { situation: '--cacert the CA after a UTF-8 byte order mark', server: 'main', flags: [...cacert('ca-bom')] },
+  { situation: '--cacert another CA, then a byte order mark and the CA', server: 'main', flags: [...cacert('other-ca-bom-ca')] },
+  { situation: '--cacert the CA indented (OpenSSL finds no block)', server: 'main', flags: [...cacert('ca-indented')], badInput: true, words: /^respbench: --cacert: ".*ca-indented\.pem" holds no PEM certificate/ },
+  { situation: '--cacert the CA as TRUSTED CERTIFICATE rejecting clientAuth only (serverAuth untouched)', server: 'main', flags: [...cacert('ca-rejects-clients')] },
+  { situation: '--cacert the root and the intermediate rejected for serverAuth; the server sends the chain', server: 'chain', flags: [...cacert('ca-and-intermediate-rejected')], words: DISTRUSTED },
+  { situation: '--cacert the root and the intermediate trusted for clientAuth only; the server sends the chain', server: 'chain', flags: [...cacert('ca-and-intermediate-clients-only')], words: DISTRUSTED },
+  { situation: '--cacert the intermediate alone trusted for clientAuth only', server: 'chain', flags: [...cacert('intermediate-clients-only')], words: DISTRUSTED },
   { situation: '--cacert the rejected CA relabelled CERTIFICATE (a CA file reads the certificate alone)', server: 'main', flags: [...cacert('ca-rejected-relabelled')] },
   { situation: '--cacertdir with the rejected CA relabelled CERTIFICATE under its hash name (a CA folder reads its trust settings)', server: 'main', flags: ['--cacertdir', '@cadir-rejected-relabelled'], words: DISTRUSTED },
   { situation: '--cacertdir naming a folder that does not exist, then one with the CA', server: 'main', flags: ['--cacertdir', '@no-such-folder:@cadir'] },

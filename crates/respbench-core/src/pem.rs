@@ -9,17 +9,18 @@
 use crate::der::{OID, SEQUENCE, expect, next};
 
 /// What a trusted certificate's settings say of server authentication, as
-/// OpenSSL's `X509_check_trust` for an SSL server reads them.
+/// OpenSSL's `X509_check_trust` (`obj_trust`) reads them for an SSL server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Trust {
-    /// No settings (or none naming a purpose): trusted as OpenSSL trusts any
-    /// self-signed CA it is given, a link of a chain otherwise.
+    /// No trust list (none at all, or a reject list that leaves serverAuth
+    /// out): trusted as OpenSSL trusts any self-signed CA it is given, a
+    /// link of a chain otherwise.
     Default,
-    /// Trusted for serverAuth (or any purpose): an anchor even when not self-signed.
+    /// Its trust list names serverAuth (or any purpose): an anchor even when not self-signed.
     Trusted,
-    /// Its trust list leaves serverAuth out: no anchor, only a link.
-    NotForServers,
-    /// serverAuth (or any purpose) rejected: not used at all.
+    /// serverAuth (or any purpose) rejected, or a trust list that leaves it
+    /// out (OpenSSL rejects then too): it vouches for no server, and a chain
+    /// through it is refused.
     Rejected,
 }
 
@@ -60,8 +61,8 @@ fn trust_of(aux: &[u8]) -> Option<Trust> {
     Some(match (trust, reject) {
         (_, Some(true)) => Trust::Rejected,
         (Some(true), _) => Trust::Trusted,
-        (None, None) => Trust::Default,
-        _ => Trust::NotForServers,
+        (Some(false), _) => Trust::Rejected,
+        (None, _) => Trust::Default,
     })
 }
 
@@ -85,10 +86,15 @@ pub(crate) enum Purpose {
 pub(crate) fn certificates(text: &[u8], purpose: Purpose) -> Result<Vec<PemCertificate>, Malformed> {
     let mut out = Vec::new();
     let mut open: Option<(&[u8], Vec<u8>)> = None;
-    // A UTF-8 byte order mark before the first line, as OpenSSL's reader skips it.
-    let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+    // OpenSSL's reader skips a UTF-8 byte order mark on the first line it reads looking for a block
+    // (the file's first, or the one after a block's END); a BEGIN or END line starts at its first
+    // column, and trailing spaces are dropped.
+    let mut first_of_search = true;
     for line in text.split(|&b| b == b'\n') {
-        let line = line.trim_ascii();
+        let mut line = line.trim_ascii_end();
+        if open.is_none() && std::mem::take(&mut first_of_search) {
+            line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
+        }
         if let Some((label, body)) = open.as_mut() {
             if let Some(end) = line.strip_prefix(b"-----END ").and_then(|l| l.strip_suffix(b"-----")) {
                 if end != *label {
@@ -103,8 +109,10 @@ pub(crate) fn certificates(text: &[u8], purpose: Purpose) -> Result<Vec<PemCerti
                 der.truncate(whole);
                 out.push(PemCertificate { der, trust });
                 open = None;
+                first_of_search = true;
             } else {
-                // Each line base64 alone, as OpenSSL's decoder takes it.
+                // Each line base64 alone (spaces around it aside), as OpenSSL's decoder takes it.
+                let line = line.trim_ascii();
                 if !line.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
                     return Err(Malformed);
                 }
@@ -121,7 +129,7 @@ pub(crate) fn certificates(text: &[u8], purpose: Purpose) -> Result<Vec<PemCerti
 }
 
 /// Standard base64, padding optional, no other characters.
-fn decode_base64(text: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn decode_base64(text: &[u8]) -> Option<Vec<u8>> {
     let value = |c: u8| match c {
         b'A'..=b'Z' => Some(c - b'A'),
         b'a'..=b'z' => Some(c - b'a' + 26),
@@ -175,6 +183,10 @@ mod tests {
         // A byte order mark before the first line; text before BEGIN on its line is no block.
         assert_eq!(ca(b"\xef\xbb\xbf-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END CERTIFICATE-----\n").unwrap().len(), 1);
         assert_eq!(ca(b"xx-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END CERTIFICATE-----\n"), Ok(vec![]));
+        // An indented BEGIN line is no block (OpenSSL reads none there); a mark before the block after another is skipped.
+        assert_eq!(ca(b" -----BEGIN CERTIFICATE-----\n MAMCAQE=\n -----END CERTIFICATE-----\n"), Ok(vec![]));
+        let two = b"-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END CERTIFICATE-----\n\xef\xbb\xbf-----BEGIN CERTIFICATE-----\nMAMCAQI=\n-----END CERTIFICATE-----\n";
+        assert_eq!(ca(two).unwrap().len(), 2);
         // Trust settings after a CERTIFICATE block: counted in a CA folder's file, not in a CA file.
         let rejected = b"-----BEGIN CERTIFICATE-----\nMAMCAQEwDKAKBggrBgEFBQcDAQ==\n-----END CERTIFICATE-----\n";
         assert_eq!(ca(rejected).unwrap()[0].trust, Trust::Default);
@@ -202,9 +214,10 @@ mod tests {
             trust_of(&der[cert.len()..])
         };
         assert_eq!(trust(aux(&[(0x30, &server_auth)])), Some(Trust::Trusted));
-        assert_eq!(trust(aux(&[(0x30, &client_auth)])), Some(Trust::NotForServers));
+        assert_eq!(trust(aux(&[(0x30, &client_auth)])), Some(Trust::Rejected));
         assert_eq!(trust(aux(&[(0x30, &server_auth), (0xa0, &server_auth)])), Some(Trust::Rejected));
-        assert_eq!(trust(aux(&[(0xa0, &client_auth)])), Some(Trust::NotForServers));
+        // A reject list that leaves serverAuth out, and no trust list: OpenSSL's default (a self-signed CA trusted).
+        assert_eq!(trust(aux(&[(0xa0, &client_auth)])), Some(Trust::Default));
         assert_eq!(trust(aux(&[(0x0c, b"alias")])), Some(Trust::Default));
         assert_eq!(trust(vec![0x31, 0]), None);
     }

@@ -458,24 +458,42 @@ pub(crate) fn is_pss_key(key: &[u8]) -> bool {
     oid_of(key) == Some(OID_RSA_PSS)
 }
 
-/// Whether a key (a SubjectPublicKeyInfo's algorithm contents) may make an
-/// RSA-PSS signature with this digest and salt: an RSA-PSS key with
-/// parameters restricts them (RFC 4055: that digest and mask, at least that
-/// salt), as OpenSSL holds it to; rsaEncryption and a bare RSA-PSS key
-/// allow any.
-fn pss_key_allows(key: &[u8], pss: Pss) -> bool {
+/// An RSA-PSS key's parameters (a SubjectPublicKeyInfo's algorithm
+/// contents): Some(None) for an RSA key without them (rsaEncryption, or a
+/// bare RSA-PSS key), Some(Some(…)) for a restricted one, None for
+/// parameters that do not parse (such a key signs nothing that verifies).
+fn pss_key_parameters(key: &[u8]) -> Option<Option<Pss>> {
     let mut params = key;
     if expect(&mut params, OID).is_none_or(|oid| oid.contents != OID_RSA_PSS) || params.is_empty() {
-        return true;
+        return Some(None);
     }
-    pss_parameters(params).is_some_and(|key| key.hash == pss.hash && key.mgf == pss.mgf && pss.salt >= key.salt)
+    pss_parameters(params).map(Some)
+}
+
+/// Whether a key may make an RSA-PSS signature with these parameters: an
+/// RSA-PSS key with parameters restricts them (RFC 4055: that digest and
+/// mask, at least that salt), as OpenSSL holds it to; rsaEncryption and a
+/// bare RSA-PSS key allow any.
+fn pss_key_allows(key: &[u8], pss: Pss) -> bool {
+    match pss_key_parameters(key) {
+        Some(None) => true,
+        Some(Some(key)) => key.hash == pss.hash && key.mgf == pss.mgf && pss.salt >= key.salt,
+        None => false,
+    }
 }
 
 /// A handshake signature of TLS 1.3's RSA-PSS-key schemes: `key_algorithm`
-/// and `public` the certificate's key (its parameters' restriction
-/// holds), the salt the digest's length.
+/// and `public` the certificate's key. The scheme names the digest and TLS
+/// the salt (the digest's length); the mask is MGF1 over the digest, or over
+/// the one a restricted key's parameters name, which OpenSSL signs with.
 pub(crate) fn pss_key_handshake(hash: Hash, key_algorithm: &[u8], public: &[u8], message: &[u8], signature: &[u8]) -> bool {
-    pss_key_allows(key_algorithm, Pss::tls(hash)) && tls_crypto::rsa_pss(Pss::tls(hash), public, message, signature)
+    let tls = Pss::tls(hash);
+    let pss = match pss_key_parameters(key_algorithm) {
+        Some(None) => tls,
+        Some(Some(key)) if key.hash == hash && tls.salt >= key.salt => Pss { mgf: key.mgf, ..tls },
+        _ => return false,
+    };
+    tls_crypto::rsa_pss(pss, public, message, signature)
 }
 
 #[cfg(test)]

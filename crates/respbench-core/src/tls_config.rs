@@ -134,10 +134,10 @@ fn client_certificate(cert: &str, key: &str, provider: &CryptoProvider) -> Resul
     let Some(parsed) = Certificate::parse(first.as_ref()) else {
         return Err(format!("--cert {cert}: its first certificate cannot be parsed"));
     };
-    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| match e {
-        rustls::pki_types::pem::Error::Io(e) => format!("--key {key}: cannot read it ({e})"),
-        _ => format!("--key {key}: no PEM private key in it"),
-    })?;
+    // A UTF-8 byte order mark before the key, as OpenSSL's PEM reader skips it.
+    let text = fs::read(key).map_err(|e| format!("--key {key}: cannot read it ({e})"))?;
+    let key_der = PrivateKeyDer::from_pem_slice(text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&text))
+        .map_err(|_| format!("--key {key}: no PEM private key in it"))?;
     let mismatch = || format!("--key {key} is not the private key of the certificate in --cert {cert}");
     let signing: Arc<dyn rustls::sign::SigningKey> = match provider.key_provider.load_private_key(key_der.clone_key()) {
         Ok(signing) => {

@@ -254,19 +254,8 @@ fn emsa_pss_verify(pss: Pss, m_hash: &[u8], em: &[u8], em_bits: usize) -> bool {
     if masked_db[0] & !top_mask != 0 {
         return false;
     }
-    // MGF1: the mask's digest over H ‖ counter, counter from 0.
     let mut db = masked_db.to_vec();
-    let mut at = 0;
-    for counter in 0u32.. {
-        if at >= db.len() {
-            break;
-        }
-        let block = pss.mgf.digest(&[h, &counter.to_be_bytes()].concat());
-        for (d, m) in db[at..].iter_mut().zip(&block) {
-            *d ^= m;
-        }
-        at += block.len();
-    }
+    mgf1_xor(pss.mgf, h, &mut db);
     db[0] &= top_mask;
     let ps = em_len - h_len - s_len - 2;
     if db[..ps].iter().any(|&b| b != 0) || db[ps] != 0x01 {
@@ -275,6 +264,53 @@ fn emsa_pss_verify(pss: Pss, m_hash: &[u8], em: &[u8], em_bits: usize) -> bool {
     let salt = &db[db.len() - s_len..];
     let again = pss.hash.digest(&[&[0u8; 8][..], m_hash, salt].concat());
     again.as_slice() == h
+}
+
+/// MGF1 (RFC 8017 B.2.1) with `digest` over `seed`, XORed into `out`.
+fn mgf1_xor(digest: Hash, seed: &[u8], out: &mut [u8]) {
+    let mut at = 0;
+    for counter in 0u32.. {
+        if at >= out.len() {
+            break;
+        }
+        let block = digest.digest(&[seed, &counter.to_be_bytes()].concat());
+        for (d, m) in out[at..].iter_mut().zip(&block) {
+            *d ^= m;
+        }
+        at += block.len();
+    }
+}
+
+/// RSASSA-PSS signing (RFC 8017 §8.1.1, EMSA-PSS-ENCODE) with the mask's
+/// digest apart from the message's, the private operation blinded; None
+/// when the key is too small for the parameters or the RNG fails.
+pub(crate) fn rsa_pss_sign(pss: Pss, key: &rsa::PrivateKey, message: &[u8]) -> Option<Vec<u8>> {
+    use rsa::traits::PublicKeyParts;
+    let em_bits = (key.n().bit_width() as usize).checked_sub(1)?;
+    let (em_len, h_len, s_len) = (em_bits.div_ceil(8), pss.hash.len(), pss.salt);
+    if em_len < h_len + s_len + 2 {
+        return None;
+    }
+    let mut salt = vec![0u8; s_len];
+    getrandom::fill(&mut salt).ok()?;
+    let h = pss.hash.digest(&[&[0u8; 8][..], &pss.hash.digest(message), &salt].concat());
+    // DB = PS ‖ 0x01 ‖ salt, masked; EM = maskedDB ‖ H ‖ 0xbc.
+    let mut db = vec![0u8; em_len - h_len - 1];
+    let ps = em_len - s_len - h_len - 2;
+    db[ps] = 0x01;
+    db[ps + 1..].copy_from_slice(&salt);
+    mgf1_xor(pss.mgf, &h, &mut db);
+    db[0] &= 0xffu8.checked_shr((8 * em_len - em_bits) as u32).unwrap_or(0);
+    let em = [&db[..], &h, &[0xbc]].concat();
+    let m = BoxedUint::from_be_slice(&em, key.n().bits_precision()).ok()?;
+    let s = rsa::hazmat::rsa_decrypt_and_check(key, Some(&mut getrandom::SysRng), &m).ok()?;
+    // I2OSP(s, k).
+    let bytes = s.to_be_bytes();
+    let k = key.size();
+    let mut out = vec![0u8; k];
+    let take = bytes.len().min(k);
+    out[k - take..].copy_from_slice(&bytes[bytes.len() - take..]);
+    Some(out)
 }
 
 /// DSA: `parameters` the key's Dss-Parms (`SEQUENCE { p, q, g }`, its
@@ -311,6 +347,29 @@ pub(crate) fn dsa(hash: Hash, parameters: &[u8], public: &[u8], message: &[u8], 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rsa_pss_signs_what_it_verifies_with_its_own_mask_and_salt() {
+        use rsa::pkcs1::EncodeRsaPublicKey;
+        let Some(key) = test_key() else { return };
+        let public = key.to_public_key().to_pkcs1_der().unwrap();
+        for pss in [Pss::tls(Hash::Sha256), Pss { hash: Hash::Sha256, mgf: Hash::Sha512, salt: 32 }, Pss { hash: Hash::Sha384, mgf: Hash::Sha1, salt: 0 }] {
+            let signature = rsa_pss_sign(pss, &key, b"hello").unwrap();
+            assert!(rsa_pss(pss, public.as_bytes(), b"hello", &signature), "{pss:?}");
+            assert!(!rsa_pss(pss, public.as_bytes(), b"hellO", &signature), "{pss:?}");
+            assert!(!rsa_pss(Pss { salt: pss.salt + 1, ..pss }, public.as_bytes(), b"hello", &signature), "{pss:?}");
+        }
+    }
+
+    /// A 2048-bit RSA key made by openssl (None without it).
+    fn test_key() -> Option<rsa::PrivateKey> {
+        use rsa::pkcs1::DecodeRsaPrivateKey;
+        let out = std::process::Command::new("openssl").args(["genrsa", "-traditional", "2048"]).output().ok()?;
+        let pem = String::from_utf8(out.stdout).ok()?;
+        let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+        let der = crate::pem::decode_base64(body.as_bytes())?;
+        rsa::PrivateKey::from_pkcs1_der(&der).ok()
+    }
 
     #[test]
     fn an_ecdsa_signature_is_taken_only_in_strict_der() {

@@ -31,6 +31,9 @@ enum Key {
     /// RSA-PSS-key schemes, and only with the digest its parameters name
     /// (`restricted`: that digest and the least salt), as OpenSSL holds it to.
     Rsa { key: RsaPrivateKey, pss_only: bool, restricted: Option<Pss> },
+    /// P-256 and P-384 keys ring did not load: written with explicit curve parameters.
+    P256(p256::ecdsa::SigningKey),
+    P384(p384::ecdsa::SigningKey),
     P521(p521::ecdsa::SigningKey),
     Ed448(Box<ed448_goldilocks::SigningKey>),
 }
@@ -52,6 +55,8 @@ fn schemes(key: &Key) -> &'static [SignatureScheme] {
             SignatureScheme::RSA_PKCS1_SHA384,
             SignatureScheme::RSA_PKCS1_SHA512,
         ],
+        Key::P256(_) => &[SignatureScheme::ECDSA_NISTP256_SHA256],
+        Key::P384(_) => &[SignatureScheme::ECDSA_NISTP384_SHA384],
         Key::P521(_) => &[SignatureScheme::ECDSA_NISTP521_SHA512],
         Key::Ed448(_) => &[SignatureScheme::ED448],
     }
@@ -59,7 +64,10 @@ fn schemes(key: &Key) -> &'static [SignatureScheme] {
 
 fn hash_of(scheme: SignatureScheme) -> Hash {
     match scheme {
-        SignatureScheme::RSA_PSS_SHA384 | SignatureScheme::RSA_PKCS1_SHA384 | RSA_PSS_PSS_SHA384 => Hash::Sha384,
+        SignatureScheme::RSA_PSS_SHA384
+        | SignatureScheme::RSA_PKCS1_SHA384
+        | SignatureScheme::ECDSA_NISTP384_SHA384
+        | RSA_PSS_PSS_SHA384 => Hash::Sha384,
         SignatureScheme::RSA_PSS_SHA512
         | SignatureScheme::RSA_PKCS1_SHA512
         | SignatureScheme::ECDSA_NISTP521_SHA512
@@ -75,26 +83,24 @@ fn is_pss(scheme: SignatureScheme) -> bool {
     ) || crate::tls_algorithms::pss_key_scheme(scheme).is_some()
 }
 
-macro_rules! pss_sign {
-    ($key:expr, $hash:expr, $message:expr) => {
-        match $hash {
-            // No TLS scheme signs with SHA-1 (hash_of never names it).
-            Hash::Sha1 | Hash::Sha3_256 | Hash::Sha3_384 | Hash::Sha3_512 => Err(rsa::errors::Error::InvalidPaddingScheme),
-            Hash::Sha224 => $key.pss_sign::<sha2::Sha224>($message),
-            Hash::Sha256 => $key.pss_sign::<sha2::Sha256>($message),
-            Hash::Sha384 => $key.pss_sign::<sha2::Sha384>($message),
-            Hash::Sha512 => $key.pss_sign::<sha2::Sha512>($message),
-        }
-    };
-}
-
 impl Key {
-    /// Whether a restricted RSA-PSS key may sign with `scheme` (TLS's salt is the digest's length).
+    /// The RSA-PSS parameters a TLS scheme signs with: the scheme's digest,
+    /// a salt of its length, and MGF1 over it, or over the digest an RSA-PSS
+    /// key's parameters name for the mask (OpenSSL signs with the key's).
+    fn pss_for(&self, scheme: SignatureScheme) -> Pss {
+        let tls = Pss::tls(hash_of(scheme));
+        match self {
+            Key::Rsa { restricted: Some(key), .. } => Pss { mgf: key.mgf, ..tls },
+            _ => tls,
+        }
+    }
+
+    /// Whether a restricted RSA-PSS key may sign with `scheme`: its digest, and a salt at least its least.
     fn allows(&self, scheme: SignatureScheme) -> bool {
         match self {
             Key::Rsa { restricted: Some(key), .. } => {
                 let tls = Pss::tls(hash_of(scheme));
-                tls.hash == key.hash && tls.mgf == key.mgf && tls.salt >= key.salt
+                tls.hash == key.hash && tls.salt >= key.salt
             }
             _ => true,
         }
@@ -103,7 +109,7 @@ impl Key {
     fn sign(&self, scheme: SignatureScheme, message: &[u8]) -> Option<Vec<u8>> {
         let hash = hash_of(scheme);
         match self {
-            Key::Rsa { key, .. } if is_pss(scheme) => pss_sign!(key, hash, message).ok(),
+            Key::Rsa { key, .. } if is_pss(scheme) => tls_crypto::rsa_pss_sign(self.pss_for(scheme), key, message),
             Key::Rsa { key, .. } => {
                 let padding = match hash {
                     Hash::Sha384 => Pkcs1v15Sign::new::<sha2::Sha384>(),
@@ -111,6 +117,14 @@ impl Key {
                     _ => Pkcs1v15Sign::new::<sha2::Sha256>(),
                 };
                 key.sign(padding, &hash.digest(message)).ok()
+            }
+            Key::P256(key) => {
+                let signature: p256::ecdsa::Signature = key.sign_prehash(&sha2::Sha256::digest(message)).ok()?;
+                Some(signature.to_der().to_bytes().to_vec())
+            }
+            Key::P384(key) => {
+                let signature: p384::ecdsa::Signature = key.sign_prehash(&sha2::Sha384::digest(message)).ok()?;
+                Some(signature.to_der().to_bytes().to_vec())
             }
             Key::P521(key) => {
                 let signature: p521::ecdsa::Signature = key.sign_prehash(&sha2::Sha512::digest(message)).ok()?;
@@ -130,7 +144,7 @@ impl SigningKey for PureKey {
     fn algorithm(&self) -> SignatureAlgorithm {
         match *self.0 {
             Key::Rsa { .. } => SignatureAlgorithm::RSA,
-            Key::P521(_) => SignatureAlgorithm::ECDSA,
+            Key::P256(_) | Key::P384(_) | Key::P521(_) => SignatureAlgorithm::ECDSA,
             Key::Ed448(_) => SignatureAlgorithm::ED448,
         }
     }
@@ -154,9 +168,12 @@ impl Signer for PureSigner {
     }
 }
 
-/// An ECPrivateKey's private scalar, when its curve is P-521 (or not named
-/// there: then `curve` is the PKCS#8 algorithm's).
-fn p521_key(ec_private_key: &[u8], curve: Option<&[u8]>) -> Option<Key> {
+/// An ECPrivateKey's private scalar on P-521 (its curve named there, or by
+/// the PKCS#8 algorithm's `curve`), or on P-256, P-384 or P-521 written with
+/// explicit parameters (`openssl ec -param_enc explicit`, which ring does not
+/// load), the curve by the scalar's length: whether it is the certificate's
+/// key is proven before it is used (PureKey::matches).
+fn ec_key(ec_private_key: &[u8], curve: Option<&[u8]>) -> Option<Key> {
     let mut input = ec_private_key;
     let mut fields = expect(&mut input, SEQUENCE)?.contents;
     expect(&mut fields, INTEGER)?;
@@ -165,14 +182,13 @@ fn p521_key(ec_private_key: &[u8], curve: Option<&[u8]>) -> Option<Key> {
         let mut params = e.contents;
         expect(&mut params, OID).map(|o| o.contents)
     });
-    // A named curve, P-521; or explicit parameters (openssl ec -param_enc explicit), P-521's by its
-    // 66-byte scalar (whether it is the certificate's key is proven before it is used: PureKey::matches).
-    match named.or(curve) {
-        Some(oid) if oid == OID_P521 => {}
-        None if scalar.len() == 66 => {}
-        _ => return None,
+    match (named.or(curve), scalar.len()) {
+        (Some(oid), _) if oid == OID_P521 => p521::ecdsa::SigningKey::from_slice(scalar).ok().map(Key::P521),
+        (None, 66) => p521::ecdsa::SigningKey::from_slice(scalar).ok().map(Key::P521),
+        (None, 48) => p384::ecdsa::SigningKey::from_slice(scalar).ok().map(Key::P384),
+        (None, 32) => p256::ecdsa::SigningKey::from_slice(scalar).ok().map(Key::P256),
+        _ => None,
     }
-    p521::ecdsa::SigningKey::from_slice(scalar).ok().map(Key::P521)
 }
 
 /// The key of a PEM private key ring refused, or None when it is none of
@@ -182,7 +198,7 @@ pub(crate) fn load(der: &PrivateKeyDer<'_>) -> Option<PureKey> {
         PrivateKeyDer::Pkcs1(k) => {
             Key::Rsa { key: RsaPrivateKey::from_pkcs1_der(k.secret_pkcs1_der()).ok()?, pss_only: false, restricted: None }
         }
-        PrivateKeyDer::Sec1(k) => p521_key(k.secret_sec1_der(), None)?,
+        PrivateKeyDer::Sec1(k) => ec_key(k.secret_sec1_der(), None)?,
         PrivateKeyDer::Pkcs8(k) => {
             let mut input = k.secret_pkcs8_der();
             let mut fields = expect(&mut input, SEQUENCE)?.contents;
@@ -201,7 +217,7 @@ pub(crate) fn load(der: &PrivateKeyDer<'_>) -> Option<PureKey> {
                         _ => None,
                     },
                 },
-                OID_EC_PUBLIC_KEY => p521_key(private, expect(&mut algorithm, OID).map(|o| o.contents))?,
+                OID_EC_PUBLIC_KEY => ec_key(private, expect(&mut algorithm, OID).map(|o| o.contents))?,
                 OID_ED448 => {
                     let mut inner = private;
                     let bytes = expect(&mut inner, OCTET_STRING)?.contents;
@@ -227,7 +243,7 @@ impl PureKey {
         match *self.0 {
             Key::Rsa { pss_only: true, .. } => {
                 crate::tls_algorithms::is_pss_key(key_algorithm)
-                    && tls_crypto::rsa_pss(Pss::tls(hash_of(scheme)), public_key, PROBE, &signature)
+                    && tls_crypto::rsa_pss(self.0.pss_for(scheme), public_key, PROBE, &signature)
             }
             _ => algorithms.is_some_and(|(_, algs)| {
                 algs.iter().any(|a| {

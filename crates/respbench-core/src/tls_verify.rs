@@ -55,7 +55,7 @@ pub(crate) struct TrustStore {
     pub self_signed: Vec<CertificateDer<'static>>,
     /// The other certificates of --cacert/--cacertdir.
     pub intermediates: Vec<CertificateDer<'static>>,
-    /// Those whose trust settings reject servers, or leave them out of a self-signed one's trust.
+    /// Those whose trust settings reject servers (pem.rs `Trust::Rejected`): a chain through one is refused.
     pub distrusted: Vec<CertificateDer<'static>>,
 }
 
@@ -74,14 +74,11 @@ impl TrustStore {
         let anchor = match trust {
             Trust::Default => self_issued,
             Trust::Trusted => true,
-            Trust::NotForServers | Trust::Rejected => false,
+            Trust::Rejected => {
+                self.distrusted.push(cert);
+                return Ok(());
+            }
         };
-        if trust == Trust::Rejected || (trust == Trust::NotForServers && self_issued) {
-            self.distrusted.push(cert.clone());
-        }
-        if trust == Trust::Rejected {
-            return Ok(());
-        }
         if anchor {
             self.roots.add(cert.clone()).map_err(|_| ())?;
             self.self_signed.push(cert);
@@ -91,6 +88,10 @@ impl TrustStore {
         Ok(())
     }
 }
+
+/// A certificate whose key has explicit EC parameters (OpenSSL: "Certificate
+/// public key has explicit ECC parameters"); the JS engine's words too.
+pub(crate) const EXPLICIT_EC: &str = "certificate not accepted (a certificate of its chain has a public key with explicit EC parameters, which OpenSSL refuses)";
 
 /// A chain that would have reached a CA of --cacert/--cacertdir whose trust
 /// settings keep it from vouching for servers (OpenSSL: "certificate
@@ -119,14 +120,16 @@ impl ServerVerifier {
         }
     }
 
-    /// Whether a certificate of the chain was issued by a CA the store distrusts.
-    fn issued_by_distrusted(&self, end_entity: &CertificateDer<'_>, intermediates: &[CertificateDer<'_>]) -> bool {
-        let subjects: Vec<&[u8]> =
-            self.distrusted.iter().filter_map(|d| Certificate::parse(d.as_ref()).map(|c| c.subject)).collect();
-        std::iter::once(end_entity)
-            .chain(intermediates)
-            .filter_map(|der| Certificate::parse(der.as_ref()))
-            .any(|c| subjects.contains(&c.issuer))
+    /// Whether the chain goes through a CA the store distrusts: a certificate
+    /// the server sent is one, or was issued by one (OpenSSL looks an
+    /// issuer up in its trusted store first, so the store's copy, with its
+    /// settings, is the one the chain takes).
+    fn through_distrusted(&self, end_entity: &CertificateDer<'_>, intermediates: &[CertificateDer<'_>]) -> bool {
+        let distrusted: Vec<Certificate<'_>> =
+            self.distrusted.iter().filter_map(|d| Certificate::parse(d.as_ref())).collect();
+        std::iter::once(end_entity).chain(intermediates).filter_map(|der| Certificate::parse(der.as_ref())).any(|c| {
+            distrusted.iter().any(|d| d.subject == c.issuer || (d.subject == c.subject && d.public_key == c.public_key))
+        })
     }
 
     /// The algorithms a chain the server sent may be checked with: those
@@ -308,10 +311,13 @@ impl ServerCertVerifier for ServerVerifier {
                         | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. }
                 ))
         );
-        if matches!(verdict, Err(Error::InvalidCertificate(CertificateError::UnknownIssuer)))
-            && !self.distrusted.is_empty()
-            && self.issued_by_distrusted(end_entity, intermediates)
-        {
+        // A key with explicit EC parameters anywhere the server sent: OpenSSL refuses it (level 2 and up).
+        if std::iter::once(end_entity).chain(intermediates).any(|der| {
+            Certificate::parse(der.as_ref()).is_some_and(|c| crate::x509::explicit_ec_parameters(c.public_key_algorithm))
+        }) {
+            return Err(CertificateError::Other(rustls::OtherError(Arc::new(Refused(EXPLICIT_EC.into())))).into());
+        }
+        if !self.distrusted.is_empty() && self.through_distrusted(end_entity, intermediates) {
             return Err(CertificateError::Other(rustls::OtherError(Arc::new(Refused(DISTRUSTED.into())))).into());
         }
         let weak = || too_weak(end_entity, intermediates, &self.self_signed, &self.store_intermediates, &algorithms);
@@ -348,6 +354,25 @@ impl ServerCertVerifier for ServerVerifier {
 /// rustls's own check for v3 certificates, the key read here for v1 ones
 /// (which rustls's check would refuse to parse).
 pub(crate) fn handshake_signature(
+    message: &[u8],
+    der: &CertificateDer<'_>,
+    dss: &DigitallySignedStruct,
+    algorithms: &WebPkiSupportedAlgorithms,
+    tls13: bool,
+) -> Result<HandshakeSignatureValid, Error> {
+    // The handshake's signature, not a certificate's, in the words.
+    handshake_signature_check(message, der, dss, algorithms, tls13).map_err(|e| match e {
+        Error::InvalidCertificate(CertificateError::BadSignature) => {
+            CertificateError::Other(rustls::OtherError(Arc::new(Refused(HANDSHAKE_SIGNATURE.into())))).into()
+        }
+        other => other,
+    })
+}
+
+/// The server's handshake signature does not verify with its certificate's key.
+const HANDSHAKE_SIGNATURE: &str = "the server's handshake signature does not verify with its certificate's key";
+
+fn handshake_signature_check(
     message: &[u8],
     der: &CertificateDer<'_>,
     dss: &DigitallySignedStruct,

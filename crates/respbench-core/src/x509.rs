@@ -281,6 +281,14 @@ fn push_element(out: &mut Vec<u8>, tag: u8, contents: &[u8]) {
     out.extend_from_slice(contents);
 }
 
+/// Whether an id-ecPublicKey key's parameters are explicit (a SEQUENCE of
+/// the curve's numbers) rather than a named curve. `algorithm`: a
+/// SubjectPublicKeyInfo's algorithm contents.
+pub(crate) fn explicit_ec_parameters(algorithm: &[u8]) -> bool {
+    let mut alg = algorithm;
+    expect(&mut alg, OID).is_some_and(|oid| oid.contents == EC_PUBLIC_KEY) && alg.first() == Some(&SEQUENCE)
+}
+
 /// OpenSSL's hash of a Name (`X509_NAME_hash_ex`: what `openssl x509
 /// -hash` prints and `openssl rehash` names a CA folder's files by): the
 /// first four bytes, little-endian, of the SHA-1 of its canonical encoding

@@ -13,7 +13,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { derElement } from './engine-js/tls-chain.js';
+import { derElement, tbsField } from './engine-js/tls-chain.js';
 import { shown } from './flag-values.js';
 import { pemCertificates, type PemCertificate } from './pem-certificates.js';
 import { UsageError } from './usage-error.js';
@@ -65,15 +65,8 @@ function element(tag: number, contents: Buffer): Buffer {
  * SHA-1 of the Name's canonical encoding. null when the DER does not parse.
  */
 export function subjectHash(raw: Buffer): number | null {
-  const cert = derElement(raw, 0);
-  const tbs = cert && derElement(raw, cert.start);
-  if (!tbs) return null;
-  let at = tbs.start;
-  if (raw[at] === 0xa0) at = derElement(raw, at)?.end ?? -1;
-  // serialNumber, signature, issuer, validity: then the subject.
-  for (let i = 0; i < 4 && at >= 0; i++) at = derElement(raw, at)?.end ?? -1;
-  const subject = at >= 0 && raw[at] === 0x30 ? derElement(raw, at) : null;
-  if (!subject) return null;
+  const subject = tbsField(raw, 4);
+  if (!subject || raw[subject.at] !== 0x30) return null;
   const canon: Buffer[] = [];
   for (let r = subject.start; r < subject.end; ) {
     const rdn = raw[r] === 0x31 ? derElement(raw, r) : null;

@@ -10,8 +10,15 @@
  */
 import { derElement } from './engine-js/tls-chain.js';
 
-/** What a trusted certificate's settings say of server authentication, as OpenSSL's X509_check_trust for a server reads them (pem.rs `Trust`). */
-export type Trust = 'default' | 'trusted' | 'not-for-servers' | 'rejected';
+/**
+ * What a trusted certificate's settings say of server authentication, as
+ * OpenSSL's X509_check_trust (obj_trust) reads them for a server (pem.rs
+ * `Trust`): no trust list, the default (a self-signed CA trusted); a trust
+ * list naming serverAuth or any purpose, trusted (an anchor even when not
+ * self-signed); serverAuth or any purpose rejected, or a trust list without
+ * it, rejected.
+ */
+export type Trust = 'default' | 'trusted' | 'rejected';
 
 /** One certificate of a PEM file. */
 export interface PemCertificate {
@@ -65,7 +72,7 @@ function trustOf(aux: Buffer): Trust | null {
   }
   if (reject === true) return 'rejected';
   if (trust === true) return 'trusted';
-  return trust === undefined && reject === undefined ? 'default' : 'not-for-servers';
+  return trust === false ? 'rejected' : 'default';
 }
 
 function labels(purpose: PemPurpose): string[] {
@@ -79,14 +86,18 @@ export function pemCertificates(text: string, purpose: PemPurpose): PemCertifica
   const wanted = labels(purpose);
   const out: PemCertificate[] = [];
   let open: { label: string; body: string[] } | null = null;
-  // A UTF-8 byte order mark before the first line, as OpenSSL's reader skips it.
-  for (const raw of text.replace(/^\uFEFF|^\xEF\xBB\xBF/, '').split('\n')) {
-    const line = raw.trim();
+  // OpenSSL's reader skips a UTF-8 byte order mark on the first line it reads looking for a block (the
+  // file's first, or the one after a block's END); a BEGIN or END line starts at its first column.
+  let firstOfSearch = true;
+  for (const raw of text.split('\n')) {
+    let line = raw.trimEnd();
+    if (open === null && firstOfSearch) line = line.replace(/^\uFEFF|^\xEF\xBB\xBF/, '');
+    firstOfSearch = false;
     if (open !== null) {
       const end = /^-----END (.*)-----$/.exec(line);
       if (end === null) {
-        if (!BASE64_LINE.test(line)) throw new MalformedPem('a PEM block is malformed');
-        open.body.push(line);
+        if (!BASE64_LINE.test(line.trim())) throw new MalformedPem('a PEM block is malformed');
+        open.body.push(line.trim());
         continue;
       }
       if (end[1] !== open.label) throw new MalformedPem('a PEM block is malformed');
@@ -102,6 +113,7 @@ export function pemCertificates(text: string, purpose: PemPurpose): PemCertifica
       // Node's OpenSSL reads trust settings after any certificate: it gets them only where they count.
       out.push({ pem: counted ? pemBlock('TRUSTED CERTIFICATE', der) : pemBlock('CERTIFICATE', certificate), plain: pemBlock('CERTIFICATE', certificate), trust });
       open = null;
+      firstOfSearch = true;
       continue;
     }
     const begin = /^-----BEGIN (.*)-----$/.exec(line);

@@ -54,7 +54,8 @@ export function readPrivateKey(flag: string, file: string): KeyObject {
     throw new UsageError(`${flag}: ${shown(file)} holds no PEM private key (-----BEGIN PRIVATE KEY-----)`);
   }
   try {
-    return createPrivateKey(text);
+    // A UTF-8 byte order mark before the key, as OpenSSL's PEM reader skips it.
+    return createPrivateKey(text.replace(/^\xEF\xBB\xBF/, ''));
   } catch {
     throw new UsageError(`${flag}: the private key in ${shown(file)} cannot be parsed`);
   }
@@ -82,6 +83,25 @@ function checkClientStrength(file: string, cert: X509Certificate): void {
   if (digest !== null) throw new UsageError(`--cert: ${shown(file)} is signed with ${digest} (redis-cli and redis-server refuse SHA-1 and weaker digests)`);
 }
 
+/** The digests TLS signs RSA-PSS with, and their lengths (a TLS salt's). */
+const TLS_PSS_DIGESTS: Record<string, number> = { sha256: 32, sha384: 48, sha512: 64 };
+
+/**
+ * An RSA-PSS client key whose parameters allow no TLS signature: TLS 1.3
+ * signs with SHA-256/384/512 and a salt of the digest's length, so a key
+ * held to another digest, or to a longer salt, cannot sign a handshake
+ * (redis-cli fails with OpenSSL's "EVP lib"): bad input, for both engines.
+ */
+function checkPssClientKey(file: string, key: KeyObject): void {
+  if (key.asymmetricKeyType !== 'rsa-pss') return;
+  const { hashAlgorithm, saltLength } = key.asymmetricKeyDetails ?? {};
+  if (hashAlgorithm === undefined) return;
+  const length = TLS_PSS_DIGESTS[hashAlgorithm];
+  if (length !== undefined && (saltLength ?? 0) <= length) return;
+  const why = length === undefined ? `${hashAlgorithm}, which TLS does not sign RSA-PSS with` : `${hashAlgorithm} with a salt of at least ${saltLength} bytes, more than TLS signs with (${length}, the digest's length)`;
+  throw new UsageError(`--key: ${shown(file)} is an RSA-PSS key whose parameters hold it to ${why}: no TLS handshake can be signed with it (redis-cli and redis-server refuse it too)`);
+}
+
 /** --cacert, and --cert with --key: readable, parsable, the key the certificate's. */
 export function checkTlsFiles(files: { cacert: string | null; cert: string | null; key: string | null }): void {
   if (files.cacert !== null) readCertificates('--cacert', files.cacert, true);
@@ -89,6 +109,7 @@ export function checkTlsFiles(files: { cacert: string | null; cert: string | nul
   const [cert] = readCertificates('--cert', files.cert, false);
   checkClientStrength(files.cert, cert);
   const key = readPrivateKey('--key', files.key);
+  checkPssClientKey(files.key, key);
   if (!cert.checkPrivateKey(key)) {
     throw new UsageError(`--key: ${shown(files.key)} is not the private key of the certificate in --cert ${shown(files.cert)} (${subjectLine(cert)})`);
   }

@@ -67,6 +67,34 @@ export function keyStrength(raw: Buffer): readonly [string, number] | null {
   return curve ? [`${curve[0]} EC`, curve[1] / 2] : null;
 }
 
+/** Whether a certificate of the chain has an EC key with explicit parameters, which OpenSSL refuses (x509.rs `explicit_ec_parameters`). */
+export function explicitEcKey(chain: DetailedPeerCertificate[]): boolean {
+  return chain.some(({ raw }) => {
+    const spki = tbsField(raw, 5);
+    const algorithm = spki && derElement(raw, spki.start);
+    const oid = algorithm && raw[algorithm.start] === 0x06 ? derElement(raw, algorithm.start) : null;
+    // id-ecPublicKey, then a SEQUENCE of the curve's numbers where a named curve's OID would be.
+    return oid !== null && raw.subarray(oid.start, oid.end).toString('hex') === '2a8648ce3d0201' && raw[oid.end] === 0x30;
+  });
+}
+
+/**
+ * A field of a certificate's tbsCertificate by its place after the version
+ * (0 serialNumber, 1 signature, 2 issuer, 3 validity, 4 subject, 5
+ * subjectPublicKeyInfo): where its element starts and its contents; null
+ * when the DER does not parse that far.
+ */
+export function tbsField(raw: Buffer, index: number): { at: number; start: number; end: number } | null {
+  const cert = derElement(raw, 0);
+  const tbs = cert && derElement(raw, cert.start);
+  if (!tbs) return null;
+  let at = tbs.start;
+  if (raw[at] === 0xa0) at = derElement(raw, at)?.end ?? -1;
+  for (let i = 0; i < index && at >= 0; i++) at = derElement(raw, at)?.end ?? -1;
+  const field = at >= 0 ? derElement(raw, at) : null;
+  return field && { at, ...field };
+}
+
 /** A name from a certificate as the one line may show it: printable ASCII kept, any other byte `?`, at most 64 (tls_strength.rs `printable`). */
 export function printable(name: string): string {
   const bytes = Buffer.from(name, 'utf8');

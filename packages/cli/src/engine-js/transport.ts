@@ -13,7 +13,7 @@ import type { Plan, TlsPlan } from './plan.js';
 import { sharedReads } from './reads.js';
 import { readCaFolder } from '../ca-folder.js';
 import { pemCertificates, type PemCertificate } from '../pem-certificates.js';
-import { chainOf, NO_CERT_SIGN, signedByNonCa, signedWithoutCertSign, tooWeak } from './tls-chain.js';
+import { chainOf, explicitEcKey, NO_CERT_SIGN, signedByNonCa, signedWithoutCertSign, tooWeak } from './tls-chain.js';
 
 /**
  * The TLS 1.2 ciphers both engines' TLS libraries have, by the OpenSSL names
@@ -164,7 +164,7 @@ async function connectUnix(socketPath: string, timeoutMs: number, signal?: Abort
 
 /** What node:tls needs from a TlsPlan, read once per plan: the files are not read per connection. */
 const secureOptions = new WeakMap<TlsPlan, tls.ConnectionOptions>();
-/** Plans whose --cacert/--cacertdir hold a CA whose trust settings reject servers or leave them out. */
+/** Plans whose --cacert/--cacertdir hold a CA whose trust settings reject servers (pem-certificates.ts `Trust`). */
 const distrustingPlans = new WeakSet<TlsPlan>();
 
 /** The system's roots plus --cacert and what OpenSSL would find in --cacertdir; client cert; ciphers. */
@@ -383,6 +383,7 @@ function verdict(socket: tls.TLSSocket, name: string, t: TlsPlan): string | null
   const chain = needsChain ? chainOf(socket.getPeerCertificate(true)) : [];
   const weak = strength ? tooWeak(chain) : null;
   if (weak !== null || code === null) return weak;
+  if (explicitEcKey(needsChain ? chain : chainOf(socket.getPeerCertificate(true)))) return EXPLICIT_EC;
   // Node has no name for OpenSSL's "key usage does not include certificate signing", and the chain it
   // shows stops at the certificate such a CA signed (it links issuers with X509_check_issued, which checks
   // the key usage): a chain cut short there, with no "issuer not found" from OpenSSL, is that CA's.
@@ -394,7 +395,10 @@ function verdict(socket: tls.TLSSocket, name: string, t: TlsPlan): string | null
   return words !== code ? words : (VERIFY_WORDS[code] ?? `certificate not accepted (${code.toLowerCase().replace(/_/g, ' ')})`);
 }
 
-const distrusts = (b: PemCertificate) => b.trust === 'rejected' || b.trust === 'not-for-servers';
+const distrusts = (b: PemCertificate) => b.trust === 'rejected';
+
+/** A key with explicit EC parameters in the chain (tls_verify.rs `EXPLICIT_EC`). */
+const EXPLICIT_EC = 'certificate not accepted (a certificate of its chain has a public key with explicit EC parameters, which OpenSSL refuses)';
 
 /** A CA whose trust settings keep it from vouching for servers (tls_verify.rs `DISTRUSTED`). */
 const DISTRUSTED = 'certificate not trusted (a CA of --cacert/--cacertdir is marked as rejected, or as not trusted, for server authentication: its trust settings, openssl x509 -trustout)';
