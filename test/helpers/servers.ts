@@ -290,10 +290,18 @@ export type TlsRedisServer = RedisServer & { tlsPort: number };
  * the extra args say so.
  */
 export async function startTlsRedis(files: { cert: string; key: string; ca: string }, extra: string[] = []): Promise<TlsRedisServer> {
-  const tlsPort = await freePort();
-  const redis = await startRedis(['--tls-port', String(tlsPort), '--tls-cert-file', files.cert, '--tls-key-file', files.key, '--tls-ca-cert-file', files.ca, '--tls-auth-clients', 'no', ...extra]);
-  await waitForPort(tlsPort);
-  return Object.assign(redis, { tlsPort });
+  // The TLS port, free when asked, can be another file's server's by the time this one binds it (redis-server
+  // then exits): started again on another, 3 starts, as startRedis does for its plain port.
+  for (let attempt = 1; ; attempt++) {
+    const tlsPort = await freePort();
+    try {
+      const redis = await startRedis(['--tls-port', String(tlsPort), '--tls-cert-file', files.cert, '--tls-key-file', files.key, '--tls-ca-cert-file', files.ca, '--tls-auth-clients', 'no', ...extra]);
+      await waitForPort(tlsPort);
+      return Object.assign(redis, { tlsPort });
+    } catch (err) {
+      if (attempt === 3 || !(await canConnect('127.0.0.1', tlsPort))) throw err;
+    }
+  }
 }
 
 /**
