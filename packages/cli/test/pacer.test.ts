@@ -195,9 +195,14 @@ describe('the alarm thread', () => {
       await (alarm as unknown as { thread: { worker: { terminate(): Promise<number> } } }).thread.worker.terminate();
       // Rings once, from a timer (within 2 s: a loaded machine may take long to end the thread).
       await vi.waitFor(() => expect(rings).toEqual(['due']), { timeout: 2000, interval: 10 });
+      // This turn of the event loop busy for 10 ms first, as a loaded run's is: libuv's loop
+      // time, which timers count from, is then that old when the alarm is set.
+      const busyUntil = performance.now() + 10;
+      while (performance.now() < busyUntil);
       const when = performance.now() + 3;
       const rang = await new Promise<number>((resolve) => alarm.set(when, () => resolve(performance.now())));
-      expect(rang).toBeGreaterThanOrEqual(when - 1);
+      // Never early, from a timer too.
+      expect(rang).toBeGreaterThanOrEqual(when);
       const lines = said.mock.calls.map((c) => String(c[0])).filter((t) => t.includes('pacing thread'));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(/^respbench: the --rate pacing thread stopped \(it ended \(exit code \d+\)\); timers pace the rest of the run/);

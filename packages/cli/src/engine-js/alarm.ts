@@ -142,10 +142,30 @@ export class ThreadAlarm implements Alarm {
     this.ringAt[0] = when + this.toMonotonic;
     if (this.lost) {
       if (this.timer !== null) clearTimeout(this.timer);
-      this.timer = setTimeout(() => this.onRing(this.seq), Math.max(0, when - performance.now()));
+      this.timer = null;
+      this.ringByTimer(when);
       return;
     }
     this.changed();
+  }
+
+  /**
+   * A timer counts from libuv's loop time, which is read once per turn of
+   * the event loop and may be milliseconds old when the timer is set: it can
+   * fire before `when`. Early is the one thing an alarm may not be (a paced
+   * request would go out before it is due), so it checks and waits again.
+   */
+  private ringByTimer(when: number): void {
+    const seq = this.seq;
+    const left = when - performance.now();
+    if (left <= 0) {
+      this.timer = setTimeout(() => this.onRing(seq), 0);
+      return;
+    }
+    this.timer = setTimeout(() => {
+      if (performance.now() >= when) this.onRing(seq);
+      else this.ringByTimer(when);
+    }, left);
   }
 
   clear(): void {

@@ -399,7 +399,10 @@ export class IntervalClock {
   private schedule(): void {
     const due = this.start + (this.index + 1) * this.everyMs;
     this.timer = setTimeout(() => {
-      this.cut(performance.now());
+      const now = performance.now();
+      // A timer counts from libuv's loop time, which may be old when it is set: not due yet, wait on.
+      if (now < due) return this.schedule();
+      this.cut(now);
       this.schedule();
     }, Math.max(0, due - performance.now()));
   }
