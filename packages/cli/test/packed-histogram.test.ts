@@ -85,9 +85,24 @@ describe('a packed interval histogram', () => {
     expect(kept.every((c) => c.intervals.length === 1)).toBe(true);
   });
 
+  it('is not cut before its end when the turn that set its timer ran long (timers count from the loop time read at the turn start)', async () => {
+    const current = new OpHistograms([0]);
+    // A turn busy for 15 ms: libuv's loop time, which the timer is set from, is that old.
+    const busyUntil = performance.now() + 15;
+    while (performance.now() < busyUntil);
+    const handed: RawInterval[] = [];
+    const clock = new IntervalClock(current.emptyLike(), 10, performance.now(), newCounters(), current, (i) => handed.push(i), () => 1);
+    try {
+      await vi.waitFor(() => expect(handed.length).toBeGreaterThan(0), { timeout: 2000, interval: 2 });
+      expect(handed[0].endNs).toBe(10e6);
+    } finally {
+      clock.finish(performance.now());
+    }
+  });
+
   it('is cut across event-loop turns while recording goes on into the next interval', () => {
     // Under --rate a cut read in one turn held requests due then (9–14 ms at the first cut).
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'performance'] });
     try {
       // A mix: one write command, two reads (the read side's histogram is their sum).
       const current = new OpHistograms([0, 1, 1]);
