@@ -5,12 +5,13 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * Files that measure time against the machine (rates held, client lag, a
  * capacity search, two runs compared for noise, a failover's timing, a
  * ramp's staircase, a held reply against a batch, a slot move that must
- * leave most of a paced run after it): they run after the rest,
+ * leave most of a paced run after it, a paced JS run that must keep its
+ * schedule to keep V8's compilers off): they run after the rest,
  * one at a time, with the machine to themselves. Every other file runs side
  * by side with another, each in its own sandbox (helpers/file-sandbox.ts):
  * most of their time is a run's wall clock, not CPU.
  */
-const ALONE = ['timing', 'capacity', 'study-capacity', 'compare', 'ramp', 'pipeline-mode', 'cluster-node-death', 'cluster-topology-refresh'].map((name) => `${name}.test.ts`);
+const ALONE = ['timing', 'capacity', 'study-capacity', 'compare', 'ramp', 'pipeline-mode', 'cluster-node-death', 'cluster-topology-refresh', 'js-rate-compilers'].map((name) => `${name}.test.ts`);
 
 /** Files side by side: RESPBENCH_E2E_WORKERS, else one per core, at most 4 (the suite is tuned on 2). */
 function sideBySideWorkers(): number {
