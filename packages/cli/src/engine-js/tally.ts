@@ -5,7 +5,6 @@
  * sockets: a Link hands it the reply and the request's ring entry. Paired
  * with crates/respbench-core/src/tally.rs.
  */
-import { performance } from 'node:perf_hooks';
 import { newCounters, type Counters } from './counters.js';
 import { fatalReplyText } from './handshake.js';
 import { COUNTS_LENGTH, LatencyHistogram, OpHistograms, valueAtPercentileOf } from './histogram.js';
@@ -401,6 +400,7 @@ export class IntervalClock {
     this.timer = setTimeout(() => {
       const now = performance.now();
       // A timer counts from libuv's loop time, which may be old when it is set: not due yet, wait on.
+      // (The global performance, not node:perf_hooks': a unit test's fake clock replaces the global.)
       if (now < due) return this.schedule();
       this.cut(now);
       this.schedule();
