@@ -116,5 +116,12 @@ describe('a study with mode: capacity over two servers of known capacity', () =>
       expect(run.stderr).toMatch(message);
       expect(run.stderr.trim().split('\n')).toHaveLength(1);
     }
+    // The same flags on the command line: named as flags.
+    writeFileSync(path.join(dir, 'cap.yaml'), "mode: capacity\nslo: 'p99<=1ms'\nscenarios: [{ name: a, target: { embedded: true } }]\n");
+    for (const [flag, key] of [['--rate', 'rate'], ['-n', 'requests'], ['--duration', 'duration']] as const) {
+      const run = await runCli(['study', path.join(dir, 'cap.yaml'), '--out', path.join(dir, 'out'), flag, flag === '--duration' ? '2s' : '100']);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr.trim()).toMatch(new RegExp(`^respbench: --${key}: a capacity study sets each step's rate and length itself: use start-rate and step-duration instead of ${key}$`));
+    }
   });
 });

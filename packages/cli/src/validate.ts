@@ -577,6 +577,21 @@ export function checkCapacityFlags(slo: string | undefined, given: (option: stri
 }
 
 /**
+ * A capacity study's refusals (`mode: capacity` in the study file): it sets
+ * each step's rate and length as `capacity` does, so none of them may be
+ * given on the command line (`givenOnLine`) or in the file (`fileLineOf`:
+ * "FILE:LINE" where a scenario or the defaults set it, else undefined).
+ */
+export function checkCapacityStudyFlags(givenOnLine: (key: string) => boolean, fileLineOf: (key: string) => string | undefined): void {
+  for (const [key] of SET_BY_CAPACITY) {
+    const why = `a capacity study sets each step's rate and length itself: use start-rate and step-duration instead of ${key}`;
+    if (givenOnLine(key)) throw new UsageError(`--${key}: ${why}`);
+    const at = fileLineOf(key);
+    if (at !== undefined) throw new UsageError(`${at}: ${why}`);
+  }
+}
+
+/**
  * -u/--uri names the server: an -h/--host, -p/--port or -s/--socket given
  * beside it would be ignored without a word, so the pair is refused.
  */

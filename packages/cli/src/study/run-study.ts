@@ -12,7 +12,7 @@ import { Exit, EXIT } from '../exit.js';
 import { onStopSignals } from '../interrupt.js';
 import type { CliIo } from '../io.js';
 import type { Engine, Mode } from '../engine-js/plan.js';
-import { buildPlan, checkStudyFlags, MODES, SET_BY_CAPACITY, type EngineChoice, type RawRunOptions } from '../validate.js';
+import { buildPlan, checkCapacityStudyFlags, checkStudyFlags, MODES, type EngineChoice, type RawRunOptions } from '../validate.js';
 import { parseChoice, parsePercentiles } from '../flag-values.js';
 import { UsageError } from '../usage-error.js';
 import { checkOutputDir, MAX_FILE_NAME_BYTES, outputPaths, tooLongFileName, type OutputPaths } from './outputs.js';
@@ -161,19 +161,16 @@ function studyInfo(spec: StudySpec, scenarios: ScenarioSpec[], setup: Pick<Study
   };
 }
 
-/** A capacity study sets each step's rate and length: --rate, --duration and --requests have no place in it. */
-function checkCapacityStudy(spec: StudySpec, scenarios: ScenarioSpec[], line: CommandLine): void {
-  for (const [key] of SET_BY_CAPACITY) {
-    const why = `a capacity study sets each step's rate and length itself: use start-rate and step-duration instead of ${key}`;
-    if (key in line.cli) throw new UsageError(`--${key}: ${why}`);
-    for (const s of scenarios) {
-      const at = s.flagPaths[key] ?? spec.defaultPaths[key];
-      if (at) {
-        const l = spec.lineOf(at);
-        throw new UsageError(`${spec.file}${l ? `:${l}` : ''}: ${why}`);
-      }
+/** Where the study file sets `key` for a scenario (or in its defaults), as "FILE:LINE"; undefined where it does not. */
+function fileLineOf(spec: StudySpec, scenarios: ScenarioSpec[], key: string): string | undefined {
+  for (const s of scenarios) {
+    const at = s.flagPaths[key] ?? spec.defaultPaths[key];
+    if (at) {
+      const l = spec.lineOf(at);
+      return `${spec.file}${l ? `:${l}` : ''}`;
     }
   }
+  return undefined;
 }
 
 /**
@@ -215,7 +212,7 @@ export async function runStudy(file: string, opts: StudyOptions, cmd: Command, i
     rawOf: (s: ScenarioSpec) => ({ ...line.builtin, ...spec.defaults, ...s.flags, ...line.cli }) as unknown as Omit<RawRunOptions, 'host' | 'port' | 'mode'>,
     modesOf: (s: ScenarioSpec) => line.modes ?? s.modes,
   };
-  if (spec.capacity) checkCapacityStudy(spec, scenarios, line);
+  if (spec.capacity) checkCapacityStudyFlags((key) => key in line.cli, (key) => fileLineOf(spec, scenarios, key));
   const engineOf = checkScenarios(spec, scenarios, setup, line, runFlags, io);
 
   // A read-only or missing --out is found now, not after the first hour of runs.
