@@ -119,8 +119,9 @@ function handEditedResult(name: string, requests: number, clientIndex: number): 
     failure: null,
     intervals: [],
     startedUnixMs: 1_700_000_000_000,
-    meta: { tool: 'respbench', commandLine: ['-a', SECRET, '-u', `redis://u:${SECRET}@h:1`], hostname: 'h' },
-    plan: { host: '127.0.0.1', port: 6379, requests, connections: 2, pipeline: 1, mode: 'set', password: SECRET, auth: SECRET, clientIndex, clientCount: 2, setCmd: 'SET', getCmd: 'GET', keyPrefix: 'key:', tls: { keyPassphrase: SECRET } },
+    // -a bundled with switches, as commander reads it (-3 -q -a PW; -q -a PW).
+    meta: { tool: 'respbench', commandLine: ['-a', SECRET, '-u', `redis://u:${SECRET}@h:1`, '-3qa', SECRET, `-qa${SECRET}`], hostname: 'h' },
+    plan: { host: '127.0.0.1', port: 6379, requests, connections: 2, pipeline: 1, mode: 'set', password: SECRET, auth: SECRET, authToken: SECRET, clientIndex, clientCount: 2, setCmd: 'SET', getCmd: 'GET', keyPrefix: 'key:', tls: { keyPassphrase: SECRET } },
   };
   const p = file(`${name}.input.json`);
   writeFileSync(p, JSON.stringify(result));
@@ -187,11 +188,33 @@ describe.each(engines())('engine %s: the password shows in no output of a run', 
       args: () => ['-p', String(port), '-a', SECRET, '--mode', 'mixed', '--interval', '50ms', '--html', file(`${engine}-run.html`), '--hdr-log', file(`${engine}-run`)],
     },
     { what: 'error replies quoting the password: --json', args: () => ['-p', String(port), '--mode', 'mixed', '--json'], env: { REDISCLI_AUTH: SECRET } },
+    {
+      what: '-a bundled with switches (-3qa PW, -qaPW): --json-file and --html',
+      args: () => ['-p', String(port), '-3qa', SECRET, '--mode', 'mixed', '--json-file', file(`${engine}-bundled.json`), '--html', file(`${engine}-bundled.html`)],
+    },
+    { what: '-qaPW: --json-file', args: () => ['-p', String(port), `-qa${SECRET}`, '--mode', 'mixed', '--json-file', file(`${engine}-bundled2.json`)] },
   ];
   it.each(RUN_CASES)('$what', async ({ args, env }) => {
     const run = await runCli(['--engine', engine, ...SMALL, ...args()], 30_000, { ...process.env, ...env });
     expect(run.code, run.stderr).not.toBe(0);
     expectNoLeak(run, args().join(' '));
+  });
+});
+
+describe('a study target that fails quoting its password (redis-server prints a bad requirepass line whole)', () => {
+  it('keeps it out of the Markdown, the HTML, the CSVs and the kept server log', async () => {
+    const study = studyFile(
+      's5',
+      `name: s5\nrounds: 1\nmodes: [set]\ndefaults: { requests: 200, timeout: 2s }\nscenarios:\n  - name: bad\n    target: { redis: none, args: ['--requirepass', '${SECRET}', 'extra'], pass: '${SECRET}' }\n`,
+    );
+    const out = file('s5-out');
+    const run = await runCli(['study', study, '--out', out], 60_000);
+    expect(run.code, run.stderr).not.toBe(0);
+    // The failure is reported with the server's own words, and the log is kept: there is something to leak.
+    const kept = readdirSync(out);
+    expect(kept.filter((f) => f.endsWith('_bad.log')), kept.join(' ')).toHaveLength(1);
+    expect(readFileSync(path.join(out, kept.find((f) => f.endsWith('.md'))!), 'utf8')).toMatch(/requirepass/);
+    expectNoLeak(run, 'study s5');
   });
 });
 

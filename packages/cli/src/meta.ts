@@ -32,7 +32,30 @@ export function toolVersion(): string {
 const SECRET_FLAGS = new Set(['-a', '--pass']);
 const URI_FLAGS = new Set(['-u', '--uri']);
 
-/** argv with every password shown as *** (the value after -a/--pass, --pass=…, -a… ; the password inside --uri). */
+/**
+ * The program's one-letter flags that take a value; the others (-3, -I, -l,
+ * -q, -V) are switches. Pinned against the program's own options by
+ * test/meta.test.ts. Commander reads `-3qa PW` as -3 -q -a PW and `-qaPW`
+ * as -q -a PW: a switch letter goes on to the next, a value letter takes
+ * the rest of the word or, when nothing follows it, the next word.
+ */
+export const SHORT_FLAGS_WITH_VALUE = new Set(['P', 'a', 'c', 'd', 'h', 'n', 'o', 'p', 'r', 's', 't', 'u', 'x']);
+
+/** A bundle of one-letter flags (`-3qa`, `-qaPW`, `-p6379`) as shown: the password of -a hidden, the URI of -u redacted; `valueNext` when its last letter takes the next word. */
+function maskBundle(word: string): { shown: string; valueNext: string | null } {
+  for (let j = 1; j < word.length; j++) {
+    const letter = word[j];
+    if (!SHORT_FLAGS_WITH_VALUE.has(letter)) continue;
+    const rest = word.slice(j + 1);
+    if (rest === '') return { shown: word, valueNext: letter };
+    if (letter === 'a') return { shown: `${word.slice(0, j + 1)}${SECRET_SHOWN}`, valueNext: null };
+    if (letter === 'u') return { shown: `${word.slice(0, j + 1)}${redactUri(rest)}`, valueNext: null };
+    return { shown: word, valueNext: null };
+  }
+  return { shown: word, valueNext: null };
+}
+
+/** argv with every password shown as *** (the value after -a/--pass, --pass=…, -a…, -qa …; the password inside --uri). */
 export function maskArgv(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -45,9 +68,14 @@ export function maskArgv(argv: readonly string[]): string[] {
       i++;
     } else if (a.startsWith('--pass=')) out.push(`--pass=${SECRET_SHOWN}`);
     else if (a.startsWith('--uri=')) out.push(`--uri=${redactUri(a.slice('--uri='.length))}`);
-    else if (/^-a./.test(a)) out.push(`-a${SECRET_SHOWN}`);
-    else if (/^-u./.test(a)) out.push(`-u${redactUri(a.slice(2))}`);
-    else out.push(a);
+    else if (/^-[^-]/.test(a)) {
+      const { shown, valueNext } = maskBundle(a);
+      out.push(shown);
+      if (valueNext !== null && i + 1 < argv.length) {
+        i++;
+        out.push(valueNext === 'a' ? SECRET_SHOWN : valueNext === 'u' ? redactUri(argv[i]) : argv[i]);
+      }
+    } else out.push(a);
   }
   return out;
 }

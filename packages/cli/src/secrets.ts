@@ -32,8 +32,15 @@ export function redactUri(uri: string): string {
   return `${uri.slice(0, start)}${shownInfo}${uri.slice(at)}`;
 }
 
-/** Field names whose value is a secret wherever they appear (a Plan, a study target, a result file someone edited). */
-const SECRET_KEY = /^(pass|passwd|password|auth|authpass|requirepass|masterauth|secret|token)$|password|passphrase|secret/i;
+/**
+ * Field and flag names whose value is a secret wherever they appear (a Plan,
+ * a study target, a result file someone edited, a server's flags): any name
+ * that holds pass, auth, secret, token or credential (`authToken`,
+ * `--masterauth`, `tlsKeyPassphrase`), unless it names where one is kept
+ * (`--auth-file`, `passwordPath`): a file's name is no secret. Hiding a
+ * harmless value is the cheap mistake; showing a password is not.
+ */
+const SECRET_KEY = /^(?!.*(file|path|dir)$).*(pass|auth|secret|token|credential)/i;
 
 /** A string that is a URI with a login in it (`scheme://…@…`); other strings (a key prefix with an `@`) are data. */
 const LOOKS_LIKE_URI_WITH_LOGIN = /^\s*[a-z][a-z0-9+.-]*:\/\/\S*@/i;

@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { checkWorkloads } from '../src/compare/compare.js';
 import type { Comparable } from '../src/compare/figures.js';
-import { redactCommandLine, redactSecrets, redactText, redactUri } from '../src/secrets.js';
+import { isSecretKey, redactCommandLine, redactSecrets, redactText, redactUri } from '../src/secrets.js';
 import { describeTarget, type TargetSpec } from '../src/study/target-spec.js';
 
 describe('redactUri hides the whole password of any URI, well formed or not', () => {
+  it('a field or flag named like a secret, in any spelling, is one; a file that holds one is not', () => {
+    for (const k of ['password', 'pass', 'authToken', 'auth_token', 'masterauth', 'requirepass', 'tlsKeyPassphrase', 'apiSecret', 'credentials', 'AUTH']) expect(isSecretKey(k), k).toBe(true);
+    for (const k of ['auth-file', 'passwordPath', 'user', 'keyPrefix', 'host', 'tokenDir']) expect(isSecretKey(k), k).toBe(false);
+    expect(redactSecrets({ plan: { authToken: 'x', user: 'bench' } })).toEqual({ plan: { authToken: '***', user: 'bench' } });
+  });
+
   it.each([
     ['redis://u:a@top/secret%@host:1', 'redis://u:***@host:1'],
     ['redis://u:p@ss@h:1/2', 'redis://u:***@h:1/2'],

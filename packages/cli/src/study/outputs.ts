@@ -13,18 +13,11 @@
  * the file that could not be written is named once on stderr, no temp file
  * is left, and the tables are still printed at the end.
  */
-import { fsErrorText, writeWhole } from '../files.js';
+import { appendWhole, fsErrorText, writeWhole } from '../files.js';
 import {
-  appendFileSync,
-  closeSync,
   existsSync,
-  fstatSync,
-  ftruncateSync,
   mkdirSync,
-  openSync,
-  renameSync,
   rmSync,
-  unlinkSync,
   writeFileSync,
   accessSync,
   constants as fsConstants,
@@ -128,25 +121,6 @@ function whyNotCreated(dir: string, err: unknown): unknown {
   }
 }
 
-/** Appends `text` to `file`, or leaves it as it was (cut back to its old length) if the append fails. */
-function appendWhole(file: string, text: string): void {
-  const fd = openSync(file, 'a');
-  try {
-    const before = fstatSync(fd).size;
-    try {
-      appendFileSync(fd, text);
-    } catch (err) {
-      try {
-        ftruncateSync(fd, before);
-      } catch {
-        /* nothing more to do: the next whole rewrite repairs it */
-      }
-      throw err;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** How often the summaries may be rewritten while the study runs. */
 export const SUMMARY_EVERY_MS = 5_000;

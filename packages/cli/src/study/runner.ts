@@ -5,7 +5,7 @@
  * fail-fast); an interrupt stops the current run, which is not recorded, and
  * the targets are stopped before the study returns.
  */
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import type { RunRow, RunStatus, StudyInfo } from '@respbench/report';
 import { scenarioLabel, shortRunReason } from '@respbench/report';
 import type { Engine, Mode, Plan } from '../engine-js/plan.js';
@@ -14,6 +14,7 @@ import { EXIT } from '../exit.js';
 import { SIGNAL_EXIT, type StopSignal } from '../interrupt.js';
 import { DEFAULT_PERCENTILES, missingCountsAsVerifyFailure, mixRowNames, redactPlan, runPlan } from '../run.js';
 import { printable } from '../printable.js';
+import { redactKnownInFile } from '../files.js';
 import { buildPlan, type RawRunOptions } from '../validate.js';
 import { parseDurationMs } from '../flag-values.js';
 import { DEFAULT_WARMUP_MS, PROBE_MS } from '../capacity/settings.js';
@@ -201,6 +202,7 @@ export class StudyRunner {
         if (this.stopReason && this.stopReason !== 'fail-fast') break;
         if (!(err instanceof TargetError)) throw err;
         this.recordTargetFailure(s, modes, err);
+        this.keepLog(log);
         continue;
       }
       this.current = target;
@@ -218,10 +220,17 @@ export class StudyRunner {
       // A server's log is kept beside the reports when something went wrong with it.
       const troubled = died !== null || this.rows.slice(rowsBefore).some((r) => r.status !== 'ok');
       if (target.log && !troubled) rmSync(target.log, { force: true });
+      else if (target.log) this.keepLog(target.log);
     }
     this.progress.clear();
     const { markdown, failed } = this.outputs.writeAll(this.rows, this.info());
     return { rows: this.rows, markdown, stopped: this.stopReason, exitCode: this.exitCode(), unwritten: failed };
+  }
+
+  /** A kept server log: what the server wrote, with the study's passwords hidden as in every other output. */
+  private keepLog(log: string): void {
+    if (!existsSync(log) || redactKnownInFile(log)) return;
+    this.io.stderr(`respbench: the server's log ${printable(log)} could not be read to hide passwords in it: look before you share it\n`);
   }
 
   /** A target that did not start: each of its runs is recorded as failed, and the study goes on. */
