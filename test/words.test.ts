@@ -86,6 +86,19 @@ describe('flags and URIs that name the same thing', () => {
     expect(run.stderr).not.toMatch(/no host/);
   });
 
+  it.each([
+    ['redis://127.0.0.1:abc', /\(the port after the host must be a number from 1 to 65535\)/],
+    ['redis://:pw1234@127.0.0.1:notaport/0', /\(the port after the host must be a number from 1 to 65535\)/],
+    ['redis://::1:6379', /\(an IPv6 address goes in brackets: \[::1\]:6379\)/],
+    ['redis://u:pw1234@:6379', /\(no host\)/],
+  ])('%s names what is wrong with its host and port, and shows no password', async (uri, said) => {
+    const run = await runCli(['-u', uri]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(said);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).not.toMatch(/pw1234/);
+  });
+
   it('?db=N on a redis:// URI selects that database', async () => {
     const run = await runCli(['-u', `redis://127.0.0.1:${port}?db=3`, '-n', '10', '-q', '--timeout', '5s']);
     // The server refuses SELECT 3 (it refuses everything): the message names the database the URI chose.

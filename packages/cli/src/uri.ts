@@ -82,12 +82,21 @@ export function parseUri(raw: string, what = '-u/--uri'): ParsedUri {
   const authority = slash >= 0 ? rest.slice(0, slash) : rest;
   const path = slash >= 0 ? rest.slice(slash + 1) : '';
   const m = /^\[([^\]]+)\](?::(\d*))?$/.exec(authority) ?? /^([^[\]:]+)(?::(\d*))?$/.exec(authority);
-  if (!m) throw uriError(raw, what, 'no host');
+  if (!m) throw uriError(raw, what, hostPortFault(authority));
   const port = m[2] ? parseInteger(`${what} port`, m[2], LIMITS.port) : 6379;
   if (path !== '' && !/^\d+$/.test(path)) throw uriError(raw, what, 'the path is a database number, /0 to /N');
   const pathDb = path === '' ? null : parseInteger(`${what} db`, path, [0, MAX_DBNUM]);
   if (pathDb !== null && query.dbnum !== null && pathDb !== query.dbnum) throw new UsageError(`${what}: /${pathDb} and ?db=${query.dbnum} both name the database: give one`);
   return { host: m[1], port, socket: null, tls: kind === 'rediss', cluster, user, password, dbnum: pathDb ?? query.dbnum };
+}
+
+/** Why `host[:port]` did not read: the text itself is not repeated (a login missing its `@` puts the password there). */
+function hostPortFault(authority: string): string {
+  if (authority === '') return 'no host';
+  if (!authority.startsWith('[') && authority.split(':').length > 2) return 'an IPv6 address goes in brackets: [::1]:6379';
+  if (authority.startsWith(':')) return 'no host';
+  if (/^(\[[^\]]+\]|[^[\]:]+):/.test(authority)) return 'the port after the host must be a number from 1 to 65535';
+  return 'the host is not a name or an address';
 }
 
 /**
