@@ -140,6 +140,13 @@ export function checkCounters(file: string, r: Record<string, unknown>, at = '')
     for (const f of ['lostWrites', 'staleReads', 'pushes', 'warmupRequests', 'preloadElapsedNs', 'warmupElapsedNs']) checkCount(file, f, r[f], true);
   } else checkCount(file, `${at}lostWrites`, r.lostWrites, true);
   if ((r.sets as number) + (r.gets as number) !== requests) throw refuse(file, `${at}sets`, `sets + gets is ${(r.sets as number) + (r.gets as number)}, but ${at}requests is ${requests}`);
+  if (at === '') {
+    // A reply is ok or an error reply, never both; a read is at most one of missed, mismatched, lost or stale.
+    const [ok, errors] = [r.ok as number, r.errors as number];
+    if (ok + errors > requests) throw refuse(file, 'ok', `ok + errors is ${ok + errors}, more than requests (${requests}): a reply counts once`);
+    const reads = ['misses', 'mismatches', 'lostWrites', 'staleReads'].reduce((n, f) => n + ((r[f] as number | undefined) ?? 0), 0);
+    if (reads > (r.gets as number)) throw refuse(file, 'misses', `misses + mismatches + lostWrites + staleReads is ${reads}, more than gets (${r.gets as number}): each is a read`);
+  }
 }
 
 /** The histograms of the result (or of one interval, `at` = `intervals[N].`), checked against its counters. */

@@ -10,7 +10,7 @@
  * before (RunResult version 2). In memory it is always the object.
  */
 import { readFileSync } from 'node:fs';
-import { deflateSync } from 'node:zlib';
+import { deflateSync, inflateSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import type HdrLib from 'hdr-histogram-js';
 import { countsIndex, HIGHEST_TRACKABLE_NS, type HistogramData } from './engine-js/histogram.js';
@@ -86,13 +86,58 @@ export function encodeHistogram(data: HistogramData): string {
   return whole.toString('base64');
 }
 
+/** The largest ZigZag word a count of a run can be: 2 × (2^53 − 1); a run of zeros is smaller still. */
+const LARGEST_WORD = 2 * Number.MAX_SAFE_INTEGER;
+
+/**
+ * Why the words of a V2 compressed histogram cannot be a run's, or null:
+ * a count past 2^53 − 1 (JavaScript's whole numbers, and more replies than
+ * any run answers). hdr-histogram-js decodes such a word by wrapping it, so
+ * a bucket of 2^62 read back as a small count and merged without a word;
+ * the words are read here first. Bytes that are no V2 histogram are left
+ * to the decoder to name.
+ */
+function countPastSafe(text: string): string | null {
+  let payload: Buffer;
+  try {
+    const whole = Buffer.from(text, 'base64');
+    if (whole.length < 8 || whole.readInt32BE(0) !== V2_COMPRESSED_COOKIE) return null;
+    payload = inflateSync(whole.subarray(8, 8 + whole.readInt32BE(4)));
+  } catch {
+    return null;
+  }
+  if (payload.length < V2_HEADER_BYTES) return null;
+  const end = Math.min(payload.length, V2_HEADER_BYTES + Math.max(0, payload.readInt32BE(4)));
+  let at = V2_HEADER_BYTES;
+  while (at < end) {
+    // LEB128, low 7 bits first, up to 9 bytes (the 9th carries 8 bits): exact in a double below 2^53, and past it still far over the limit.
+    let word = 0;
+    let scale = 1;
+    for (let k = 0; at < end; k++) {
+      const b = payload[at++];
+      if (k === 8) {
+        word += b * scale;
+        break;
+      }
+      word += (b & 0x7f) * scale;
+      scale *= 0x80;
+      if ((b & 0x80) === 0) break;
+    }
+    if (word > LARGEST_WORD) return `a bucket's count is past ${Number.MAX_SAFE_INTEGER} (no run counts that many replies)`;
+  }
+  return null;
+}
+
 /** The buckets of a V2 compressed base64 histogram; `where` names it in the message when it does not decode. */
 export function decodeHistogram(text: string, where: string): HistogramData {
+  const tooLarge = countPastSafe(text);
+  if (tooLarge !== null) throw new UsageError(`${where}: ${tooLarge}`);
   let h: ReturnType<typeof HdrLib.decodeFromCompressedBase64>;
   try {
     h = hdrLib().decodeFromCompressedBase64(text, 64, false);
   } catch (err) {
-    throw new UsageError(`${where}: not an HdrHistogram V2 compressed base64 histogram (${(err as Error).message})`);
+    const why = (err as Error)?.message;
+    throw new UsageError(`${where}: not an HdrHistogram V2 compressed base64 histogram${why ? ` (${why})` : ''}`);
   }
   const js = h as unknown as { countsArrayLength: number; getCountAtIndex(i: number): number; valueFromIndex(i: number): number; lowestDiscernibleValue: number; numberOfSignificantValueDigits: number };
   if (js.lowestDiscernibleValue !== 1 || js.numberOfSignificantValueDigits !== 3) {
