@@ -76,6 +76,12 @@ describe.each(engines())('engine %s: --cluster against a faulty cluster', (engin
     expect(result.firstError).toMatch(/^redirected 6 times in a row, the last: 127\.0\.0\.1:\d+ answered MOVED 1234 127\.0\.0\.1:\d+ \(a redirection loop: --cluster follows at most 5 MOVED\/ASK in a row\)$/);
     // Each redirection counts in the row of the node that sent it; the rows add up to the totals.
     expectRowsAddUp(result);
+    // A request given up is an answered error reply: its latency is recorded as one's is (it was an empty
+    // histogram read as 0 µs everywhere), and the command rows agree with the run's figures.
+    expect(result.latencyUs.max).toBeGreaterThan(0);
+    expect(result.perCommand.at(-1)).toMatchObject({ requests: 20, opsPerSec: result.opsPerSec });
+    expect(result.perNode.reduce((n: number, row: { requests: number }) => n + row.requests, 0)).toBe(20);
+    for (const row of result.perNode.filter((row: { requests: number }) => row.requests > 0)) expect(row.p99Us).toBeGreaterThan(0);
   });
 
   it('an ASK storm (each node ASKs the other) ends the same way', async () => {

@@ -64,6 +64,9 @@ describe.each(engines())('engine %s', (engine) => {
       expect(out.code, out.stderr).toBe(code);
       expect(tookMs, `exit ${tookMs} ms after ${signal}`).toBeLessThan(ACT_WITHIN_MS);
       expect(out.stdout + out.stderr).not.toMatch(STACK_TRACE);
+      // It says why it stopped (it exited without a word during discovery before), and shows no figures of zeros.
+      expect(out.stdout + out.stderr).toMatch(new RegExp(`${signal}: interrupted|interrupted by ${signal}`));
+      expect(out.stdout).not.toMatch(/ops\/s|0\.00/);
     });
   });
 });

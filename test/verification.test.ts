@@ -76,6 +76,28 @@ describe.each(engines())('engine %s: lost writes are told per key name', (engine
     expect(run.code, run.stderr).toBe(0);
   });
 
+  it('--multi-key-get reads the key --set-cmd writes: MGET of p:__key__ finds every key a set run wrote there', async () => {
+    const prefix = `verify:${engine}:mget:${Math.random().toString(36).slice(2, 8)}:`;
+    const common = ['--engine', engine, '--port', String(redis.current.port), '--key-prefix', prefix, '--keyspace', '40', '--timeout', '10s', '--set-cmd', 'SET p:__key__ __data__'];
+    const written = await runJson([...common, '--mode', 'set', '--key-pattern', 'S:S', '--requests', '40', '-c', '1']);
+    expect(written.run.code, written.run.stderr).toBe(0);
+    const { run, result } = await runJson([...common, '--mode', 'get', '--no-preload', '--multi-key-get', '4', '--verify-get', '--requests', '400']);
+    expect(result.plan.getCmd).toBe('MGET p:__key__ p:__key__ p:__key__ p:__key__');
+    // Before, MGET read the undecorated keys: every read a miss (exit 4 in get mode; exit 0 and nothing checked in mixed mode).
+    expect([result.misses, result.mismatches], run.stderr).toEqual([0, 0]);
+    expect(run.code).toBe(0);
+  });
+
+  it('--verify-get says once when reads name keys no write of the run names (a nil there is a miss), and not when they match', async () => {
+    const prefix = `verify:${engine}:note:${Math.random().toString(36).slice(2, 8)}:`;
+    const apart = await runJson(mix(engine, redis.current.port, prefix, ['SET a:__key__ __data__', 'GET b:__key__']));
+    expect(apart.run.stderr).toContain('respbench: note: --verify-get: "GET b:__key__" reads keys that no write of this run names (its writes: "SET a:__key__ __data__")');
+    const mixed = await runJson(['--engine', engine, '--port', String(redis.current.port), '--key-prefix', prefix, '-r', '50', '-n', '2000', '--mode', 'mixed', '--verify-get', '--set-cmd', 'SET a:__key__ __data__', '-q']);
+    expect(mixed.run.stderr).toMatch(/note: --verify-get: "GET" reads keys that no write of this run names/);
+    const together = await runJson(mix(engine, redis.current.port, prefix, ['SET a:__key__ __data__', 'GET a:__key__']));
+    expect(together.run.stderr).not.toContain('--verify-get:');
+  });
+
   it('a server that stores nothing still shows lost writes for a decorated name written and read', async () => {
     const port = await fault('forgetful');
     const { run, result } = await runJson(mix(engine, port, 'verify:forget:', ['SET x:__key__ __data__', 'GET x:__key__', 'GET __key__']), 30_000);

@@ -108,18 +108,26 @@ impl Tally {
 
     /// A redirected request given up on (a redirection loop, or still
     /// refused near `--timeout`): it counts as the error reply it got, in
-    /// the row of the node that gave it; `why` says so (made once, for the first).
-    pub fn given_up(&mut self, op: Op, row: Option<u16>, why: impl FnOnce() -> String, now: Instant) {
+    /// the row of the node that gave it, its latency (from when it was due
+    /// to this last answer) recorded as any error reply's is, so the
+    /// histograms add up to the requests; `why` says so (made once, for the first).
+    pub fn given_up(&mut self, entry: &InFlight, row: Option<u16>, why: impl FnOnce() -> String, now: Instant) {
         let c = &mut self.counters;
         c.errors += 1;
-        if self.histogram.is_some() {
+        if let Some(h) = self.histogram.as_mut() {
+            let latency_ns = now.saturating_duration_since(entry.intended).as_nanos() as u64;
+            h.of(entry.command).record(latency_ns);
+            if let Some(service) = self.service.as_mut() {
+                service.record(now.saturating_duration_since(entry.sent_at).as_nanos() as u64);
+            }
             c.requests += 1;
             if let Some(n) = row.and_then(|r| self.nodes.get_mut(r as usize)) {
                 n.requests += 1;
                 n.errors += 1;
+                n.histogram.record(latency_ns);
             }
         }
-        match op {
+        match entry.op {
             Op::Set => c.sets += 1,
             Op::Get => c.gets += 1,
         }

@@ -154,6 +154,9 @@ export function formatFigures(r: RunResult, reason: ReasonPlace = 'with', latenc
   if (r.requests > 0 && r.errors === r.requests) {
     // The rate of error replies is not the server's rate for the command.
     lines.push(`no rate: all ${r.errors} replies were errors`);
+  } else if (notStarted(r)) {
+    // Zeros would read like a measurement (as --json's nulls say).
+    lines.push('no figures: no reply was received');
   } else {
     const l = r.latencyUs;
     const ps = percentileColumns(r.percentilesUs, l);
@@ -182,7 +185,7 @@ export function formatFigures(r: RunResult, reason: ReasonPlace = 'with', latenc
     lines.push(`cluster redirections: MOVED ${d.moved} · ASK ${d.ask} · TRYAGAIN/CLUSTERDOWN ${d.tryagain} (each request sent again where the cluster said; its latency includes the hops)`);
   }
   if (r.topologyRejected) lines.push(`note: a topology refresh was refused, the slot map from before kept: ${printable(r.topologyRejected)}`);
-  if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${because(`the figures above cover the ${r.requests} replies received`)}`);
+  if (r.failure) lines.push(`FAILED (${r.failure.kind}): ${because(notStarted(r) ? 'nothing was measured' : `the figures above cover the ${r.requests} replies received`)}`);
   if (r.interrupted) {
     const i = r.interrupted;
     const counts = i.unanswered === null ? '' : `: ${i.sent} requests sent, ${i.unanswered} of them left unanswered (in no figure)`;

@@ -23,7 +23,7 @@ import type { RepeatSummary } from './repeat.js';
 import type { EmbeddedServer } from './serve/spawn.js';
 import { allErrors, parseTests, quietLine, rateLine } from './suite.js';
 import { runSuiteCommand, suiteHeader } from './suite-output.js';
-import { buildPlan, checkRepeatFlags, checkRunCommand, checkUriFlags, keylessMixCommands, type RawRunOptions } from './validate.js';
+import { buildPlan, checkRepeatFlags, checkRunCommand, checkUriFlags, keylessMixCommands, readsOfUnwrittenKeys, type RawRunOptions } from './validate.js';
 import { parseDurationMs, parseHostPort, parseInteger, parsePercentiles } from './flag-values.js';
 import { UsageError } from './usage-error.js';
 
@@ -136,6 +136,12 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   if (keyless.length > 0) {
     io.stderr(`respbench: note: ${keyless.map((t) => `--command ${shownQuoted(t)}`).join(', ')} ${keyless.length === 1 ? 'has' : 'have'} no __key__: sent as written (no key drawn into it), replies counted but not verified${built.plan.verifyGet ? ' (--verify-get checks the other commands)' : ''}\n`);
   }
+  // --verify-get beside reads of keys no write of this run names: every nil is a miss; said once.
+  const unwritten = readsOfUnwrittenKeys(built.plan);
+  if (unwritten.reads.length > 0) {
+    const writes = unwritten.writes.length > 0 ? unwritten.writes.map(shownQuoted).join(', ') : 'none';
+    io.stderr(`respbench: note: --verify-get: ${unwritten.reads.map(shownQuoted).join(', ')} ${unwritten.reads.length === 1 ? 'reads keys' : 'read keys'} that no write of this run names (its writes: ${writes}): a nil there is a miss, and only values an earlier run wrote there are checked\n`);
+  }
   // memtier's --requests is per client; ours is the total: said once, not silently changed.
   const memtierFlag = (opts.argv ?? []).find((a) => MEMTIER_FLAGS.includes(a.split('=')[0]));
   if (memtierFlag && given('requests')) {
@@ -201,7 +207,10 @@ export async function runCommand(opts: RunFlags, io: CliIo, given: (option: stri
   } catch (err) {
     stopListening();
     if (embedded) await embedded.stop();
-    if (err instanceof ConnectInterrupted) throw new Exit(signalCode === EXIT.ok ? EXIT.sigint : signalCode);
+    if (err instanceof ConnectInterrupted) {
+      io.stderr(`respbench: ${stoppedBy ?? 'SIGINT'}: interrupted while ${built.plan.cluster ? 'the cluster topology was read' : 'the run was set up'}: nothing was measured\n`);
+      throw new Exit(signalCode === EXIT.ok ? EXIT.sigint : signalCode);
+    }
     io.stderr(`respbench: ${printable((err as Error).message)}\n`);
     throw new Exit(err instanceof UsageError ? EXIT.usage : EXIT.failed);
   }

@@ -130,12 +130,70 @@ export function keylessMixCommands(plan: Plan): string[] {
 /** Most keys --multi-key-get reads per request. */
 export const MAX_MULTI_KEY_GET = 1000;
 
-/** --get-cmd, or with --multi-key-get N the template `MGET __key__ …` of N keys. */
+/**
+ * --get-cmd, or with --multi-key-get N the template `MGET K …` of N keys,
+ * each K the key argument of --set-cmd (`SET p:__key__ __data__` writes
+ * `p:<key>`, so MGET reads `p:__key__`: reads name what the writes wrote).
+ */
 function readGetCmd(raw: RawRunOptions): string {
   if (raw.multiKeyGet === undefined) return String(raw.getCmd);
   if (String(raw.getCmd) !== 'GET') throw new UsageError('--multi-key-get does not go with --get-cmd (it sets the read command: MGET of n keys)');
   const n = parseInteger('--multi-key-get', raw.multiKeyGet, [1, MAX_MULTI_KEY_GET]);
-  return ['MGET', ...Array.from({ length: n }, () => '__key__')].join(' ');
+  return ['MGET', ...Array.from({ length: n }, () => writtenKeyArgument(String(raw.setCmd ?? 'SET')))].join(' ');
+}
+
+/** The key argument of a write template as template text (`p:__key__`); `__key__` when it has none or cannot be read (its own check says why). */
+function writtenKeyArgument(setCmd: string): string {
+  let parts: Part[] | undefined;
+  try {
+    parts = parseTemplate(setCmd, 'set').args.find((arg) => arg.some((p) => p.kind === 'key'));
+  } catch {
+    return '__key__';
+  }
+  if (parts === undefined) return '__key__';
+  // Literal text a template reads as written: no spaces, quotes, backslashes or placeholder-like runs.
+  const plain = (p: Part): string | null => {
+    if (p.kind === 'key') return '__key__';
+    const text = p.kind === 'literal' ? p.bytes.toString('utf8') : null;
+    return text !== null && !/[\s'"\\]|__/.test(text) ? text : null;
+  };
+  const text = parts.map(plain);
+  if (text.some((t) => t === null)) {
+    throw new UsageError(`--multi-key-get reads MGET of --set-cmd's key, and that key argument has spaces, quotes or other placeholders around __key__; write the mix with --command instead (got ${shown(setCmd)})`);
+  }
+  return text.join('');
+}
+
+/**
+ * --verify-get in mixed mode or a mix: read commands whose key argument no
+ * write of the run names (`SET a:__key__` beside `GET b:__key__`). Their
+ * nils are misses and only values an earlier run wrote there are checked:
+ * said once, as a note (a run may read what an earlier one wrote).
+ */
+export function readsOfUnwrittenKeys(plan: Plan): { reads: string[]; writes: string[] } {
+  const none = { reads: [], writes: [] };
+  if (!plan.verifyGet) return none;
+  const pairs: [string, 'set' | 'get'][] = plan.commands
+    ? plan.commands.map((c) => [c.template, mixRole(c.template)])
+    : plan.mode === 'mixed'
+      ? [
+          [plan.setCmd, 'set'],
+          [plan.getCmd, 'get'],
+        ]
+      : [];
+  const shapes = (source: string, role: 'set' | 'get'): string[] => {
+    try {
+      return parseTemplate(source, role, plan.literalCommands, true)
+        .args.filter((arg) => arg.some((p) => p.kind === 'key'))
+        .map((arg) => arg.map((p) => (p.kind === 'literal' ? `L${p.bytes.toString('hex')}` : p.kind)).join(' '));
+    } catch {
+      return [];
+    }
+  };
+  const writes = pairs.filter(([, role]) => role === 'set').map(([t]) => t);
+  const written = new Set(writes.flatMap((t) => shapes(t, 'set')));
+  const reads = pairs.filter(([t, role]) => role === 'get' && shapes(t, 'get').some((shape) => !written.has(shape))).map(([t]) => t);
+  return reads.length === 0 ? none : { reads, writes };
 }
 
 /**

@@ -539,7 +539,7 @@ impl Router for ClusterRouter {
                 if entry.hops > MAX_REDIRECTIONS {
                     let answered = from.map_or("?", |k| self.peers[k].target.as_str());
                     let why = || loop_text(text, answered, entry.hops);
-                    tally.given_up(entry.op, row, why, now);
+                    tally.given_up(&entry, row, why, now);
                     return;
                 }
                 // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381" (whole: see redirect_kind)
@@ -574,7 +574,7 @@ impl Router for ClusterRouter {
         let budget = resend_budget(w.plan.timeout_ms);
         if not_before.saturating_duration_since(entry.sent_at) > budget {
             let why = || budget_text(text, entry.retries, now.saturating_duration_since(entry.sent_at), budget);
-            tally.given_up(entry.op, row, why, now);
+            tally.given_up(&entry, row, why, now);
             return;
         }
         let keys_at = self.take_keys(keys);

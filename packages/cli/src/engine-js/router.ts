@@ -218,7 +218,7 @@ export class Router implements TopologyListener {
     if (kind === REDIRECT_MOVED || kind === REDIRECT_ASK) {
       const hops = ++R.hops[e];
       if (hops > MAX_REDIRECTIONS) {
-        this.giveUp(e, node, `redirected ${hops} times in a row, the last: ${answered.peer} answered ${text()} (a redirection loop: --cluster follows at most ${MAX_REDIRECTIONS} MOVED/ASK in a row)`);
+        this.giveUp(e, node, now, `redirected ${hops} times in a row, the last: ${answered.peer} answered ${text()} (a redirection loop: --cluster follows at most ${MAX_REDIRECTIONS} MOVED/ASK in a row)`);
         return;
       }
       // "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381" (whole: see redirectKind)
@@ -249,7 +249,7 @@ export class Router implements TopologyListener {
     const budget = this.timeoutMs * RESEND_BUDGET;
     const sentAt = R.sentAt[e];
     if (Math.max(now, R.notBefore[e]) - sentAt > budget) {
-      this.giveUp(e, node, `${text()} (still, after ${R.retries[e]} retries in ${Math.round(now - sentAt)} ms: --cluster sends a request again for at most ${Math.round(budget)} ms, 3/4 of --timeout, from its first send)`);
+      this.giveUp(e, node, now, `${text()} (still, after ${R.retries[e]} retries in ${Math.round(now - sentAt)} ms: --cluster sends a request again for at most ${Math.round(budget)} ms, 3/4 of --timeout, from its first send)`);
       return;
     }
     if (R.notBefore[e] > now) {
@@ -260,11 +260,11 @@ export class Router implements TopologyListener {
   }
 
   /** Scratch entry `e` counts as the error reply it got (`text` says why), in `node`'s row. */
-  private giveUp(e: number, node: NodeTally | null, text: string): void {
+  private giveUp(e: number, node: NodeTally | null, now: number, text: string): void {
     const origin = this.owner.links[this.scratch.origin[e]];
     origin.charged--;
     // No node answered (its node could not be reached): it counts in the row of the node it was drawn for.
-    this.tally.countGivenUp(this.scratch, e, text, node ?? origin.node);
+    this.tally.countGivenUp(this.scratch, e, now, text, node ?? origin.node);
   }
 
   /** MOVED said `slot` is at Link `index` now: its later requests go straight there. */

@@ -215,16 +215,24 @@ export class Tally {
 
   /**
    * --cluster: a request redirected or retried until it was given up: the
-   * last answer counts as the error reply it is, with `text` as its reason.
+   * last answer counts as the error reply it is, with `text` as its reason,
+   * its latency (from when it was due to `now`) recorded as any error
+   * reply's is, so the histograms add up to the requests.
    */
-  countGivenUp(req: InFlight, e: number, text: string, node: NodeTally | null): void {
+  countGivenUp(req: InFlight, e: number, now: number, text: string, node: NodeTally | null): void {
     const c = this.counters;
     c.errors++;
     if (this.histogram !== null) {
+      const sentAt = req.sentAt[e];
+      const intended = req.intended.length > 0 ? req.intended[e] : sentAt;
+      const latencyNs = (now - intended) * 1e6;
+      this.histogram.byCommand[req.command[e]].record(latencyNs);
+      if (this.rated) this.serviceHistogram!.record((now - sentAt) * 1e6);
       c.requests++;
       if (node !== null) {
         node.requests++;
         node.errors++;
+        node.histogram.record(latencyNs);
       }
     }
     if (req.op[e] === OP_SET) c.sets++;
