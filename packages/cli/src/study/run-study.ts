@@ -222,7 +222,7 @@ export async function runStudy(file: string, opts: StudyOptions, cmd: Command, i
   const tooLong = tooLongFileName(paths, scenarios.filter((s) => s.target.kind !== 'address').map((s) => s.name));
   if (tooLong) {
     throw new UsageError(
-      `${file}: the study's name (${Buffer.byteLength(spec.name)} bytes) and its scenarios' names make a file name too long to write: ${tooLong.name} is ${tooLong.bytes} bytes with its temp suffix, a file name holds ${MAX_FILE_NAME_BYTES}: give a shorter name: (or scenario name)`,
+      `${file}: the study's name (${Buffer.byteLength(spec.name)} bytes) and its scenarios' names make a file name too long to write: ${tooLong.name} is ${tooLong.bytes} bytes with its temp suffix, a file name holds ${MAX_FILE_NAME_BYTES}: give the study (or its scenarios) shorter names`,
     );
   }
   const info = { ...studyInfo(spec, scenarios, setup, rounds, startedAt, paths, opts.only), ...(percentiles ? { percentiles } : {}) };
