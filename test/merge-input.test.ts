@@ -15,7 +15,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeHistogram } from '../packages/cli/src/result-json.js';
+import { encodeHistogram, hdrLib } from '../packages/cli/src/result-json.js';
 import { STACK_TRACE } from './faults/harness.js';
 import { writeBigResult } from './helpers/big-result.mjs';
 import { runCli, spawnCli } from './helpers/servers.js';
@@ -66,6 +66,19 @@ const BAD: { name: string; field: RegExp; edit: (r: any) => void }[] = [
     name: 'v2-bucket-count-2-62',
     field: /: histogram: a bucket's count is past 9007199254740991/,
     edit: (r) => (r.histogram = encodeHistogram({ unit: 'ns', significantDigits: 3, buckets: [...r.histogram.buckets, [5000, 2 ** 62]] })),
+  },
+  // A V2 histogram of a wider range with a count past 2^40 ns: the decoder dropped it without a word.
+  {
+    name: 'v2-bucket-past-range',
+    field: /: histogram: a bucket is at or past 2\^40 ns/,
+    edit: (r) => {
+      const h = hdrLib().build({ bitBucketSize: 64, lowestDiscernibleValue: 1, highestTrackableValue: 2 ** 45, numberOfSignificantValueDigits: 3 });
+      for (const [value, count] of r.histogram.buckets) h.recordValueWithCount(value, count);
+      h.recordValue(2 ** 42);
+      r.histogram = hdrLib().encodeIntoCompressedBase64(h);
+      r.requests += 1;
+      r.sets += 1;
+    },
   },
   { name: 'ok-and-errors-past-requests', field: /: ok: ok \+ errors is \d+, more than requests \(\d+\): a reply counts once/, edit: (r) => (r.errors = 5) },
   { name: 'misses-past-gets', field: /: misses: misses \+ mismatches \+ lostWrites \+ staleReads is \d+, more than gets/, edit: (r) => (r.misses = r.gets + 1) },

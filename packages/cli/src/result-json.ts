@@ -86,18 +86,21 @@ export function encodeHistogram(data: HistogramData): string {
   return whole.toString('base64');
 }
 
+/** The index of the histogram's top bucket (2^40 ns − 1). */
+const LAST_INDEX = countsIndex(HIGHEST_TRACKABLE_NS - 1);
 /** The largest ZigZag word a count of a run can be: 2 × (2^53 − 1); a run of zeros is smaller still. */
 const LARGEST_WORD = 2 * Number.MAX_SAFE_INTEGER;
 
 /**
  * Why the words of a V2 compressed histogram cannot be a run's, or null:
  * a count past 2^53 − 1 (JavaScript's whole numbers, and more replies than
- * any run answers). hdr-histogram-js decodes such a word by wrapping it, so
- * a bucket of 2^62 read back as a small count and merged without a word;
- * the words are read here first. Bytes that are no V2 histogram are left
- * to the decoder to name.
+ * any run answers), or a count past the histogram's range. hdr-histogram-js
+ * decodes the first by wrapping it (a bucket of 2^62 read back as a small
+ * count and merged without a word) and drops the second, so the words are
+ * read here first. Bytes that are no V2 histogram are left to the decoder
+ * to name.
  */
-function countPastSafe(text: string): string | null {
+function wordsNoRunHas(text: string): string | null {
   let payload: Buffer;
   try {
     const whole = Buffer.from(text, 'base64');
@@ -109,6 +112,8 @@ function countPastSafe(text: string): string | null {
   if (payload.length < V2_HEADER_BYTES) return null;
   const end = Math.min(payload.length, V2_HEADER_BYTES + Math.max(0, payload.readInt32BE(4)));
   let at = V2_HEADER_BYTES;
+  // Counts index by index: a word is a count (even: ZigZag of n ≥ 0) or a run of zeros (odd).
+  let index = 0;
   while (at < end) {
     // LEB128, low 7 bits first, up to 9 bytes (the 9th carries 8 bits): exact in a double below 2^53, and past it still far over the limit.
     let word = 0;
@@ -124,13 +129,19 @@ function countPastSafe(text: string): string | null {
       if ((b & 0x80) === 0) break;
     }
     if (word > LARGEST_WORD) return `a bucket's count is past ${Number.MAX_SAFE_INTEGER} (no run counts that many replies)`;
+    if (word % 2 === 1) index += (word + 1) / 2;
+    else {
+      // The decoder drops a count past the histogram's range without a word; no run records one (a slower reply counts in the top bucket).
+      if (word > 0 && index > LAST_INDEX) return 'a bucket is at or past 2^40 ns, beyond the histogram\'s range (a slower reply counts in its top bucket)';
+      index++;
+    }
   }
   return null;
 }
 
 /** The buckets of a V2 compressed base64 histogram; `where` names it in the message when it does not decode. */
 export function decodeHistogram(text: string, where: string): HistogramData {
-  const tooLarge = countPastSafe(text);
+  const tooLarge = wordsNoRunHas(text);
   if (tooLarge !== null) throw new UsageError(`${where}: ${tooLarge}`);
   let h: ReturnType<typeof HdrLib.decodeFromCompressedBase64>;
   try {
