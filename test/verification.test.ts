@@ -134,6 +134,18 @@ describe.each(engines())('engine %s: lost overwrites are told by value generatio
     }
   });
 
+  it('a stale value of a decorated key is named as the key the server was asked for (x:<prefix><i>), in a mix and through MGET', async () => {
+    const lying = await fault('ignores-overwrites');
+    const prefix = `verify:dec:${engine}:`;
+    const first = await runJson(overwrites(engine, lying, prefix, ['--mode', 'set', '--set-cmd', 'SET x:__key__ __data__', '-n', '200']), 30_000);
+    expect(first.run.code).toBe(0);
+    const read = ['--verify-get', '--value-generation', '1', '-n', '200', '--no-preload'];
+    const single = await runJson(overwrites(engine, lying, prefix, ['--mode', 'get', '--set-cmd', 'SET x:__key__ __data__', '--get-cmd', 'GET x:__key__', ...read]), 30_000);
+    expect(single.result.firstMismatch).toMatch(new RegExp(`^key x:${prefix}\\d+: stale value`));
+    const multi = await runJson(overwrites(engine, lying, prefix, ['--mode', 'get', '--set-cmd', 'SET x:__key__ __data__', '--multi-key-get', '2', ...read]), 30_000);
+    expect(multi.result.firstMismatch).toMatch(new RegExp(`^key x:${prefix}\\d+: `));
+  });
+
   // Mixed runs on one connection draw per-key generations; writes racing in its pipeline on 20 hot keys
   // must never make a healthy server's value look stale, and a server that ignores overwrites must be caught.
   it.each([

@@ -10,7 +10,7 @@ use crate::command_kind::{ARRAY_READS, CommandKind, command_kind, parse_mix_temp
 use crate::key_names::{GENERATIONS_MAX_KEYSPACE, KeyNames};
 use crate::keys::{KeyPattern, write_key};
 use crate::plan::{Mode, Plan};
-use crate::template::{Role, TemplateError, inline_form, parse_template, rand_int_as_text};
+use crate::template::{Part, Role, TemplateError, inline_form, parse_template, rand_int_as_text};
 use crate::values::{ValueFactory, WRITTEN_KEYS_MAX_KEYSPACE};
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -312,6 +312,25 @@ impl PreparedPlan {
     /// `<prefix><index>` as text (for messages; not the hot path).
     pub fn key_text(&self, index: u64) -> String {
         format!("{}{}", self.plan.key_prefix, index)
+    }
+
+    /// Key `index` as command `command` names it, its key argument's fixed
+    /// text included (`SET x:__key__ …` names `x:<prefix><index>`): what a
+    /// verification message names (as keyNameText in request-source.ts).
+    pub fn key_name_text(&self, command: u16, index: u64) -> String {
+        let Some(c) = self.commands.get(command as usize) else { return self.key_text(index) };
+        let Some(arg) = c.encoder.template().args.iter().find(|a| a.iter().any(|p| matches!(p, Part::Key))) else {
+            return self.key_text(index);
+        };
+        arg.iter()
+            .map(|p| match p {
+                Part::Literal(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                Part::Key => self.key_text(index),
+                Part::Tag => index.to_string(),
+                Part::Data => "__data__".to_string(),
+                Part::RandInt => "__rand_int__".to_string(),
+            })
+            .collect()
     }
 
     /// The value for key `index` (for messages; not the hot path).

@@ -194,7 +194,7 @@ fn count_reply(
     }
     let command = &w.commands[entry.command as usize];
     if command.array_reply {
-        count_array_reply(w, tally, scanner, buf, &keys[..command.encoder.key_count()], now, replica);
+        count_array_reply(w, tally, scanner, buf, entry.command, &keys[..command.encoder.key_count()], now, replica);
         return;
     }
     if scanner.kind == ReplyKind::Nil {
@@ -237,8 +237,8 @@ fn count_reply(
     c.mismatches += 1;
     if tally.first.mismatch.is_none() {
         let text = match verdict {
-            Verdict::Stale { got, wrote } => stale_text(w, entry.key_index, got, wrote),
-            _ => describe_mismatch(w, scanner, buf, entry.key_index),
+            Verdict::Stale { got, wrote } => stale_text(w, entry.command, entry.key_index, got, wrote),
+            _ => describe_mismatch(w, scanner, buf, entry.command, entry.key_index),
         };
         tally.first.mismatch = Some((now, text));
     }
@@ -295,10 +295,10 @@ fn generation_verdict(w: &PreparedPlan, got: &[u8], h: u32, floor: u32, next: Op
 
 /// The first stale value's description. Cold: once a run.
 #[cold]
-fn stale_text(w: &PreparedPlan, key_index: u64, got: u32, wrote: u32) -> String {
+fn stale_text(w: &PreparedPlan, command: u16, key_index: u64, got: u32, wrote: u32) -> String {
     format!(
         "key {}: stale value: generation {got}, wrote {wrote} (the server acknowledged a newer write and returned an older value)",
-        w.key_text(key_index)
+        w.key_name_text(command, key_index)
     )
 }
 
@@ -317,11 +317,13 @@ fn keep_first_error(first: &mut FirstTexts, scanner: &ReplyScanner, buf: &[u8], 
 /// (`--verify-get`). The request counts once: a mismatch if any key's value
 /// differs (the first one described), else a miss if any key was nil, else ok.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn count_array_reply(
     w: &PreparedPlan,
     tally: &mut Tally,
     s: &ReplyScanner,
     buf: &[u8],
+    command: u16,
     keys: &[u64],
     now: Instant,
     replica: bool,
@@ -341,7 +343,7 @@ fn count_array_reply(
             let text = || {
                 format!(
                     "key {}: expected an array of {} values, got \"{}\"",
-                    w.key_text(keys[0]),
+                    w.key_name_text(command, keys[0]),
                     keys.len(),
                     escape_bytes(buf, s.payload_start.saturating_sub(1), (s.payload_start + 16).min(buf.len()), 48)
                 )
@@ -370,7 +372,7 @@ fn count_array_reply(
                     let text = || {
                         format!(
                             "key {}: expected a value, got \"{}\"",
-                            w.key_text(key),
+                            w.key_name_text(command, key),
                             escape_bytes(buf, pos, (pos + 16).min(buf.len()), 48)
                         )
                     };
@@ -403,7 +405,7 @@ fn count_array_reply(
                 let at = first_difference(&expected, got);
                 format!(
                     "key {}: {} bytes expected, {} received, first difference at byte {at}: expected \"{}\", got \"{}\"",
-                    w.key_text(key),
+                    w.key_name_text(command, key),
                     expected.len(),
                     len,
                     escape_bytes(&expected, 0, expected.len(), 48),
@@ -433,9 +435,9 @@ fn count_array_reply(
 /// shown from a little before it (two 1 MiB values differing at byte
 /// 900,000 show that byte, not two equal prefixes). Worded as the TS engine.
 #[cold]
-fn describe_mismatch(w: &PreparedPlan, s: &ReplyScanner, buf: &[u8], key_index: u64) -> String {
+fn describe_mismatch(w: &PreparedPlan, s: &ReplyScanner, buf: &[u8], command: u16, key_index: u64) -> String {
     let expected = w.value_bytes(key_index);
-    let key = w.key_text(key_index);
+    let key = w.key_name_text(command, key_index);
     if !matches!(s.kind, ReplyKind::Bulk | ReplyKind::Verbatim) {
         return format!(
             "key {key}: expected a {}-byte value, got a non-bulk reply \"{}\"",

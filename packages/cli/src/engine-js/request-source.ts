@@ -6,7 +6,7 @@
  * (op, key hash, key index) for when the reply comes. Paired with
  * crates/respbench-core/src/request_source.rs.
  */
-import { ARRAY_READS, CommandEncoder, commandKind, inlineForm, parseMixTemplate, parseTemplate, randIntAsText, templateName, TemplateError, type CommandKind, type Template } from './command.js';
+import { ARRAY_READS, CommandEncoder, commandKind, inlineForm, parseMixTemplate, parseTemplate, randIntAsText, templateName, TemplateError, type CommandKind, type Part, type Template } from './command.js';
 import { fnv1a32, KeyChooser, KeyStream, RAND_INT_SALT, requestsForConnection, writeKey, type KeyPattern } from './keys.js';
 import { slotOwners, type Plan } from './plan.js';
 import { GENERATIONS_MAX_KEYSPACE, KeyNames, NO_GENERATION } from './key-names.js';
@@ -447,6 +447,31 @@ export class PreparedPlan {
   /** `<prefix><index>` as text (for messages; not the hot path). */
   keyText(index: number): string {
     return this.plan.keyPrefix + String(index);
+  }
+
+  /**
+   * Key `index` as command `command` names it, its key argument's fixed
+   * text included (`SET x:__key__ …` names `x:<prefix><index>`): what a
+   * verification message names (as key_name_text in prepared_plan.rs).
+   */
+  keyNameText(command: number, index: number): string {
+    const arg = this.commands[command]?.encoder.template.args.find((parts) => parts.some((p) => p.kind === 'key'));
+    if (arg === undefined) return this.keyText(index);
+    const text = (p: Part): string => {
+      switch (p.kind) {
+        case 'literal':
+          return p.bytes.toString('utf8');
+        case 'key':
+          return this.keyText(index);
+        case 'tag':
+          return String(index);
+        case 'data':
+          return '__data__';
+        default:
+          return '__rand_int__';
+      }
+    };
+    return arg.map(text).join('');
   }
 
   /** The value for key `index` (for messages; not the hot path). */

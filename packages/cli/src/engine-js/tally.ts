@@ -181,8 +181,8 @@ export class Tally {
     if (c.firstMismatch === null) {
       c.firstMismatch =
         verdict === WRONG
-          ? this.describeMismatch(reader, req.keyIndex[e])
-          : `key ${prepared.keyText(req.keyIndex[e])}: stale value: generation ${verdict.got}, wrote ${verdict.wrote} (the server acknowledged a newer write and returned an older value)`;
+          ? this.describeMismatch(reader, req.command[e], req.keyIndex[e])
+          : `key ${prepared.keyNameText(req.command[e], req.keyIndex[e])}: stale value: generation ${verdict.got}, wrote ${verdict.wrote} (the server acknowledged a newer write and returned an older value)`;
     }
   }
 
@@ -256,7 +256,7 @@ export class Tally {
     const keyAt = (k: number) => (keyCount === 1 ? req.keyIndex[e] : req.keys[e * req.maxKeys + k]);
     if (s.kind !== ReplyKind.Aggregate || s.payloadLen !== keyCount) {
       if (!prepared.verify) c.ok++;
-      else this.arrayMismatch(() => `key ${prepared.keyText(keyAt(0))}: expected an array of ${keyCount} values, got "${escapeBytes(buf, s.payloadStart - 1, Math.min(s.payloadStart + 16, reader.pos), 48)}"`);
+      else this.arrayMismatch(() => `key ${prepared.keyNameText(req.command[e], keyAt(0))}: expected an array of ${keyCount} values, got "${escapeBytes(buf, s.payloadStart - 1, Math.min(s.payloadStart + 16, reader.pos), 48)}"`);
       return;
     }
     let pos = s.payloadStart;
@@ -271,7 +271,7 @@ export class Tally {
       }
       if (type !== 36) {
         // Not a bulk string: not a value (the rest cannot be walked without the scanner).
-        if (prepared.verify) this.arrayMismatch(() => `key ${prepared.keyText(keyAt(k))}: expected a value, got "${escapeBytes(buf, pos, Math.min(pos + 16, reader.pos), 48)}"`);
+        if (prepared.verify) this.arrayMismatch(() => `key ${prepared.keyNameText(req.command[e], keyAt(k))}: expected a value, got "${escapeBytes(buf, pos, Math.min(pos + 16, reader.pos), 48)}"`);
         else c.ok++;
         return;
       }
@@ -290,7 +290,7 @@ export class Tally {
         this.arrayMismatch(() => {
           const expected = prepared.valueBytes(keyAt(k));
           const at = firstDifference(expected, 0, expected.length, buf, p, len);
-          return `key ${prepared.keyText(keyAt(k))}: ${expected.length} bytes expected, ${len} received, first difference at byte ${at}: expected "${escapeBytes(expected, 0, expected.length, 48)}", got "${escapeBytes(buf, p, p + len, 48)}"`;
+          return `key ${prepared.keyNameText(req.command[e], keyAt(k))}: ${expected.length} bytes expected, ${len} received, first difference at byte ${at}: expected "${escapeBytes(expected, 0, expected.length, 48)}", got "${escapeBytes(buf, p, p + len, 48)}"`;
         });
         return;
       }
@@ -327,10 +327,10 @@ export class Tally {
    * shown from a little before it (two 1 MiB values differing at byte 900,000
    * show that byte, not two equal prefixes). Worded as the native engine.
    */
-  private describeMismatch(reader: ReplyReader, keyIndex: number): string {
+  private describeMismatch(reader: ReplyReader, command: number, keyIndex: number): string {
     const buf = reader.buf;
     const s = reader.scanner;
-    const key = this.prepared.keyText(keyIndex);
+    const key = this.prepared.keyNameText(command, keyIndex);
     const expected = this.prepared.valueBytes(keyIndex);
     if (s.kind !== ReplyKind.Bulk && s.kind !== ReplyKind.Verbatim) {
       return `key ${key}: expected a ${expected.length}-byte value, got a non-bulk reply "${escapeBytes(buf, s.payloadStart - 1, s.payloadStart + s.payloadLen + 2, 48)}"`;
