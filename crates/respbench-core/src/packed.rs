@@ -55,7 +55,8 @@ impl PackedBuckets {
     /// (out of order, or two values in one bucket) are put in order and added up first, since the form holds
     /// each bucket once, ascending (a gap below zero would wrap).
     pub fn from_buckets(buckets: &[(u64, u64)]) -> PackedBuckets {
-        let mut pairs: Vec<(usize, u64)> = buckets.iter().filter(|b| b.1 > 0).map(|&(v, c)| (index_of_value(v), c)).collect();
+        let mut pairs: Vec<(usize, u64)> =
+            buckets.iter().filter(|b| b.1 > 0).map(|&(v, c)| (index_of_value(v), c)).collect();
         if !pairs.windows(2).all(|w| w[0].0 < w[1].0) {
             pairs.sort_unstable_by_key(|p| p.0);
             pairs.dedup_by(|later, kept| {

@@ -104,7 +104,8 @@ pub(crate) fn certificates(text: &[u8], purpose: Purpose) -> Result<Vec<PemCerti
                 // The certificate, then (trust settings) what follows it.
                 let mut rest = der.as_slice();
                 let whole = next(&mut rest).filter(|e| e.tag == SEQUENCE).map(|e| e.whole.len()).ok_or(Malformed)?;
-                let counted = purpose != Purpose::Chain && (*label == b"TRUSTED CERTIFICATE" || purpose == Purpose::CaFolder);
+                let counted =
+                    purpose != Purpose::Chain && (*label == b"TRUSTED CERTIFICATE" || purpose == Purpose::CaFolder);
                 let trust = if counted && !rest.is_empty() { trust_of(rest).ok_or(Malformed)? } else { Trust::Default };
                 der.truncate(whole);
                 out.push(PemCertificate { der, trust });
@@ -121,7 +122,9 @@ pub(crate) fn certificates(text: &[u8], purpose: Purpose) -> Result<Vec<PemCerti
             continue;
         }
         let Some(label) = line.strip_prefix(b"-----BEGIN ").and_then(|l| l.strip_suffix(b"-----")) else { continue };
-        if matches!(label, b"CERTIFICATE" | b"X509 CERTIFICATE") || (purpose != Purpose::Chain && label == b"TRUSTED CERTIFICATE") {
+        if matches!(label, b"CERTIFICATE" | b"X509 CERTIFICATE")
+            || (purpose != Purpose::Chain && label == b"TRUSTED CERTIFICATE")
+        {
             open = Some((label, Vec::new()));
         }
     }
@@ -171,7 +174,10 @@ mod tests {
         );
         let der = |c: &PemCertificate| c.der.clone();
         let read = certificates(text.as_bytes(), Purpose::CaFile).unwrap();
-        assert_eq!(read.iter().map(der).collect::<Vec<_>>(), vec![vec![0x30, 3, 2, 1, 1], vec![0x30, 3, 2, 1, 2], vec![0x30, 3, 2, 1, 3]]);
+        assert_eq!(
+            read.iter().map(der).collect::<Vec<_>>(),
+            vec![vec![0x30, 3, 2, 1, 1], vec![0x30, 3, 2, 1, 2], vec![0x30, 3, 2, 1, 3]]
+        );
         assert!(read.iter().all(|c| c.trust == Trust::Default));
         // A certificate chain (--cert) is not read under TRUSTED CERTIFICATE.
         assert_eq!(certificates(text.as_bytes(), Purpose::Chain).unwrap().len(), 2);
@@ -181,7 +187,10 @@ mod tests {
         assert_eq!(ca(b"-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END X509 CERTIFICATE-----\n"), Err(Malformed));
         assert_eq!(ca(b"no blocks"), Ok(vec![]));
         // A byte order mark before the first line; text before BEGIN on its line is no block.
-        assert_eq!(ca(b"\xef\xbb\xbf-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END CERTIFICATE-----\n").unwrap().len(), 1);
+        assert_eq!(
+            ca(b"\xef\xbb\xbf-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END CERTIFICATE-----\n").unwrap().len(),
+            1
+        );
         assert_eq!(ca(b"xx-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END CERTIFICATE-----\n"), Ok(vec![]));
         // An indented BEGIN line is no block (OpenSSL reads none there); a mark before the block after another is skipped.
         assert_eq!(ca(b" -----BEGIN CERTIFICATE-----\n MAMCAQE=\n -----END CERTIFICATE-----\n"), Ok(vec![]));

@@ -30,7 +30,10 @@ enum Check {
     Ed448,
     /// ring's for a modulus of 2048 bits and more (its range), tls_crypto's below.
     RsaPkcs1(Hash, Option<&'static dyn SignatureVerificationAlgorithm>),
-    RsaPss { pss: Pss, ring: Option<&'static dyn SignatureVerificationAlgorithm> },
+    RsaPss {
+        pss: Pss,
+        ring: Option<&'static dyn SignatureVerificationAlgorithm>,
+    },
     /// DSA: the domain parameters are the key identifier's.
     Dsa(Hash),
     /// A signature its key's parameters forbid (an RSA-PSS key restricted to
@@ -309,8 +312,14 @@ pub(crate) fn pss_key_scheme(scheme: SignatureScheme) -> Option<Hash> {
 pub(crate) static SUPPORTED: WebPkiSupportedAlgorithms = WebPkiSupportedAlgorithms {
     all: ALL,
     mapping: &[
-        (SignatureScheme::ECDSA_NISTP384_SHA384, &[ring_algs::ECDSA_P384_SHA384, ring_algs::ECDSA_P256_SHA384, P521_SHA384]),
-        (SignatureScheme::ECDSA_NISTP256_SHA256, &[ring_algs::ECDSA_P256_SHA256, ring_algs::ECDSA_P384_SHA256, P521_SHA256]),
+        (
+            SignatureScheme::ECDSA_NISTP384_SHA384,
+            &[ring_algs::ECDSA_P384_SHA384, ring_algs::ECDSA_P256_SHA384, P521_SHA384],
+        ),
+        (
+            SignatureScheme::ECDSA_NISTP256_SHA256,
+            &[ring_algs::ECDSA_P256_SHA256, ring_algs::ECDSA_P384_SHA256, P521_SHA256],
+        ),
         (SignatureScheme::ECDSA_NISTP521_SHA512, &[P521_SHA512, P256_SHA512, P384_SHA512]),
         (SignatureScheme::ED25519, &[ring_algs::ED25519]),
         (SignatureScheme::ED448, &[ED448]),
@@ -486,7 +495,13 @@ fn pss_key_allows(key: &[u8], pss: Pss) -> bool {
 /// and `public` the certificate's key. The scheme names the digest and TLS
 /// the salt (the digest's length); the mask is MGF1 over the digest, or over
 /// the one a restricted key's parameters name, which OpenSSL signs with.
-pub(crate) fn pss_key_handshake(hash: Hash, key_algorithm: &[u8], public: &[u8], message: &[u8], signature: &[u8]) -> bool {
+pub(crate) fn pss_key_handshake(
+    hash: Hash,
+    key_algorithm: &[u8],
+    public: &[u8],
+    message: &[u8],
+    signature: &[u8],
+) -> bool {
     let tls = Pss::tls(hash);
     let pss = match pss_key_parameters(key_algorithm) {
         Some(None) => tls,

@@ -14,8 +14,8 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
-use crate::plan::TlsPlan;
 use crate::pem::{Purpose, Trust};
+use crate::plan::TlsPlan;
 use crate::tls_algorithms;
 use crate::tls_signing;
 use crate::tls_strength::RSA_MIN_CHECKED_BITS;
@@ -127,7 +127,8 @@ fn build_tls_config(tls: &TlsPlan) -> Result<ClientConfig, String> {
 /// `--cert`/`--key`: the key must be the certificate's (the CLI checks it
 /// first, with the same words).
 fn client_certificate(cert: &str, key: &str, provider: &CryptoProvider) -> Result<ClientCertificate, String> {
-    let certs: Vec<CertificateDer<'static>> = read_certs(cert, "--cert", Purpose::Chain)?.into_iter().map(|(c, _)| c).collect();
+    let certs: Vec<CertificateDer<'static>> =
+        read_certs(cert, "--cert", Purpose::Chain)?.into_iter().map(|(c, _)| c).collect();
     let Some(first) = certs.first() else {
         return Err(format!("--cert {cert}: no PEM certificate in it"));
     };
@@ -201,10 +202,8 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             entries => entries.map_err(|e| format!("--cacertdir {dir}: cannot read it ({e})"))?,
         };
-        let names: std::collections::HashSet<String> = entries
-            .flatten()
-            .map(|entry| entry.file_name().to_string_lossy().into_owned())
-            .collect();
+        let names: std::collections::HashSet<String> =
+            entries.flatten().map(|entry| entry.file_name().to_string_lossy().into_owned()).collect();
         for name in &names {
             // Only what OpenSSL (redis-cli) would find there: HASH.N, with
             // HASH.0 … HASH.N-1 there too (it stops at the first missing),
@@ -216,7 +215,10 @@ fn root_store(tls: &TlsPlan) -> Result<TrustStore, String> {
             let path = std::path::Path::new(dir).join(name);
             let Ok(certs) = read_certs(&path.to_string_lossy(), "--cacertdir", Purpose::CaFolder) else { continue };
             // OpenSSL reads the file when it looks that hash up, and then keeps every certificate in it.
-            if certs.iter().any(|(c, _)| Certificate::parse(c.as_ref()).and_then(|c| name_hash(c.subject)) == Some(hash)) {
+            if certs
+                .iter()
+                .any(|(c, _)| Certificate::parse(c.as_ref()).and_then(|c| name_hash(c.subject)) == Some(hash))
+            {
                 for (cert, trust) in certs {
                     // A certificate that does not parse is skipped, as the JS engine skips it.
                     let _ = store.add(cert, trust);

@@ -353,7 +353,11 @@ mod tests {
         use rsa::pkcs1::EncodeRsaPublicKey;
         let Some(key) = test_key() else { return };
         let public = key.to_public_key().to_pkcs1_der().unwrap();
-        for pss in [Pss::tls(Hash::Sha256), Pss { hash: Hash::Sha256, mgf: Hash::Sha512, salt: 32 }, Pss { hash: Hash::Sha384, mgf: Hash::Sha1, salt: 0 }] {
+        for pss in [
+            Pss::tls(Hash::Sha256),
+            Pss { hash: Hash::Sha256, mgf: Hash::Sha512, salt: 32 },
+            Pss { hash: Hash::Sha384, mgf: Hash::Sha1, salt: 0 },
+        ] {
             let signature = rsa_pss_sign(pss, &key, b"hello").unwrap();
             assert!(rsa_pss(pss, public.as_bytes(), b"hello", &signature), "{pss:?}");
             assert!(!rsa_pss(pss, public.as_bytes(), b"hellO", &signature), "{pss:?}");
@@ -375,7 +379,10 @@ mod tests {
     fn an_ecdsa_signature_is_taken_only_in_strict_der() {
         assert_eq!(two_integers(&[0x30, 0x06, 0x02, 0x01, 0x05, 0x02, 0x01, 0x07]), Some((&[5u8][..], &[7u8][..])));
         // A high bit needs its leading zero.
-        assert_eq!(two_integers(&[0x30, 0x07, 0x02, 0x02, 0x00, 0x85, 0x02, 0x01, 0x07]).map(|(r, _)| r.to_vec()), Some(vec![0x85]));
+        assert_eq!(
+            two_integers(&[0x30, 0x07, 0x02, 0x02, 0x00, 0x85, 0x02, 0x01, 0x07]).map(|(r, _)| r.to_vec()),
+            Some(vec![0x85])
+        );
         // A leading zero it does not need; a long-form length of a short one; a negative one; bytes after.
         assert_eq!(two_integers(&[0x30, 0x07, 0x02, 0x02, 0x00, 0x05, 0x02, 0x01, 0x07]), None);
         assert_eq!(two_integers(&[0x30, 0x07, 0x02, 0x81, 0x01, 0x05, 0x02, 0x01, 0x07]), None);

@@ -30,7 +30,11 @@ enum Key {
     /// `pss_only`: an RSA-PSS key (id-RSASSA-PSS), which signs only with
     /// RSA-PSS-key schemes, and only with the digest its parameters name
     /// (`restricted`: that digest and the least salt), as OpenSSL holds it to.
-    Rsa { key: RsaPrivateKey, pss_only: bool, restricted: Option<Pss> },
+    Rsa {
+        key: RsaPrivateKey,
+        pss_only: bool,
+        restricted: Option<Pss>,
+    },
     /// P-256 and P-384 keys ring did not load: written with explicit curve parameters.
     P256(p256::ecdsa::SigningKey),
     P384(p384::ecdsa::SigningKey),
@@ -195,9 +199,11 @@ fn ec_key(ec_private_key: &[u8], curve: Option<&[u8]>) -> Option<Key> {
 /// the kinds here either.
 pub(crate) fn load(der: &PrivateKeyDer<'_>) -> Option<PureKey> {
     let key = match der {
-        PrivateKeyDer::Pkcs1(k) => {
-            Key::Rsa { key: RsaPrivateKey::from_pkcs1_der(k.secret_pkcs1_der()).ok()?, pss_only: false, restricted: None }
-        }
+        PrivateKeyDer::Pkcs1(k) => Key::Rsa {
+            key: RsaPrivateKey::from_pkcs1_der(k.secret_pkcs1_der()).ok()?,
+            pss_only: false,
+            restricted: None,
+        },
         PrivateKeyDer::Sec1(k) => ec_key(k.secret_sec1_der(), None)?,
         PrivateKeyDer::Pkcs8(k) => {
             let mut input = k.secret_pkcs8_der();
@@ -285,8 +291,17 @@ mod tests {
             (
                 "rsa-pss-sha512",
                 &[
-                    "genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_pss_keygen_md:sha512", "-pkeyopt",
-                    "rsa_pss_keygen_mgf1_md:sha512", "-pkeyopt", "rsa_pss_keygen_saltlen:64", "-out", "rsa-pss-sha512.key",
+                    "genpkey",
+                    "-algorithm",
+                    "RSA-PSS",
+                    "-pkeyopt",
+                    "rsa_pss_keygen_md:sha512",
+                    "-pkeyopt",
+                    "rsa_pss_keygen_mgf1_md:sha512",
+                    "-pkeyopt",
+                    "rsa_pss_keygen_saltlen:64",
+                    "-out",
+                    "rsa-pss-sha512.key",
                 ],
             ),
             ("rsa-2000", &["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2000", "-out", "rsa-2000.key"]),
@@ -330,9 +345,13 @@ mod tests {
                 let signer = pure.choose_scheme(&[scheme]).unwrap();
                 let signature = signer.sign(b"handshake").unwrap();
                 let valid = match crate::tls_algorithms::pss_key_scheme(scheme) {
-                    Some(hash) => {
-                        crate::tls_algorithms::pss_key_handshake(hash, parsed.public_key_algorithm, parsed.public_key, b"handshake", &signature)
-                    }
+                    Some(hash) => crate::tls_algorithms::pss_key_handshake(
+                        hash,
+                        parsed.public_key_algorithm,
+                        parsed.public_key,
+                        b"handshake",
+                        &signature,
+                    ),
                     None => crate::tls_algorithms::SUPPORTED.mapping.iter().filter(|(s, _)| *s == scheme).any(
                         |(_, algs)| {
                             algs.iter().any(|a| {
@@ -348,7 +367,10 @@ mod tests {
             if **name == "rsa-pss-sha512" {
                 // Restricted to SHA-512: it offers nothing else, as OpenSSL signs nothing else with it.
                 assert!(pure.choose_scheme(&[RSA_PSS_PSS_SHA256, RSA_PSS_PSS_SHA384]).is_none());
-                assert_eq!(pure.choose_scheme(&[RSA_PSS_PSS_SHA256, RSA_PSS_PSS_SHA512]).unwrap().scheme(), RSA_PSS_PSS_SHA512);
+                assert_eq!(
+                    pure.choose_scheme(&[RSA_PSS_PSS_SHA256, RSA_PSS_PSS_SHA512]).unwrap().scheme(),
+                    RSA_PSS_PSS_SHA512
+                );
             }
         }
         let _ = std::fs::remove_dir_all(&dir);

@@ -313,7 +313,8 @@ impl ServerCertVerifier for ServerVerifier {
         );
         // A key with explicit EC parameters anywhere the server sent: OpenSSL refuses it (level 2 and up).
         if std::iter::once(end_entity).chain(intermediates).any(|der| {
-            Certificate::parse(der.as_ref()).is_some_and(|c| crate::x509::explicit_ec_parameters(c.public_key_algorithm))
+            Certificate::parse(der.as_ref())
+                .is_some_and(|c| crate::x509::explicit_ec_parameters(c.public_key_algorithm))
         }) {
             return Err(CertificateError::Other(rustls::OtherError(Arc::new(Refused(EXPLICIT_EC.into())))).into());
         }
@@ -383,7 +384,13 @@ fn handshake_signature_check(
     if let Some(hash) = tls_algorithms::pss_key_scheme(dss.scheme) {
         let valid = Certificate::parse(der.as_ref()).is_some_and(|cert| {
             tls_algorithms::is_pss_key(cert.public_key_algorithm)
-                && tls_algorithms::pss_key_handshake(hash, cert.public_key_algorithm, cert.public_key, message, dss.signature())
+                && tls_algorithms::pss_key_handshake(
+                    hash,
+                    cert.public_key_algorithm,
+                    cert.public_key,
+                    message,
+                    dss.signature(),
+                )
         });
         return if valid {
             Ok(HandshakeSignatureValid::assertion())

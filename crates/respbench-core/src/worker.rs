@@ -576,7 +576,13 @@ impl<R: Router, B: Backend> EventLoop<'_, R, B> {
             if watch.look(answers, stalest.map(|(_, sent)| sent), now) > timeout {
                 let i = stalest.map_or(0, |(i, _)| i);
                 let where_ = self.conns[i].link.label();
-                let text = answer_watch::no_answer_text(&where_, self.shared.prepared.plan.timeout_ms, answers, given_up, &self.tally.counters);
+                let text = answer_watch::no_answer_text(
+                    &where_,
+                    self.shared.prepared.plan.timeout_ms,
+                    answers,
+                    given_up,
+                    &self.tally.counters,
+                );
                 self.shared.fail(Failure::new(FailureKind::Timeout, text));
             }
             next = next.min(now + timeout / 4);

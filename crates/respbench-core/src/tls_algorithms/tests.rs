@@ -108,8 +108,16 @@ fn what_openssl_verifies_and_ring_does_not_verifies_here_and_nothing_else_does()
             &["-sha384", "-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:max"],
         ),
         ("pss-key", &["-algorithm", "RSA-PSS"], &["-sha256"]),
-        ("rsa-pss-mgf1-sha512", &["-algorithm", "RSA"], &["-sha256", "-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_mgf1_md:sha512"]),
-        ("pss-key-sha384-mgf-default", &["-algorithm", "RSA-PSS", "-pkeyopt", "rsa_pss_keygen_md:sha384"], &["-sha384"]),
+        (
+            "rsa-pss-mgf1-sha512",
+            &["-algorithm", "RSA"],
+            &["-sha256", "-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_mgf1_md:sha512"],
+        ),
+        (
+            "pss-key-sha384-mgf-default",
+            &["-algorithm", "RSA-PSS", "-pkeyopt", "rsa_pss_keygen_md:sha384"],
+            &["-sha384"],
+        ),
         (
             "pss-key-sha512",
             &[
@@ -201,7 +209,10 @@ fn rsa_pss_parameters_are_read_as_rfc_4055_writes_them() {
         p[1] = (p.len() - 2) as u8;
         p
     };
-    assert_eq!(pss_parameters(&params(&[0xa2, 0x04, 0x02, 0x02, 0x00, 0xde])), Some(Pss { hash: Hash::Sha256, mgf: Hash::Sha256, salt: 222 }));
+    assert_eq!(
+        pss_parameters(&params(&[0xa2, 0x04, 0x02, 0x02, 0x00, 0xde])),
+        Some(Pss { hash: Hash::Sha256, mgf: Hash::Sha256, salt: 222 })
+    );
     assert_eq!(pss_parameters(&params(&[])), Some(Pss { hash: Hash::Sha256, mgf: Hash::Sha256, salt: 20 }));
     // A mask over another digest (OpenSSL makes one with rsa_mgf1_md); SHA-1, the digest when none is named, is not taken.
     let mut other_mask = params(&[]);
@@ -251,7 +262,10 @@ fn rsa_pss_parameters_that_der_does_not_allow_are_refused() {
         p
     };
     let (hash, mask) = (field(0xa0, &sha256), field(0xa1, &mgf));
-    assert_eq!(pss_parameters(&seq(&[hash.clone(), mask.clone(), field(0xa2, &[0x02, 0x01, 0x20])])), Some(Pss { hash: Hash::Sha256, mgf: Hash::Sha256, salt: 32 }));
+    assert_eq!(
+        pss_parameters(&seq(&[hash.clone(), mask.clone(), field(0xa2, &[0x02, 0x01, 0x20])])),
+        Some(Pss { hash: Hash::Sha256, mgf: Hash::Sha256, salt: 32 })
+    );
     // A negative salt, fields out of order or twice, bytes after the SEQUENCE.
     assert_eq!(pss_parameters(&seq(&[hash.clone(), mask.clone(), field(0xa2, &[0x02, 0x01, 0x80])])), None);
     assert_eq!(pss_parameters(&seq(&[mask.clone(), hash.clone()])), None);
@@ -274,7 +288,19 @@ fn an_rsa_pss_key_is_held_to_its_kind_and_to_its_parameters() {
     // A CA on an RSA-PSS key restricted to SHA-512 (salt at least 64), and a
     // plain RSA certificate on the same key numbers with the same subject,
     // which signs leaves as the restricted key may not.
-    run(&["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_pss_keygen_md:sha512", "-pkeyopt", "rsa_pss_keygen_mgf1_md:sha512", "-pkeyopt", "rsa_pss_keygen_saltlen:64", "-out", "pss.key"]);
+    run(&[
+        "genpkey",
+        "-algorithm",
+        "RSA-PSS",
+        "-pkeyopt",
+        "rsa_pss_keygen_md:sha512",
+        "-pkeyopt",
+        "rsa_pss_keygen_mgf1_md:sha512",
+        "-pkeyopt",
+        "rsa_pss_keygen_saltlen:64",
+        "-out",
+        "pss.key",
+    ]);
     run(&["req", "-x509", "-new", "-key", "pss.key", "-out", "pss.pem", "-days", "2", "-subj", "/CN=twin"]);
     // The RSAPrivateKey inside its PKCS#8, as a plain RSA key (openssl rsa keeps the RSA-PSS kind).
     let pkcs8 = rustls::pki_types::PrivateKeyDer::from_pem_file(dir.join("pss.key")).unwrap();
@@ -283,13 +309,28 @@ fn an_rsa_pss_key_is_held_to_its_kind_and_to_its_parameters() {
     for _ in 0..2 {
         crate::der::next(&mut fields).unwrap();
     }
-    std::fs::write(dir.join("rsa.der"), crate::der::expect(&mut fields, crate::der::OCTET_STRING).unwrap().contents).unwrap();
+    std::fs::write(dir.join("rsa.der"), crate::der::expect(&mut fields, crate::der::OCTET_STRING).unwrap().contents)
+        .unwrap();
     run(&["rsa", "-inform", "DER", "-in", "rsa.der", "-traditional", "-out", "rsa.key"]);
     run(&["req", "-x509", "-new", "-key", "rsa.key", "-out", "rsa.pem", "-days", "2", "-subj", "/CN=twin"]);
     run(&["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=leaf"]);
     let sign = |name: &str, opts: &[&str]| {
         let out = format!("{name}.pem");
-        let mut args = vec!["x509", "-req", "-in", "leaf.csr", "-CA", "rsa.pem", "-CAkey", "rsa.key", "-CAcreateserial", "-out", &out, "-days", "2"];
+        let mut args = vec![
+            "x509",
+            "-req",
+            "-in",
+            "leaf.csr",
+            "-CA",
+            "rsa.pem",
+            "-CAkey",
+            "rsa.key",
+            "-CAcreateserial",
+            "-out",
+            &out,
+            "-days",
+            "2",
+        ];
         args.extend(opts);
         run(&args);
     };
@@ -299,7 +340,9 @@ fn an_rsa_pss_key_is_held_to_its_kind_and_to_its_parameters() {
     sign("pss-sha512-salt-64", &["-sha512", "-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:64"]);
     let (pss, rsa) = (der(&dir, "pss"), der(&dir, "rsa"));
     let (pss, rsa) = (Certificate::parse(&pss).unwrap(), Certificate::parse(&rsa).unwrap());
-    for (leaf, by_pss_key) in [("pkcs1", false), ("pss-sha256", false), ("pss-sha512-salt-32", false), ("pss-sha512-salt-64", true)] {
+    for (leaf, by_pss_key) in
+        [("pkcs1", false), ("pss-sha256", false), ("pss-sha512-salt-32", false), ("pss-sha512-salt-64", true)]
+    {
         let der = der(&dir, leaf);
         let leaf_cert = Certificate::parse(&der).unwrap();
         let algorithms = for_chain([pss, rsa, leaf_cert].into_iter());

@@ -68,7 +68,11 @@ pub fn answer_server(answer: Vec<u8>) -> u16 {
                     len += n;
                     let (mut pos, mut out) = (0, 0);
                     while let Ok(Scan::Complete(end)) = scanner.scan(&input[..len], pos) {
-                        let reply = if input[pos..end].starts_with(b"*2\r\n$7\r\nCLUSTER\r\n") { NO_TOPOLOGY } else { &answer[..] };
+                        let reply = if input[pos..end].starts_with(b"*2\r\n$7\r\nCLUSTER\r\n") {
+                            NO_TOPOLOGY
+                        } else {
+                            &answer[..]
+                        };
                         pos = end;
                         output[out..out + reply.len()].copy_from_slice(reply);
                         out += reply.len();
