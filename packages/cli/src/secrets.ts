@@ -35,12 +35,13 @@ export function redactUri(uri: string): string {
 /**
  * Field and flag names whose value is a secret wherever they appear (a Plan,
  * a study target, a result file someone edited, a server's flags): any name
- * that holds pass, auth, secret, token or credential (`authToken`,
- * `--masterauth`, `tlsKeyPassphrase`), unless it names where one is kept
- * (`--auth-file`, `passwordPath`): a file's name is no secret. Hiding a
+ * that holds pass, auth, secret or token (`authToken`, `--masterauth`,
+ * `tlsKeyPassphrase`), unless it names where one is kept (`--auth-file`,
+ * `passwordPath`): a file's name is no secret. (A study target's
+ * `credentials` is no secret as a whole: its `password` is.) Hiding a
  * harmless value is the cheap mistake; showing a password is not.
  */
-const SECRET_KEY = /^(?!.*(file|path|dir)$).*(pass|auth|secret|token|credential)/i;
+const SECRET_KEY = /^(?!.*(file|path|dir)$).*(pass|auth|secret|token)/i;
 
 /** A string that is a URI with a login in it (`scheme://…@…`); other strings (a key prefix with an `@`) are data. */
 const LOOKS_LIKE_URI_WITH_LOGIN = /^\s*[a-z][a-z0-9+.-]*:\/\/\S*@/i;

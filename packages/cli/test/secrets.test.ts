@@ -6,8 +6,8 @@ import { describeTarget, type TargetSpec } from '../src/study/target-spec.js';
 
 describe('redactUri hides the whole password of any URI, well formed or not', () => {
   it('a field or flag named like a secret, in any spelling, is one; a file that holds one is not', () => {
-    for (const k of ['password', 'pass', 'authToken', 'auth_token', 'masterauth', 'requirepass', 'tlsKeyPassphrase', 'apiSecret', 'credentials', 'AUTH']) expect(isSecretKey(k), k).toBe(true);
-    for (const k of ['auth-file', 'passwordPath', 'user', 'keyPrefix', 'host', 'tokenDir']) expect(isSecretKey(k), k).toBe(false);
+    for (const k of ['password', 'pass', 'authToken', 'auth_token', 'masterauth', 'requirepass', 'tlsKeyPassphrase', 'apiSecret', 'AUTH']) expect(isSecretKey(k), k).toBe(true);
+    for (const k of ['auth-file', 'passwordPath', 'user', 'keyPrefix', 'host', 'tokenDir', 'credentials']) expect(isSecretKey(k), k).toBe(false);
     expect(redactSecrets({ plan: { authToken: 'x', user: 'bench' } })).toEqual({ plan: { authToken: '***', user: 'bench' } });
   });
 
