@@ -36,10 +36,10 @@ export function fsErrorText(err: unknown): string {
  * temp never outlives a failure. Every password this process was given is
  * replaced by *** first (secrets.ts redactKnown, the same last net as
  * stdout and stderr have), whatever quoted it: a server's words in a
- * failure reason, a command line, a hand-edited input. Nothing is written through a symlink: the
- * rename replaces a link named `file` (its target is left alone), and the
- * temp is created new (O_EXCL), so a link planted at its name is removed,
- * not followed.
+ * failure reason, a command line, a hand-edited input. Nothing is written
+ * through a symlink: the rename replaces a link named `file` (its target is
+ * left alone), and the temp is created new (O_EXCL), so a link planted at
+ * its name is removed, not followed.
  */
 export function writeWhole(file: string, text: string): void {
   const tmp = `${file}.${process.pid}.tmp`;
@@ -88,7 +88,7 @@ export function appendWhole(file: string, text: string): void {
  * quotes a bad `requirepass` line whole) with every password this process
  * was given replaced by ***, rewritten whole; as it was when it holds none.
  * Returns false when it could not be looked through (unreadable, or too
- * large to hold in memory), for the caller to say.
+ * large for one string), for the caller to say.
  */
 export function redactKnownInFile(file: string): boolean {
   let text: string;
@@ -97,6 +97,7 @@ export function redactKnownInFile(file: string): boolean {
   } catch {
     return false;
   }
+  // writeWhole hides them; a file that holds none is left as it was.
   if (redactKnown(text) !== text) writeWhole(file, text);
   return true;
 }
