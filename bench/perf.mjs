@@ -99,7 +99,8 @@ import { freePort, onInterrupt, waitPort } from './perf/processes.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.join(here, '..');
-const CLI = path.join(REPO, 'packages', 'cli', 'dist', 'bin.js');
+// The bin users run: the bundle of dist's modules (packages/cli/scripts/bundle.mjs).
+const CLI = path.join(REPO, 'packages', 'cli', 'bundle', 'bin.js');
 
 // A failure is one line (the servers are stopped by the finally blocks on the way out).
 process.on('uncaughtException', (err) => {

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bin = path.join(repo, 'packages/cli/dist/bin.js');
+const bin = path.join(repo, 'packages/cli/bundle/bin.js');
 const where = `${process.platform}-${process.arch}, Node ${process.version}`;
 
 const r = spawnSync(process.execPath, [bin, '--engine', 'native', '--embedded', '--requests', '20000', '--json', '-q'], {

@@ -4,7 +4,9 @@
  * first request, and a short run's CPU per request carries it. A plain run
  * against redis-server is watched through a module loader hook that logs
  * each module Node loads; what a flag or another engine needs must not be
- * among them, and must be once that flag or engine is asked for. A --json
+ * among them, and must be once that flag or engine is asked for. The bin is
+ * a bundle (packages/cli/scripts/bundle.mjs): each file of it Node loads
+ * stands for the compiled modules its metafile says it holds. A --json
  * run encodes its histograms itself: hdr-histogram-js (a large CommonJS
  * package) is for reading files and writing --hdr-log.
  */
@@ -54,18 +56,24 @@ describe('a run loads only what it asks for', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  /** The CLI's dist modules (paths under dist/) a run with `args` loaded; the run must succeed. */
+  /** The CLI's dist modules (paths under dist/) a run with `args` loaded, through the bundle's files; the run must succeed. */
   async function loadedBy(name: string, args: string[]): Promise<string[]> {
     const log = path.join(dir, `${name}.log`);
     const run = await runProcess(process.execPath, ['--import', path.join(dir, 'register.mjs'), CLI, ...cliArgs(args)], 60_000, { ...process.env, RESPBENCH_LOADED_LOG: log });
     expect(run.code, run.stderr).toBe(0);
-    const dist = `${path.dirname(CLI)}/`;
-    return readFileSync(log, 'utf8')
+    const pkg = path.dirname(path.dirname(CLI));
+    const { outputs } = JSON.parse(readFileSync(path.join(path.dirname(CLI), 'meta.json'), 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> };
+    const files = readFileSync(log, 'utf8')
       .split('\n')
       .filter((url) => url.startsWith('file://'))
-      .map((url) => new URL(url).pathname)
-      .filter((p) => p.startsWith(dist))
-      .map((p) => p.slice(dist.length));
+      .map((url) => path.relative(pkg, new URL(url).pathname))
+      .filter((file) => file.startsWith(`${path.basename(path.dirname(CLI))}/`));
+    return files.flatMap((file) => {
+      expect(outputs[file], `${file}: not in the bundle's metafile`).toBeDefined();
+      return Object.keys(outputs[file].inputs)
+        .filter((input) => input.startsWith('dist/'))
+        .map((input) => input.slice('dist/'.length));
+    });
   }
 
   const plain = (engine: string) => ['--engine', engine, '--port', String(redis.port), '--mode', 'set', '--requests', '200', '--quiet'];

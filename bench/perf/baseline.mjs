@@ -28,16 +28,18 @@ export function resolveCommit(repo, rev) {
 }
 
 /**
- * The baseline's CLI (packages/cli/dist/bin.js of `commit` built), building
- * it first unless a finished build of that commit is cached.
+ * The baseline's CLI (of `commit` built: packages/cli/bundle/bin.js, its bin
+ * since the CLI is bundled, else dist/bin.js), building it first unless a
+ * finished build of that commit is cached.
  */
 export async function baselineBuild(repo, commit, say) {
   const root = path.join(tmpdir(), 'respbench-perf-baseline');
   const dir = path.join(root, commit);
-  const cli = path.join(dir, 'packages', 'cli', 'dist', 'bin.js');
+  const binIn = (folder) => path.join(dir, 'packages', 'cli', folder, 'bin.js');
+  const binOf = () => (existsSync(binIn('bundle')) ? binIn('bundle') : binIn('dist'));
   if (existsSync(path.join(dir, BUILT_MARKER))) {
     say(`baseline ${commit.slice(0, 12)}: reusing the build in ${dir}`);
-    return cli;
+    return binOf();
   }
   mkdirSync(root, { recursive: true });
   const log = path.join(root, `${commit}.log`);
@@ -63,6 +65,7 @@ export async function baselineBuild(repo, commit, say) {
     const built = await run('pnpm', ['install', '--frozen-lockfile'], { cwd: dir, env: { ...process.env, CI: '1' } });
     writeFileSync(log, `${built.out}${built.err}`);
     if (built.code !== 0) throw new Error(`building the baseline failed (pnpm install exit ${built.code}); see ${log}`);
+    const cli = binOf();
     if (!existsSync(cli)) throw new Error(`the baseline build made no ${path.relative(dir, cli)}; see ${log}`);
     // The files stay (the cache); the repository forgets the worktree.
     unregister();

@@ -3,4 +3,5 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const CLI = path.join(REPO, 'packages', 'cli', 'dist', 'bin.js');
+/** The bin users run (package.json's bin): the bundle of dist's modules, packages/cli/scripts/bundle.mjs. */
+export const CLI = path.join(REPO, 'packages', 'cli', 'bundle', 'bin.js');

@@ -8,6 +8,7 @@
  * cannot outlive a respbench that was killed.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const START_TIMEOUT_MS = 10_000;
@@ -23,9 +24,14 @@ export interface EmbeddedServer {
   exitReason(): string | null;
 }
 
-/** The argv that runs respbench itself: `node <dist>/bin.js`. */
+/**
+ * The argv that runs respbench itself: `node bundle/bin.js` from the bundle
+ * (this module is then a chunk beside bin.js), `node dist/bin.js` from the
+ * compiled modules (this one is dist/serve/spawn.js).
+ */
 export function respbenchArgv(): string[] {
-  return [process.execPath, fileURLToPath(new URL('../bin.js', import.meta.url))];
+  const beside = new URL('./bin.js', import.meta.url);
+  return [process.execPath, fileURLToPath(existsSync(fileURLToPath(beside)) ? beside : new URL('../bin.js', import.meta.url))];
 }
 
 /** Starts the demo server and resolves with its port once it listens; `signal` abandons the start. */
