@@ -42,7 +42,7 @@ export async function compareRounds(clients, shapes, rounds, onSample = () => {}
     const samples = new Map(clients.map((c) => [c, []]));
     for (let round = 0; round < rounds; round++) {
       for (const c of round % 2 === 0 ? clients : [...clients].reverse()) {
-        const s = await c.run(shape);
+        const s = await runAgainOnFailure(c, shape);
         samples.get(c).push(s);
         onSample(shape, c, s);
       }
@@ -59,6 +59,20 @@ export async function compareRounds(clients, shapes, rounds, onSample = () => {}
     results.push({ shape, figures, fixed: fixed !== null });
   }
   return results;
+}
+
+/**
+ * One round's run of a client. A run that fails is run once more, saying so,
+ * before the rounds give up: redis-benchmark once aborted mid-round here
+ * ("All clients disconnected") and took the finished rounds down with it.
+ */
+async function runAgainOnFailure(c, shape) {
+  try {
+    return await c.run(shape);
+  } catch (err) {
+    console.error(`perf: ${shapeName(shape)}: ${c.label} failed (${err.message.replace(/\s+/g, ' ').trim()}); running it again`);
+    return c.run(shape);
+  }
 }
 
 export function shapeName(shape) {
