@@ -9,6 +9,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { setExtraCaAside, withExtraCa } from './helpers/extra-ca.js';
 import { liveProcesses, startRedis, type RedisServer } from './helpers/servers.js';
 
 const linux = process.platform === 'linux';
@@ -58,5 +59,16 @@ describe.runIf(linux)('each e2e file in its own sandbox', () => {
     await until(() => spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout.includes('sleep 41.75'));
     expect(other.exitCode).toBeNull();
     expect(liveProcesses('sleep 41.75')).toEqual([]);
+  });
+
+  it('the run\'s processes go without the machine\'s NODE_EXTRA_CA_CERTS (read at every Node start); npm gets it back', () => {
+    const env: NodeJS.ProcessEnv = { PATH: '/bin', NODE_EXTRA_CA_CERTS: '/etc/extra.pem' };
+    setExtraCaAside(env);
+    expect(env.NODE_EXTRA_CA_CERTS).toBeUndefined();
+    expect(withExtraCa(env)).toEqual({ PATH: '/bin', NODE_EXTRA_CA_CERTS: '/etc/extra.pem' });
+    // And so in this file's process, whatever the machine has.
+    expect(process.env.NODE_EXTRA_CA_CERTS).toBeUndefined();
+    const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.env.NODE_EXTRA_CA_CERTS))'], { encoding: 'utf8' });
+    expect(child.stdout).toBe('undefined');
   });
 });

@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from './helpers/servers.js';
+import { withExtraCa } from './helpers/extra-ca.js';
 
 interface Manifest {
   name: string;
@@ -59,10 +60,10 @@ const binaryName = `respbench.${HOST}.node`;
 const built = existsSync(path.join(REPO, 'packages/native/npm', HOST, binaryName));
 if (!built && process.env.CI) throw new Error(`no native binary for ${HOST} in CI: pnpm install should have built it`);
 
-/** Environment for npm: the user's (registry, cache, proxy), nothing from pnpm or vitest. */
+/** Environment for npm: the user's (registry, cache, proxy, extra CAs), nothing from pnpm or vitest. */
 function npmEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
+  for (const [k, v] of Object.entries(withExtraCa(process.env))) {
     if (/^(npm_|pnpm_)/i.test(k) || k === 'NODE_PATH' || k === 'NODE_OPTIONS' || k.startsWith('VITEST') || k === 'INIT_CWD') continue;
     env[k] = v;
   }

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { setExtraCaAside } from './helpers/extra-ca.js';
 
 /**
  * Files that measure time against the machine (rates held, client lag, a
@@ -25,6 +26,9 @@ function sideBySideWorkers(): number {
   if (Number.isInteger(asked) && asked >= 1) return asked;
   return Math.min(4, Math.max(1, availableParallelism() + 1));
 }
+
+// Before any worker, global setup or CLI start inherits it: helpers/extra-ca.ts.
+setExtraCaAside();
 
 export default defineConfig({
   test: {
