@@ -1,8 +1,9 @@
 /**
  * `respbench capacity` against real servers: the demo server with a known
  * capacity (`serve --service-time 200us`: 5,000 ops/s whatever the
- * connections), a client that cannot reach the rate asked, and Ctrl-C
- * during a search. Steps are 1 s (0.5 s for the client-limit search) instead
+ * connections) and a client that cannot reach the rate asked: searches
+ * that time the machine, so the file runs alone (a search that finds no
+ * capacity, or is interrupted: capacity-ends.test.ts). Steps are 1 s (0.5 s for the client-limit search) instead
  * of the default 10 s to keep the file near half a minute; the precision
  * stays the default 5%. Short steps make the p99 of each one sensitive to
  * the machine's own pauses, which the search reads from its own schedule
@@ -10,25 +11,14 @@
  * would rest on one is not printed (exit 1, saying so). Both answers are
  * right; a capacity far from the known one is not.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from './helpers/engines.js';
-import { CLI, runCli, startServe, useRedis } from './helpers/servers.js';
-
-interface Step {
-  targetRate: number;
-  achievedRate: number;
-  latencyUs: { p50: number; p99: number; p999: number };
-  met: boolean;
-  retried: boolean;
-  limit: 'client' | 'server' | null;
-  limitReason: string | null;
-}
-
-const FAST_STEPS = ['--step-duration', '1s', '--warmup', '300ms'];
+import { FAST_STEPS, stepTable, type Step } from './helpers/capacity.js';
+import { runCli, startServe, useRedis } from './helpers/servers.js';
 
 /** The turns the demo server counted as held back by the machine (its INFO: more than 5 ms late). */
 function heldTurns(port: number): number {
@@ -36,11 +26,6 @@ function heldTurns(port: number): number {
   const m = /held_turns:(\d+)/.exec(info);
   if (!m) throw new Error(`no held_turns in the demo server's INFO: ${info}`);
   return Number(m[1]);
-}
-
-/** The steps in one line, for a failed assertion's message. */
-function stepTable(steps: Step[]): string {
-  return steps.map((s) => `${s.targetRate}/s: achieved ${s.achievedRate}, p99 ${s.latencyUs.p99} us, ${s.met ? 'met' : 'failed'}${s.retried ? ' (ran again)' : ''}${s.limit ? ` (limit: ${s.limit})` : ''}`).join('; ');
 }
 
 describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
@@ -114,33 +99,6 @@ describe('against serve --service-time 200us (capacity 5000 ops/s)', () => {
       else expect(s.latencyUs.p99 > 20_000 || s.achievedRate < 0.95 * s.targetRate, `step at ${s.targetRate}/s: ${table}`).toBe(true);
     }
   });
-
-  it('Ctrl-C during a step prints the bracket so far and exits 130', async () => {
-    const child = spawn(process.execPath, [CLI, 'capacity', '--slo', 'p99<=20ms', '--port', String(serve.port), '--mode', 'set', '-c', '4', '-P', '1', '--start-rate', '1000', ...FAST_STEPS], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    await new Promise<void>((resolve, reject) => {
-      const guard = setTimeout(() => reject(new Error(`no step row within 20 s: ${stdout}${stderr}`)), 20_000);
-      child.stdout!.on('data', (d) => {
-        stdout += d;
-        if (/^ +1 +1000 /m.test(stdout)) {
-          clearTimeout(guard);
-          resolve();
-        }
-      });
-    });
-    // Into the second step (2000/s), which then never finishes.
-    await new Promise((r) => setTimeout(r, 400));
-    child.kill('SIGINT');
-    expect(await exited, stderr).toBe(130);
-    // Step 1 ran at 1000/s: the bracket has it, on whichever side (a step on a busy machine may fail, and then runs again).
-    expect(stdout).toMatch(/^interrupted \(SIGINT\): bracket so far: (met 1000\/s, failed none yet|met none yet, failed 1000\/s|met none yet, failed none yet)$/m);
-    expect(stdout).not.toMatch(/^capacity:/m);
-    expect(stdout.match(/^ +\d+ +\d+ /gm)).toHaveLength(1);
-    expect(stderr).not.toMatch(/\n\s+at /);
-  });
 });
 
 describe('a client that cannot reach the rate', () => {
@@ -170,21 +128,5 @@ describe('a client that cannot reach the rate', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(r.end, `${r.end}: ${table}\n${run.stderr}`).toBe('converged');
     expect(r.capacity, table).toBeGreaterThan(0);
-  });
-
-  // Every request an error reply (XADD with the ID 0-0): no rate meets errors <= 0% (the latency bound, 10 s, only
-  // the errors can miss, however busy the machine), the search walks down to its
-  // floor and answers "none", a gate missed. (A latency bound no rate meets, like p99<=1us, is below what the
-  // client can time its sends to, and is said to be the client's lag.)
-  it.for(engines())('engine %s: an SLO no rate meets: "capacity: none", exit 5', async (engine) => {
-    const run = await runCli(['capacity', '--slo', 'p99<=10s', '--port', String(redis.current.port), '--command', 'XADD __key__ 0-0 f v', '-c', '1', '-P', '1', '--engine', engine, '--start-rate', '1000', '--step-duration', '200ms', '--warmup', '50ms', '--no-retry', '--json', '--quiet'], 60_000);
-    const r = JSON.parse(run.stdout);
-    expect(r.end, stepTable(r.steps)).toBe('none-met');
-    expect(r.capacity).toBeNull();
-    expect(r.steps.every((s: Step) => !s.met)).toBe(true);
-    // The reason of the exit is printed even with --quiet (a run's --slo prints its missed figures so too).
-    expect(run.stderr.trim()).toMatch(/^capacity: none: not even [\d.]+\/s met p99 <= 10 s, errors <= 0% \(default\)$/);
-    expect(r.limit).toMatchObject({ by: 'server', reason: expect.stringMatching(/^it answered \d+ requests? with error replies \(first: ERR The ID specified in XADD/) });
-    expect(run.code, run.stderr).toBe(5);
   });
 });

@@ -5,8 +5,8 @@
  * machine) — compare calls the slow one worse and exits 5 under --fail-if;
  * two runs of the same server are within noise and exit 0. Around it: the
  * JUnit file valid against the JUnit XSD, --slo on a run and a -t suite,
- * -x rounds as the noise, workloads that differ refused, the previous file
- * form read.
+ * -x rounds as the noise. What compare refuses and the previous file form:
+ * compare-input.test.ts (no timing in them: they run side by side).
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { XmlDocument, XsdValidator } from 'libxml2-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resultJsonText } from '../packages/cli/src/result-json.js';
 import { engines } from './helpers/engines.js';
 import { freePort, parseResult, REPO, runCli, startServe } from './helpers/servers.js';
 
@@ -127,40 +126,5 @@ describe.each(engines())('compare, %s engine', (engine) => {
     expect(refused.code).not.toBe(0);
     expect(refused.stdout).not.toMatch(/^null$/m);
     expect(refused.stdout).not.toMatch(/^-x \d+ rounds/m);
-  });
-});
-
-describe('compare refuses what does not compare, and reads both file forms', () => {
-  it('different commands or value sizes: exit 2 naming the fields', async () => {
-    const save = async (name: string, extra: string[]) => {
-      const f = path.join(dir, `${name}.json`);
-      expect((await runCli(['-p', String(fast.port), '-n', '300', '-c', '2', '-q', '--json-file', f, ...extra])).code).toBe(0);
-      return f;
-    };
-    const set = await save('set-d3', ['--mode', 'set', '-d', '3']);
-    const get = await save('get-d3', ['--mode', 'get', '-d', '3']);
-    const big = await save('set-d100', ['--mode', 'set', '-d', '100']);
-    const modes = await runCli(['compare', set, get]);
-    expect(modes.code).toBe(2);
-    expect(modes.stderr).toMatch(/^respbench: .*set-d3\.json \(BASE\) and .*get-d3\.json \(NEW\) ran different workloads \(mode "set" vs "get"; rows "SET, Totals" vs "GET, Totals"\): their figures do not compare\n$/);
-    const sizes = await runCli(['compare', set, big]);
-    expect(sizes.code).toBe(2);
-    expect(sizes.stderr).toContain('valueSizeMin 3 vs 100; valueSizeMax 3 vs 100');
-    const junk = path.join(dir, 'junk.json');
-    writeFileSync(junk, '{"hello": 1}');
-    const bad = await runCli(['compare', set, junk]);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/junk\.json is not a result compare reads: give respbench's --json of a run/);
-  });
-
-  it('a result of the previous form (bucket lists) against its new form: every figure 100%', async () => {
-    const old = path.join(REPO, 'test', 'fixtures', 'result-v2-buckets.0.json');
-    const now = path.join(dir, 'fixture-0-now.json');
-    writeFileSync(now, resultJsonText(JSON.parse(readFileSync(old, 'utf8'))));
-    const run = await runCli(['compare', old, now, '--json']);
-    expect(run.code, run.stderr).toBe(0);
-    const figures = JSON.parse(run.stdout).figures as Figure[];
-    expect(figures.length).toBeGreaterThan(6);
-    for (const f of figures) expect(f.percent).toBe(100);
   });
 });

@@ -4,12 +4,13 @@
  * last reply of each read waits for the next request, or 50 ms) stalls
  * redis-benchmark's -P (send N, wait for all N) once per batch, and not a
  * sliding window, which sends as each reply comes. Both send the same
- * requests, byte for byte.
+ * requests, byte for byte. (What the header says of the mode:
+ * run-says.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from './faults/fault-server.mjs';
 import { engines } from './helpers/engines.js';
-import { runCli, runJson } from './helpers/servers.js';
+import { runJson } from './helpers/servers.js';
 
 const HOLD_MS = 50;
 const PIPELINE = 8;
@@ -53,19 +54,5 @@ describe.each(engines())('engine %s: --pipeline-mode', (engine) => {
     // 160 requests at 100/s: about 1.6 s.
     expect(result.elapsedNs / 1e9).toBeGreaterThan(1.4);
     expect(result.elapsedNs / 1e9).toBeLessThan(4);
-  });
-
-  it('the header says which; -t defaults to batch (redis-benchmark\'s -P), a plain run to window', async () => {
-    const plain = await runCli(run(engine, []).filter((a) => a !== '-q'), 30_000);
-    expect(plain.code).toBe(0);
-    expect(plain.stdout).toContain(`pipeline ${PIPELINE} (window)`);
-    const suite = await runCli(['--engine', engine, '--port', String(server.port), '-t', 'set', '-n', '80', '-c', '1', '-P', '4'], 30_000);
-    expect(suite.code, suite.stderr).toBe(0);
-    expect(suite.stdout).toContain('pipeline 4 (batch: send N, wait for all N, as redis-benchmark)');
-    const asked = await runCli(['--engine', engine, '--port', String(server.port), '-t', 'set', '-n', '80', '-c', '1', '-P', '4', '--pipeline-mode', 'window'], 30_000);
-    expect(asked.stdout).toContain('pipeline 4 (window: a request goes out as each reply comes)');
-    const bad = await runCli(['--engine', engine, '--port', String(server.port), '--pipeline-mode', 'sliding'], 10_000);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr.trim()).toMatch(/^respbench: --pipeline-mode .*window.*batch/);
   });
 });

@@ -3,9 +3,10 @@
  * plainly what happened: the header on stdout before the first reply, a
  * server that closed the connection at once, a run of nothing but error
  * replies, an interrupt with what it left unanswered, and --json figures that
- * say what ran (threads, whole numbers, null when nothing was measured).
+ * say what ran (threads, whole numbers, null when nothing was measured);
+ * the pipeline mode in the header; the progress line on a terminal.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultServer, type FaultServer } from './faults/fault-server.mjs';
 import { waitFor } from './faults/harness.js';
@@ -48,6 +49,21 @@ describe.each(engines())('engine %s', (engine) => {
     expect(await exited, stdout).toBe(130);
     expect(stdout).toMatch(/ops\/s +avg us\/op/);
     expect(stdout).toMatch(/^interrupted by SIGINT: \d+ requests sent, \d+ of them left unanswered \(in no figure\)$/m);
+  });
+
+  it('the header says the pipeline mode; -t defaults to batch (redis-benchmark\'s -P), a plain run to window', async () => {
+    const r = await redis();
+    const plain = await runCli(['--engine', engine, '--port', String(r.port), '--mode', 'set', '-c', '1', '-P', '8', '-n', '160'], 30_000);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain('pipeline 8 (window)');
+    const suite = await runCli(['--engine', engine, '--port', String(r.port), '-t', 'set', '-n', '80', '-c', '1', '-P', '4'], 30_000);
+    expect(suite.code, suite.stderr).toBe(0);
+    expect(suite.stdout).toContain('pipeline 4 (batch: send N, wait for all N, as redis-benchmark)');
+    const asked = await runCli(['--engine', engine, '--port', String(r.port), '-t', 'set', '-n', '80', '-c', '1', '-P', '4', '--pipeline-mode', 'window'], 30_000);
+    expect(asked.stdout).toContain('pipeline 4 (window: a request goes out as each reply comes)');
+    const bad = await runCli(['--engine', engine, '--port', String(r.port), '--pipeline-mode', 'sliding'], 10_000);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toMatch(/^respbench: --pipeline-mode .*window.*batch/);
   });
 
   it('an interrupted --json run records the signal, the requests sent and those left unanswered', async () => {
@@ -122,5 +138,23 @@ describe.each(engines())('engine %s', (engine) => {
     expect(ran.run.code).toBe(0);
     expect(ran.result.plan.threads).toBe(engine === 'js' ? 1 : 2);
     expect(Number.isInteger(ran.result.elapsedNs)).toBe(true);
+  });
+});
+
+describe('while it runs', () => {
+  it('shows ops/s and done % on a terminal, and nothing with --quiet or when not a terminal', async () => {
+    // The line shows from 1 s on, redrawn every 250 ms: a 2 s run shows it three times or more (a 1 s run
+    // showed it only when a tick came between 1 s and the end, which an interval cut held back by ~10 ms
+    // used to make likely; the --quiet and piped runs need the same length to mean anything).
+    // At a rate: the line is the same as flat out's, and the three runs leave the machine to the files beside this one.
+    const r = await redis();
+    const args = ['--engine', 'js', '--port', String(r.port), '--duration', '2s', '--mode', 'set', '--rate', '2000'];
+    const tty = spawnSync('script', ['-qefc', [process.execPath, CLI, ...args].join(' '), '/dev/null'], { encoding: 'utf8', timeout: 20_000 });
+    // Done %, the rate now, p99 so far, errors and the time left.
+    expect(tty.stdout).toMatch(/running: \d+\.\d% · \d+ ops\/s · p99 \d+\.\d (us|ms) · errors 0 · \d+(\.\d)?s left/);
+    const quiet = spawnSync('script', ['-qefc', [process.execPath, CLI, ...args, '--quiet'].join(' '), '/dev/null'], { encoding: 'utf8', timeout: 20_000 });
+    expect(quiet.stdout).not.toMatch(/running:/);
+    const piped = await runCli(args);
+    expect(piped.stderr).not.toMatch(/running:/);
   });
 });

@@ -97,31 +97,4 @@ describe('a study with mode: capacity over two servers of known capacity', () =>
     }
     expect(html.match(/<svg class="chart capacity"/g)).toHaveLength(found.size);
   });
-
-  it('refuses what a capacity study cannot use, naming the file and line', async () => {
-    const dir = path.join(work, 'b');
-    mkdirSync(dir);
-    const cases: [string, RegExp][] = [
-      ['mode: capacity\nscenarios: [{ name: a, target: { embedded: true } }]\n', /cap\.yaml:1: mode: capacity needs slo:/],
-      ["slo: 'p99<=1ms'\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap\.yaml:1: slo belongs to a capacity study: add mode: capacity/],
-      ["mode: capacity\nslo: 'p99<=1ms'\nstep-duration: soon\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap\.yaml:3: step-duration must be a duration/],
-      ["mode: capacity\nslo: 'p99 under 1ms'\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap\.yaml:2: slo takes conditions like/],
-      ["mode: capacity\nslo: 'p99<=1ms'\ndefaults: { duration: 5s }\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap\.yaml:3: a capacity study sets each step's rate and length itself/],
-    ];
-    for (const [text, message] of cases) {
-      const file = path.join(dir, 'cap.yaml');
-      writeFileSync(file, text);
-      const run = await runCli(['study', file, '--out', path.join(dir, 'out')]);
-      expect(run.code, run.stderr).toBe(2);
-      expect(run.stderr).toMatch(message);
-      expect(run.stderr.trim().split('\n')).toHaveLength(1);
-    }
-    // The same flags on the command line: named as flags.
-    writeFileSync(path.join(dir, 'cap.yaml'), "mode: capacity\nslo: 'p99<=1ms'\nscenarios: [{ name: a, target: { embedded: true } }]\n");
-    for (const [flag, key] of [['--rate', 'rate'], ['-n', 'requests'], ['--duration', 'duration']] as const) {
-      const run = await runCli(['study', path.join(dir, 'cap.yaml'), '--out', path.join(dir, 'out'), flag, flag === '--duration' ? '2s' : '100']);
-      expect(run.code, run.stderr).toBe(2);
-      expect(run.stderr.trim()).toMatch(new RegExp(`^respbench: --${key}: a capacity study sets each step's rate and length itself: use start-rate and step-duration instead of ${key}$`));
-    }
-  });
 });

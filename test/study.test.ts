@@ -356,6 +356,12 @@ scenarios:
       /bomb.yaml:2: too many YAML aliases/,
     ],
     ['rounds-cap.yaml', 'rounds: 10000\nscenarios:\n  - { name: a, target: { redis: none } }\n', /rounds-cap.yaml:1: rounds is at most 1000 \(got 10000\): a round is a whole run/],
+    // What a capacity study (mode: capacity, study-capacity.test.ts) cannot use.
+    ['cap-no-slo.yaml', 'mode: capacity\nscenarios: [{ name: a, target: { embedded: true } }]\n', /cap-no-slo\.yaml:1: mode: capacity needs slo:/],
+    ['cap-slo-alone.yaml', "slo: 'p99<=1ms'\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap-slo-alone\.yaml:1: slo belongs to a capacity study: add mode: capacity/],
+    ['cap-step.yaml', "mode: capacity\nslo: 'p99<=1ms'\nstep-duration: soon\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap-step\.yaml:3: step-duration must be a duration/],
+    ['cap-slo-words.yaml', "mode: capacity\nslo: 'p99 under 1ms'\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap-slo-words\.yaml:2: slo takes conditions like/],
+    ['cap-duration.yaml', "mode: capacity\nslo: 'p99<=1ms'\ndefaults: { duration: 5s }\nscenarios: [{ name: a, target: { embedded: true } }]\n", /cap-duration\.yaml:3: a capacity study sets each step's rate and length itself/],
   ];
   it.each(BAD)('rejects %s with one line naming the file and line, exit 2, nothing started', async (name, text, message) => {
     const dir = studyDir();
@@ -367,6 +373,15 @@ scenarios:
     expect(run.stderr).toMatch(/^respbench: /);
     expect(run.stderr).toMatch(message);
     expect(readdirSync(dir)).toEqual([name]);
+  });
+
+  it.each([['--rate', 'rate', '100'], ['-n', 'requests', '100'], ['--duration', 'duration', '2s']])('a capacity study with %s on the command line: exit 2 naming the flag', async (flag, key, value) => {
+    const dir = studyDir();
+    const file = writeStudy(dir, 'cap.yaml', "mode: capacity\nslo: 'p99<=1ms'\nscenarios: [{ name: a, target: { embedded: true } }]\n");
+    const run = await runCli(['study', file, '--out', path.join(dir, 'out'), flag, value]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr.trim()).toMatch(new RegExp(`^respbench: --${key}: a capacity study sets each step's rate and length itself: use start-rate and step-duration instead of ${key}$`));
+    expect(readdirSync(dir)).toEqual(['cap.yaml']);
   });
 });
 
