@@ -160,6 +160,3 @@ describe.each(ioEngines())('engine %s', (engine) => {
     expect(result.serviceUs.p99).toBeLessThan(50_000);
   });
 });
-
-describe('live progress', () => {
-});
