@@ -12,7 +12,7 @@ import { setExtraCaAside } from './helpers/extra-ca.js';
  * by side with another, each in its own sandbox (helpers/file-sandbox.ts):
  * most of their time is a run's wall clock, not CPU.
  */
-const ALONE = ['timing', 'capacity', 'study-capacity', 'compare', 'ramp', 'pipeline-mode', 'cluster-topology-refresh', 'js-rate-compilers'].map((name) => `${name}.test.ts`);
+const ALONE = ['timing', 'capacity', 'study-capacity', 'compare', 'ramp', 'pipeline-mode', 'cluster-node-death', 'cluster-topology-refresh', 'js-rate-compilers'].map((name) => `${name}.test.ts`);
 
 /**
  * Files side by side: RESPBENCH_E2E_WORKERS, else one more than the cores, at
