@@ -3,8 +3,8 @@
  * (test/vitest.config.ts sets it aside before any worker starts) and handed
  * back to those that may need it to reach the network (npm). Node reads and
  * parses that bundle as it starts, in every process, before any code runs:
- * on the VM the suite is tuned on (a bundle of some 140 certificates) about
- * 50 ms of CPU a start, over the 1,200-odd CLI starts of a suite. No test's
+ * on the VM the suite is tuned on (a bundle of some 140 certificates) 50 to
+ * 90 ms of CPU a start (docs/design.md), over the 1,200-odd CLI starts of a suite. No test's
  * TLS rests on it: each names its own CA with --cacert or --cacertdir.
  */
 const EXTRA_CA = 'NODE_EXTRA_CA_CERTS';
