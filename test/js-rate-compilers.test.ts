@@ -13,11 +13,25 @@ import { CLI, runProcess, useRedis } from './helpers/servers.js';
 
 const redis = useRedis();
 
-/** Optimising compiles (TurboFan, Maglev) V8 finished after the run's header was printed (the run, and what it prints at its end). */
+/** Runs that may go again when the machine, not the engine, made one fall behind its schedule. */
+const ATTEMPTS = 2;
+
+/**
+ * Optimising compiles (TurboFan, Maglev) V8 finished after the run's header
+ * was printed (the run, and what it prints at its end). Keeping the schedule
+ * is this test's precondition, not what it checks: on a shared VM a burst of
+ * stolen CPU can make a tenth of a 2 s run's requests late (measured: 2 runs
+ * of 9 alone on a host stealing ~4%), and the engine then turns its compilers
+ * back on, by design. So a run that fell behind goes once more; falling
+ * behind every time fails.
+ */
 async function compilesAfterHeader(nodeFlags: string[], args: string[]): Promise<number> {
-  const run = await runProcess(process.execPath, [...nodeFlags, '--trace-opt', CLI, ...args], 30_000);
+  let run = await runProcess(process.execPath, [...nodeFlags, '--trace-opt', CLI, ...args], 30_000);
+  for (let attempt = 1; attempt < ATTEMPTS && /fell behind the --rate schedule/.test(run.stderr); attempt++) {
+    run = await runProcess(process.execPath, [...nodeFlags, '--trace-opt', CLI, ...args], 30_000);
+  }
   expect(run.code, run.stderr).toBe(0);
-  expect(run.stderr, 'the run fell behind its schedule: is the machine busy?').not.toMatch(/fell behind the --rate schedule/);
+  expect(run.stderr, `the run fell behind its schedule ${ATTEMPTS} times: is the machine busy?`).not.toMatch(/fell behind the --rate schedule/);
   const header = run.stdout.indexOf('respbench · engine js');
   expect(header).toBeGreaterThanOrEqual(0);
   return run.stdout.slice(header).match(/^\[completed compiling .*target (TURBOFAN|MAGLEV)/gm)?.length ?? 0;
