@@ -143,7 +143,7 @@ describe.skipIf(!built)('the packages as npm users get them', () => {
     const cli = published.get('packages/cli')!;
     expect(cli.filter((f) => !/^(dist|bundle|src|examples)\//.test(f))).toEqual(['LICENSE', 'README.md', 'package.json']);
     expect(cli.filter((f) => f.startsWith('examples/'))).toEqual(examples);
-    expect(cli).toEqual(expect.arrayContaining(['bundle/bin.js', 'bundle/merge-worker.js', 'dist/bin.js', 'dist/index.js', 'dist/index.d.ts']));
+    expect(cli).toEqual(expect.arrayContaining(['bundle/bin.js', 'bundle/cli.js', 'bundle/cli.cache', 'bundle/package.json', 'bundle/merge-worker.js', 'dist/bin.js', 'dist/index.js', 'dist/index.d.ts']));
     expect(cli).not.toContain('bundle/meta.json');
     expect(cli.filter((f) => /\.test\.|tsbuildinfo/.test(f))).toEqual([]);
 

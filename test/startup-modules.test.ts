@@ -1,16 +1,17 @@
 /**
  * A run pays at start only for what it asks for (issue 19, "pay only for
- * what the Plan asks for"): every module Node parses costs CPU before the
- * first request, and a short run's CPU per request carries it. A plain run
- * against redis-server is watched through a module loader hook that logs
- * each module Node loads; what a flag or another engine needs must not be
- * among them, and must be once that flag or engine is asked for. The bin is
- * a bundle (packages/cli/scripts/bundle.mjs): each file of it Node loads
- * stands for the compiled modules its metafile says it holds. A --json
+ * what the Plan asks for"): every module Node compiles and runs costs CPU
+ * before the first request, and a short run's CPU per request carries it.
+ * The bin is one bundle (packages/cli/scripts/bundle.mjs) in which each
+ * compiled module is an initialiser named after it ("dist/merge.js"() {..})
+ * that runs when the module is first imported; a plain run against
+ * redis-server is watched through V8's coverage (NODE_V8_COVERAGE), which
+ * says which of them ran. What a flag or another engine needs must not be
+ * among them, and must be once that flag or engine is asked for. A --json
  * run encodes its histograms itself: hdr-histogram-js (a large CommonJS
  * package) is for reading files and writing --hdr-log.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,46 +42,44 @@ const JS_ENGINE_ROOMS = ['engine-js/run.js', 'engine-js/worker.js', 'engine-js/c
 describe('a run loads only what it asks for', () => {
   let redis: RedisServer;
   let dir: string;
+  const bundle = path.join(path.dirname(CLI), 'cli.js');
   beforeAll(async () => {
     redis = await startRedis();
     dir = mkdtempSync(path.join(tmpdir(), 'respbench-modules-'));
-    // Loader hooks run on their own thread in Node 20: the log is a file, appended per module.
-    writeFileSync(path.join(dir, 'register.mjs'), "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n");
-    writeFileSync(
-      path.join(dir, 'hooks.mjs'),
-      "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(process.env.RESPBENCH_LOADED_LOG, `${url}\\n`);\n  return next(url, context);\n}\n",
-    );
   });
   afterAll(async () => {
     await redis?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  /** The CLI's dist modules (paths under dist/) a run with `args` loaded, through the bundle's files; the run must succeed. */
+  it('every module watched here is in the bundle as an initialiser of its own, run only when imported', () => {
+    const source = readFileSync(bundle, 'utf8');
+    for (const module of [...ASKED_FOR_ONLY, ...JS_ENGINE_ROOMS, 'run-command.js']) expect(source, module).toContain(`"dist/${module}"() {`);
+  });
+
+  /** The CLI's dist modules (paths under dist/) whose initialisers a run with `args` ran; the run must succeed. */
   async function loadedBy(name: string, args: string[]): Promise<string[]> {
-    const log = path.join(dir, `${name}.log`);
-    const run = await runProcess(process.execPath, ['--import', path.join(dir, 'register.mjs'), CLI, ...cliArgs(args)], 60_000, { ...process.env, RESPBENCH_LOADED_LOG: log });
+    const coverage = path.join(dir, name);
+    const run = await runProcess(process.execPath, [CLI, ...cliArgs(args)], 60_000, { ...process.env, NODE_V8_COVERAGE: coverage });
     expect(run.code, run.stderr).toBe(0);
-    const pkg = path.dirname(path.dirname(CLI));
-    const { outputs } = JSON.parse(readFileSync(path.join(path.dirname(CLI), 'meta.json'), 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> };
-    const files = readFileSync(log, 'utf8')
-      .split('\n')
-      .filter((url) => url.startsWith('file://'))
-      .map((url) => path.relative(pkg, new URL(url).pathname))
-      .filter((file) => file.startsWith(`${path.basename(path.dirname(CLI))}/`));
-    return files.flatMap((file) => {
-      expect(outputs[file], `${file}: not in the bundle's metafile`).toBeDefined();
-      return Object.keys(outputs[file].inputs)
-        .filter((input) => input.startsWith('dist/'))
-        .map((input) => input.slice('dist/'.length));
-    });
+    const ran = new Set<string>();
+    let seen = false;
+    for (const file of readdirSync(coverage)) {
+      const { result } = JSON.parse(readFileSync(path.join(coverage, file), 'utf8')) as { result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[] };
+      for (const script of result.filter((s) => s.url.startsWith('file://') && new URL(s.url).pathname === bundle)) {
+        seen = true;
+        for (const f of script.functions) if (f.functionName.startsWith('dist/') && f.ranges[0].count > 0) ran.add(f.functionName.slice('dist/'.length));
+      }
+    }
+    expect(seen, `V8's coverage of the run has no ${bundle}`).toBe(true);
+    return [...ran];
   }
 
   const plain = (engine: string) => ['--engine', engine, '--port', String(redis.port), '--mode', 'set', '--requests', '200', '--quiet'];
 
   it.each(engines())('engine %s: a plain run loads no module a flag, a subcommand or the other engine needs', async (engine) => {
     const loaded = await loadedBy(`plain-${engine.replace('/', '-')}`, plain(engine));
-    // The hook saw the run's own modules: the check is not vacuous.
+    // The run's own modules ran: the check is not vacuous.
     expect(loaded).toContain('run-command.js');
     expect(loaded.filter((m) => ASKED_FOR_ONLY.includes(m))).toEqual([]);
     const rooms = loaded.filter((m) => JS_ENGINE_ROOMS.includes(m));

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// No static imports: with a very low open-file limit (`ulimit -n 20`) loading
-// the program's modules fails with EMFILE, and that must be one line, not a
-// module loader's stack trace.
+// No static imports: with a very low open-file limit (`ulimit -n`) loading
+// the program's modules can fail with EMFILE, and that must be one line, not
+// a module loader's stack trace (open-files.ts says it the same way).
 
 /** stdout could not take the output (a full disk, a closed terminal): the status says so. */
 let stdoutFailed = false;

@@ -26,6 +26,7 @@ import { printable } from './printable.js';
 import { UsageError } from './usage-error.js';
 import { redactingIo, rememberSecret } from './secrets.js';
 import { PASSWORD_ENV } from './validate.js';
+import { outOfFilesText } from './open-files.js';
 
 export type { CliIo } from './io.js';
 
@@ -233,7 +234,7 @@ export async function main(givenArgv: string[], givenIo: CliIo = processIo): Pro
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version') return EXIT.ok;
       return EXIT.usage;
     }
-    io.stderr(`respbench: ${printable((err as Error).message)}\n`);
+    io.stderr(`respbench: ${outOfFilesText(err) ?? printable((err as Error).message)}\n`);
     return EXIT.failed;
   }
 }

@@ -18,6 +18,7 @@ import { PackedHistogram } from './engine-js/packed-histogram.js';
 import type { Engine, Failure, FailureKind, IoBackend, Plan, RawInterval, RawResult } from './engine-js/plan.js';
 import { addIntervals } from './series.js';
 import { DEFAULT_INTERVAL_MS, type ProgressSnapshot, type RunOptions } from './engine-js/progress.js';
+import { outOfFilesText } from './open-files.js';
 
 export interface NativeLoad {
   engine: Engine | null;
@@ -59,6 +60,8 @@ export function loadNativeEngine(): NativeLoad {
 /** One line for a user: which piece is missing, not the loader's stack. */
 function loadFailureText(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
+  const outOfFiles = outOfFilesText(err);
+  if (outOfFiles) return outOfFiles;
   const first = String(e?.message ?? err).split('\n')[0];
   if (e?.code === 'MODULE_NOT_FOUND' && /'@respbench\/native'/.test(first)) return '@respbench/native is not installed';
   if (/Cannot find native binding/.test(first)) return missingBinaryReason(nativeInstall());

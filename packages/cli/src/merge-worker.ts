@@ -12,11 +12,12 @@ const { files, opts, argv } = workerData as { files: string[]; opts: MergeFlags;
 const post = (m: MergeMessage) => parentPort!.postMessage(m);
 const io = { stdout: (t: string) => post({ stdout: t }), stderr: (t: string) => post({ stderr: t }), stderrIsTty: false };
 
-try {
-  await mergeFiles(files, opts, io, argv);
-  post({ done: 0 });
-} catch (err) {
-  if (err instanceof Exit) post({ done: err.code });
-  else if (err instanceof UsageError) post({ usage: err.message });
-  else post({ failed: (err as Error).message });
-}
+// No top-level await: the bundle is CommonJS (scripts/bundle.mjs).
+mergeFiles(files, opts, io, argv).then(
+  () => post({ done: 0 }),
+  (err: unknown) => {
+    if (err instanceof Exit) post({ done: err.code });
+    else if (err instanceof UsageError) post({ usage: err.message });
+    else post({ failed: (err as Error).message });
+  },
+);

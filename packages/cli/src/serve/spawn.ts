@@ -26,7 +26,8 @@ export interface EmbeddedServer {
 
 /**
  * The argv that runs respbench itself: `node bundle/bin.js` from the bundle
- * (this module is then a chunk beside bin.js), `node dist/bin.js` from the
+ * (this module is then part of bundle/cli.js,
+ * beside bin.js), `node dist/bin.js` from the
  * compiled modules (this one is dist/serve/spawn.js).
  */
 export function respbenchArgv(): string[] {
