@@ -6,23 +6,27 @@
  * part of its start-up CPU; Node 20 keeps no code cache for a module of its
  * own (that is Node 22's module.enableCompileCache), so the bin does here
  * what Node's loader would: wrap the source as a CommonJS module and run it.
- * V8 checks the cache against the source, its own version and its flags and
- * ignores one that does not fit (another Node, a flag on the line): the run
- * then compiles as it would without it. RESPBENCH_CODE_CACHE_OUT is the
- * build's: it names where to write the cache this run leaves.
+ * The cache file is the SHA-256 of the cli.js it was made from, then V8's
+ * data: V8 checks its data against its own version, its flags and the
+ * source's length only, so an edited cli.js (a patch, a debugging session)
+ * would otherwise run the code the cache was made from. A cache that does
+ * not fit is ignored and the run compiles as it would without one.
+ * RESPBENCH_CODE_CACHE_OUT is the build's: it names where to write the
+ * cache this run leaves.
  */
 'use strict';
+const { createHash } = require('node:crypto');
 const { readFileSync, writeFileSync } = require('node:fs');
 const Module = require('node:module');
 const path = require('node:path');
 const vm = require('node:vm');
 
 const file = path.join(__dirname, 'cli.js');
-let source;
-let cachedData;
+let bytes;
+let cache;
 try {
-  source = readFileSync(file, 'utf8');
-  cachedData = readFileSync(path.join(__dirname, 'cli.cache'));
+  bytes = readFileSync(file);
+  cache = readFileSync(path.join(__dirname, 'cli.cache'));
 } catch (err) {
   // Out of file descriptors before the program could say so itself: its line (open-files.ts), not a stack trace.
   if (err.code === 'EMFILE' || err.code === 'ENFILE') {
@@ -30,14 +34,15 @@ try {
     process.exit(1);
   }
   // No cache (a build that made none): compile the source.
-  if (source === undefined) throw err;
+  if (bytes === undefined) throw err;
 }
-const script = new vm.Script(Module.wrap(source), {
+const digest = createHash('sha256').update(bytes).digest();
+const script = new vm.Script(Module.wrap(bytes.toString('utf8')), {
   filename: file,
-  cachedData,
+  cachedData: cache && digest.equals(cache.subarray(0, digest.length)) ? cache.subarray(digest.length) : undefined,
   importModuleDynamically: vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER,
 });
 const cacheOut = process.env.RESPBENCH_CODE_CACHE_OUT;
-if (cacheOut) process.once('exit', () => writeFileSync(cacheOut, script.createCachedData()));
+if (cacheOut) process.once('exit', () => writeFileSync(cacheOut, Buffer.concat([digest, script.createCachedData()])));
 const cli = { exports: {}, filename: file, id: file };
 script.runInThisContext().call(cli.exports, cli.exports, Module.createRequire(file), cli, file, __dirname);

@@ -5,7 +5,7 @@
  * part of a short run's CPU (figures in docs/design.md). So the CLI is one
  * CommonJS file, bundle/cli.js, and bundle/bin.js (scripts/bin-loader.cjs)
  * runs it with a V8 code cache made here, bundle/cli.cache, by one run of
- * the CLI that ends at a server refusing the connection (the start, the
+ * the CLI that ends at a unix socket nobody listens on (the start, the
  * flags, the Plan, the engine's start and the error's path compiled).
  * A lazy import stays lazy in one file: esbuild wraps each module in an
  * initialiser named after it ("dist/merge.js"() { ... }) that runs only
@@ -37,7 +37,8 @@ const result = await build({
   target: 'node20',
   external: ['@respbench/native', 'hdr-histogram-js'],
   define: { 'import.meta.url': '__respbenchFileUrl' },
-  banner: { js: "var __respbenchFileUrl = require('node:url').pathToFileURL(__filename).href;" },
+  // "use strict" first: ahead of the banner's var it is still the directive, and the code stays as strict as the ES modules it was.
+  banner: { js: "'use strict';\nvar __respbenchFileUrl = require('node:url').pathToFileURL(__filename).href;" },
   metafile: true,
   logLevel: 'warning',
 });
@@ -50,11 +51,14 @@ const bin = path.join(out, 'bin.js');
 copyFileSync(path.join(pkg, 'scripts', 'bin-loader.cjs'), bin);
 chmodSync(bin, 0o755);
 
-// Port 1 on loopback refuses at once: the run goes through what every run does up to its first connection.
+// A unix socket that does not exist refuses at once, and nothing on the
+// network is asked: the run goes through what every run does up to its first
+// connection. No password of the builder's environment reaches the run.
 const cache = path.join(out, 'cli.cache');
 const env = { ...process.env, RESPBENCH_CODE_CACHE_OUT: cache };
-delete env.NODE_OPTIONS;
-const made = spawnSync(process.execPath, [bin, '-h', '127.0.0.1', '-p', '1', '-n', '1', '-q'], { env, encoding: 'utf8' });
+for (const name of ['NODE_OPTIONS', 'REDISCLI_AUTH']) delete env[name];
+const made = spawnSync(process.execPath, [bin, '-s', './no-server.sock', '-n', '1', '-q'], { cwd: out, env, encoding: 'utf8', timeout: 60_000 });
 if (!existsSync(cache)) {
-  process.stderr.write(`bundle: no code cache made (the CLI's run ended with ${made.status ?? made.signal}: ${made.stderr.trim()}); bin.js compiles the source at each start\n`);
+  const why = made.error ? made.error.message : `the CLI's run ended with ${made.status ?? made.signal}: ${(made.stderr ?? '').trim()}`;
+  process.stderr.write(`bundle: no code cache made (${why}); bin.js compiles the source at each start\n`);
 }
