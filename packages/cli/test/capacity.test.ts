@@ -211,6 +211,13 @@ describe('who was the limit', () => {
     expect(d).toEqual({ limit: 'server', reason: 'it answered 12 requests with error replies (first: ERR unknown command)' });
   });
 
+  it('the server, when its error replies broke the SLO and the step also missed its rate (no latency bound missed)', () => {
+    const d = decideLimit(step({ failedOn: ['errors', 'rate'], errors: 2, firstError: 'ERR bad ID', clientCpu: 0.32, scheduleLagP99Us: 394 }), 100, window);
+    expect(d).toEqual({ limit: 'server', reason: 'it answered 2 requests with error replies (first: ERR bad ID)' });
+    // A latency bound missed too is looked into as before.
+    expect(decideLimit(step({ failedOn: ['errors', 'latency'], errors: 2, clientCpu: 0.99 }), 100, window).limit).toBe('client');
+  });
+
   it('assignLimits measures against the least loaded step, met steps get none', () => {
     const steps = [
       step({ step: 1, targetRate: 1000, met: true, failedBecause: [], serviceUs: { mean: 200, p50: 200, p99: 300 } }),

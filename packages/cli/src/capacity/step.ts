@@ -306,7 +306,9 @@ function stallsText(v: StallVerdict): string {
  */
 export function decideLimit(s: CapacityStep, baselineServiceMeanUs: number | null, window: Window): { limit: Limit; reason: string; heldBack?: boolean } {
   const cpu = Math.round(s.clientCpu * 100);
-  if (s.failedOn.length > 0 && s.failedOn.every((k) => k === 'errors')) {
+  // Error replies past the SLO's share are the server's answer at this rate whatever else went on; a rate missed
+  // beside them (a short step's few requests on a busy machine) does not make them the client's.
+  if (s.failedOn.includes('errors') && s.failedOn.every((k) => k === 'errors' || k === 'rate')) {
     return { limit: 'server', reason: `it answered ${s.errors} request${s.errors === 1 ? '' : 's'} with error replies${s.firstError ? ` (first: ${s.firstError})` : ''}` };
   }
   if (s.clientLagBrokeSlo && s.clientLag) {
