@@ -19,8 +19,10 @@ use crate::router::{Router, redirect_kind};
 use crate::tally::Tally;
 use crate::transport::Stream;
 
+mod ahead;
 mod peers;
 mod ring_events;
+use ahead::Ahead;
 pub(crate) use ring_events::Received;
 
 /// How long a client whose share is answered waits, after closing its
@@ -72,6 +74,8 @@ pub(crate) struct Client<R: Router> {
     held: Option<Held>,
     held_bytes: Box<[u8]>,
     held_keys: Box<[u64]>,
+    /// The plain closed loop: its next batch, encoded while the window is full ([`ahead`]).
+    ahead: Option<Ahead>,
     /// When its share was answered (and its side was closed); the phase ends at
     /// the latest of these.
     pub answered_at: Option<Instant>,
@@ -145,6 +149,8 @@ impl<R: Router> Client<R> {
         let per_request = prepared.max_request_bytes;
         let (batch_limit, out) = Self::write_batches(window, per_request, MAX_BATCH_BYTES);
         let holds = pacer.interval.is_some() && R::REDIRECTS;
+        let plain = !R::REDIRECTS && pacer.interval.is_none();
+        let ahead = (plain && Ahead::fits(prepared, window, prepared.plan.pipeline_batch)).then(Ahead::new);
         Client {
             node: None,
             replica: None,
@@ -158,6 +164,7 @@ impl<R: Router> Client<R> {
             held: None,
             held_bytes: vec![0u8; if holds { per_request } else { 0 }].into_boxed_slice(),
             held_keys: vec![0; if holds { prepared.max_keys } else { 0 }].into_boxed_slice(),
+            ahead,
             answered_at: None,
             down: None,
             reopened_at: None,
@@ -217,13 +224,22 @@ impl<R: Router> Client<R> {
         if self.pacer.expired(now) {
             self.end_stream();
         }
-        self.source.remaining > 0 || self.held.is_some()
+        self.has_more()
+    }
+
+    /// Requests of its share still to send: in the stream, held, or encoded ahead.
+    #[inline]
+    fn has_more(&self) -> bool {
+        self.source.remaining > 0 || self.held.is_some() || self.staged() > 0
     }
 
     /// Time is up: nothing more is sent (a held request included: it was not due before the end).
     fn end_stream(&mut self) {
         self.source.remaining = 0;
         self.held = None;
+        if let Some(a) = self.ahead.as_mut() {
+            a.clear();
+        }
     }
 
     /// `--reconnect`: up again on `stream`, or given up on (None); the time
@@ -267,7 +283,7 @@ impl<R: Router> Client<R> {
                 self.router.service(w, tally, &mut self.link, Instant::now())?;
             }
         }
-        if self.source.remaining > 0 || self.held.is_some() {
+        if self.has_more() {
             self.send(w, tally)?;
         }
         let idle = self.link.inflight() == 0 && self.router.pending() == 0 && !self.link.writing();
@@ -276,7 +292,7 @@ impl<R: Router> Client<R> {
             self.idle_wait = (self.idle_wait * 2).max(Duration::from_millis(1)).min(IDLE_WAIT_CAP);
             self.idle_retry = Some(Instant::now() + self.idle_wait);
         }
-        if self.source.remaining == 0 && self.held.is_none() && idle {
+        if !self.has_more() && idle {
             return Ok(self.close_our_side());
         }
         Ok(Status::Busy)
@@ -308,7 +324,7 @@ impl<R: Router> Client<R> {
         }
         let now = Instant::now();
         let routed = if R::REDIRECTS { self.router.next_wake(now) } else { None };
-        if self.source.remaining == 0 && self.held.is_none() {
+        if !self.has_more() {
             return routed;
         }
         // The held request, else the stream's next (no earlier one can be this node's).
@@ -441,8 +457,13 @@ impl<R: Router> Client<R> {
     fn send_closed_loop(&mut self, w: &PreparedPlan, tally: &mut Tally) -> Result<(), Failure> {
         while !self.link.writing() {
             let free = self.room(self.link.inflight());
-            let count = (free as u64).min(self.source.remaining).min(self.batch_limit as u64) as usize;
+            let more = self.source.remaining + self.staged() as u64;
+            let count = (free as u64).min(more).min(self.batch_limit as u64) as usize;
             if count == 0 {
+                if free == 0 {
+                    // The server has the window: the next batch is made ready meanwhile.
+                    self.encode_ahead(w);
+                }
                 return Ok(());
             }
             if let Some(left) = self.batch_left.as_mut() {
@@ -450,7 +471,8 @@ impl<R: Router> Client<R> {
             }
             // Requests of one write share a send time, and are due when sent.
             let now = Instant::now();
-            for _ in 0..count {
+            let ready = self.commit_ahead(count, now);
+            for _ in ready..count {
                 let r = self.source.next(w, self.link.spare());
                 let keys = &self.source.keys()[..r.key_count as usize];
                 let entry = InFlight::of(w, &r, keys, now, now);

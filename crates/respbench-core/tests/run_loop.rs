@@ -48,6 +48,44 @@ fn a_set_run_writes_each_connections_key_stream_and_counts_every_reply() {
 }
 
 #[test]
+fn each_connection_sends_its_key_stream_in_order_whether_replies_come_whole_or_in_pieces() {
+    // A client whose window is full encodes its next batch ahead; replies
+    // that come one by one commit it a few requests at a time. Either way
+    // each connection's SETs reach the server in its stream's order, none
+    // twice and none skipped, on either I/O backend.
+    use respbench_core::io::IoChoice;
+    let (connections, requests, keyspace) = (2u32, 3001u64, 1000u64);
+    let mut expected: Vec<Vec<Vec<u8>>> = (0..connections)
+        .map(|c| {
+            let mut keys = KeyStream::new(1, c);
+            (0..requests_for_connection(requests, connections as u64, c as u64))
+                .map(|_| format!("bench:key:{}", keys.next_key_index(keyspace)).into_bytes())
+                .collect()
+        })
+        .collect();
+    expected.sort();
+    for io in [IoChoice::Epoll, IoChoice::Uring] {
+        if io == IoChoice::Uring && respbench_core::io::usable().is_err() {
+            continue;
+        }
+        for behaviour in [Behaviour::Normal, Behaviour::OneByOne] {
+            let server = TestServer::start(behaviour);
+            let p =
+                Plan { connections, threads: 1, pipeline: 32, requests, keyspace, seed: 1, io, ..plan(server.port) };
+            let r = run(p, &RunControl::new()).unwrap();
+            assert_eq!(r.failure, None, "{io:?} {behaviour:?}");
+            assert_eq!((r.counters.requests, r.counters.ok), (requests, requests), "{io:?} {behaviour:?}");
+            let mut got = server.set_keys.lock().unwrap().clone();
+            got.sort();
+            assert!(
+                got == expected,
+                "{io:?} {behaviour:?}: the SETs the server read are not the streams' keys in order"
+            );
+        }
+    }
+}
+
+#[test]
 fn get_mode_preloads_then_verifies_and_finds_corrupted_values() {
     let server = TestServer::start(Behaviour::Normal);
     let p = Plan { mode: Mode::Get, verify_get: true, ..plan(server.port) };

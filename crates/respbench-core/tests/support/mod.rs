@@ -27,27 +27,40 @@ pub enum Behaviour {
     Greeting,
     /// As Normal, with a RESP3 push frame on accept and before every reply.
     Pushes,
+    /// As Normal, each reply in a write of its own: a pipeline's replies
+    /// reach the client in pieces.
+    OneByOne,
 }
 
 pub struct TestServer {
     pub port: u16,
     pub store: Store,
+    /// The keys each connection SET, in the order they came (a connection's index: its accept order).
+    pub set_keys: SetKeys,
 }
+
+pub type SetKeys = Arc<Mutex<Vec<Vec<Vec<u8>>>>>;
 
 impl TestServer {
     pub fn start(behaviour: Behaviour) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let port = listener.local_addr().unwrap().port();
         let store: Store = Arc::default();
-        let shared = Arc::clone(&store);
+        let set_keys: SetKeys = Arc::default();
+        let (shared, keys) = (Arc::clone(&store), Arc::clone(&set_keys));
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 let store = Arc::clone(&shared);
-                std::thread::spawn(move || serve(stream, store, behaviour));
+                let log = {
+                    let mut all = keys.lock().unwrap();
+                    all.push(Vec::new());
+                    (Arc::clone(&keys), all.len() - 1)
+                };
+                std::thread::spawn(move || serve(stream, store, log, behaviour));
             }
         });
-        TestServer { port, store }
+        TestServer { port, store, set_keys }
     }
 }
 
@@ -72,7 +85,7 @@ fn read_command(reader: &mut BufReader<TcpStream>) -> Option<Vec<Vec<u8>>> {
 
 const PUSH: &[u8] = b">2\r\n$7\r\nmessage\r\n$3\r\nhi!\r\n";
 
-fn serve(stream: TcpStream, store: Store, behaviour: Behaviour) {
+fn serve(stream: TcpStream, store: Store, (log, conn): (SetKeys, usize), behaviour: Behaviour) {
     let mut writer = BufWriter::new(stream.try_clone().unwrap());
     let mut reader = BufReader::new(stream);
     let mut replies = 0;
@@ -104,6 +117,7 @@ fn serve(stream: TcpStream, store: Store, behaviour: Behaviour) {
         let name = String::from_utf8_lossy(&args[0]).to_uppercase();
         let reply = match (name.as_str(), args.len()) {
             ("SET", 3) => {
+                log.lock().unwrap()[conn].push(args[1].clone());
                 if !matches!(behaviour, Behaviour::Forgetful) {
                     store.lock().unwrap().insert(args[1].clone(), args[2].clone());
                 }
@@ -123,7 +137,8 @@ fn serve(stream: TcpStream, store: Store, behaviour: Behaviour) {
             return;
         }
         // Answer a pipeline in one write, as a real server does.
-        if reader.buffer().is_empty() && writer.flush().is_err() {
+        let one_by_one = matches!(behaviour, Behaviour::OneByOne);
+        if (one_by_one || reader.buffer().is_empty()) && writer.flush().is_err() {
             return;
         }
     }
