@@ -95,7 +95,7 @@ import { compareRounds, printComparison, shapeName } from './perf/compare.mjs';
 import { largeReplies } from './perf/large-replies.mjs';
 import { rateLag } from './perf/rate-lag.mjs';
 import { hasStrace, syscallRows } from './perf/syscalls.mjs';
-import { freePort, onInterrupt, waitPort } from './perf/processes.mjs';
+import { freePort, onInterrupt, processCpuSec, waitPort } from './perf/processes.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.join(here, '..');
@@ -200,8 +200,8 @@ const baselineCli = baselineCommit ? await baselineBuild(REPO, baselineCommit, s
 
 /** Every client for `target`: the references, then each engine of this build and of the baseline that runs there. */
 async function clientsFor(target) {
-  const clients = [{ label: 'redis-benchmark', role: 'redis-benchmark', run: (shape, w = workload) => redisBenchmark(target, shape, w) }];
-  if (hasMemtier) clients.push({ label: 'memtier', role: 'memtier', run: (shape, w = workload) => memtier(target, shape, w) });
+  const clients = [{ label: 'redis-benchmark', role: 'redis-benchmark', run: withServer(target, (shape, w = workload) => redisBenchmark(target, shape, w)) }];
+  if (hasMemtier) clients.push({ label: 'memtier', role: 'memtier', run: withServer(target, (shape, w = workload) => memtier(target, shape, w)) });
   const builds = [{ cli: CLI, role: 'this', suffix: '' }];
   if (baselineCli) builds.push({ cli: baselineCli, role: 'baseline', suffix: ` @${baselineName}` });
   for (const build of builds) {
@@ -216,11 +216,29 @@ async function clientsFor(target) {
           say(`respbench ${v.name}${build.suffix} does not run here${target.primaries ? ' with --cluster' : ''}; left out`);
           continue;
         }
-        clients.push({ label: `respbench ${v.name}${build.suffix}`, role: build.role, engine, io: v.io, run: (shape, w = workload) => respbench(build.cli, engine, target, shape, w, v.extra) });
+        clients.push({ label: `respbench ${v.name}${build.suffix}`, role: build.role, engine, io: v.io, run: withServer(target, (shape, w = workload) => respbench(build.cli, engine, target, shape, w, v.extra)) });
       }
     }
   }
   return clients;
+}
+
+/**
+ * A client's run with the server's CPU read around it (`target.serverPid`, the one redis-server): its
+ * CPU per request of that run, `serverUsPerOp`. With one connection the client and the server take
+ * turns, and 1/ops less the server's CPU per request is the part of each request's round trip the
+ * server did not spend (the client, the kernel's wake-ups): the server's speed, which moves from run to
+ * run on a shared machine, taken out.
+ */
+function withServer(target, run) {
+  if (!target.serverPid) return run;
+  return async (shape, w) => {
+    const before = processCpuSec(target.serverPid);
+    const s = await run(shape, w);
+    const after = processCpuSec(target.serverPid);
+    if (before !== null && after !== null) s.serverUsPerOp = ((after - before) * 1e6) / s.requests;
+    return s;
+  };
 }
 
 const onSample = (shape, client, s) => say(`${shapeName(shape)}: ${client.label} ${s.ops.toFixed(0)} ops/s, ${s.cpuUsPerOp.toFixed(3)} us CPU/req`);
@@ -254,7 +272,7 @@ try {
     console.log(`redis-server on 127.0.0.1:${port}; ${N} requests per run, keyspace ${workload.keyspace}, ${workload.valueSize} B values, ${ROUNDS} rounds (medians); transports ${transports.join(', ')}`);
     console.log('ratios: this row as a share of the named reference (ops/s as %, CPU per request as ×); "of <commit>" compares with the same engine built at the baseline');
     for (const transport of transports) {
-      const target = { port, transport, tlsPort, socket, cacert };
+      const target = { port, transport, tlsPort, socket, cacert, serverPid: server.pid };
       const clients = await clientsFor(target);
       const results = await compareRounds(clients, shapes, ROUNDS, onSample, { fixed: workload });
       printComparison(results, clients, { baselineName, prefix: [{ name: 'transport', value: transport }] });

@@ -16,6 +16,13 @@
  * measured three times per client first; the table then shows that fixed
  * CPU and the CPU per request net of it, beside the whole-process figure the
  * ratios use.
+ *
+ * Beside the ratio of medians to redis-benchmark, the median of each round's
+ * ratio to redis-benchmark in that round (the server's speed moves from
+ * round to round on a shared machine, and a round's clients share it); and
+ * where the server's CPU was read around each run (one redis-server), its
+ * CPU per request and the part of a request's time the server did not spend
+ * (1/ops less it: with one connection, the client's turn and the wake-ups).
  */
 import { median, printTable } from './processes.mjs';
 
@@ -47,13 +54,21 @@ export async function compareRounds(clients, shapes, rounds, onSample = () => {}
         onSample(shape, c, s);
       }
     }
+    const bench = clients.find((c) => c.role === 'redis-benchmark');
     const figures = new Map(
       clients.map((c) => {
-        const cpu = median(samples.get(c).map((s) => s.cpuUsPerOp));
+        const mine = samples.get(c);
+        const cpu = median(mine.map((s) => s.cpuUsPerOp));
+        // The server's CPU per request around each run, where it was read (one redis-server).
+        const served = mine.every((s) => s.serverUsPerOp !== undefined);
+        const server = served ? median(mine.map((s) => s.serverUsPerOp)) : undefined;
+        const outside = served ? median(mine.map((s) => 1e6 / s.ops - s.serverUsPerOp)) : undefined;
+        // Each round's ops/s as a share of redis-benchmark's in the same round, the median of those.
+        const paired = bench && bench !== c ? median(mine.map((s, i) => s.ops / samples.get(bench)[i].ops)) : undefined;
         const fixedSec = fixedCpu.get(c);
         // Net of the fixed CPU: each round's whole-process CPU less it, over that round's requests.
-        const net = fixedSec === undefined ? undefined : median(samples.get(c).map((s) => s.cpuUsPerOp - (fixedSec * 1e6) / s.requests));
-        return [c, { ops: median(samples.get(c).map((s) => s.ops)), cpu, fixedSec, net }];
+        const net = fixedSec === undefined ? undefined : median(mine.map((s) => s.cpuUsPerOp - (fixedSec * 1e6) / s.requests));
+        return [c, { ops: median(mine.map((s) => s.ops)), cpu, fixedSec, net, server, outside, paired }];
       }),
     );
     results.push({ shape, figures, fixed: fixed !== null });
@@ -93,9 +108,11 @@ export function printComparison(results, clients, { baselineName, prefix = [] })
   const head = [...prefix.map((p) => p.name), 'shape', 'client', 'ops/s', 'CPU us/req'];
   if (fixed) head.push('fixed CPU ms', 'CPU us/req net of fixed');
   if (hasBaseline) head.push(`ops/s % of ${baselineName}`, `CPU/req × of ${baselineName}`);
-  if (bench) head.push('ops/s % of redis-benchmark', 'CPU/req × of redis-benchmark');
+  if (bench) head.push('ops/s % of redis-benchmark', 'CPU/req × of redis-benchmark', 'ops/s % of redis-benchmark, per round (median)');
   if (memtier) head.push('ops/s % of memtier', 'CPU/req × of memtier');
   if (epoll) head.push('ops/s % of native/epoll', 'CPU/req × of native/epoll');
+  const served = results.some((r) => [...r.figures.values()].some((f) => f.server !== undefined));
+  if (served) head.push('server CPU us/req', 'us/req outside the server');
   const rows = [];
   for (const { shape, figures } of results) {
     for (const c of clients) {
@@ -110,9 +127,10 @@ export function printComparison(results, clients, { baselineName, prefix = [] })
       // The baseline's row of the same engine on the same --io backend (one from before --io: its only row).
       const baselineOf = (b) => b.role === 'baseline' && b.engine === c.engine && (b.io === null || b.io === c.io);
       if (hasBaseline) row.push(...against(c.role === 'this' ? clients.find(baselineOf) : null));
-      if (bench) row.push(...against(bench));
+      if (bench) row.push(...against(bench), f.paired === undefined ? '-' : percent(f.paired));
       if (memtier) row.push(...against(memtier));
       if (epoll) row.push(...against(epoll));
+      if (served) row.push(f.server === undefined ? '-' : f.server.toFixed(3), f.outside === undefined ? '-' : f.outside.toFixed(3));
       rows.push(row);
     }
   }

@@ -6,6 +6,7 @@
  * an interrupt runs before the script exits.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
 const cleanups = new Set();
@@ -115,6 +116,20 @@ export async function waitPort(port, what = 'redis-server') {
   }
   throw new Error(`${what} did not open port ${port}`);
 }
+
+/** A running process's CPU so far (user + sys, seconds) from /proc (Linux), or null where that cannot be read. */
+export function processCpuSec(pid) {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop().trim().split(/\s+/);
+    return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** USER_HZ: what /proc counts CPU time in (100 on every Linux this runs on). */
+const CLOCK_TICKS = 100;
 
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
