@@ -6,7 +6,8 @@
 //! deep pipeline the client and the server take turns (the server idles
 //! while the client encodes), so what is encoded ahead is taken off every
 //! round trip; with many connections it costs a copy and saves little.
-//! At most [`MAX_BATCH_BYTES`] of requests are held ahead.
+//! A client holds at most [`MAX_BATCH_BYTES`] of requests ahead, and all of
+//! a run's clients together [`AHEAD_TOTAL_BYTES`].
 //!
 //! The requests are the stream's next ones, in order: the bytes sent are
 //! the same as without it. They are not in flight until committed: they
@@ -19,6 +20,10 @@ use super::Client;
 use crate::link::{InFlight, MAX_BATCH_BYTES};
 use crate::request_source::PreparedPlan;
 use crate::router::Router;
+
+/// What a run's clients hold encoded ahead, together, at most: 64 clients
+/// of a full 256 KiB write; -c 2000 with 2 KB values, 16 KiB each.
+const AHEAD_TOTAL_BYTES: usize = 32 * 1024 * 1024;
 
 pub(crate) struct Ahead {
     bytes: Box<[u8]>,
@@ -66,9 +71,13 @@ impl<R: Router> Client<R> {
             return;
         }
         let per_request = w.max_request_bytes.max(1);
-        // At most a write's worth of bytes (MAX_BATCH_BYTES) is held ahead:
-        // large values are encoded as they go, not copied a second time.
-        let fits = MAX_BATCH_BYTES / per_request;
+        // Held ahead: a write's worth at most (MAX_BATCH_BYTES), and
+        // AHEAD_TOTAL_BYTES shared by the run's connections, so many
+        // connections of large values hold little ahead (each encodes the
+        // rest of its batch as it goes; nothing, where one request is more
+        // than its share).
+        let budget = MAX_BATCH_BYTES.min(AHEAD_TOTAL_BYTES / (w.plan.connections.max(1) as usize));
+        let fits = budget / per_request;
         let n = (self.batch_limit.min(self.window).min(fits) as u64).min(self.source.remaining) as usize;
         if n == 0 {
             return;
