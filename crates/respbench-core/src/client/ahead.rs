@@ -21,7 +21,7 @@ use crate::link::{InFlight, MAX_BATCH_BYTES};
 use crate::request_source::PreparedPlan;
 use crate::router::Router;
 
-/// What a run's clients hold encoded ahead, together, at most: 64 clients
+/// What a run's clients hold encoded ahead, together, at most: 128 clients
 /// of a full 256 KiB write; -c 2000 with 2 KB values, 16 KiB each.
 const AHEAD_TOTAL_BYTES: usize = 32 * 1024 * 1024;
 
